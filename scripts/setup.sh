@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs every Debian package ember's build, tests and benchmarks need (Debian 12 / Ubuntu 22.04+).
+# Run as root or with sudo. Safe to run again: apt skips what is already there.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends \
+  build-essential cmake ninja-build ccache pkg-config git \
+  libgtest-dev libgmock-dev libbenchmark-dev \
+  libcli11-dev libfmt-dev nlohmann-json3-dev \
+  libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
+  clang-14 libclang-rt-14-dev \
+  dataset-fashion-mnist
