@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <numbers>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
@@ -359,7 +360,7 @@ TEST(SafetensorsParse, ScalarsEmptyTensorsAndUnalignedOffsets) {
   // U8[3] at 0..3 pushes the F32 and F64 to offsets 3 and 7: unaligned, read byte-wise.
   Bytes data = {1, 2, 3};
   Bytes f32 = to_bytes<float>({-0.0f, 3.5f});
-  Bytes f64 = to_bytes<double>({M_PI});
+  Bytes f64 = to_bytes<double>({std::numbers::pi});
   data.insert(data.end(), f32.begin(), f32.end());
   data.insert(data.end(), f64.begin(), f64.end());
   StFile f = st_parse(raw_file(R"({"bytes":{"dtype":"U8","shape":[3],"data_offsets":[0,3]},)"
@@ -375,7 +376,7 @@ TEST(SafetensorsParse, ScalarsEmptyTensorsAndUnalignedOffsets) {
   EXPECT_TRUE(f.find("pi")->shape.empty());
   double pi = 0;
   std::memcpy(&pi, f.find("pi")->data.data(), 8);
-  EXPECT_EQ(pi, M_PI);
+  EXPECT_EQ(pi, std::numbers::pi);
   EXPECT_EQ(f.find("missing"), nullptr);
 }
 
