@@ -1,0 +1,10 @@
+// The whole public API in one include.
+#pragma once
+
+#include "ember/autograd/node.h"
+#include "ember/core/device.h"
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
+#include "ember/core/generator.h"
+#include "ember/core/tensor.h"
+#include "ember/ops.h"

@@ -1,0 +1,140 @@
+// Op front-ends: each checks its arguments (shapes, dtypes, devices), infers the output shape,
+// allocates, dispatches to the kernel of the tensors' device and records autograd history.
+// Shapes are written as (N, C, H, W). Ops never mix devices: they throw DeviceError naming both.
+#pragma once
+
+#include <array>
+#include <optional>
+#include <vector>
+
+#include "ember/core/generator.h"
+#include "ember/core/tensor.h"
+
+namespace ember {
+
+// ---- elementwise, broadcasting (NumPy rules) ----------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b, double alpha = 1.0);  // a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b);
+Tensor mul(const Tensor& a, const Tensor& b);
+Tensor div(const Tensor& a, const Tensor& b);
+Tensor pow(const Tensor& a, const Tensor& b);
+Tensor maximum(const Tensor& a, const Tensor& b);
+Tensor minimum(const Tensor& a, const Tensor& b);
+Tensor add(const Tensor& a, double b);
+Tensor mul(const Tensor& a, double b);
+Tensor pow(const Tensor& a, double exponent);
+Tensor neg(const Tensor& a);
+Tensor exp(const Tensor& a);
+Tensor log(const Tensor& a);
+Tensor sqrt(const Tensor& a);
+Tensor rsqrt(const Tensor& a);
+Tensor abs(const Tensor& a);
+Tensor relu(const Tensor& a);
+Tensor gelu(const Tensor& a);  // exact (erf) form, as PyTorch's default
+Tensor sigmoid(const Tensor& a);
+Tensor tanh(const Tensor& a);
+Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max);
+Tensor sign(const Tensor& a);
+// Comparisons return Bool tensors and are not differentiable.
+Tensor eq(const Tensor& a, const Tensor& b);
+Tensor ne(const Tensor& a, const Tensor& b);
+Tensor lt(const Tensor& a, const Tensor& b);
+Tensor le(const Tensor& a, const Tensor& b);
+Tensor gt(const Tensor& a, const Tensor& b);
+Tensor ge(const Tensor& a, const Tensor& b);
+Tensor eq(const Tensor& a, double b);
+Tensor gt(const Tensor& a, double b);
+Tensor lt(const Tensor& a, double b);
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8);
+
+Tensor operator+(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a, const Tensor& b);
+Tensor operator*(const Tensor& a, const Tensor& b);
+Tensor operator/(const Tensor& a, const Tensor& b);
+Tensor operator-(const Tensor& a);
+Tensor operator+(const Tensor& a, double b);
+Tensor operator-(const Tensor& a, double b);
+Tensor operator*(const Tensor& a, double b);
+Tensor operator/(const Tensor& a, double b);
+Tensor operator+(double a, const Tensor& b);
+Tensor operator-(double a, const Tensor& b);
+Tensor operator*(double a, const Tensor& b);
+Tensor operator/(double a, const Tensor& b);
+
+// ---- reductions over dims (empty dims = all) -------------------------------------------------
+Tensor sum(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor mean(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor amax(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor amin(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor var(const Tensor& a, std::vector<int64_t> dims = {}, int64_t correction = 1, bool keepdim = false);
+Tensor std(const Tensor& a, std::vector<int64_t> dims = {}, int64_t correction = 1, bool keepdim = false);
+Tensor argmax(const Tensor& a, int64_t dim, bool keepdim = false);  // int64
+Tensor argmin(const Tensor& a, int64_t dim, bool keepdim = false);
+// Sums `grad` down to `shape` (undoes broadcasting).
+Tensor sum_to(const Tensor& grad, const Shape& shape);
+
+// ---- linear algebra --------------------------------------------------------------------------
+// matmul: 1-D/2-D/batched with broadcasting batch dims, as torch.matmul.
+Tensor matmul(const Tensor& a, const Tensor& b);
+// linear: x (*, in) @ weight (out, in)^T + bias (out)
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias = {});
+
+// ---- shape ops -------------------------------------------------------------------------------
+Tensor cat(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor stack(const std::vector<Tensor>& tensors, int64_t dim = 0);
+Tensor flatten(const Tensor& a, int64_t start_dim = 0, int64_t end_dim = -1);
+// pad: (left, right) pairs starting from the last dim, as F.pad; mode "constant" | "reflect"
+Tensor pad(const Tensor& a, std::vector<int64_t> pads, double value = 0.0);
+Tensor one_hot(const Tensor& labels, int64_t num_classes);  // int64 labels -> int64 (..., C)
+
+// ---- random (Philox; see generator.h for the stream layout) ----------------------------------
+Tensor rand(Shape shape, TensorOptions opt = {}, Generator* gen = nullptr);    // U[0,1)
+Tensor randn(Shape shape, TensorOptions opt = {}, Generator* gen = nullptr);   // N(0,1)
+Tensor randint(int64_t low, int64_t high, Shape shape, TensorOptions opt = {.dtype = DType::Int64},
+               Generator* gen = nullptr);
+Tensor& uniform_(Tensor& t, double low, double high, Generator* gen = nullptr);
+Tensor& normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
+Tensor randperm(int64_t n, Generator* gen = nullptr);  // int64, Fisher–Yates on Philox draws
+
+// ---- neural-network ops ----------------------------------------------------------------------
+namespace nn::functional {
+struct Conv2dOptions {
+  std::array<int64_t, 2> stride{1, 1}, padding{0, 0}, dilation{1, 1};
+  int64_t groups = 1;
+};
+// x (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW), bias (C_out) or undefined
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Conv2dOptions opt = {});
+struct Pool2dOptions {
+  std::array<int64_t, 2> kernel{2, 2}, stride{0, 0} /* 0: = kernel */, padding{0, 0};
+  bool ceil_mode = false;
+  bool count_include_pad = true;  // avg only
+};
+Tensor max_pool2d(const Tensor& x, Pool2dOptions opt);
+Tensor avg_pool2d(const Tensor& x, Pool2dOptions opt);
+Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
+// training: normalises with batch statistics and updates running_mean/var in place (momentum as
+// PyTorch: running = (1 - momentum) * running + momentum * batch, unbiased var for the update).
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                  const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
+                  double eps = 1e-5);
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+Tensor softmax(const Tensor& x, int64_t dim);
+Tensor log_softmax(const Tensor& x, int64_t dim);
+enum class Reduction { Mean, Sum, None };
+struct CrossEntropyOptions {
+  Reduction reduction = Reduction::Mean;
+  int64_t ignore_index = -100;
+  double label_smoothing = 0.0;
+};
+// logits (N, C) and int64 class indices (N)
+Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions opt = {});
+Tensor nll_loss(const Tensor& log_probs, const Tensor& target, CrossEntropyOptions opt = {});
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
+}  // namespace nn::functional
+
+// Threads used by CPU kernels (OpenMP). Default: the cores this process may use.
+void set_num_threads(int n);
+int get_num_threads();
+
+}  // namespace ember

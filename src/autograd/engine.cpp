@@ -1,0 +1,213 @@
+// The backward engine: counts dependencies from the roots, then runs nodes in topological order
+// (Kahn), summing the gradients that reach each node's outputs before running it.
+#include <algorithm>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ember/autograd/node.h"
+#include "ember/ops.h"
+
+namespace ember::autograd {
+
+namespace {
+thread_local bool g_grad_enabled = true;
+
+// Leaf gradient sink: adds the incoming gradient into the leaf's .grad.
+class AccumulateGrad final : public Node {
+ public:
+  explicit AccumulateGrad(std::shared_ptr<TensorImpl> var)
+      : Node("AccumulateGrad"), var_(std::move(var)) {}
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    Tensor g = grads[0];
+    if (!g.defined()) return {};
+    Tensor v(var_);
+    if (g.dtype() != v.dtype()) g = g.to(v.dtype());
+    if (!var_->grad) {
+      // A fresh, contiguous tensor that nothing else aliases: later add_ into it is safe.
+      var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
+    } else {
+      Tensor(var_->grad).add_(g);
+    }
+    return {};
+  }
+  TensorImpl* var() const { return var_.get(); }
+
+ private:
+  std::shared_ptr<TensorImpl> var_;
+};
+}  // namespace
+
+bool grad_mode_enabled() { return g_grad_enabled; }
+void set_grad_mode(bool enabled) { g_grad_enabled = enabled; }
+
+bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
+  if (!g_grad_enabled) return false;
+  for (const Tensor* t : inputs)
+    if (t != nullptr && t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.requires_grad()) return {};
+  if (t.grad_fn()) return {t.grad_fn(), t.impl().output_nr};
+  std::shared_ptr<Node> acc = t.impl().grad_accumulator.lock();
+  if (!acc) {
+    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
+    t.impl().grad_accumulator = acc;
+  }
+  return {acc, 0};
+}
+
+void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
+            const std::vector<Tensor>& outputs) {
+  auto& edges = node->next_edges();
+  edges.clear();
+  for (const Tensor& in : inputs) edges.push_back(gradient_edge(in));
+  node->num_outputs = uint32_t(outputs.size());
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    TensorImpl& o = outputs[i].impl();
+    o.grad_fn = node;
+    o.output_nr = uint32_t(i);
+    o.requires_grad = true;
+  }
+}
+
+Tensor SavedTensor::unpack(const std::string& node_name) const {
+  EMBER_CHECK(!t_.defined() || t_.storage()->version() == version_, AutogradError,
+              "one of the tensors needed for gradient computation by ", node_name,
+              " has been modified by an in-place operation (version ", t_.storage()->version(),
+              ", expected ", version_, ")");
+  return t_;
+}
+
+std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {
+  EMBER_CHECK(!released_, AutogradError, "trying to backward through the graph a second time (",
+              name_, " has already freed its saved tensors); pass retain_graph=true to the first "
+              "backward() if you need to backward twice");
+  // Missing output gradients are zeros to the formula; most ops have one output anyway.
+  std::vector<Tensor> out = fn_(grads);
+  EMBER_ASSERT(out.size() == next_.size(), name_, " returned ", out.size(), " gradients for ",
+               next_.size(), " inputs");
+  return out;
+}
+
+namespace {
+struct RunResult {
+  std::unordered_map<Node*, std::vector<Tensor>> captured;
+};
+
+// Runs the graph below `roots`. With `capture` non-empty, gradients flowing into those
+// (node, slot) pairs are returned instead of accumulated into leaves' .grad.
+void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
+                  bool retain_graph, const std::vector<Edge>* capture,
+                  std::vector<Tensor>* captured) {
+  NoGradGuard no_grad;  // backward formulas never record a graph (no double backward)
+  std::unordered_map<Node*, int> deps;
+  std::unordered_map<Node*, std::shared_ptr<Node>> keep;
+  std::vector<Node*> stack;
+  for (const Edge& e : roots) {
+    if (!e.node) continue;
+    if (keep.emplace(e.node.get(), e.node).second) stack.push_back(e.node.get());
+  }
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (Edge& e : n->next_edges()) {
+      if (!e.node) continue;
+      deps[e.node.get()]++;
+      if (keep.emplace(e.node.get(), e.node).second) stack.push_back(e.node.get());
+    }
+  }
+  std::unordered_map<Node*, std::vector<Tensor>> buffers;
+  auto add_to = [&](Node* n, uint32_t slot, const Tensor& g) {
+    auto& buf = buffers[n];
+    if (buf.size() < n->num_outputs) buf.resize(std::max<uint32_t>(n->num_outputs, slot + 1));
+    if (!g.defined()) return;
+    buf[slot] = buf[slot].defined() ? add(buf[slot], g) : g;
+  };
+  for (size_t i = 0; i < roots.size(); ++i)
+    if (roots[i].node) add_to(roots[i].node.get(), roots[i].input_nr, root_grads[i]);
+
+  std::vector<Node*> ready;
+  for (const Edge& e : roots)
+    if (e.node && deps[e.node.get()] == 0 &&
+        std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
+      ready.push_back(e.node.get());
+
+  auto capture_index = [&](Node* n) -> int {
+    if (!capture) return -1;
+    for (size_t i = 0; i < capture->size(); ++i)
+      if ((*capture)[i].node.get() == n) return int(i);
+    return -2;  // capturing, but not this node
+  };
+
+  while (!ready.empty()) {
+    Node* n = ready.back();
+    ready.pop_back();
+    std::vector<Tensor> in = std::move(buffers[n]);
+    buffers.erase(n);
+    in.resize(n->num_outputs);
+    if (capture) {
+      for (size_t i = 0; i < capture->size(); ++i)
+        if ((*capture)[i].node.get() == n) {
+          uint32_t slot = (*capture)[i].input_nr;
+          if (slot < in.size() && in[slot].defined())
+            (*captured)[i] = (*captured)[i].defined() ? add((*captured)[i], in[slot]) : in[slot];
+        }
+      if (dynamic_cast<AccumulateGrad*>(n) != nullptr) continue;
+    }
+    (void)capture_index;
+    bool any = std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined(); });
+    std::vector<Tensor> out;
+    if (any) {
+      out = n->apply(std::move(in));
+    } else {
+      out.resize(n->next_edges().size());
+    }
+    if (!retain_graph) n->release();
+    auto& edges = n->next_edges();
+    for (size_t i = 0; i < edges.size(); ++i) {
+      Node* next = edges[i].node.get();
+      if (!next) continue;
+      if (i < out.size()) add_to(next, edges[i].input_nr, out[i]);
+      if (--deps[next] == 0) ready.push_back(next);
+    }
+  }
+}
+}  // namespace
+
+void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph) {
+  std::vector<Edge> edges;
+  for (const Tensor& r : roots) edges.push_back(gradient_edge(r));
+  run_backward(edges, grads, retain_graph, nullptr, nullptr);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph) {
+  std::vector<Edge> roots;
+  std::vector<Tensor> seeds;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    EMBER_CHECK(outputs[i].requires_grad(), AutogradError,
+                "grad: output ", i, " does not require grad");
+    roots.push_back(gradient_edge(outputs[i]));
+    if (i < grad_outputs.size() && grad_outputs[i].defined()) {
+      seeds.push_back(grad_outputs[i]);
+    } else {
+      EMBER_CHECK(outputs[i].numel() == 1, AutogradError,
+                  "grad: grad can be implicitly created only for scalar outputs");
+      seeds.push_back(ones_like(outputs[i]));
+    }
+  }
+  std::vector<Edge> capture;
+  for (const Tensor& in : inputs) {
+    EMBER_CHECK(in.requires_grad(), AutogradError, "grad: an input does not require grad");
+    capture.push_back(gradient_edge(in));
+  }
+  std::vector<Tensor> result(inputs.size());
+  run_backward(roots, seeds, retain_graph, &capture, &result);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (!result[i].defined()) result[i] = zeros_like(inputs[i]);
+  return result;
+}
+
+}  // namespace ember::autograd

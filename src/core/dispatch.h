@@ -1,0 +1,57 @@
+// The dispatch table: one slot per kernel, one function pointer per device type. Backends fill it
+// in an explicit registration call (ensure_backends), never through static initialisers.
+#pragma once
+
+#include "ember/core/device.h"
+#include "ember/core/dtype.h"
+#include "ember/core/error.h"
+
+namespace ember {
+
+void ensure_backends();  // registers every compiled backend once; thread-safe
+
+template <class Fn>
+class KernelSlot {
+ public:
+  explicit constexpr KernelSlot(const char* name) : name_(name) {}
+  void set(DeviceType t, Fn f) { fns_[int(t)] = f; }
+  Fn operator()(Device d) const {
+    ensure_backends();
+    Fn f = fns_[int(d.type)];
+    EMBER_CHECK(f != nullptr, NotImplementedError, "op '", name_, "' has no kernel for device ",
+                d.str(), " in this build");
+    return f;
+  }
+  bool has(DeviceType t) const { ensure_backends(); return fns_[int(t)] != nullptr; }
+
+ private:
+  const char* name_;
+  Fn fns_[kNumDeviceTypes] = {};
+};
+
+// Calls f.template operator()<T>() with T the C++ type of dtype, over the listed groups.
+template <class F>
+decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    default:
+      throw DTypeError(detail::cat(op, ": expected a float32 or float64 tensor, got ", dtype_name(t)));
+  }
+}
+template <class F>
+decltype(auto) dispatch_numeric(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::Int64: return f.template operator()<int64_t>();
+    case DType::Int32: return f.template operator()<int32_t>();
+    case DType::UInt8: return f.template operator()<uint8_t>();
+    case DType::Bool: return f.template operator()<bool>();
+    default:
+      throw DTypeError(detail::cat(op, ": ", dtype_name(t),
+                                   " is a storage type; convert with .to(DType::Float32) first"));
+  }
+}
+
+}  // namespace ember

@@ -1,0 +1,11 @@
+// Hooks the core needs from optional backends (CUDA). Without a CUDA build they report no device.
+#pragma once
+
+#include <string>
+
+namespace ember {
+// Number of usable CUDA devices (0 when none, no driver, or a CPU-only build).
+int cuda_device_count();
+// Why no CUDA device is usable ("" when one is), e.g. "no NVIDIA driver found (libcuda.so.1 missing)".
+std::string cuda_unavailable_reason();
+}  // namespace ember

@@ -1,0 +1,303 @@
+// CPU elementwise kernels: binary/unary math, copy with dtype conversion, fill, where, and the
+// Philox random fills. The op switch sits outside the loops so each inner loop is one functor.
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#include "cpu/loops.h"
+#include "ember/core/generator.h"
+#include "ops/kernels.h"
+
+namespace ember::cpu {
+
+using kernels::BinaryOp;
+using kernels::RandomDist;
+using kernels::UnaryOp;
+
+namespace {
+
+template <class Out, class In1, class In2, class F>
+void loop2(const Tensor& a, const Tensor& b, const Tensor& out, F f) {
+  strided_loop<3>(out.sizes(), {&out, &a, &b}, [&](std::array<char*, 3> p, std::array<int64_t, 3> s, int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const In1* x = reinterpret_cast<const In1*>(p[1]);
+    const In2* y = reinterpret_cast<const In2*>(p[2]);
+    if (s[0] == 1 && s[1] == 1 && s[2] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (s[0] == 1 && s[1] == 1 && s[2] == 0) {
+      const In2 yv = *y;
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], yv);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]], y[i * s[2]]);
+    }
+  });
+}
+
+template <class Out, class In, class F>
+void loop1(const Tensor& a, const Tensor& out, F f) {
+  strided_loop<2>(out.sizes(), {&out, &a}, [&](std::array<char*, 2> p, std::array<int64_t, 2> s, int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const In* x = reinterpret_cast<const In*>(p[1]);
+    if (s[0] == 1 && s[1] == 1) {
+      for (int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else {
+      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = f(x[i * s[1]]);
+    }
+  });
+}
+
+template <class T>
+T pow_t(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    return std::pow(a, b);
+  } else if constexpr (std::is_same_v<T, bool>) {
+    return a || !b;
+  } else {
+    if (b < 0) return a == 1 ? 1 : 0;
+    T r = 1;
+    for (T e = b; e > 0; --e) r *= a;
+    return r;
+  }
+}
+
+void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha) {
+  dispatch_numeric(a.dtype(), "binary op", [&]<class T>() {
+    if (kernels::is_comparison(op)) {
+      switch (op) {
+        case BinaryOp::Eq: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x == y; });
+        case BinaryOp::Ne: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x != y; });
+        case BinaryOp::Lt: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x < y; });
+        case BinaryOp::Le: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x <= y; });
+        case BinaryOp::Gt: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x > y; });
+        case BinaryOp::Ge: return loop2<bool, T, T>(a, b, out, [](T x, T y) { return x >= y; });
+        default: break;
+      }
+      return;
+    }
+    if constexpr (std::is_same_v<T, bool>) {
+      switch (op) {
+        case BinaryOp::Add: case BinaryOp::Max: return loop2<T, T, T>(a, b, out, [](T x, T y) { return x || y; });
+        case BinaryOp::Mul: case BinaryOp::Min: return loop2<T, T, T>(a, b, out, [](T x, T y) { return x && y; });
+        default: throw DTypeError("this arithmetic op is not defined for bool tensors");
+      }
+    } else {
+      const T al = T(alpha);
+      switch (op) {
+        case BinaryOp::Add:
+          if (alpha == 1.0) return loop2<T, T, T>(a, b, out, [](T x, T y) { return T(x + y); });
+          return loop2<T, T, T>(a, b, out, [al](T x, T y) { return T(x + al * y); });
+        case BinaryOp::Sub:
+          if (alpha == 1.0) return loop2<T, T, T>(a, b, out, [](T x, T y) { return T(x - y); });
+          return loop2<T, T, T>(a, b, out, [al](T x, T y) { return T(x - al * y); });
+        case BinaryOp::Mul: return loop2<T, T, T>(a, b, out, [](T x, T y) { return T(x * y); });
+        case BinaryOp::Div:
+          if constexpr (std::is_integral_v<T>) {
+            return loop2<T, T, T>(a, b, out, [](T x, T y) {
+              if (y == 0) throw ValueError("div: integer division by zero");
+              return T(x / y);
+            });
+          } else {
+            return loop2<T, T, T>(a, b, out, [](T x, T y) { return T(x / y); });
+          }
+        case BinaryOp::Pow: return loop2<T, T, T>(a, b, out, [](T x, T y) { return pow_t<T>(x, y); });
+        case BinaryOp::Max:
+          return loop2<T, T, T>(a, b, out, [](T x, T y) {
+            if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
+            return x > y ? x : y;
+          });
+        case BinaryOp::Min:
+          return loop2<T, T, T>(a, b, out, [](T x, T y) {
+            if constexpr (std::is_floating_point_v<T>) if (std::isnan(x) || std::isnan(y)) return T(NAN);
+            return x < y ? x : y;
+          });
+        default: break;
+      }
+    }
+  });
+}
+
+template <class T>
+T gelu(T x) { return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2))); }
+template <class T>
+T gelu_grad(T x) {
+  T cdf = T(0.5) * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  T pdf = std::exp(T(-0.5) * x * x) * T(0.3989422804014327);  // 1/sqrt(2 pi)
+  return cdf + x * pdf;
+}
+
+void unary(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1) {
+  if (op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign || op == UnaryOp::Clamp ||
+      op == UnaryOp::AddScalar || op == UnaryOp::MulScalar || op == UnaryOp::Relu) {
+    // defined for every numeric dtype
+    dispatch_numeric(a.dtype(), "unary op", [&]<class T>() {
+      if constexpr (std::is_same_v<T, bool>) {
+        throw DTypeError("this op is not defined for bool tensors");
+      } else {
+        switch (op) {
+          case UnaryOp::Neg: return loop1<T, T>(a, out, [](T x) { return T(-x); });
+          case UnaryOp::Abs: return loop1<T, T>(a, out, [](T x) { return x < 0 ? T(-x) : x; });
+          case UnaryOp::Sign: return loop1<T, T>(a, out, [](T x) { return T((T(0) < x) - (x < T(0))); });
+          case UnaryOp::Relu: return loop1<T, T>(a, out, [](T x) { return x > 0 ? x : T(0); });
+          case UnaryOp::AddScalar: return loop1<T, T>(a, out, [v = T(p0)](T x) { return T(x + v); });
+          case UnaryOp::MulScalar: return loop1<T, T>(a, out, [v = T(p0)](T x) { return T(x * v); });
+          case UnaryOp::Clamp:
+            return loop1<T, T>(a, out, [p0, p1](T x) {
+              if constexpr (std::is_floating_point_v<T>) if (std::isnan(x)) return x;
+              double v = double(x);
+              v = v < p0 ? p0 : v;
+              v = v > p1 ? p1 : v;
+              return T(v);
+            });
+          default: return;
+        }
+      }
+    });
+    return;
+  }
+  dispatch_floating(a.dtype(), "unary op", [&]<class T>() {
+    switch (op) {
+      case UnaryOp::Exp: return loop1<T, T>(a, out, [](T x) { return std::exp(x); });
+      case UnaryOp::Log: return loop1<T, T>(a, out, [](T x) { return std::log(x); });
+      case UnaryOp::Sqrt: return loop1<T, T>(a, out, [](T x) { return std::sqrt(x); });
+      case UnaryOp::Rsqrt: return loop1<T, T>(a, out, [](T x) { return T(1) / std::sqrt(x); });
+      case UnaryOp::Reciprocal: return loop1<T, T>(a, out, [](T x) { return T(1) / x; });
+      case UnaryOp::Gelu: return loop1<T, T>(a, out, [](T x) { return gelu(x); });
+      case UnaryOp::GeluGrad: return loop1<T, T>(a, out, [](T x) { return gelu_grad(x); });
+      case UnaryOp::ReluGrad: return loop1<T, T>(a, out, [](T x) { return x > 0 ? T(1) : T(0); });
+      case UnaryOp::Sigmoid:
+        return loop1<T, T>(a, out, [](T x) {
+          // stable on both tails
+          if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+          T e = std::exp(x);
+          return e / (T(1) + e);
+        });
+      case UnaryOp::Tanh: return loop1<T, T>(a, out, [](T x) { return std::tanh(x); });
+      case UnaryOp::PowScalar: {
+        T e = T(p0);
+        if (p0 == 2.0) return loop1<T, T>(a, out, [](T x) { return x * x; });
+        if (p0 == 0.5) return loop1<T, T>(a, out, [](T x) { return std::sqrt(x); });
+        return loop1<T, T>(a, out, [e](T x) { return std::pow(x, e); });
+      }
+      default: return;
+    }
+  });
+}
+
+template <class D, class S>
+D convert(S v) {
+  if constexpr (std::is_same_v<D, bool>) return v != S(0);
+  else return D(v);
+}
+
+// The typed value for storage types: we go through float.
+template <class F>
+void dispatch_all_with_half(DType t, F&& f) {
+  switch (t) {
+    case DType::BFloat16: return f.template operator()<uint16_t>(true, false);
+    case DType::Float16: return f.template operator()<uint16_t>(false, true);
+    default: break;
+  }
+  dispatch_numeric(t, "copy", [&]<class T>() { f.template operator()<T>(false, false); });
+}
+
+void copy(const Tensor& src, const Tensor& dst) {
+  if (src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous() &&
+      src.sizes() == dst.sizes() && !src.storage()->data() == false) {
+    if (dst.nbytes() > 0 && src.raw_data() != dst.raw_data())
+      std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
+    return;
+  }
+  dispatch_all_with_half(src.dtype(), [&]<class S>(bool s_bf, bool s_h) {
+    dispatch_all_with_half(dst.dtype(), [&]<class D>(bool d_bf, bool d_h) {
+      auto rd = [s_bf, s_h](S v) -> double {
+        if (s_bf) return bf16_to_float(uint16_t(v));
+        if (s_h) return half_to_float(uint16_t(v));
+        return double(v);
+      };
+      if (!s_bf && !s_h && !d_bf && !d_h) {
+        loop1<D, S>(src, dst, [](S v) { return convert<D, S>(v); });
+      } else if (d_bf) {
+        loop1<D, S>(src, dst, [rd](S v) { return D(float_to_bf16(float(rd(v)))); });
+      } else if (d_h) {
+        loop1<D, S>(src, dst, [rd](S v) { return D(float_to_half(float(rd(v)))); });
+      } else {
+        loop1<D, S>(src, dst, [rd](S v) { return convert<D, double>(rd(v)); });
+      }
+    });
+  });
+}
+
+void fill(const Tensor& dst, double value) {
+  Tensor v = empty({}, {.dtype = DType::Float64});
+  *v.data_ptr<double>() = value;
+  copy(v.expand(dst.sizes()), dst);
+}
+
+void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {
+  dispatch_numeric(a.dtype(), "where", [&]<class T>() {
+    strided_loop<4>(out.sizes(), {&out, &cond, &a, &b},
+                    [](std::array<char*, 4> p, std::array<int64_t, 4> s, int64_t n) {
+                      T* o = reinterpret_cast<T*>(p[0]);
+                      const bool* c = reinterpret_cast<const bool*>(p[1]);
+                      const T* x = reinterpret_cast<const T*>(p[2]);
+                      const T* y = reinterpret_cast<const T*>(p[3]);
+                      for (int64_t i = 0; i < n; ++i) o[i * s[0]] = c[i * s[1]] ? x[i * s[2]] : y[i * s[3]];
+                    });
+  });
+}
+
+// Random fills follow generator.h's layout: element i uses word i%4 of block (offset + i/4).
+void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1) {
+  EMBER_ASSERT(out.is_contiguous());
+  const int64_t n = out.numel();
+  const int64_t blocks = (n + 3) / 4;
+  const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
+  dispatch_numeric(out.dtype(), "random", [&]<class T>() {
+    T* o = out.data_ptr<T>();
+#pragma omp parallel for schedule(static) if (n > kParallelGrain)
+    for (int64_t blk = 0; blk < blocks; ++blk) {
+      uint64_t ctr = offset + uint64_t(blk);
+      auto w = philox4x32_10({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0}, key);
+      double v[4];
+      switch (dist) {
+        case RandomDist::Uniform:
+          for (int j = 0; j < 4; ++j) v[j] = p0 + double(w[j] >> 8) * 0x1p-24 * (p1 - p0);
+          break;
+        case RandomDist::Normal:
+          for (int j = 0; j < 4; j += 2) {
+            double u1 = double((w[j] >> 8) + 1) * 0x1p-24;
+            double u2 = double(w[j + 1] >> 8) * 0x1p-24;
+            double r = std::sqrt(-2.0 * std::log(u1));
+            v[j] = p0 + p1 * r * std::cos(2.0 * M_PI * u2);
+            v[j + 1] = p0 + p1 * r * std::sin(2.0 * M_PI * u2);
+          }
+          break;
+        case RandomDist::RandInt: {
+          uint64_t range = uint64_t(int64_t(p1) - int64_t(p0));
+          for (int j = 0; j < 4; ++j) v[j] = double(int64_t(p0) + int64_t(w[j] % range));
+          break;
+        }
+        case RandomDist::Bernoulli:
+          for (int j = 0; j < 4; ++j) v[j] = double(w[j] >> 8) * 0x1p-24 < p0 ? 1.0 : 0.0;
+          break;
+      }
+      for (int j = 0; j < 4; ++j) {
+        int64_t i = blk * 4 + j;
+        if (i < n) o[i] = convert<T, double>(v[j]);
+      }
+    }
+  });
+}
+
+}  // namespace
+
+void register_elementwise_kernels() {
+  kernels::binary.set(DeviceType::CPU, &binary);
+  kernels::unary.set(DeviceType::CPU, &unary);
+  kernels::copy.set(DeviceType::CPU, &copy);
+  kernels::fill.set(DeviceType::CPU, &fill);
+  kernels::where.set(DeviceType::CPU, &where);
+  kernels::random.set(DeviceType::CPU, &random);
+}
+
+}  // namespace ember::cpu

@@ -1,0 +1,32 @@
+// The one place that knows which backends were compiled: registers them on first use.
+#include <omp.h>
+
+#include <sched.h>
+
+#include "core/dispatch.h"
+#include "ember/ops.h"
+
+namespace ember {
+namespace cpu { void register_kernels(); }
+#ifdef EMBER_WITH_CUDA
+namespace cuda { void register_kernels(); }
+#endif
+
+void ensure_backends() {
+  static const bool done = [] {
+    cpu::register_kernels();
+#ifdef EMBER_WITH_CUDA
+    cuda::register_kernels();
+#endif
+    return true;
+  }();
+  (void)done;
+}
+
+void set_num_threads(int n) {
+  EMBER_CHECK(n >= 1, ValueError, "set_num_threads: n must be >= 1, got ", n);
+  omp_set_num_threads(n);
+}
+int get_num_threads() { return omp_get_max_threads(); }
+
+}  // namespace ember

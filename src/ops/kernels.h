@@ -1,0 +1,54 @@
+// The kernel contract between op front-ends (src/ops) and backends (src/cpu, src/cuda).
+// Front-ends have already checked arguments, broadcast inputs to the output shape (stride-0
+// views) and allocated outputs; kernels only compute. Every tensor passed is on the same device.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "ember/core/tensor.h"
+
+namespace ember::kernels {
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Max, Min, Eq, Ne, Lt, Le, Gt, Ge };
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+enum class UnaryOp : uint8_t {
+  Neg, Exp, Log, Sqrt, Rsqrt, Abs, Relu, Gelu, Sigmoid, Tanh, Sign,
+  PowScalar,   // x ^ p0
+  Clamp,       // clamp(x, p0, p1); use +-inf for a missing side
+  AddScalar,   // x + p0
+  MulScalar,   // x * p0
+  ReluGrad,    // (x > 0) ? 1 : 0   (x is the forward input)
+  GeluGrad,    // d gelu / dx
+  Reciprocal,  // 1 / x
+};
+enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
+enum class RandomDist : uint8_t { Uniform, Normal, RandInt, Bernoulli };
+
+// out = a (op) (alpha * b) for Add/Sub; a (op) b otherwise. a, b, out have out's shape; a and b
+// have the same dtype; out is Bool for comparisons.
+using BinaryFn = void (*)(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha);
+using UnaryFn = void (*)(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1);
+// dst = src converted to dst's dtype; src already broadcast to dst's shape.
+using CopyFn = void (*)(const Tensor& src, const Tensor& dst);
+using FillFn = void (*)(const Tensor& dst, double value);
+using WhereFn = void (*)(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// Reduces `in` over the sorted `dims`; out has in's rank with those dims of size 1.
+using ReduceFn = void (*)(ReduceOp op, const Tensor& in, const std::vector<int64_t>& dims, const Tensor& out);
+// out[b] = a[b] @ b[b] for 3-D tensors (B, M, K) x (B, K, N) -> (B, M, N). Inputs may be
+// transposed views in their last two dims (either unit stride); out is contiguous.
+using BatchedGemmFn = void (*)(const Tensor& a, const Tensor& b, const Tensor& out);
+// Fills `out` from the Philox stream at (seed, offset); p0/p1: (low, high), (mean, std), (low, high), (p, -).
+using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1);
+
+inline KernelSlot<BinaryFn> binary("binary");
+inline KernelSlot<UnaryFn> unary("unary");
+inline KernelSlot<CopyFn> copy("copy");
+inline KernelSlot<FillFn> fill("fill");
+inline KernelSlot<WhereFn> where("where");
+inline KernelSlot<ReduceFn> reduce("reduce");
+inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
+inline KernelSlot<RandomFn> random("random");
+
+}  // namespace ember::kernels

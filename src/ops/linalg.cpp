@@ -1,0 +1,88 @@
+// matmul and linear. Everything reduces to one differentiable primitive, a batched 3-D GEMM;
+// broadcasting and 1-D promotion are views, so their gradients come for free.
+#include "ember/autograd/node.h"
+#include "ember/ops.h"
+#include "ops/kernels.h"
+#include "ops/util.h"
+
+namespace ember {
+
+namespace {
+// (B, M, K) x (B, K, N) -> (B, M, N)
+Tensor bmm3(const Tensor& a, const Tensor& b) {
+  Tensor out = empty({a.size(0), a.size(1), b.size(2)}, {.dtype = a.dtype(), .device = a.device()});
+  kernels::batched_gemm(a.device())(a.detach(), b.detach(), out);
+  if (autograd::any_requires_grad({&a, &b})) {
+    autograd::SavedTensor sa(a), sb(b);
+    bool need_a = a.requires_grad(), need_b = b.requires_grad();
+    autograd::record(autograd::make_node("MatmulBackward", [=](const std::vector<Tensor>& g) {
+                       Tensor ga, gb;
+                       if (need_a) ga = bmm3(g[0], sb.unpack("MatmulBackward").transpose(1, 2));
+                       if (need_b) gb = bmm3(sa.unpack("MatmulBackward").transpose(1, 2), g[0]);
+                       return std::vector<Tensor>{ga, gb};
+                     }),
+                     {a, b}, {out});
+  }
+  return out;
+}
+}  // namespace
+
+Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
+  check_same_device(a_in, b_in, "matmul");
+  EMBER_CHECK(a_in.dim() >= 1 && b_in.dim() >= 1, ShapeError,
+              "matmul: both arguments need at least 1 dimension, got ", a_in.dim(), "-d and ",
+              b_in.dim(), "-d");
+  EMBER_CHECK(a_in.dtype() == b_in.dtype(), DTypeError, "matmul: expected both tensors to have the "
+              "same dtype, got ", dtype_name(a_in.dtype()), " and ", dtype_name(b_in.dtype()));
+  EMBER_CHECK(is_floating(a_in.dtype()), DTypeError, "matmul: expected float32 or float64, got ",
+              dtype_name(a_in.dtype()));
+  Tensor a = a_in.dim() == 1 ? a_in.unsqueeze(0) : a_in;
+  Tensor b = b_in.dim() == 1 ? b_in.unsqueeze(1) : b_in;
+  int64_t M = a.size(-2), K = a.size(-1), K2 = b.size(-2), N = b.size(-1);
+  EMBER_CHECK(K == K2, ShapeError, "matmul: shapes ", shape_str(a_in.sizes()), " and ",
+              shape_str(b_in.sizes()), " cannot be multiplied (", M, "x", K, " and ", K2, "x", N, ")");
+  Shape ba(a.sizes().begin(), a.sizes().end() - 2), bb(b.sizes().begin(), b.sizes().end() - 2);
+  Shape batch = broadcast_shapes(ba, bb, "matmul (batch dimensions)");
+  int64_t B = shape_numel(batch);
+  Shape ea = batch, eb = batch;
+  ea.insert(ea.end(), {M, K});
+  eb.insert(eb.end(), {K, N});
+  Tensor a3 = (ba == batch ? a : a.expand(ea)).reshape({B, M, K});
+  Tensor b3;
+  if (bb.empty() && B > 1) {
+    // Shared right operand (the linear-layer case): fold the batch into M instead.
+    Tensor out2 = bmm3(a3.reshape({1, B * M, K}), b.reshape({1, K, N}));
+    Shape os = batch;
+    os.insert(os.end(), {M, N});
+    Tensor out = out2.reshape(os);
+    if (a_in.dim() == 1) out = out.squeeze(-2);
+    if (b_in.dim() == 1) out = out.squeeze(-1);
+    return out;
+  }
+  b3 = (bb == batch ? b : b.expand(eb)).reshape({B, K, N});
+  Shape os = batch;
+  os.insert(os.end(), {M, N});
+  Tensor out = bmm3(a3, b3).reshape(os);
+  if (a_in.dim() == 1) out = out.squeeze(-2);
+  if (b_in.dim() == 1) out = out.squeeze(-1);
+  return out;
+}
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  EMBER_CHECK(weight.dim() == 2, ShapeError, "linear: weight must be 2-D (out_features, in_features), got ",
+              shape_str(weight.sizes()));
+  EMBER_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), ShapeError, "linear: input has ",
+              x.dim() ? x.size(-1) : 0, " features (shape ", shape_str(x.sizes()),
+              ") but the layer expects ", weight.size(1), " (weight ", shape_str(weight.sizes()), ")");
+  Tensor y = matmul(x, weight.t());
+  if (bias.defined()) {
+    EMBER_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), ShapeError, "linear: bias shape ",
+                shape_str(bias.sizes()), " does not match out_features ", weight.size(0));
+    y = add(y, bias);
+  }
+  return y;
+}
+
+Tensor Tensor::matmul(const Tensor& other) const { return ember::matmul(*this, other); }
+
+}  // namespace ember
