@@ -45,6 +45,9 @@ std::string describe_magic(uint32_t magic) {
   return detail::cat(hex32(magic), " (", kind, ndim, ndim == 1 ? " dimension" : " dimensions", ")");
 }
 
+// "1 byte", "2 bytes"
+std::string bytes_count(uint64_t n) { return detail::cat(n, n == 1 ? " byte" : " bytes"); }
+
 std::string dims_text(const std::vector<int64_t>& dims) {
   std::ostringstream os;
   for (size_t i = 0; i < dims.size(); ++i) os << (i ? " x " : "") << dims[i];
@@ -118,9 +121,9 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   if (numel != payload) {
     std::string detail_text =
         numel > payload
-            ? detail::cat(numel - payload, " bytes short: the data ends at byte offset ", size, ", expected it to end at ",
+            ? detail::cat(bytes_count(numel - payload), " short: the data ends at byte offset ", size, ", expected it to end at ",
                           uint64_t{header} + numel)
-            : detail::cat(payload - numel, " extra bytes after the data, starting at byte offset ", header + numel);
+            : detail::cat(bytes_count(payload - numel), " extra after the data, starting at byte offset ", header + numel);
     throw_data_error(detail::cat(name, ": IDX dims ", dims_text(out.dims), " need ", numel,
                                  " data bytes after the ", header, "-byte header (", uint64_t{header} + numel,
                                  " bytes in all), but the file has ", size, " bytes: ", detail_text),
