@@ -53,6 +53,11 @@ void require_files(const std::filesystem::path& dir, const std::vector<std::stri
   std::error_code ec;
   if (std::filesystem::exists(dir / files[0].substr(0, files[0].size() - 4), ec))
     hint = "this is the Python (pickle) version of the dataset; ember reads the binary version (*-binary.tar.gz)";
+  if (missing == expected) {
+    internal::throw_io_error(detail::cat(dir.string(), ": ", what, " directory holds none of its files: missing ",
+                                         missing),
+                             hint);
+  }
   internal::throw_io_error(
       detail::cat(dir.string(), ": ", what, " directory is missing ", missing, " (expected ", expected, ")"), hint);
 }

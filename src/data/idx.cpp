@@ -69,7 +69,8 @@ uint32_t magic_of(const IdxArray& a) { return (uint32_t{kTypeUint8} << 8) | stat
 IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   const size_t size = bytes.size();
   if (size == 0) {
-    throw_data_error(detail::cat(name, ": empty file (0 bytes), expected an IDX file (4-byte magic number, dims, data)"),
+    throw_data_error(
+        detail::cat(name, ": empty file (0 bytes), expected an IDX file (4-byte magic number, dims, data)"),
                      kRedownloadHint);
   }
   if (size < 4) {
@@ -86,7 +87,8 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   const uint8_t type = bytes[2];
   if (type != kTypeUint8) {
     throw_data_error(detail::cat(name, ": unsupported IDX element type 0x", internal::hex_bytes(bytes.subspan(2), 1),
-                                 " (", idx_type_name(type), ") at byte offset 2; only 0x08 (unsigned byte) is supported"),
+                                 " (", idx_type_name(type),
+                                 ") at byte offset 2; only 0x08 (unsigned byte) is supported"),
                      "ember reads uint8 IDX files (MNIST, Fashion-MNIST, KMNIST, EMNIST)");
   }
   const int ndim = bytes[3];
@@ -121,9 +123,10 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   if (numel != payload) {
     std::string detail_text =
         numel > payload
-            ? detail::cat(bytes_count(numel - payload), " short: the data ends at byte offset ", size, ", expected it to end at ",
-                          uint64_t{header} + numel)
-            : detail::cat(bytes_count(payload - numel), " extra after the data, starting at byte offset ", header + numel);
+            ? detail::cat(bytes_count(numel - payload), " short: the data ends at byte offset ", size,
+                          ", expected it to end at ", uint64_t{header} + numel)
+            : detail::cat(bytes_count(payload - numel), " extra after the data, starting at byte offset ",
+                          header + numel);
     throw_data_error(detail::cat(name, ": IDX dims ", dims_text(out.dims), " need ", numel,
                                  " data bytes after the ", header, "-byte header (", uint64_t{header} + numel,
                                  " bytes in all), but the file has ", size, " bytes: ", detail_text),
