@@ -144,7 +144,9 @@ TEST_F(DataReaders, IdxZeroItemsIsValidIdx) {
 }
 
 TEST_F(DataReaders, LoadIdxPair) {
-  auto [imgs, labs] = write_pair();
+  const auto pair_imgs = write_pair();
+  const fs::path& imgs = pair_imgs.first;
+  const fs::path& labs = pair_imgs.second;
   LabeledImages d = load_idx_pair(imgs, labs, 3);
   EXPECT_EQ(d.n, 3);
   EXPECT_EQ(d.c, 1);
@@ -158,7 +160,9 @@ TEST_F(DataReaders, LoadIdxPair) {
 // ---- bad IDX headers ----------------------------------------------------------------------------
 
 TEST_F(DataReaders, LabelsFileGivenAsImages) {
-  auto [imgs, labs] = write_pair();
+  const auto pair_imgs = write_pair();
+  const fs::path& imgs = pair_imgs.first;
+  const fs::path& labs = pair_imgs.second;
   auto e = expect_error<ember::DataError>([&] { load_idx_pair(labs, imgs); },
                                           "not an IDX image file: magic number 0x00000801 (labels, 1 dimension) "
                                           "where 0x00000803 (images, 3 dimensions) was expected");
@@ -167,7 +171,7 @@ TEST_F(DataReaders, LabelsFileGivenAsImages) {
 }
 
 TEST_F(DataReaders, ImagesFileGivenAsLabels) {
-  auto [imgs, labs] = write_pair();
+  const fs::path imgs = write_pair().first;
   auto e = expect_error<ember::DataError>([&] { load_idx_pair(imgs, imgs); },
                                           "not an IDX label file: magic number 0x00000803 (images, 3 dimensions)");
   EXPECT_TRUE(contains(e.hint(), "swap"));
@@ -343,24 +347,34 @@ TEST_F(DataReaders, GzipOutputCap) {
 // ---- pairing ----------------------------------------------------------------------------------
 
 TEST_F(DataReaders, ImageAndLabelCountsDiffer) {
-  auto [imgs, labs] = write_pair({0, 1}, 3);
+  const auto pair_imgs = write_pair({0, 1}, 3);
+  const fs::path& imgs = pair_imgs.first;
+  const fs::path& labs = pair_imgs.second;
   auto e = expect_error<ember::DataError>([&] { load_idx_pair(imgs, labs); }, "has 3 images but");
   EXPECT_TRUE(contains(e.what(), "has 2 labels"));
 }
 
 TEST_F(DataReaders, LabelOutOfRange) {
-  auto [imgs, labs] = write_pair({1, 2, 10});
+  const auto pair_imgs = write_pair({1, 2, 10});
+  const fs::path& imgs = pair_imgs.first;
+  const fs::path& labs = pair_imgs.second;
   auto e = expect_error<ember::DataError>([&] { load_idx_pair(imgs, labs, 10); },
                                           "label 10 at index 2 (byte offset 10) is out of range for 10 classes");
   EXPECT_TRUE(contains(e.what(), "labs-idx1-ubyte"));
-  auto [imgs2, labs2] = write_pair({255, 0, 0});
+  const auto pair_imgs2 = write_pair({255, 0, 0});
+  const fs::path& imgs2 = pair_imgs2.first;
+  const fs::path& labs2 = pair_imgs2.second;
   expect_error<ember::DataError>([&] { load_idx_pair(imgs2, labs2, 10); }, "label 255 at index 0");
 }
 
 TEST_F(DataReaders, ZeroImagesAndBadNumClasses) {
-  auto [imgs, labs] = write_pair({}, 0);
+  const auto pair_imgs = write_pair({}, 0);
+  const fs::path& imgs = pair_imgs.first;
+  const fs::path& labs = pair_imgs.second;
   expect_error<ember::DataError>([&] { load_idx_pair(imgs, labs); }, "contains 0 images");
-  auto [imgs2, labs2] = write_pair();
+  const auto pair_imgs2 = write_pair();
+  const fs::path& imgs2 = pair_imgs2.first;
+  const fs::path& labs2 = pair_imgs2.second;
   expect_error<ember::ValueError>([&] { load_idx_pair(imgs2, labs2, 0); }, "num_classes 0 is out of range");
   expect_error<ember::ValueError>([&] { load_idx_pair(imgs2, labs2, 257); }, "num_classes 257");
 }
