@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# Builds the libFuzzer targets of fuzz/ into build-fuzz/ (clang++-14, ASan + UBSan), writes a small
+# seed corpus of valid files, and runs each target for SECONDS seconds. Exits non-zero on any crash,
+# sanitizer report or leak; the crashing input is left in build-fuzz/artifacts/<target>/.
+#   usage: scripts/run-fuzz.sh SECONDS        (CXX_FUZZ=clang++-15 to pick another clang)
+set -euo pipefail
+
+secs=${1:?usage: scripts/run-fuzz.sh SECONDS}
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-fuzz
+cxx=${CXX_FUZZ:-clang++-14}
+
+gen=()
+if [[ ! -f $build/CMakeCache.txt ]] && command -v ninja >/dev/null; then gen=(-G Ninja); fi
+cmake -S "$root/fuzz" -B "$build" -DCMAKE_CXX_COMPILER="$cxx" "${gen[@]}" >/dev/null
+cmake --build "$build" -j2
+
+# Seeds: valid IDX files (plain, gzip, two gzip members) and valid CIFAR-10/100 records.
+python3 - "$build/seeds" <<'PY'
+import gzip, os, struct, sys
+out = sys.argv[1]
+def idx(dims, payload=None):
+    n = 1
+    for d in dims: n *= d
+    payload = bytes(i % 256 for i in range(n)) if payload is None else payload
+    return bytes([0, 0, 8, len(dims)]) + b"".join(struct.pack(">I", d) for d in dims) + payload
+def put(target, name, data):
+    os.makedirs(os.path.join(out, target), exist_ok=True)
+    with open(os.path.join(out, target, name), "wb") as f: f.write(data)
+images, labels = idx([3, 4, 4]), idx([3], bytes([0, 9, 5]))
+put("fuzz_idx", "images-idx3", images)
+put("fuzz_idx", "labels-idx1", labels)
+put("fuzz_idx", "idx4", idx([1, 2, 2, 3]))
+put("fuzz_idx", "empty-set-idx3", idx([0, 28, 28]))
+put("fuzz_idx", "images-idx3.gz", gzip.compress(images, mtime=0))
+put("fuzz_idx", "labels-idx1.gz", gzip.compress(labels, mtime=0))
+put("fuzz_idx", "two-members.gz", gzip.compress(images[:7], mtime=0) + gzip.compress(images[7:], mtime=0))
+rec10 = lambda label: bytes([label]) + bytes(i % 251 for i in range(3072))
+rec100 = lambda coarse, fine: bytes([coarse, fine]) + bytes(i % 241 for i in range(3072))
+put("fuzz_cifar", "cifar10-2", rec10(3) + rec10(9))
+put("fuzz_cifar", "cifar100-2", rec100(19, 99) + rec100(0, 5))
+PY
+
+failed=0
+summary=()
+for t in fuzz_idx fuzz_cifar; do
+  corpus=$build/corpus/$t
+  mkdir -p "$corpus" "$build/artifacts/$t"
+  echo "== $t: ${secs}s"
+  set +e
+  "$build/$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
+    "$corpus" "$build/seeds/$t" >"$build/$t.log" 2>&1
+  rc=$?
+  set -e
+  execs=$(grep -m1 'stat::number_of_executed_units' "$build/$t.log" | awk '{print $2}')
+  cov=$(grep -E '^#[0-9]+.*(DONE|cov:)' "$build/$t.log" | tail -1 | grep -o 'cov: [0-9]*' || true)
+  if [[ $rc -ne 0 ]]; then
+    failed=1
+    tail -40 "$build/$t.log"
+    summary+=("$t: FAILED (exit $rc), see $build/$t.log and $build/artifacts/$t/")
+  else
+    summary+=("$t: ok, ${execs:-?} executions in ${secs}s, ${cov:-cov: ?}, corpus $(ls "$corpus" | wc -l) files")
+  fi
+done
+printf '%s\n' "${summary[@]}"
+exit $failed
