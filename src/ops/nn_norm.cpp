@@ -68,13 +68,14 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
   if (autograd::any_requires_grad({&x, &weight, &bias})) {
     const bool need_w = weight.defined() && weight.requires_grad();
     const bool need_b = bias.defined() && bias.requires_grad();
-    autograd::SavedTensor sx(x3);
+    // weight is saved too: an in-place update of it before backward must fail loudly.
+    autograd::SavedTensor sx(x3), sw(w);
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("BatchNormBackward", [=](const std::vector<Tensor>& g) {
-                       Tensor x3s = sx.unpack("BatchNormBackward");
+                       Tensor x3s = sx.unpack("BatchNormBackward"), ws = sw.unpack("BatchNormBackward");
                        Tensor gx = empty(xs, copt), gw = empty({C}, copt), gb = empty({C}, copt);
                        kernels::batch_norm_backward(gx.device())(g[0].contiguous().view({N, C, S}), x3s, mean,
-                                                                 invstd, w, training, gx.view({N, C, S}), gw, gb);
+                                                                 invstd, ws, training, gx.view({N, C, S}), gw, gb);
                        return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
                      }),
                      {x, weight, bias}, {out});
