@@ -52,7 +52,8 @@ Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, int64_t
 
 // ---- image folders ---------------------------------------------------------------------------
 enum class ResizeMode {
-  Resize,      // scale to (height, width), ignoring the aspect ratio (bilinear, stb_image_resize)
+  Resize,      // scale to (height, width), ignoring the aspect ratio (stb_image_resize default
+               // filters: Catmull-Rom up, Mitchell down)
   CenterCrop,  // scale the shorter side to fit, then cut the centre (height, width)
 };
 struct ImageFolderOptions {
