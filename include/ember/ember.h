@@ -8,3 +8,8 @@
 #include "ember/core/generator.h"
 #include "ember/core/tensor.h"
 #include "ember/ops.h"
+#include "ember/nn/init.h"
+#include "ember/nn/layers.h"
+#include "ember/nn/models.h"
+#include "ember/nn/module.h"
+#include "ember/nn/state_dict.h"
