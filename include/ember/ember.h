@@ -13,3 +13,5 @@
 #include "ember/nn/models.h"
 #include "ember/nn/module.h"
 #include "ember/nn/state_dict.h"
+#include "ember/optim/lr_scheduler.h"
+#include "ember/optim/optimizer.h"
