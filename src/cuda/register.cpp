@@ -8,12 +8,14 @@ void register_elementwise_kernels();
 void register_reduce_kernels();
 void register_gemm_kernels();
 void register_copy_kernels();
+void register_nn_conv_kernels();     // nn_conv.cpp (cuDNN)
 
 void register_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
   register_copy_kernels();
+  register_nn_conv_kernels();
   set_allocator(DeviceType::CUDA, &caching_allocator());
 }
 }  // namespace ember::cuda
