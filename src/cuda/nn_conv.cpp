@@ -4,8 +4,10 @@
 // results compare to the CPU's), to a workspace limit, and to deterministic algorithms while
 // ember::deterministic() is set. Workspaces come from ember's caching allocator.
 // Built without cuDNN, the slots throw NotImplementedError saying so.
+#include <algorithm>
 #include <climits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "cuda/check.h"
