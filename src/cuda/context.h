@@ -1,14 +1,18 @@
-// Per-device state of the CUDA backend: the one stream every ember kernel, copy and cuBLAS call on
-// a device is ordered on, the cuBLAS handle, and a guard that makes a device current.
+// Per-device state of the CUDA backend: the one stream every ember kernel, copy, cuBLAS and cuDNN
+// call on a device is ordered on, the cuBLAS and cuDNN handles, and a guard that makes a device
+// current.
 //
 // Ordering contract: all work for cuda:N goes to stream(N), so the caching allocator may hand a
 // freed block to the next tensor without waiting. Host reads go through device_copy, which
-// synchronises. Thread safety: stream() and cublas_handle() create lazily under a mutex; using
+// synchronises. Thread safety: stream(), cublas_handle() and cudnn_handle() create lazily under a mutex; using
 // one device from several host threads at once is not supported yet.
 #pragma once
 
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
+#ifdef EMBER_WITH_CUDNN  // defined only for the files that use cuDNN (see CMakeLists.txt)
+#include <cudnn.h>
+#endif
 
 #include "ember/core/device.h"
 
@@ -32,6 +36,9 @@ class DeviceGuard {
 
 cudaStream_t stream(int device);           // created on first use (non-blocking)
 cublasHandle_t cublas_handle(int device);  // created on first use, bound to stream(device)
+#ifdef EMBER_WITH_CUDNN
+cudnnHandle_t cudnn_handle(int device);    // created on first use, bound to stream(device)
+#endif
 void synchronize(int device);              // waits for stream(device)
 
 }  // namespace ember::cuda

@@ -149,3 +149,11 @@ TEST(Ops, MixedDevicesAndShapesAreRefused) {
     EXPECT_NE(std::string(e.what()).find("2x3 and 2x3"), std::string::npos);
   }
 }
+
+TEST(Settings, DeterministicFlagDefaultsOffAndRoundTrips) {
+  EXPECT_FALSE(deterministic());
+  set_deterministic(true);
+  EXPECT_TRUE(deterministic());
+  set_deterministic(false);
+  EXPECT_FALSE(deterministic());
+}
