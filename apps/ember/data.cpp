@@ -1,0 +1,5 @@
+// ember data (work in progress).
+#include "cli.h"
+namespace ember::cli {
+void register_data(CLI::App& root, Runner& run) { (void)root; (void)run; }
+}  // namespace ember::cli
