@@ -43,13 +43,17 @@ PY
 
 failed=0
 summary=()
-for t in fuzz_idx fuzz_cifar; do
+for t in fuzz_idx fuzz_cifar fuzz_safetensors; do
   corpus=$build/corpus/$t
   mkdir -p "$corpus" "$build/artifacts/$t"
   echo "== $t: ${secs}s"
   set +e
+  extra=("$build/seeds/$t")
+  if [[ $t == fuzz_safetensors ]]; then
+    extra=("$root/fuzz/safetensors/seeds" -dict="$root/fuzz/safetensors/safetensors.dict" -max_len=4096)
+  fi
   "$build/$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
-    "$corpus" "$build/seeds/$t" >"$build/$t.log" 2>&1
+    "$corpus" "${extra[@]}" >"$build/$t.log" 2>&1
   rc=$?
   set -e
   execs=$(grep -m1 'stat::number_of_executed_units' "$build/$t.log" | awk '{print $2}')

@@ -1,0 +1,104 @@
+// batch_norm and dropout front-ends. batch_norm reduces every layout to (N, C, S) with S the
+// product of the spatial dims; dropout draws its keep-mask from the Philox stream (generator.h),
+// so one seed gives the same mask on every device.
+#include "ember/autograd/node.h"
+#include "ember/ops.h"
+#include "ops/kernels.h"
+#include "ops/nn_kernels.h"
+#include "ops/util.h"
+
+namespace ember::nn::functional {
+
+namespace {
+void check_channel_vector(const Tensor& t, const Tensor& x, const char* name) {
+  if (!t.defined()) return;
+  check_same_device(x, t, "batch_norm");
+  EMBER_CHECK(t.dim() == 1 && t.size(0) == x.size(1), ShapeError, "batch_norm: ", name, " has shape ",
+              shape_str(t.sizes()), " but the input ", shape_str(x.sizes()), " has ", x.size(1), " channels");
+  EMBER_CHECK(t.dtype() == x.dtype(), DTypeError, "batch_norm: ", name, " is ", dtype_name(t.dtype()),
+              " but the input is ", dtype_name(x.dtype()));
+}
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  EMBER_CHECK(x.dim() >= 2, ShapeError, "batch_norm: input must be (N, C) or (N, C, ...), got shape ",
+              shape_str(x.sizes()));
+  EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError,
+              "batch_norm: input must be float32 or float64, got ", dtype_name(x.dtype()));
+  check_channel_vector(running_mean, x, "running_mean");
+  check_channel_vector(running_var, x, "running_var");
+  check_channel_vector(weight, x, "weight");
+  check_channel_vector(bias, x, "bias");
+  EMBER_CHECK(eps > 0, ValueError, "batch_norm: eps must be > 0, got ", eps);
+  EMBER_CHECK(running_mean.defined() == running_var.defined(), ValueError,
+              "batch_norm: running_mean and running_var must both be given or both be undefined");
+  const int64_t N = x.size(0), C = x.size(1), S = x.numel() / std::max<int64_t>(N * C, 1);
+  const TensorOptions copt{.dtype = x.dtype(), .device = x.device()};
+  Tensor x3 = x.detach().contiguous().view({N, C, S});
+  Tensor mean, invstd;
+  {
+    NoGradGuard ng;
+    if (training) {
+      EMBER_CHECK(N * S > 1, ValueError, "batch_norm: training needs more than one value per channel, got input ",
+                  shape_str(x.sizes()));
+      mean = empty({C}, copt);
+      Tensor var = empty({C}, copt);
+      kernels::batch_norm_stats(x.device())(x3, mean, var);
+      invstd = rsqrt(add(var, eps));
+      if (running_mean.defined()) {
+        // PyTorch's update: the running variance takes the unbiased batch variance.
+        Tensor rm = running_mean, rv = running_var;
+        const double n = double(N * S);
+        rm.mul_(1.0 - momentum).add_(mean, momentum);
+        rv.mul_(1.0 - momentum).add_(mul(var, n / (n - 1.0)), momentum);
+      }
+    } else {
+      EMBER_CHECK(running_mean.defined(), ValueError,
+                  "batch_norm: eval mode (training=false) needs running_mean and running_var");
+      mean = running_mean.detach().clone();
+      invstd = rsqrt(add(running_var.detach(), eps));
+    }
+  }
+  Tensor w = weight.defined() ? weight.detach().contiguous() : ones({C}, copt);
+  Tensor b = bias.defined() ? bias.detach().contiguous() : zeros({C}, copt);
+  Tensor out = empty(x.sizes(), copt);
+  kernels::batch_norm_forward(x.device())(x3, mean, invstd, w, b, out.view({N, C, S}));
+
+  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+    const bool need_w = weight.defined() && weight.requires_grad();
+    const bool need_b = bias.defined() && bias.requires_grad();
+    // weight is saved too: an in-place update of it before backward must fail loudly.
+    autograd::SavedTensor sx(x3), sw(w);
+    Shape xs = x.sizes();
+    autograd::record(autograd::make_node("BatchNormBackward", [=](const std::vector<Tensor>& g) {
+                       Tensor x3s = sx.unpack("BatchNormBackward"), ws = sw.unpack("BatchNormBackward");
+                       Tensor gx = empty(xs, copt), gw = empty({C}, copt), gb = empty({C}, copt);
+                       kernels::batch_norm_backward(gx.device())(g[0].contiguous().view({N, C, S}), x3s, mean,
+                                                                 invstd, ws, training, gx.view({N, C, S}), gw, gb);
+                       return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
+                     }),
+                     {x, weight, bias}, {out});
+  }
+  return out;
+}
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  EMBER_CHECK(p >= 0.0 && p <= 1.0, ValueError, "dropout: probability p must be in [0, 1], got ", p);
+  if (!training || p == 0.0) return x;
+  if (p == 1.0) return mul(x, 0.0);  // everything dropped; keeps the graph (zero gradient)
+  EMBER_CHECK(is_floating(x.dtype()), DTypeError, "dropout: input must be floating point, got ",
+              dtype_name(x.dtype()));
+  Generator& g = gen ? *gen : default_generator();
+  Tensor mask = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
+  const uint64_t offset = g.reserve(uint64_t(mask.numel()));
+  // Keep with probability 1 - p; survivors are scaled by 1 / (1 - p) so the expectation is x.
+  kernels::random(x.device())(kernels::RandomDist::Bernoulli, mask, g.seed(), offset, 1.0 - p, 0.0);
+  {
+    NoGradGuard ng;
+    mask.mul_(1.0 / (1.0 - p));
+  }
+  return mul(x, mask);
+}
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,37 @@
+// softmax and log_softmax front-ends along any dim; the kernels subtract the row maximum first,
+// so large logits never overflow exp().
+#include "ember/autograd/node.h"
+#include "ember/ops.h"
+#include "ops/nn_kernels.h"
+#include "ops/util.h"
+
+namespace ember::nn::functional {
+
+namespace {
+Tensor softmax_impl(const Tensor& x, int64_t dim_in, bool log) {
+  const char* op = log ? "log_softmax" : "softmax";
+  EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError, op,
+              ": input must be float32 or float64, got ", dtype_name(x.dtype()));
+  const int64_t dim = wrap_dim(dim_in, x.dim(), op);
+  if (x.dim() == 0) return softmax_impl(x.reshape({1}), 0, log).reshape({});
+  Tensor out = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
+  kernels::softmax_forward(x.device())(x.detach().contiguous(), dim, log, out);
+  if (autograd::any_requires_grad({&x})) {
+    autograd::SavedTensor so(out);
+    std::string name = log ? "LogSoftmaxBackward" : "SoftmaxBackward";
+    autograd::record(autograd::make_node(name, [so, dim, log, name](const std::vector<Tensor>& g) {
+                       Tensor y = so.unpack(name);
+                       Tensor gx = empty(y.sizes(), {.dtype = y.dtype(), .device = y.device()});
+                       kernels::softmax_backward(gx.device())(g[0].contiguous(), y, dim, log, gx);
+                       return std::vector<Tensor>{gx};
+                     }),
+                     {x}, {out});
+  }
+  return out;
+}
+}  // namespace
+
+Tensor softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, false); }
+Tensor log_softmax(const Tensor& x, int64_t dim) { return softmax_impl(x, dim, true); }
+
+}  // namespace ember::nn::functional

@@ -1,0 +1,101 @@
+// Fast paths against their reference kernels (outputs pre-filled with sentinels, inputs and
+// outputs non-zero), and the typed errors for bad input to the core ops.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include <ember/ember.h>
+
+#include "cpu/reference_core.h"
+#include "ops/kernels.h"
+
+using namespace ember;
+
+namespace {
+double max_abs(const Tensor& t) { return amax(abs(t.to(DType::Float64))).item<double>(); }
+template <class F>
+std::string message_of(F f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "<no exception>";
+}
+}  // namespace
+
+TEST(Parity, BlasGemmMatchesReferenceIncludingTransposedViews) {
+  Generator g(3);
+  for (auto [B, M, K, N] : std::vector<std::array<int64_t, 4>>{{1, 1, 1, 1}, {2, 7, 5, 3}, {3, 64, 33, 17}, {1, 128, 256, 96}}) {
+    Tensor a = randn({B, M, K}, {}, &g), b = randn({B, K, N}, {}, &g);
+    Tensor ref = cpu::reference::batched_matmul(a, b);
+    for (int variant = 0; variant < 3; ++variant) {
+      Tensor aa = a, bb = b;
+      if (variant >= 1) aa = a.transpose(1, 2).contiguous().transpose(1, 2);  // column-major view
+      if (variant == 2) bb = b.transpose(1, 2).contiguous().transpose(1, 2);
+      Tensor out = full({B, M, N}, std::nan(""));  // sentinel: a kernel that writes nothing fails
+      kernels::batched_gemm(Device::cpu())(aa, bb, out);
+      EXPECT_GT(max_abs(out), 0.0);
+      EXPECT_GT(max_abs(aa), 0.0);
+      EXPECT_TRUE(allclose(out, ref, 1e-4, 1e-4 * std::sqrt(double(K)))) << B << "x" << M << "x" << K << "x" << N << " variant " << variant;
+    }
+  }
+}
+
+TEST(Parity, ReductionsMatchReference) {
+  Generator g(4);
+  Tensor a = randn({5, 40000}, {}, &g);  // large enough for the threaded path
+  for (int64_t d = 0; d < 2; ++d) {
+    Tensor out = sum(a, {d}, true);
+    EXPECT_TRUE(allclose(out, cpu::reference::sum_dim(a, d), 1e-5, 1e-3)) << d;
+  }
+  Tensor p = a.t();  // non-contiguous
+  EXPECT_TRUE(allclose(sum(p, {1}, true), cpu::reference::sum_dim(p.contiguous(), 1), 1e-5, 1e-3));
+}
+
+TEST(Parity, StridedAndContiguousElementwiseAgree) {
+  Generator g(5);
+  Tensor a = randn({300, 200}, {}, &g), b = randn({200, 300}, {}, &g);
+  Tensor r1 = mul(a, b.t());
+  Tensor r2 = mul(a, b.t().contiguous());
+  EXPECT_TRUE(r1.to_vector<float>() == r2.to_vector<float>());
+  Tensor big = randn({70000}, {}, &g);
+  std::vector<float> v = big.to_vector<float>(), e = exp(big).to_vector<float>();
+  for (size_t i = 0; i < v.size(); i += 997) EXPECT_FLOAT_EQ(e[i], std::exp(v[i]));
+}
+
+TEST(BadInput, ShapesDtypesDevices) {
+  EXPECT_NE(message_of([] { matmul(ones({2, 3}), ones({2, 3})); }).find("cannot be multiplied (2x3 and 2x3)"), std::string::npos);
+  EXPECT_THROW(matmul(ones({2, 3}), ones({2, 3})), ShapeError);
+  EXPECT_NE(message_of([] { add(ones({2, 3}), ones({4, 3})); }).find("[2, 3] and [4, 3] cannot be broadcast"), std::string::npos);
+  EXPECT_THROW(matmul(ones({2, 3}), ones({3, 2}, {.dtype = DType::Float64})), DTypeError);
+  EXPECT_THROW(ones({2}).view({3}), ShapeError);
+  EXPECT_THROW(ones({2, 3}).transpose(0, 5), IndexError);
+  EXPECT_THROW(ones({2}).item<float>(), ShapeError);
+  EXPECT_THROW(ones({2}, {.dtype = DType::Int64}).requires_grad_(), DTypeError);
+  EXPECT_THROW(Device::parse("gpu0"), ValueError);
+  EXPECT_EQ(Device::parse("cuda:3"), Device::cuda(3));
+  EXPECT_THROW(one_hot(tensor(std::vector<int64_t>{0, 10}), 10), ValueError);
+  EXPECT_THROW(set_num_threads(0), ValueError);
+
+  // A tensor that claims to live on cuda:0 (its memory is never touched): ops must refuse to mix.
+  static float fake[4];
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::make_shared<StorageImpl>(fake, sizeof fake, Device::cuda(0), nullptr);
+  impl->sizes = {4};
+  impl->strides = {1};
+  Tensor on_gpu(impl);
+  std::string msg = message_of([&] { add(ones({4}), on_gpu); });
+  EXPECT_NE(msg.find("same device"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("cpu and cuda:0"), std::string::npos) << msg;
+  EXPECT_THROW(matmul(ones({4, 4}), on_gpu), DeviceError);
+  EXPECT_THROW(cat({ones({4}), on_gpu}), DeviceError);
+}
+
+TEST(BadInput, InPlaceOnLeafRequiringGrad) {
+  Tensor w = ones({3}).requires_grad_();
+  EXPECT_THROW(w.add_(1.0), AutogradError);
+  NoGradGuard g;
+  w.add_(1.0);  // allowed for parameter updates
+  EXPECT_EQ(w.sum().item<float>(), 6.0f);
+}
