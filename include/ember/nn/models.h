@@ -1,0 +1,48 @@
+// The model zoo. Every builder returns a fresh model with PyTorch default initialisation drawn
+// from `gen` (or the default generator). All return logits (N, num_classes); none applies softmax.
+// Inputs are (N, in_channels, image_size, image_size).
+//
+// mnistnet and lenet5 use the submodule names of tests/golden/make_golden.py (conv1, conv2,
+// dropout1, dropout2, fc1, fc2[, fc3]), so their state_dict keys are PyTorch's.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/core/generator.h"
+#include "ember/nn/layers.h"
+
+namespace ember::models {
+
+// Flatten -> Linear(in_channels * image_size^2, 256) -> ReLU -> Linear(256, num_classes).
+std::shared_ptr<nn::Module> mlp(int64_t num_classes = 10, int64_t in_channels = 1,
+                                int64_t image_size = 28, Generator* gen = nullptr);
+// conv1 (C->6, 5x5, pad 2) -> relu -> maxpool 2 -> conv2 (6->16, 5x5) -> relu -> maxpool 2 ->
+// flatten -> fc1 (16*5*5 = 400 at 28x28) -> relu -> fc2 (120->84) -> relu -> fc3 (84->classes).
+std::shared_ptr<nn::Module> lenet5(int64_t num_classes = 10, int64_t in_channels = 1,
+                                   int64_t image_size = 28, Generator* gen = nullptr);
+// pytorch/examples' MNIST net: conv1 (C->32, 3x3) -> relu -> conv2 (32->64, 3x3) -> relu ->
+// maxpool 2 -> dropout1 (0.25) -> flatten -> fc1 (9216 at 28x28 -> 128) -> relu -> dropout2 (0.5)
+// -> fc2 (128 -> classes).
+std::shared_ptr<nn::Module> mnistnet(int64_t num_classes = 10, int64_t in_channels = 1,
+                                     int64_t image_size = 28, Generator* gen = nullptr);
+// A small ResNet for 28x28 / 32x32: stem conv3x3 (C->16) + BN + ReLU, then layer1 (2 blocks,
+// 16 ch), layer2 (2 blocks, 32 ch, stride 2), layer3 (2 blocks, 64 ch, stride 2),
+// AdaptiveAvgPool2d(1), flatten, fc (64 -> classes). 14 weight layers, ~0.17 M parameters.
+std::shared_ptr<nn::Module> resnet_small(int64_t num_classes = 10, int64_t in_channels = 1,
+                                         int64_t image_size = 28, Generator* gen = nullptr);
+// AlexNet-style network for 32x32 images (image_size must be a multiple of 8): `features` =
+// five 3x3 convs (64, 192, 384, 256, 256) with ReLU and three 2x2 max-pools, `classifier` =
+// dropout, fc 256*(s/8)^2 -> 1024, ReLU, dropout, fc 1024 -> 1024, ReLU, fc 1024 -> classes.
+std::shared_ptr<nn::Module> alexnet_cifar(int64_t num_classes = 10, int64_t in_channels = 3,
+                                          int64_t image_size = 32, Generator* gen = nullptr);
+
+// The names create() accepts: "mlp", "lenet5", "mnistnet", "resnet_small", "alexnet_cifar".
+std::vector<std::string> names();
+// Builds a model by name; ValueError listing the known names for an unknown one.
+std::shared_ptr<nn::Module> create(const std::string& name, int64_t num_classes = 10,
+                                   int64_t in_channels = 1, int64_t image_size = 28,
+                                   Generator* gen = nullptr);
+
+}  // namespace ember::models

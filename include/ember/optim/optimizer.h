@@ -1,0 +1,149 @@
+// Optimizers: SGD, Adam, AdamW with PyTorch's update formulas (torch.optim 1.13, single-tensor
+// path). step() runs under NoGradGuard and changes parameters with in-place tensor ops only, so it
+// works on any device the parameters live on; parameters whose .grad is undefined are skipped.
+//
+// Parameter groups: pass a list of ParamGroupSpec to give groups their own lr / weight decay
+// (e.g. no decay on biases); the other settings are shared. LR schedulers change group.lr.
+//
+// zero_grad(): by default sets every .grad to undefined (PyTorch 2's set_to_none=True), so the
+// next backward() writes fresh gradients; zero_grad(false) zeroes them in place instead. Without
+// it, backward() ADDS into .grad.
+//
+// state_dict(): everything needed to resume exactly — per-group lr / weight_decay / initial_lr,
+// the shared settings, and per-parameter step counts and buffers (momentum_buffer, exp_avg,
+// exp_avg_sq, max_exp_avg_sq). Keys: "param_groups.<g>.<name>", "options.<name>",
+// "state.<i>.<name>" with <i> the parameter's index counted across groups (as PyTorch).
+// Scalars are 0-d float64 tensors, counts 0-d int64; buffers are live tensors (clone to keep).
+#pragma once
+
+#include <array>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ember/nn/state_dict.h"
+
+namespace ember::optim {
+
+struct ParamGroupSpec {
+  std::vector<Tensor> params{};
+  std::optional<double> lr{};            // unset: the optimizer's lr
+  std::optional<double> weight_decay{};  // unset: the optimizer's weight_decay
+};
+
+struct ParamGroup {
+  std::vector<Tensor> params;
+  double lr = 0.0;
+  double weight_decay = 0.0;
+  std::optional<double> initial_lr;  // set by the first LR scheduler attached (as PyTorch)
+};
+
+class Optimizer {
+ public:
+  virtual ~Optimizer() = default;
+  Optimizer(const Optimizer&) = delete;
+  Optimizer& operator=(const Optimizer&) = delete;
+
+  // One update of every parameter that has a gradient.
+  virtual void step() = 0;
+  void zero_grad(bool set_to_none = true);
+
+  std::vector<ParamGroup>& param_groups() { return groups_; }
+  const std::vector<ParamGroup>& param_groups() const { return groups_; }
+  double lr() const { return groups_.at(0).lr; }  // the first group's
+  void set_lr(double lr);                          // every group's
+  const std::string& name() const { return name_; }
+
+  StateDict state_dict() const;
+  // Restores a state_dict() of the same optimizer type over the same parameter layout. Throws
+  // ValueError when the group count, a group's parameter count or a required key differs,
+  // ShapeError when a buffer's shape differs from its parameter's. Buffers are copied onto each
+  // parameter's device and dtype. Nothing is modified when it throws.
+  void load_state_dict(const StateDict& dict);
+
+ protected:
+  Optimizer(std::string name, std::vector<ParamGroupSpec> groups, double lr, double weight_decay);
+
+  struct ParamState {
+    int64_t step = 0;
+    std::map<std::string, Tensor> buffers;
+  };
+  ParamState& state(size_t group, size_t index) { return state_[group][index]; }
+  // Shared settings as (name, value), saved under "options.<name>" and restored by set_option.
+  virtual std::vector<std::pair<std::string, double>> options_list() const = 0;
+  virtual void set_option(const std::string& name, double value) = 0;
+  void check_lr_wd(double lr, double weight_decay) const;
+
+  std::string name_;
+  std::vector<ParamGroup> groups_;
+  std::vector<std::vector<ParamState>> state_;
+};
+
+// ---- SGD ----------------------------------------------------------------------------------------
+// g = grad + weight_decay * p
+// momentum != 0: buf = g on the first step, else buf = momentum * buf + (1 - dampening) * g;
+//                g = nesterov ? g + momentum * buf : buf
+// p -= lr * g
+struct SGDOptions {
+  double lr = 0.01;
+  double momentum = 0.0;
+  double dampening = 0.0;
+  double weight_decay = 0.0;
+  bool nesterov = false;
+};
+class SGD : public Optimizer {
+ public:
+  // ValueError (naming the setting and its value) for lr < 0, momentum < 0, dampening < 0,
+  // weight_decay < 0, or nesterov without momentum / with dampening.
+  SGD(std::vector<Tensor> params, SGDOptions opt = {});
+  SGD(std::vector<ParamGroupSpec> groups, SGDOptions opt = {});
+  void step() override;
+  const SGDOptions& options() const { return opt_; }
+
+ protected:
+  std::vector<std::pair<std::string, double>> options_list() const override;
+  void set_option(const std::string& name, double value) override;
+
+ private:
+  SGDOptions opt_;
+};
+
+// ---- Adam / AdamW -------------------------------------------------------------------------------
+// t += 1; Adam: g = grad + weight_decay * p; AdamW: p *= 1 - lr * weight_decay, g = grad
+// m = b1 m + (1 - b1) g;  v = b2 v + (1 - b2) g^2;  amsgrad: v_max = max(v_max, v), used for v
+// p -= lr / (1 - b1^t) * m / (sqrt(v) / sqrt(1 - b2^t) + eps)      (eps outside the sqrt)
+struct AdamOptions {
+  double lr = 1e-3;
+  std::array<double, 2> betas{0.9, 0.999};
+  double eps = 1e-8;
+  std::optional<double> weight_decay{};  // unset: 0 for Adam, 1e-2 for AdamW (PyTorch's defaults)
+  bool amsgrad = false;
+};
+class Adam : public Optimizer {
+ public:
+  // ValueError for lr < 0, eps < 0, betas outside [0, 1), weight_decay < 0.
+  Adam(std::vector<Tensor> params, AdamOptions opt = {});
+  Adam(std::vector<ParamGroupSpec> groups, AdamOptions opt = {});
+  void step() override;
+  const AdamOptions& options() const { return opt_; }  // weight_decay resolved
+
+ protected:
+  Adam(std::string name, std::vector<ParamGroupSpec> groups, AdamOptions opt, bool decoupled);
+  std::vector<std::pair<std::string, double>> options_list() const override;
+  void set_option(const std::string& name, double value) override;
+
+ private:
+  AdamOptions opt_;
+  bool decoupled_;
+};
+
+// Adam with decoupled weight decay (Loshchilov & Hutter); weight_decay defaults to 1e-2.
+class AdamW : public Adam {
+ public:
+  AdamW(std::vector<Tensor> params, AdamOptions opt = {});
+  AdamW(std::vector<ParamGroupSpec> groups, AdamOptions opt = {});
+};
+
+}  // namespace ember::optim

@@ -1,0 +1,225 @@
+// The standard layers: parameters and initialisation as PyTorch's, forward through the op
+// front-ends (ember/ops.h), repr text as PyTorch prints it.
+#include "ember/nn/layers.h"
+
+#include <charconv>
+#include <cmath>
+
+#include "ember/autograd/node.h"
+#include "ember/nn/init.h"
+#include "ember/ops.h"
+
+namespace ember::nn {
+
+namespace F = ember::nn::functional;
+
+namespace {
+// Python's repr of a float: shortest round-trip digits, "1.0" rather than "1".
+std::string py_float(double v) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), v);
+  std::string s(buf, res.ptr);
+  if (s.find_first_of(".en") == std::string::npos) s += ".0";
+  return s;
+}
+const char* py_bool(bool b) { return b ? "True" : "False"; }
+std::string pair_str(std::array<int64_t, 2> a) {
+  // Appended piecewise: `"(" + std::to_string(...)` trips a GCC 12 -Wrestrict false positive.
+  std::string s = "(";
+  s += std::to_string(a[0]);
+  s += ", ";
+  s += std::to_string(a[1]);
+  s += ")";
+  return s;
+}
+// PyTorch's default for Linear and Conv2d: kaiming_uniform_(a = sqrt(5)) on the weight, then
+// U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on the bias, in that order on the stream.
+void default_init(Tensor& weight, Tensor& bias, Generator* gen) {
+  init::kaiming_uniform_(weight, std::sqrt(5.0), "fan_in", "leaky_relu", gen);
+  if (bias.defined()) {
+    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
+    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
+    init::uniform_(bias, -bound, bound, gen);
+  }
+}
+}  // namespace
+
+// ---- Linear -------------------------------------------------------------------------------------
+Linear::Linear(int64_t in, int64_t out, bool has_bias, Generator* gen)
+    : Module("Linear"), in_features(in), out_features(out) {
+  EMBER_CHECK(in > 0 && out > 0, ValueError, "Linear: in_features and out_features must be > 0, got ",
+              in, " and ", out);
+  weight = register_parameter("weight", empty({out, in}));
+  if (has_bias) bias = register_parameter("bias", empty({out}));
+  reset_parameters(gen);
+}
+void Linear::reset_parameters(Generator* gen) { default_init(weight, bias, gen); }
+Tensor Linear::forward(const Tensor& x) { return linear(x, weight, bias); }
+std::string Linear::extra_repr() const {
+  return "in_features=" + std::to_string(in_features) + ", out_features=" +
+         std::to_string(out_features) + ", bias=" + py_bool(bias.defined());
+}
+int64_t Linear::forward_flops(const Shape& in, const Shape&) const {
+  return 2 * (shape_numel(in) / in_features) * in_features * out_features;
+}
+
+// ---- Conv2d -------------------------------------------------------------------------------------
+Conv2d::Conv2d(int64_t in, int64_t out, std::array<int64_t, 2> k, Conv2dOptions opt, Generator* gen)
+    : Module("Conv2d"), in_channels(in), out_channels(out), kernel_size(k), options(opt) {
+  EMBER_CHECK(in > 0 && out > 0, ValueError, "Conv2d: in_channels and out_channels must be > 0, got ",
+              in, " and ", out);
+  EMBER_CHECK(opt.groups > 0 && in % opt.groups == 0 && out % opt.groups == 0, ValueError,
+              "Conv2d: groups=", opt.groups, " must divide in_channels=", in, " and out_channels=", out);
+  EMBER_CHECK(k[0] > 0 && k[1] > 0, ValueError, "Conv2d: kernel_size must be > 0, got ", pair_str(k));
+  weight = register_parameter("weight", empty({out, in / opt.groups, k[0], k[1]}));
+  if (opt.bias) bias = register_parameter("bias", empty({out}));
+  reset_parameters(gen);
+}
+void Conv2d::reset_parameters(Generator* gen) { default_init(weight, bias, gen); }
+Tensor Conv2d::forward(const Tensor& x) {
+  return F::conv2d(x, weight, bias,
+                   {.stride = options.stride, .padding = options.padding,
+                    .dilation = options.dilation, .groups = options.groups});
+}
+std::string Conv2d::extra_repr() const {
+  std::string s = std::to_string(in_channels) + ", " + std::to_string(out_channels) +
+                  ", kernel_size=" + pair_str(kernel_size) + ", stride=" + pair_str(options.stride);
+  if (options.padding != std::array<int64_t, 2>{0, 0}) s += ", padding=" + pair_str(options.padding);
+  if (options.dilation != std::array<int64_t, 2>{1, 1}) s += ", dilation=" + pair_str(options.dilation);
+  if (options.groups != 1) s += ", groups=" + std::to_string(options.groups);
+  if (!bias.defined()) s += ", bias=False";
+  return s;
+}
+int64_t Conv2d::forward_flops(const Shape&, const Shape& out) const {
+  return 2 * shape_numel(out) * (in_channels / options.groups) * kernel_size[0] * kernel_size[1];
+}
+
+// ---- BatchNorm2d --------------------------------------------------------------------------------
+BatchNorm2d::BatchNorm2d(int64_t c, double eps_, double momentum_, bool affine_)
+    : Module("BatchNorm2d"), num_features(c), eps(eps_), momentum(momentum_), affine(affine_) {
+  EMBER_CHECK(c > 0, ValueError, "BatchNorm2d: num_features must be > 0, got ", c);
+  EMBER_CHECK(eps > 0, ValueError, "BatchNorm2d: eps must be > 0, got ", eps);
+  EMBER_CHECK(momentum >= 0 && momentum <= 1, ValueError, "BatchNorm2d: momentum must be in [0, 1], got ",
+              momentum);
+  if (affine) {
+    weight = register_parameter("weight", ones({c}));
+    bias = register_parameter("bias", zeros({c}));
+  }
+  running_mean = register_buffer("running_mean", zeros({c}));
+  running_var = register_buffer("running_var", ones({c}));
+  num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = DType::Int64}));
+}
+Tensor BatchNorm2d::forward(const Tensor& x) {
+  EMBER_CHECK(x.dim() == 4, ShapeError, "BatchNorm2d: expected a 4-D input (N, C, H, W), got shape ",
+              shape_str(x.sizes()));
+  EMBER_CHECK(x.size(1) == num_features, ShapeError, "BatchNorm2d(", num_features,
+              "): input has ", x.size(1), " channels (shape ", shape_str(x.sizes()), ")");
+  if (is_training()) {
+    NoGradGuard g;
+    num_batches_tracked.add_(1.0);
+  }
+  return F::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum, eps);
+}
+std::string BatchNorm2d::extra_repr() const {
+  return std::to_string(num_features) + ", eps=" + py_float(eps) + ", momentum=" + py_float(momentum) +
+         ", affine=" + py_bool(affine) + ", track_running_stats=True";
+}
+
+// ---- pooling ------------------------------------------------------------------------------------
+MaxPool2d::MaxPool2d(int64_t k, int64_t s, int64_t p, bool ceil)
+    : Module("MaxPool2d"), kernel_size(k), stride(s ? s : k), padding(p), ceil_mode(ceil) {
+  EMBER_CHECK(k > 0 && stride > 0 && p >= 0, ValueError, "MaxPool2d: kernel_size ", k, ", stride ", s,
+              ", padding ", p, " out of range");
+}
+Tensor MaxPool2d::forward(const Tensor& x) {
+  return F::max_pool2d(x, {.kernel = {kernel_size, kernel_size}, .stride = {stride, stride},
+                           .padding = {padding, padding}, .ceil_mode = ceil_mode});
+}
+std::string MaxPool2d::extra_repr() const {
+  return "kernel_size=" + std::to_string(kernel_size) + ", stride=" + std::to_string(stride) +
+         ", padding=" + std::to_string(padding) + ", dilation=1, ceil_mode=" + py_bool(ceil_mode);
+}
+
+AvgPool2d::AvgPool2d(int64_t k, int64_t s, int64_t p, bool ceil, bool include_pad)
+    : Module("AvgPool2d"), kernel_size(k), stride(s ? s : k), padding(p), ceil_mode(ceil),
+      count_include_pad(include_pad) {
+  EMBER_CHECK(k > 0 && stride > 0 && p >= 0, ValueError, "AvgPool2d: kernel_size ", k, ", stride ", s,
+              ", padding ", p, " out of range");
+}
+Tensor AvgPool2d::forward(const Tensor& x) {
+  return F::avg_pool2d(x, {.kernel = {kernel_size, kernel_size}, .stride = {stride, stride},
+                           .padding = {padding, padding}, .ceil_mode = ceil_mode,
+                           .count_include_pad = count_include_pad});
+}
+std::string AvgPool2d::extra_repr() const {
+  return "kernel_size=" + std::to_string(kernel_size) + ", stride=" + std::to_string(stride) +
+         ", padding=" + std::to_string(padding);
+}
+
+AdaptiveAvgPool2d::AdaptiveAvgPool2d(std::array<int64_t, 2> out)
+    : Module("AdaptiveAvgPool2d"), output_size(out) {
+  EMBER_CHECK(out[0] > 0 && out[1] > 0, ValueError, "AdaptiveAvgPool2d: output_size must be > 0, got ",
+              pair_str(out));
+}
+Tensor AdaptiveAvgPool2d::forward(const Tensor& x) { return F::adaptive_avg_pool2d(x, output_size); }
+std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + pair_str(output_size); }
+
+// ---- activations, dropout, flatten --------------------------------------------------------------
+Tensor ReLU::forward(const Tensor& x) { return relu(x); }
+Tensor GELU::forward(const Tensor& x) { return gelu(x); }
+
+Dropout::Dropout(double p_, Generator* gen_) : Module("Dropout"), p(p_), gen(gen_) {
+  EMBER_CHECK(p >= 0 && p <= 1, ValueError, "Dropout: p must be in [0, 1], got ", p);
+}
+Tensor Dropout::forward(const Tensor& x) { return F::dropout(x, p, is_training(), gen); }
+std::string Dropout::extra_repr() const { return "p=" + py_float(p) + ", inplace=False"; }
+
+Flatten::Flatten(int64_t s, int64_t e) : Module("Flatten"), start_dim(s), end_dim(e) {}
+Tensor Flatten::forward(const Tensor& x) { return flatten(x, start_dim, end_dim); }
+std::string Flatten::extra_repr() const {
+  return "start_dim=" + std::to_string(start_dim) + ", end_dim=" + std::to_string(end_dim);
+}
+
+// ---- Sequential ---------------------------------------------------------------------------------
+Sequential::Sequential(std::initializer_list<std::shared_ptr<Module>> modules) : Module("Sequential") {
+  for (const auto& m : modules) push_back(m);
+}
+void Sequential::push_back(std::shared_ptr<Module> module) {
+  register_module(std::to_string(size()), std::move(module));
+}
+std::shared_ptr<Module> Sequential::operator[](size_t index) const {
+  EMBER_CHECK(index < size(), IndexError, "Sequential: index ", index, " out of range for ", size(),
+              " modules");
+  return named_children()[index].second;
+}
+Tensor Sequential::forward(const Tensor& x) {
+  Tensor y = x;
+  for (const auto& [name, m] : named_children()) y = (*m)(y);
+  return y;
+}
+
+// ---- ResidualBlock ------------------------------------------------------------------------------
+ResidualBlock::ResidualBlock(int64_t in, int64_t out, int64_t stride, Generator* gen)
+    : Module("ResidualBlock") {
+  conv1 = register_module("conv1", std::make_shared<Conv2d>(
+      in, out, 3, Conv2dOptions{.stride = {stride, stride}, .padding = {1, 1}, .bias = false}, gen));
+  bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(out));
+  conv2 = register_module("conv2", std::make_shared<Conv2d>(
+      out, out, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen));
+  bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(out));
+  if (stride != 1 || in != out) {
+    downsample = register_module("downsample", std::make_shared<Sequential>(
+        std::initializer_list<std::shared_ptr<Module>>{
+            std::make_shared<Conv2d>(in, out, 1,
+                                     Conv2dOptions{.stride = {stride, stride}, .bias = false}, gen),
+            std::make_shared<BatchNorm2d>(out)}));
+  }
+}
+Tensor ResidualBlock::forward(const Tensor& x) {
+  Tensor y = relu((*bn1)((*conv1)(x)));
+  y = (*bn2)((*conv2)(y));
+  Tensor shortcut = downsample ? (*downsample)(x) : x;
+  return relu(add(y, shortcut));
+}
+
+}  // namespace ember::nn

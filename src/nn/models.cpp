@@ -1,0 +1,176 @@
+// The model zoo: small image classifiers with PyTorch's layer names and default init.
+#include "ember/nn/models.h"
+
+#include "ember/ops.h"
+
+namespace ember::models {
+
+using namespace ember::nn;
+namespace F = ember::nn::functional;
+
+namespace {
+void check_sizes(const char* model, int64_t num_classes, int64_t in_channels, int64_t image_size,
+                 int64_t min_size) {
+  EMBER_CHECK(num_classes > 0, ValueError, model, ": num_classes must be > 0, got ", num_classes);
+  EMBER_CHECK(in_channels > 0, ValueError, model, ": in_channels must be > 0, got ", in_channels);
+  EMBER_CHECK(image_size >= min_size, ValueError, model, ": image_size must be >= ", min_size,
+              ", got ", image_size);
+}
+
+class MnistNet : public Module {
+ public:
+  MnistNet(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen)
+      : Module("MnistNet") {
+    int64_t pooled = (image_size - 4) / 2;
+    conv1 = register_module("conv1", std::make_shared<Conv2d>(in_channels, 32, 3, Conv2dOptions{}, gen));
+    conv2 = register_module("conv2", std::make_shared<Conv2d>(32, 64, 3, Conv2dOptions{}, gen));
+    dropout1 = register_module("dropout1", std::make_shared<Dropout>(0.25));
+    dropout2 = register_module("dropout2", std::make_shared<Dropout>(0.5));
+    fc1 = register_module("fc1", std::make_shared<Linear>(64 * pooled * pooled, 128, true, gen));
+    fc2 = register_module("fc2", std::make_shared<Linear>(128, num_classes, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = relu((*conv1)(x));
+    y = relu((*conv2)(y));
+    y = F::max_pool2d(y, {.kernel = {2, 2}});
+    y = (*dropout1)(y);
+    y = flatten(y, 1);
+    y = relu((*fc1)(y));
+    y = (*dropout2)(y);
+    return (*fc2)(y);
+  }
+  std::shared_ptr<Conv2d> conv1, conv2;
+  std::shared_ptr<Dropout> dropout1, dropout2;
+  std::shared_ptr<Linear> fc1, fc2;
+};
+
+class LeNet5 : public Module {
+ public:
+  LeNet5(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen)
+      : Module("LeNet5") {
+    int64_t s = ((image_size / 2) - 4) / 2;
+    conv1 = register_module("conv1", std::make_shared<Conv2d>(
+        in_channels, 6, 5, Conv2dOptions{.padding = {2, 2}}, gen));
+    conv2 = register_module("conv2", std::make_shared<Conv2d>(6, 16, 5, Conv2dOptions{}, gen));
+    fc1 = register_module("fc1", std::make_shared<Linear>(16 * s * s, 120, true, gen));
+    fc2 = register_module("fc2", std::make_shared<Linear>(120, 84, true, gen));
+    fc3 = register_module("fc3", std::make_shared<Linear>(84, num_classes, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = F::max_pool2d(relu((*conv1)(x)), {.kernel = {2, 2}});
+    y = F::max_pool2d(relu((*conv2)(y)), {.kernel = {2, 2}});
+    y = flatten(y, 1);
+    y = relu((*fc1)(y));
+    y = relu((*fc2)(y));
+    return (*fc3)(y);
+  }
+  std::shared_ptr<Conv2d> conv1, conv2;
+  std::shared_ptr<Linear> fc1, fc2, fc3;
+};
+
+class ResNetSmall : public Module {
+ public:
+  ResNetSmall(int64_t num_classes, int64_t in_channels, Generator* gen) : Module("ResNetSmall") {
+    conv1 = register_module("conv1", std::make_shared<Conv2d>(
+        in_channels, 16, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen));
+    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(16));
+    int64_t in = 16;
+    const int64_t widths[3] = {16, 32, 64};
+    for (int stage = 0; stage < 3; ++stage) {
+      auto layer = std::make_shared<Sequential>();
+      for (int b = 0; b < 2; ++b) {
+        int64_t stride = (stage > 0 && b == 0) ? 2 : 1;
+        layer->push_back(std::make_shared<ResidualBlock>(in, widths[stage], stride, gen));
+        in = widths[stage];
+      }
+      layers[stage] = register_module("layer" + std::to_string(stage + 1), layer);
+    }
+    pool = register_module("avgpool", std::make_shared<AdaptiveAvgPool2d>(1));
+    fc = register_module("fc", std::make_shared<Linear>(64, num_classes, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = relu((*bn1)((*conv1)(x)));
+    for (auto& layer : layers) y = (*layer)(y);
+    y = flatten((*pool)(y), 1);
+    return (*fc)(y);
+  }
+  std::shared_ptr<Conv2d> conv1;
+  std::shared_ptr<BatchNorm2d> bn1;
+  std::shared_ptr<Sequential> layers[3];
+  std::shared_ptr<AdaptiveAvgPool2d> pool;
+  std::shared_ptr<Linear> fc;
+};
+
+class AlexNetCifar : public Module {
+ public:
+  AlexNetCifar(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen)
+      : Module("AlexNetCifar") {
+    auto conv = [&](int64_t in, int64_t out) {
+      return std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.padding = {1, 1}}, gen);
+    };
+    features = register_module("features", std::make_shared<Sequential>(
+        std::initializer_list<std::shared_ptr<Module>>{
+            conv(in_channels, 64), std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2),
+            conv(64, 192), std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2),
+            conv(192, 384), std::make_shared<ReLU>(),
+            conv(384, 256), std::make_shared<ReLU>(),
+            conv(256, 256), std::make_shared<ReLU>(), std::make_shared<MaxPool2d>(2)}));
+    int64_t s = image_size / 8;
+    classifier = register_module("classifier", std::make_shared<Sequential>(
+        std::initializer_list<std::shared_ptr<Module>>{
+            std::make_shared<Dropout>(0.5), std::make_shared<Linear>(256 * s * s, 1024, true, gen),
+            std::make_shared<ReLU>(), std::make_shared<Dropout>(0.5),
+            std::make_shared<Linear>(1024, 1024, true, gen), std::make_shared<ReLU>(),
+            std::make_shared<Linear>(1024, num_classes, true, gen)}));
+  }
+  Tensor forward(const Tensor& x) override {
+    return (*classifier)(flatten((*features)(x), 1));
+  }
+  std::shared_ptr<Sequential> features, classifier;
+};
+}  // namespace
+
+std::shared_ptr<Module> mlp(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
+  check_sizes("mlp", num_classes, in_channels, image_size, 1);
+  return std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
+      std::make_shared<Flatten>(),
+      std::make_shared<Linear>(in_channels * image_size * image_size, 256, true, gen),
+      std::make_shared<ReLU>(), std::make_shared<Linear>(256, num_classes, true, gen)});
+}
+std::shared_ptr<Module> lenet5(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
+  check_sizes("lenet5", num_classes, in_channels, image_size, 12);
+  return std::make_shared<LeNet5>(num_classes, in_channels, image_size, gen);
+}
+std::shared_ptr<Module> mnistnet(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
+  check_sizes("mnistnet", num_classes, in_channels, image_size, 6);
+  return std::make_shared<MnistNet>(num_classes, in_channels, image_size, gen);
+}
+std::shared_ptr<Module> resnet_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
+                                     Generator* gen) {
+  check_sizes("resnet_small", num_classes, in_channels, image_size, 4);
+  return std::make_shared<ResNetSmall>(num_classes, in_channels, gen);
+}
+std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, int64_t image_size,
+                                      Generator* gen) {
+  check_sizes("alexnet_cifar", num_classes, in_channels, image_size, 8);
+  EMBER_CHECK(image_size % 8 == 0, ValueError, "alexnet_cifar: image_size must be a multiple of 8, got ",
+              image_size);
+  return std::make_shared<AlexNetCifar>(num_classes, in_channels, image_size, gen);
+}
+
+std::vector<std::string> names() { return {"mlp", "lenet5", "mnistnet", "resnet_small", "alexnet_cifar"}; }
+
+std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int64_t in_channels,
+                               int64_t image_size, Generator* gen) {
+  if (name == "mlp") return mlp(num_classes, in_channels, image_size, gen);
+  if (name == "lenet5") return lenet5(num_classes, in_channels, image_size, gen);
+  if (name == "mnistnet") return mnistnet(num_classes, in_channels, image_size, gen);
+  if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
+  if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
+  std::string known;
+  for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
+  throw ValueError("models::create: unknown model '" + name + "'; known models: " + known,
+                   "pick one of: " + known);
+}
+
+}  // namespace ember::models

@@ -1,0 +1,124 @@
+// Optimizer base: parameter groups, zero_grad, and the state_dict layout shared by all optimizers.
+#include "ember/optim/optimizer.h"
+
+#include <cmath>
+
+#include "ember/autograd/node.h"
+#include "ember/ops.h"
+
+namespace ember::optim {
+
+Optimizer::Optimizer(std::string name, std::vector<ParamGroupSpec> specs, double lr, double wd)
+    : name_(std::move(name)) {
+  check_lr_wd(lr, wd);
+  EMBER_CHECK(!specs.empty(), ValueError, name_, ": got an empty parameter list");
+  for (auto& spec : specs) {
+    ParamGroup g;
+    g.params = std::move(spec.params);
+    g.lr = spec.lr.value_or(lr);
+    g.weight_decay = spec.weight_decay.value_or(wd);
+    check_lr_wd(g.lr, g.weight_decay);
+    for (size_t i = 0; i < g.params.size(); ++i) {
+      const Tensor& p = g.params[i];
+      EMBER_CHECK(p.defined(), ValueError, name_, ": parameter ", i, " of group ", groups_.size(),
+                  " is undefined");
+      EMBER_CHECK(is_floating(p.dtype()), DTypeError, name_, ": can only optimize floating-point "
+                  "tensors, parameter ", i, " of group ", groups_.size(), " is ", dtype_name(p.dtype()));
+      EMBER_CHECK(p.is_leaf(), ValueError, name_, ": can't optimize a non-leaf tensor (parameter ", i,
+                  " of group ", groups_.size(), ")");
+    }
+    state_.emplace_back(g.params.size());
+    groups_.push_back(std::move(g));
+  }
+}
+
+void Optimizer::check_lr_wd(double lr, double wd) const {
+  EMBER_CHECK(lr >= 0.0 && std::isfinite(lr), ValueError, name_, ": invalid lr: ", lr, " (must be >= 0)");
+  EMBER_CHECK(wd >= 0.0 && std::isfinite(wd), ValueError, name_, ": invalid weight_decay: ", wd,
+              " (must be >= 0)");
+}
+
+void Optimizer::zero_grad(bool set_to_none) {
+  for (auto& g : groups_) {
+    for (auto& p : g.params) {
+      if (!p.grad().defined()) continue;
+      if (set_to_none) {
+        p.set_grad({});
+      } else {
+        NoGradGuard ng;
+        p.grad().zero_();
+      }
+    }
+  }
+}
+
+void Optimizer::set_lr(double lr) {
+  check_lr_wd(lr, 0.0);
+  for (auto& g : groups_) g.lr = lr;
+}
+
+StateDict Optimizer::state_dict() const {
+  StateDict d;
+  d.set_int("num_param_groups", int64_t(groups_.size()));
+  for (auto& [k, v] : options_list()) d.set_scalar("options." + k, v);
+  int64_t flat = 0;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const ParamGroup& g = groups_[gi];
+    std::string gp = "param_groups." + std::to_string(gi) + ".";
+    d.set_int(gp + "num_params", int64_t(g.params.size()));
+    d.set_scalar(gp + "lr", g.lr);
+    d.set_scalar(gp + "weight_decay", g.weight_decay);
+    if (g.initial_lr) d.set_scalar(gp + "initial_lr", *g.initial_lr);
+    for (size_t pi = 0; pi < g.params.size(); ++pi, ++flat) {
+      const ParamState& st = state_[gi][pi];
+      if (st.step == 0 && st.buffers.empty()) continue;
+      std::string sp = "state." + std::to_string(flat) + ".";
+      d.set_int(sp + "step", st.step);
+      for (const auto& [name, buf] : st.buffers) d.set(sp + name, buf);
+    }
+  }
+  return d;
+}
+
+void Optimizer::load_state_dict(const StateDict& d) {
+  // Validate everything first so a bad dict leaves the optimizer untouched.
+  int64_t ngroups = d.integer("num_param_groups");
+  EMBER_CHECK(ngroups == int64_t(groups_.size()), ValueError, name_, ".load_state_dict: the state has ",
+              ngroups, " parameter groups, this optimizer has ", groups_.size());
+  for (auto& [k, v] : options_list())
+    EMBER_CHECK(d.contains("options." + k), ValueError, name_, ".load_state_dict: missing key 'options.",
+                k, "' (a state dict of another optimizer type?)");
+  std::vector<std::vector<ParamState>> new_state(groups_.size());
+  int64_t flat = 0;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    const ParamGroup& g = groups_[gi];
+    std::string gp = "param_groups." + std::to_string(gi) + ".";
+    int64_t n = d.integer(gp + "num_params");
+    EMBER_CHECK(n == int64_t(g.params.size()), ValueError, name_, ".load_state_dict: group ", gi,
+                " of the state has ", n, " parameters, this optimizer's has ", g.params.size());
+    new_state[gi].resize(g.params.size());
+    for (size_t pi = 0; pi < g.params.size(); ++pi, ++flat) {
+      std::string sp = "state." + std::to_string(flat) + ".";
+      if (!d.contains(sp + "step")) continue;
+      ParamState& st = new_state[gi][pi];
+      st.step = d.integer(sp + "step");
+      const Tensor& p = g.params[pi];
+      for (const auto& [key, t] : d) {
+        if (key.compare(0, sp.size(), sp) != 0 || key == sp + "step") continue;
+        EMBER_CHECK(t.sizes() == p.sizes(), ShapeError, name_, ".load_state_dict: '", key, "' has shape ",
+                    shape_str(t.sizes()), " but parameter ", flat, " has shape ", shape_str(p.sizes()));
+        st.buffers[key.substr(sp.size())] = t.detach().to(p.device(), p.dtype()).clone();
+      }
+    }
+  }
+  for (auto& [k, v] : options_list()) set_option(k, d.scalar("options." + k));
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    std::string gp = "param_groups." + std::to_string(gi) + ".";
+    groups_[gi].lr = d.scalar(gp + "lr");
+    groups_[gi].weight_decay = d.scalar(gp + "weight_decay");
+    if (d.contains(gp + "initial_lr")) groups_[gi].initial_lr = d.scalar(gp + "initial_lr");
+  }
+  state_ = std::move(new_state);
+}
+
+}  // namespace ember::optim
