@@ -28,8 +28,7 @@ class UsageError : public Error {
 // stores the function main() runs after parsing.
 using Runner = std::function<int()>;
 void register_train(CLI::App& root, Runner& run);
-void register_eval(CLI::App& root, Runner& run);
-void register_predict(CLI::App& root, Runner& run);
+void register_eval(CLI::App& root, Runner& run);  // eval and predict
 void register_doctor(CLI::App& root, Runner& run);
 void register_bench(CLI::App& root, Runner& run);
 void register_data(CLI::App& root, Runner& run);

@@ -1,5 +1,5 @@
-// ember data (work in progress).
+// ember data: dataset commands (fetch/verify land with the data loader's fetch_dataset).
 #include "cli.h"
 namespace ember::cli {
-void register_data(CLI::App& root, Runner& run) { (void)root; (void)run; }
+void register_data(CLI::App& root, Runner& run) { (void)root, (void)run; }
 }  // namespace ember::cli
