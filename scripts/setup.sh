@@ -11,5 +11,6 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libcli11-dev libfmt-dev nlohmann-json3-dev \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
+  libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist

@@ -1,5 +1,19 @@
-// CUDA backend registration. The device probe (runtime.cpp) is built; the CUDA kernels, allocator
-// and copies land with the CUDA backend issue, and until then a CUDA build computes on the CPU.
+// CUDA backend registration: kernels into the dispatch table and the caching allocator for
+// DeviceType::CUDA. Always registered in a CUDA build, GPU or not: with no usable device the
+// allocator refuses to create CUDA tensors with a DeviceError that says why.
+#include "cuda/allocator.h"
+
 namespace ember::cuda {
-void register_kernels() {}
+void register_elementwise_kernels();
+void register_reduce_kernels();
+void register_gemm_kernels();
+void register_copy_kernels();
+
+void register_kernels() {
+  register_elementwise_kernels();
+  register_reduce_kernels();
+  register_gemm_kernels();
+  register_copy_kernels();
+  set_allocator(DeviceType::CUDA, &caching_allocator());
+}
 }  // namespace ember::cuda

@@ -3,13 +3,26 @@
 // (35) and leaves the count untouched.
 #include <cuda_runtime_api.h>
 
+#include <cstdlib>
 #include <string>
 
 #include "core/runtime.h"
+#include "core/visible_devices.h"
 
 namespace ember {
 
 namespace {
+// " (CUDA_VISIBLE_DEVICES='-1' hides every device)" and the like; "" when the variable is unset.
+std::string visible_devices_note() {
+  const char* v = std::getenv("CUDA_VISIBLE_DEVICES");
+  if (v == nullptr) return "";
+  VisibleDevices vis = parse_visible_devices(std::string(v));
+  std::string note = std::string("; CUDA_VISIBLE_DEVICES='") + v + "'";
+  if (vis.count() == 0) note += " hides every device";
+  if (!vis.stopped_at.empty()) note += " (the list stops at the invalid entry '" + vis.stopped_at + "')";
+  return note;
+}
+
 struct Probe {
   int count = 0;
   std::string reason;
@@ -26,12 +39,12 @@ const Probe& probe() {
                           : "the NVIDIA driver is too old for this CUDA runtime (driver supports CUDA " +
                                 std::to_string(drv / 1000) + "." + std::to_string(drv % 1000 / 10) + ")";
     } else if (err == cudaErrorNoDevice) {
-      r.reason = "no CUDA device found (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+      r.reason = "no CUDA device found (check CUDA_VISIBLE_DEVICES and nvidia-smi)" + visible_devices_note();
     } else if (err != cudaSuccess) {
       r.reason = std::string("CUDA initialisation failed: ") + cudaGetErrorName(err) + " (" +
                  cudaGetErrorString(err) + ")";
     } else if (n == 0) {
-      r.reason = "no CUDA device found (check CUDA_VISIBLE_DEVICES and nvidia-smi)";
+      r.reason = "no CUDA device found (check CUDA_VISIBLE_DEVICES and nvidia-smi)" + visible_devices_note();
     } else {
       r.count = n;
     }

@@ -56,8 +56,12 @@ Tensor Module::forward(const Tensor&) {
 }
 
 Tensor Module::operator()(const Tensor& x) {
+  if (!g_call_log) return forward(x);
+  // Reserve the slot before running, so the log lists modules in the order they were entered.
+  size_t slot = g_call_log->size();
+  g_call_log->push_back({this, x.sizes(), {}});
   Tensor y = forward(x);
-  if (g_call_log) g_call_log->push_back({this, x.sizes(), y.sizes()});
+  (*g_call_log)[slot].output = y.sizes();
   return y;
 }
 
@@ -293,21 +297,14 @@ std::string Module::summary(Shape input_shape) {
   }
   train(was_training);
 
-  // Records arrive in completion order (children before parents); list them in call order by
-  // sorting on first appearance in named_modules(), which is registration order.
   std::ostringstream os;
   os << std::left << std::setw(36) << "Layer (type)" << std::setw(22) << "Output shape"
      << std::right << std::setw(14) << "Param #" << std::setw(16) << "FLOPs" << "\n";
   os << std::string(88, '=') << "\n";
   int64_t total_flops = 0;
-  std::vector<const CallRecord*> order;
+  std::vector<const CallRecord*> order;  // call order (a module appears once per call)
   for (const auto& r : log)
     if (r.module != this && names.count(r.module)) order.push_back(&r);
-  std::map<const Module*, size_t> rank;
-  size_t i = 0;
-  for (auto& [n, m] : named_modules()) rank.emplace(m.get(), i++);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](const CallRecord* a, const CallRecord* b) { return rank[a->module] < rank[b->module]; });
   for (const CallRecord* r : order) {
     const auto& [name, depth] = names[r->module];
     std::string label = std::string(size_t(depth) * 2, ' ') + name + " (" + r->module->type_name() + ")";

@@ -41,6 +41,10 @@ using ReduceFn = void (*)(ReduceOp op, const Tensor& in, const std::vector<int64
 using BatchedGemmFn = void (*)(const Tensor& a, const Tensor& b, const Tensor& out);
 // Fills `out` from the Philox stream at (seed, offset); p0/p1: (low, high), (mean, std), (low, high), (p, -).
 using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1);
+// Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
+// dtype and numel, on different devices. Registered under the non-CPU side's device type (the
+// source's when both are non-CPU); returns when dst holds the data.
+using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
 
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
@@ -50,5 +54,6 @@ inline KernelSlot<WhereFn> where("where");
 inline KernelSlot<ReduceFn> reduce("reduce");
 inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
+inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 
 }  // namespace ember::kernels

@@ -111,7 +111,7 @@ class Module : public std::enable_shared_from_this<Module> {
   // The text inside the parentheses of this module's one-line repr ("in_features=4, ...").
   virtual std::string extra_repr() const { return {}; }
   // FLOPs of one forward call given its input and output shapes; -1 when not counted.
-  virtual int64_t forward_flops(const Shape& input, const Shape& output) const { return -1; }
+  virtual int64_t forward_flops(const Shape& /*input*/, const Shape& /*output*/) const { return -1; }
   // PyTorch-style multi-line repr (what operator<< prints).
   std::string repr() const;
 

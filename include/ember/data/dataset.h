@@ -1,0 +1,105 @@
+// Dataset: a labelled image set held once, as uint8, ready for the DataLoader.
+//   images  uint8 (N, C, H, W), contiguous; held once (the loader never copies it, floats are made
+//           per batch)
+//   labels  int64 (N), each in [0, classes.size())
+// Sources: the known datasets by name (fashion-mnist, mnist, cifar10, cifar100), image folders
+// (root/<class>/<file>.png|jpg), the IDX/CIFAR readers' LabeledImages, or tensors the user already
+// has in memory. A Dataset is a value of tensor handles: copying it never copies pixels.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "ember/core/tensor.h"
+#include "ember/data/readers.h"
+
+namespace ember::data {
+
+struct Dataset {
+  std::string name;                  // "fashion-mnist", "image-folder:<root>", "tensors", ...
+  Tensor images;                     // uint8 (N, C, H, W), contiguous
+  Tensor labels;                     // int64 (N)
+  std::vector<std::string> classes;  // label i is classes[i]
+  std::vector<float> mean, std;      // per channel, on the [0, 1] scale (pixel / 255)
+
+  int64_t size() const { return images.defined() ? images.size(0) : 0; }
+  int64_t channels() const { return images.size(1); }
+  int64_t height() const { return images.size(2); }
+  int64_t width() const { return images.size(3); }
+  int64_t num_classes() const { return int64_t(classes.size()); }
+  // Bytes of pixel + label memory this dataset holds.
+  size_t nbytes() const;
+};
+
+// Per-channel mean and std (population, on the [0, 1] scale) of uint8 (N, C, H, W) images.
+// One pass, accumulated in double.
+void compute_mean_std(const Tensor& images, std::vector<float>& mean, std::vector<float>& std);
+
+// Takes ownership of the reader's buffers without copying the pixels (the uint8 data is held
+// once, even while converting). classes default to "0".."K-1"; mean/std, when empty, are computed.
+Dataset dataset_from_labeled_images(LabeledImages&& li, std::string name, std::vector<std::string> classes = {},
+                                    std::vector<float> mean = {}, std::vector<float> std = {});
+
+// Users' own data from C++: images uint8 (N, C, H, W) or (N, H, W) (C = 1), labels integer (N) in
+// [0, num_classes). The tensors are shared, not copied, when already uint8/int64 contiguous on the
+// CPU. num_classes 0 = max label + 1. Throws ShapeError / DTypeError / ValueError.
+Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, int64_t num_classes = 0,
+                             std::vector<std::string> classes = {}, std::vector<float> mean = {},
+                             std::vector<float> std = {});
+
+// ---- image folders ---------------------------------------------------------------------------
+enum class ResizeMode {
+  Resize,      // scale to (height, width), ignoring the aspect ratio (stb_image_resize default
+               // filters: Catmull-Rom up, Mitchell down)
+  CenterCrop,  // scale the shorter side to fit, then cut the centre (height, width)
+};
+struct ImageFolderOptions {
+  int64_t height = 32, width = 32;
+  int64_t channels = 3;            // 1 (grey) or 3 (RGB); stb converts
+  ResizeMode resize = ResizeMode::Resize;
+  bool strict = false;             // an undecodable file: false = skip with a warning, true = DataError
+};
+struct ImageFolderReport {
+  int64_t loaded = 0;
+  std::vector<std::string> warnings;  // one per skipped file, naming it (also printed to stderr)
+};
+// root/<class>/<file>.png|.jpg|.jpeg|.bmp|.gif|.tga|.ppm|.pgm: classes sorted by name give labels
+// 0..K-1, files sorted by name within a class. Other files are ignored. Throws IOError (no such
+// directory) or DataError (no class folders, no images, or an undecodable image under strict; the
+// message names the file, what was expected and what was found).
+Dataset load_image_folder(const std::filesystem::path& root, const ImageFolderOptions& opt = {},
+                          ImageFolderReport* report = nullptr);
+
+// ---- known datasets by name ------------------------------------------------------------------
+struct KnownDataset {
+  std::string name;                   // "fashion-mnist"
+  std::vector<std::string> classes;
+  std::vector<float> mean, std;       // of the training set, [0, 1] scale
+  std::string install_hint;           // how to get it when missing
+};
+// The names ember knows: fashion-mnist, mnist, cifar10, cifar100. Throws ValueError otherwise
+// (the message lists the known names).
+const KnownDataset& known_dataset(const std::string& name);
+std::vector<std::string> known_dataset_names();
+
+// Where a known dataset is looked for when no data_dir is given:
+//   fashion-mnist: /usr/share/datasets/fashion-mnist (Debian dataset-fashion-mnist) if present,
+//                  else the cache below
+//   others:        $EMBER_DATA_DIR/NAME if EMBER_DATA_DIR is set, else ~/.cache/ember/datasets/NAME
+std::filesystem::path default_data_dir(const std::string& name);
+
+struct LoadOptions {
+  std::filesystem::path data_dir;     // empty: default_data_dir(name)
+  bool train = true;                  // training or test split
+};
+// Loads a known dataset. mnist / fashion-mnist read the MNIST-named IDX files
+// ({train,t10k}-{images-idx3,labels-idx1}-ubyte, plain or .gz) from the directory; cifar10 reads
+// cifar-10-batches-bin/ (or the directory itself), cifar100 cifar-100-binary/ (fine labels).
+// A missing dataset throws IOError saying where it looked and how to get it
+// (`apt-get install dataset-fashion-mnist` or `ember data fetch NAME`).
+Dataset load_dataset(const std::string& name, const LoadOptions& opt = {});
+
+}  // namespace ember::data

@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# One-shot check of the CUDA backend on a machine with an NVIDIA GPU (written for one GPU, 16
+# cores, nvcc on PATH or in /usr/local/cuda; cuBLAS/cuDNN may come from the nvidia-*-cu13 Python
+# wheels). Configures and builds Release, runs the GPU tests (ctest -L gpu), `ember doctor` and
+# `ember bench matmul` when the CLI exists, and prints a table last. Bounded to 8 minutes in all.
+# Without a usable GPU it still runs the CPU-side steps and says the GPU steps were skipped.
+#   usage: scripts/gpu-check.sh [OUTDIR]   (default: $OUT, else ./gpu-check-out)
+# Writes OUTDIR/<step>.log for every step and OUTDIR/summary.json. Exit status: 0 when every step
+# that ran passed, 1 otherwise. Status: untested on a GPU as of 2026-11-29 (see docs/gpu.md).
+set -u
+
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-${OUT:-./gpu-check-out}}
+mkdir -p "$out" && out=$(cd "$out" && pwd)
+build=${BUILD_DIR:-$root/build-gpu-check}
+jobs=${JOBS:-16}
+deadline=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-480} ))
+names=() statuses=() seconds=()
+
+# run NAME LIMIT_SECONDS CMD...: runs with a timeout cut to the time left, records the status.
+run() {
+  local name=$1 limit=$2; shift 2
+  local left=$(( deadline - $(date +%s) ))
+  (( limit > left )) && limit=$left
+  local t0=$(date +%s) rc status
+  if (( limit <= 5 )); then
+    status="SKIP (out of time)"
+  else
+    echo "== $name (limit ${limit}s)"
+    timeout --kill-after=10 "$limit" "$@" >"$out/$name.log" 2>&1
+    rc=$?
+    if (( rc == 0 )); then status=PASS; elif (( rc == 124 || rc == 137 )); then status="FAIL (timeout)"; else status="FAIL (rc=$rc)"; fi
+  fi
+  names+=("$name"); statuses+=("$status"); seconds+=($(( $(date +%s) - t0 )))
+  echo "   $status"
+}
+skip() { names+=("$1"); statuses+=("SKIP ($2)"); seconds+=(0); echo "== $1: skipped ($2)"; }
+
+# ---- toolchain: nvcc, and cuBLAS/cuDNN from pip wheels when the toolkit lacks them ------------
+export PATH="$PATH:/usr/local/cuda/bin"
+prefix_path="" libdirs=""
+wheel_dirs=$(python3 - <<'PY' 2>/dev/null
+import glob, os, site, sys
+roots = site.getsitepackages() + [site.getusersitepackages()]
+for r in roots:
+    for d in sorted(glob.glob(os.path.join(r, "nvidia", "*"))):
+        if os.path.isdir(os.path.join(d, "include")) or os.path.isdir(os.path.join(d, "lib")):
+            print(d)
+PY
+)
+for d in $wheel_dirs; do
+  prefix_path="${prefix_path:+$prefix_path;}$d"
+  [[ -d $d/lib ]] && libdirs="${libdirs:+$libdirs:}$d/lib"
+done
+[[ -n $libdirs ]] && export LD_LIBRARY_PATH="$libdirs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+{
+  echo "date: $(date -u +%FT%TZ)"; echo "host: $(hostname)"; echo "nproc: $(nproc)"
+  echo "nvcc: $(command -v nvcc || echo none)"; nvcc --version 2>/dev/null | tail -1
+  echo "nvidia wheel dirs: ${wheel_dirs:-none}"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || echo "nvidia-smi: not available"
+} >"$out/environment.log" 2>&1
+gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+gpu_count=${gpu_count:-0}
+
+# ---- CPU-side steps: always --------------------------------------------------------------------
+gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+run configure 120 cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
+  -DEMBER_BUILD_BENCH=OFF ${prefix_path:+"-DCMAKE_PREFIX_PATH=$prefix_path"}
+if [[ ${statuses[-1]} == PASS ]]; then
+  run build 330 cmake --build "$build" -j "$jobs"
+else
+  skip build "configure failed"
+fi
+built=0; [[ ${statuses[-1]} == PASS ]] && built=1
+if (( built )); then
+  run cpu_tests 120 ctest --test-dir "$build" -LE "gpu|install" -j "$jobs" --output-on-failure
+else
+  skip cpu_tests "no build"
+fi
+
+# ---- GPU steps: only with a GPU -----------------------------------------------------------------
+if (( gpu_count == 0 )); then
+  for s in gpu_tests doctor bench_matmul; do skip "$s" "no NVIDIA GPU visible (nvidia-smi -L lists none)"; done
+elif (( ! built )); then
+  for s in gpu_tests doctor bench_matmul; do skip "$s" "no build"; done
+else
+  run gpu_tests 180 ctest --test-dir "$build" -L gpu --output-on-failure
+  if [[ -x $build/ember ]]; then
+    run doctor 30 "$build/ember" doctor
+    run bench_matmul 60 "$build/ember" bench matmul
+  else
+    skip doctor "no ember CLI in this build"; skip bench_matmul "no ember CLI in this build"
+  fi
+fi
+
+# ---- summary --------------------------------------------------------------------------------------
+failed=0
+{
+  echo "{"
+  echo "  \"date\": \"$(date -u +%FT%TZ)\", \"gpus\": $gpu_count, \"build_dir\": \"$build\","
+  echo "  \"steps\": ["
+  for i in "${!names[@]}"; do
+    sep=","; (( i == ${#names[@]} - 1 )) && sep=""
+    echo "    {\"step\": \"${names[$i]}\", \"status\": \"${statuses[$i]}\", \"seconds\": ${seconds[$i]}}$sep"
+  done
+  echo "  ]"
+  echo "}"
+} >"$out/summary.json"
+echo
+printf '%-14s %-44s %s\n' STEP STATUS SECONDS
+for i in "${!names[@]}"; do
+  printf '%-14s %-44s %s\n' "${names[$i]}" "${statuses[$i]}" "${seconds[$i]}"
+  [[ ${statuses[$i]} == FAIL* ]] && failed=1
+done
+(( gpu_count == 0 )) && echo "NOTE: no GPU here: the GPU steps were SKIPPED; only CPU-side steps ran."
+echo "logs and summary.json in $out"
+exit $failed

@@ -1,0 +1,28 @@
+// One checking macro family for every CUDA runtime and cuBLAS call, and a launch check for every
+// kernel launch. A failure throws ember::CudaError naming the statement, file, line and device.
+#pragma once
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+
+namespace ember::cuda::detail {
+[[noreturn]] void throw_cuda_error(cudaError_t err, const char* stmt, const char* file, int line);
+[[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* stmt, const char* file, int line);
+}  // namespace ember::cuda::detail
+
+#define EMBER_CUDA_CHECK(stmt)                                                         \
+  do {                                                                                 \
+    cudaError_t ember_cuda_err_ = (stmt);                                              \
+    if (ember_cuda_err_ != cudaSuccess)                                                \
+      ::ember::cuda::detail::throw_cuda_error(ember_cuda_err_, #stmt, __FILE__, __LINE__); \
+  } while (0)
+
+#define EMBER_CUBLAS_CHECK(stmt)                                                           \
+  do {                                                                                     \
+    cublasStatus_t ember_cublas_st_ = (stmt);                                              \
+    if (ember_cublas_st_ != CUBLAS_STATUS_SUCCESS)                                         \
+      ::ember::cuda::detail::throw_cublas_error(ember_cublas_st_, #stmt, __FILE__, __LINE__); \
+  } while (0)
+
+// Right after every <<<...>>>: catches bad launch configurations (and earlier sticky errors).
+#define EMBER_CUDA_LAUNCH_CHECK() EMBER_CUDA_CHECK(cudaGetLastError())

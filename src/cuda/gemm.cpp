@@ -1,0 +1,69 @@
+// Batched GEMM on CUDA through cuBLAS (cublasSgemmStridedBatched / cublasDgemmStridedBatched), the
+// twin of src/cpu/gemm.cpp. cuBLAS is column-major: a row-major (M, N) C is a column-major
+// (N, M) C^T, so we compute C^T = B^T A^T by passing B first. Transposed views are passed as
+// transposes, never copied; only layouts BLAS cannot express are made contiguous first.
+// Float32 uses cuBLAS's default math mode (full fp32, no TF32), so results compare to the CPU's.
+#include <algorithm>
+#include <climits>
+
+#include "cuda/check.h"
+#include "cuda/context.h"
+#include "ops/kernels.h"
+
+namespace ember::cuda {
+
+namespace {
+struct Operand {
+  Tensor t;
+  cublasOperation_t trans;  // how cuBLAS must read the row-major storage (see the header comment)
+  int64_t ld;
+};
+Operand as_blas(const Tensor& m3) {
+  int64_t r = m3.size(1), c = m3.size(2);
+  int64_t s1 = m3.stride(1), s2 = m3.stride(2);
+  if (s2 == 1 && (s1 >= std::max<int64_t>(c, 1) || r == 1)) return {m3, CUBLAS_OP_N, std::max<int64_t>(r == 1 ? c : s1, 1)};
+  if (s1 == 1 && (s2 >= std::max<int64_t>(r, 1) || c == 1)) return {m3, CUBLAS_OP_T, std::max<int64_t>(c == 1 ? r : s2, 1)};
+  Tensor cc = m3.contiguous();
+  return {cc, CUBLAS_OP_N, std::max<int64_t>(c, 1)};
+}
+
+int to_int(int64_t v, const char* what) {
+  EMBER_CHECK(v <= INT_MAX, NotImplementedError, "matmul on CUDA: ", what, " = ", v,
+              " exceeds cuBLAS's 32-bit limit");
+  return int(v);
+}
+
+void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
+  const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
+  if (out.numel() == 0) return;
+  if (K == 0) {
+    kernels::fill(out.device())(out, 0.0);
+    return;
+  }
+  EMBER_CHECK(a.dtype() == DType::Float32 || a.dtype() == DType::Float64, DTypeError,
+              "matmul: unsupported dtype ", dtype_name(a.dtype()));
+  Operand A = as_blas(a), Bm = as_blas(b);
+  const int dev = out.device().index;
+  DeviceGuard g(dev);
+  cublasHandle_t h = cublas_handle(dev);
+  const int m = to_int(M, "M"), n = to_int(N, "N"), k = to_int(K, "K"), batch = to_int(B, "batch");
+  const int lda = to_int(A.ld, "lda"), ldb = to_int(Bm.ld, "ldb");
+  // Broadcast batches have stride 0, which cuBLAS accepts.
+  const long long sa = A.t.stride(0), sb = Bm.t.stride(0), sc = M * N;
+  if (a.dtype() == DType::Float32) {
+    const float one = 1.0f, zero = 0.0f;
+    EMBER_CUBLAS_CHECK(cublasSgemmStridedBatched(h, Bm.trans, A.trans, n, m, k, &one, Bm.t.data_ptr<float>(), ldb, sb,
+                                                 A.t.data_ptr<float>(), lda, sa, &zero, out.data_ptr<float>(), n, sc,
+                                                 batch));
+  } else {
+    const double one = 1.0, zero = 0.0;
+    EMBER_CUBLAS_CHECK(cublasDgemmStridedBatched(h, Bm.trans, A.trans, n, m, k, &one, Bm.t.data_ptr<double>(), ldb, sb,
+                                                 A.t.data_ptr<double>(), lda, sa, &zero, out.data_ptr<double>(), n, sc,
+                                                 batch));
+  }
+}
+}  // namespace
+
+void register_gemm_kernels() { kernels::batched_gemm.set(DeviceType::CUDA, &batched_gemm); }
+
+}  // namespace ember::cuda
