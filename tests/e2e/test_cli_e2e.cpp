@@ -254,6 +254,11 @@ TEST_F(Cli, DoctorAndBench) {
   r = run("bench train --model lenet5 --device cpu --batch-sizes 16 --threads 2 --steps 2 --warmup 1 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_GT(nlohmann::json::parse(r.out)["results"][0]["samples_per_s"].get<double>(), 0);
+  // The tiny test files are not Fashion-MNIST: verify must say so and exit 1.
+  r = run("data verify fashion-mnist --data-dir " + data.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "FAIL");
+  EXPECT_EQ(run("data frob").code, 2);
   if (ember::cuda_device_count() == 0) {
     EXPECT_HAS(run("bench matmul --sizes 64").out, "no CUDA device");
     r = run("bench bandwidth");
