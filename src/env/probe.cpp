@@ -120,10 +120,10 @@ void probe_build(EnvFacts& f) {
     v.patch = 0;
     f.cuda_compiled = v;
   }
-  // CMAKE_CUDA_ARCHITECTURES syntax: "80;90", "80-real;90-virtual", "90" (= real + PTX).
+  // CMAKE_CUDA_ARCHITECTURES syntax, comma-separated: "80,90", "80-real,90-virtual", "90" (= real + PTX).
   std::stringstream ss(EMBER_CUDA_ARCHS);
   std::string tok;
-  while (std::getline(ss, tok, ';')) {
+  while (std::getline(ss, tok, ',')) {
     if (tok.empty()) continue;
     int a = std::atoi(tok.c_str());
     if (a <= 0) continue;
