@@ -25,7 +25,7 @@ struct EvalOpts {
 
 struct Loaded {
   std::shared_ptr<nn::Module> model;
-  train::ImageDataset test;
+  data::Dataset test;
   Device device;
   train::CheckpointManifest manifest;
 };
@@ -38,13 +38,13 @@ Loaded load(const EvalOpts& o) {
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
   std::string dir = !o.data_dir.empty() ? o.data_dir : cfg.value("data_dir", std::string());
-  if (dir.empty() || !fs::exists(dir)) dir = train::default_data_dir(data).string();
+  if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
-  l.test = train::load_image_dataset(data, dir, false, o.limit_test);
+  l.test = train::load_split(data, dir, false, o.limit_test);
   l.device = choose_device(o.device, false).device;
   Generator gen(0);
-  l.model = models::create(model, l.test.num_classes, l.test.channels(), l.test.image_size(), &gen);
+  l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
   StateDict sd;
   bool prefixed = ck.find("model/" + l.model->named_parameters().front().first) != nullptr;
   for (const auto& [k, t] : ck.tensors) {
@@ -65,7 +65,7 @@ Loaded load(const EvalOpts& o) {
 int run_eval(const EvalOpts& o) {
   Loaded l = load(o);
   train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
-  const auto& names = l.test.class_names;
+  const auto& names = l.test.classes;
   if (o.json) {
     nlohmann::json j = {{"accuracy", r.accuracy}, {"loss", r.loss}, {"samples", r.samples},
                         {"per_class_accuracy", r.per_class_accuracy}, {"confusion", r.confusion}, {"classes", names},
@@ -94,13 +94,19 @@ int run_predict(const EvalOpts& o) {
   if (o.index < 0 || o.index >= l.test.size())
     throw UsageError(fmt::format("--index {} is outside the test set (0..{})", o.index, l.test.size() - 1));
   autograd::NoGradGuard ng;
-  auto [x, y] = train::gather_batch(l.test, {o.index}, 0, 1);
+  data::LoaderOptions lo;
+  lo.batch_size = 1;
+  lo.shuffle = false;
+  lo.workers = 0;
+  data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
+  const Tensor& x = b.x;
+  const Tensor& y = b.y;
   auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
   std::vector<int64_t> idx(probs.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
   std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
   const int64_t truth = y.to_vector<int64_t>()[0];
-  const auto& names = l.test.class_names;
+  const auto& names = l.test.classes;
   fmt::print("test sample {} of {} (true class {} {})\n", o.index, l.test.name, truth,
              size_t(truth) < names.size() ? names[size_t(truth)] : "");
   for (int64_t k = 0; k < std::min<int64_t>(o.top_k, int64_t(idx.size())); ++k) {

@@ -62,7 +62,7 @@ struct TrainConfig {
   int64_t epochs = 6, batch_size = 128, limit_train = 0, limit_test = 0, log_every = 50, stop_after_steps = 0;
   double lr = 3e-3, weight_decay = 0.01;
   uint64_t seed = 0;
-  int workers = 0, threads = 0;
+  int workers = 1, threads = 0;
   std::string device = "auto", name, run_dir, resume;
   bool require_gpu = false, log_placement = false, deterministic = false;
 };
@@ -150,10 +150,10 @@ int run_train(TrainConfig c, const CLI::App& app) {
                   "pass a writable --run-dir (or --name to create runs/<name> in the current directory)");
 
   // ---- data ----
-  fs::path data_dir = c.data_dir.empty() ? train::default_data_dir(c.data) : fs::path(c.data_dir);
+  fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  train::ImageDataset train_ds = train::load_image_dataset(c.data, data_dir, true, c.limit_train);
-  train::ImageDataset test_ds = train::load_image_dataset(c.data, data_dir, false, c.limit_test);
+  data::Dataset train_ds = train::load_split(c.data, data_dir, true, c.limit_train);
+  data::Dataset test_ds = train::load_split(c.data, data_dir, false, c.limit_test);
   if (c.batch_size > train_ds.size())
     throw UsageError(fmt::format("--batch-size {} is larger than the training set ({} samples)", c.batch_size,
                                  train_ds.size()),
@@ -161,8 +161,8 @@ int run_train(TrainConfig c, const CLI::App& app) {
 
   // ---- model, optimizer, schedule ----
   Generator init_gen(c.seed);
-  auto model = models::create(c.model, train_ds.num_classes, train_ds.channels(), train_ds.image_size(), &init_gen);
-  std::string summary = model->summary({1, train_ds.channels(), train_ds.image_size(), train_ds.image_size()});
+  auto model = models::create(c.model, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
   std::unique_ptr<optim::Optimizer> opt;
   if (c.optimizer == "sgd")
@@ -187,15 +187,14 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
   fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {} classes\n", c.data, data_dir.string(),
-             train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.image_size(), train_ds.image_size(),
-             train_ds.num_classes);
+             train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
+             train_ds.num_classes());
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}; {} epochs x {} steps (batch {}), seed {}\n",
              c.optimizer, c.lr, c.weight_decay, c.schedule, c.epochs, steps_per_epoch, c.batch_size, c.seed);
-  if (c.workers > 0)
-    fmt::print("workers    {} requested; this dataset is decoded into memory once, batches are gathered in-line\n",
-               c.workers);
+  fmt::print("loader     {} worker thread(s), uint8 data held once ({:.1f} MB), batches normalised on the fly\n",
+             c.workers, double(train_ds.nbytes() + test_ds.nbytes()) / 1e6);
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {
     for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
@@ -215,6 +214,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fo.device = dev.device;
   fo.seed = c.seed;
   fo.threads = c.threads;
+  fo.workers = c.workers;
   fo.log_every = c.log_every;
   fo.interactive = isatty(STDOUT_FILENO);
   fo.run_dir = run_dir;
@@ -241,13 +241,13 @@ int run_train(TrainConfig c, const CLI::App& app) {
 
   RunReportInput rep{c.model, c.data, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall};
   if (r.status == train::FitStatus::NonFiniteLoss) {
-    write_run_report(rep, nullptr, train_ds.class_names);
+    write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
                                ? fmt::format("the last good checkpoint is {}/checkpoints/latest.json", run_dir.string())
                                : "no checkpoint was written before the failure");
   }
   if (r.status == train::FitStatus::Interrupted) {
-    write_run_report(rep, nullptr, train_ds.class_names);
+    write_run_report(rep, nullptr, train_ds.classes);
     const char* what = r.signal == SIGTERM ? "terminated (SIGTERM)" : r.signal == SIGINT ? "interrupted (SIGINT)"
                                                                                          : "stopped (--stop-after-steps)";
     fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step,
@@ -255,8 +255,8 @@ int run_train(TrainConfig c, const CLI::App& app) {
     fmt::print("resume with: ember train --resume {}\n", run_dir.string());
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
-  train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device);
-  write_run_report(rep, &ev, train_ds.class_names);
+  train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
+  write_run_report(rep, &ev, train_ds.classes);
   fmt::print("test accuracy: {:.2f}% ({} samples; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, ev.samples,
              100 * r.best_test_acc, wall);
   fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());
@@ -275,7 +275,7 @@ void register_train(CLI::App& root, Runner& run) {
                 "Read flags from a TOML/INI file (`epochs = 3`, `batch-size = 128`, `model = \"lenet5\"`); flags override it");
   auto names = models::names();
   t->add_option("--model", c->model, "Zoo model")->check(CLI::IsMember(names))->capture_default_str();
-  t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(train::dataset_names()))->capture_default_str();
+  t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(data::known_dataset_names()))->capture_default_str();
   t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
   t->add_option("--epochs", c->epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
   t->add_option("--batch-size", c->batch_size, "Mini-batch size")->check(CLI::PositiveNumber)->capture_default_str();

@@ -1,4 +1,4 @@
-// The fit loop (see fit.h): batches from a (seed, epoch) permutation, cross-entropy, optimizer
+// The fit loop (see fit.h): batches from the DataLoader, cross-entropy, optimizer
 // step, per-epoch evaluation, metrics.jsonl, latest/best checkpoints, stop on request or NaN.
 #include "ember/train/fit.h"
 
@@ -55,23 +55,27 @@ void restore_training_state(const Checkpoint& ck, nn::Module& model, optim::Opti
   }
 }
 
-EvalResult evaluate(nn::Module& model, const ImageDataset& test, int64_t batch_size, Device device) {
+EvalResult evaluate(nn::Module& model, const data::Dataset& test, int64_t batch_size, Device device, int workers) {
   const bool was_training = model.is_training();
   model.eval();
   autograd::NoGradGuard no_grad;
   EvalResult r;
-  r.confusion.assign(size_t(test.num_classes), std::vector<int64_t>(size_t(test.num_classes), 0));
-  std::vector<int64_t> order(size_t(test.size()));
-  for (int64_t i = 0; i < test.size(); ++i) order[size_t(i)] = i;
+  r.confusion.assign(size_t(test.num_classes()), std::vector<int64_t>(size_t(test.num_classes()), 0));
+  data::LoaderOptions lo;
+  lo.batch_size = batch_size;
+  lo.shuffle = false;
+  lo.workers = workers;
+  lo.device = device;
+  data::DataLoader loader(test, lo);
+  loader.begin_epoch(0);
   double loss_sum = 0;
   int64_t correct = 0;
-  for (int64_t b = 0; b < test.size(); b += batch_size) {
-    auto [x, y] = gather_batch(test, order, b, std::min(b + batch_size, test.size()));
-    Tensor logits = model(x.to(device));
-    Tensor loss = nn::functional::cross_entropy(logits, y.to(device), {.reduction = nn::functional::Reduction::Sum});
+  while (auto batch = loader.next()) {
+    Tensor logits = model(batch->x);
+    Tensor loss = nn::functional::cross_entropy(logits, batch->y, {.reduction = nn::functional::Reduction::Sum});
     loss_sum += loss.item<double>();
     auto pred = argmax(logits, 1).to_vector<int64_t>();
-    auto truth = y.to_vector<int64_t>();
+    auto truth = batch->y.to_vector<int64_t>();
     for (size_t i = 0; i < pred.size(); ++i) {
       r.confusion[size_t(truth[i])][size_t(pred[i])]++;
       correct += pred[i] == truth[i];
@@ -90,7 +94,7 @@ EvalResult evaluate(nn::Module& model, const ImageDataset& test, int64_t batch_s
 }
 
 Fitter::Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched, bool sched_per_step,
-               const ImageDataset& train, const ImageDataset& test, FitOptions o)
+               const data::Dataset& train, const data::Dataset& test, FitOptions o)
     : model_(model), opt_(opt), sched_(sched), sched_per_step_(sched_per_step), train_(train), test_(test), o_(std::move(o)) {}
 
 void Fitter::save(const std::string& tag, int64_t epoch, int64_t step, int64_t batch_in_epoch, double best, double last,
@@ -117,8 +121,16 @@ void Fitter::save(const std::string& tag, int64_t epoch, int64_t step, int64_t b
 
 FitResult Fitter::run(const Checkpoint* resume) {
   FitResult res;
-  const int64_t n = train_.size(), bs = o_.batch_size;
-  const int64_t nb = (n + bs - 1) / bs;
+  const int64_t bs = o_.batch_size;
+  data::LoaderOptions lo;
+  lo.batch_size = bs;
+  lo.shuffle = true;
+  lo.workers = o_.workers;
+  lo.seed = o_.seed;
+  lo.transforms = o_.transforms;
+  lo.device = o_.device;
+  data::DataLoader loader(train_, lo);
+  const int64_t nb = loader.steps_per_epoch();
   int64_t start_epoch = 0, start_batch = 0, step = 0;
   double best = 0, last = 0;
   // Running sums of the current epoch (restored from a mid-epoch checkpoint).
@@ -142,16 +154,19 @@ FitResult Fitter::run(const Checkpoint* resume) {
   res.best_test_acc = best;
 
   for (int64_t e = start_epoch; e < o_.epochs; ++e) {
-    const std::vector<int64_t> order = epoch_permutation(n, o_.seed, e);
+    const int64_t first = e == start_epoch ? start_batch : 0;
+    loader.begin_epoch(e, first);
     model_.train();
     ProgressBar bar(nb, o_.interactive);
     const auto epoch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(train_time));
     double iv_loss = 0, iv_correct = 0, iv_seen = 0;
     auto iv_start = Clock::now();
-    for (int64_t b = (e == start_epoch ? start_batch : 0); b < nb; ++b) {
+    for (int64_t b = first; b < nb; ++b) {
       auto t0 = Clock::now();
-      auto [xc, yc] = gather_batch(train_, order, b * bs, std::min(n, (b + 1) * bs));
-      Tensor x = xc.to(o_.device), y = yc.to(o_.device);
+      std::optional<data::Batch> batch = loader.next();
+      EMBER_ASSERT(batch.has_value(), "the loader ended before step ", b, " of ", nb);
+      const Tensor& x = batch->x;
+      const Tensor& y = batch->y;
       data_time += since(t0);
       Tensor logits = model_(x);
       Tensor loss = nn::functional::cross_entropy(logits, y);
@@ -172,8 +187,8 @@ FitResult Fitter::run(const Checkpoint* resume) {
       opt_.step();
       if (sched_ && sched_per_step_) sched_->step();
       ++step;
-      const double bsz = double(yc.numel());
-      const double c = double(count_correct(logits, yc));
+      const double bsz = double(y.numel());
+      const double c = double(count_correct(logits, y));
       loss_sum += lv * bsz, seen += bsz, correct += c;
       iv_loss += lv * bsz, iv_seen += bsz, iv_correct += c;
       train_time = since(epoch_start);
@@ -199,7 +214,7 @@ FitResult Fitter::run(const Checkpoint* resume) {
     }
     bar.finish();
     if (sched_ && !sched_per_step_) sched_->step();
-    EvalResult ev = evaluate(model_, test_, std::max<int64_t>(bs, 256), o_.device);
+    EvalResult ev = evaluate(model_, test_, std::max<int64_t>(bs, 256), o_.device, o_.workers);
     EpochStats st;
     st.epoch = e + 1;
     st.train_loss = seen ? loss_sum / seen : NAN;

@@ -129,7 +129,7 @@ TEST_F(Cli, MissingDatasetAndUnwritableRunDir) {
   Result r = run("train --data-dir " + (dir / "nowhere").string() + " --run-dir " + (dir / "r").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "not found");
-  EXPECT_HAS(r.out, "apt install dataset-fashion-mnist");
+  EXPECT_HAS(r.out, "apt-get install dataset-fashion-mnist");
   r = run("train --data-dir " + data.string() + " --run-dir /proc/ember-cannot-write-here");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "run directory");

@@ -2,6 +2,8 @@
 // evaluation on the test set after each epoch, metrics, checkpoints and a stop on request or on a
 // non-finite loss. The CLI (`ember train`) builds the pieces and prints; this file does the work.
 //
+// Batches come from ember::data::DataLoader (worker threads, bounded prefetch, transforms), so
+// data loading overlaps compute and the data-wait share of each epoch is measured.
 // Determinism: the batch order of an epoch depends only on (seed, epoch), dropout draws from
 // default_generator() whose state is checkpointed, and a checkpoint records the data position
 // (batch_in_epoch). So on the CPU with the same thread count, a run stopped and resumed ends with
@@ -16,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/data/loader.h"
 #include "ember/nn/module.h"
 #include "ember/optim/lr_scheduler.h"
 #include "ember/optim/optimizer.h"
@@ -31,6 +34,8 @@ struct FitOptions {
   Device device = Device::cpu();
   uint64_t seed = 0;
   int threads = 1;
+  int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
+  data::TransformOptions transforms;  // per-sample augmentation and normalisation
   int64_t log_every = 50;           // steps per "step" record in metrics.jsonl
   bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
   std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here
@@ -71,12 +76,12 @@ NamedTensors training_state(nn::Module& model, optim::Optimizer& opt, optim::LRS
 void restore_training_state(const Checkpoint& ck, nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched);
 
 // Evaluates in eval mode without autograd, batch by batch on `device`.
-EvalResult evaluate(nn::Module& model, const ImageDataset& test, int64_t batch_size, Device device);
+EvalResult evaluate(nn::Module& model, const data::Dataset& test, int64_t batch_size, Device device, int workers = 1);
 
 class Fitter {
  public:
   Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched, bool sched_per_step,
-         const ImageDataset& train, const ImageDataset& test, FitOptions opt_);
+         const data::Dataset& train, const data::Dataset& test, FitOptions opt_);
   // Starts from `resume` when given (its manifest's epoch/step/position), else from scratch.
   FitResult run(const Checkpoint* resume = nullptr);
   // Called after each epoch with its stats (the CLI prints the table row).
@@ -89,8 +94,8 @@ class Fitter {
   optim::Optimizer& opt_;
   optim::LRScheduler* sched_;
   bool sched_per_step_;
-  const ImageDataset& train_;
-  const ImageDataset& test_;
+  const data::Dataset& train_;
+  const data::Dataset& test_;
   FitOptions o_;
 };
 
