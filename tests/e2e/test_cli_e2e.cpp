@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -11,6 +12,10 @@
 #include <string>
 
 #include "core/runtime.h"
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#include <stb/stb_image.h>
 
 namespace fs = std::filesystem;
 
@@ -265,4 +270,39 @@ TEST_F(Cli, DoctorAndBench) {
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_HAS(r.out, "no CUDA device:");
   }
+}
+
+// report.html rendered by a real browser (Debian's chromium, headless): the charts' lines must be
+// drawn, i.e. the screenshot holds many pixels of the series colours. Label `browser`.
+class CliBrowser : public Cli {};
+
+TEST_F(CliBrowser, ReportChartsAreDrawnInChromium) {
+  std::string chromium;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) chromium = c;
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; scripts/setup.sh does)";
+  Result r = run(tiny("run") + " --epochs 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const fs::path report = dir / "run" / "report.html", png = dir / "shot.png";
+  const std::string cmd = chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2400 "
+                          "--screenshot=" + png.string() + " file://" + report.string() + " > " +
+                          (dir / "chromium.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "chromium failed; see " << (dir / "chromium.log");
+  int w = 0, h = 0, ch = 0;
+  unsigned char* px = stbi_load(png.c_str(), &w, &h, &ch, 3);
+  ASSERT_NE(px, nullptr) << "screenshot is not a PNG: " << stbi_failure_reason();
+  // The first two series colours of report.cpp: #1f77b4 (train) and #d62728 (test).
+  const int colours[2][3] = {{0x1f, 0x77, 0xb4}, {0xd6, 0x27, 0x28}};
+  int64_t hits[2] = {0, 0}, non_white = 0;
+  for (int64_t i = 0; i < int64_t(w) * h; ++i) {
+    const unsigned char* p = px + 3 * i;
+    if (p[0] < 250 || p[1] < 250 || p[2] < 250) ++non_white;
+    for (int k = 0; k < 2; ++k)
+      if (std::abs(p[0] - colours[k][0]) < 24 && std::abs(p[1] - colours[k][1]) < 24 && std::abs(p[2] - colours[k][2]) < 24)
+        ++hits[k];
+  }
+  stbi_image_free(px);
+  EXPECT_GT(non_white, 10000) << "the page rendered (almost) blank";
+  EXPECT_GT(hits[0], 200) << "too few train-series pixels: the charts' lines were not drawn";
+  EXPECT_GT(hits[1], 200) << "too few test-series pixels: the charts' lines were not drawn";
 }
