@@ -44,9 +44,11 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
   const double ml = 56, mr = 12, mt = 28, mb = 40;
   const double pw = width - ml - mr, ph = height - mt - mb;
   double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  bool integer_x = true;  // epochs and steps: no ticks between integers
   for (const auto& s : c.series)
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
       if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) {
+        integer_x = integer_x && s.x[i] == std::floor(s.x[i]);
         x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
         y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
       }
@@ -63,6 +65,7 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
   if (x1 == x0) x0 -= 0.5, x1 += 0.5;
   if (y1 == y0) y0 -= 0.5, y1 += 0.5;
   double ys = nice_step(y1 - y0, 5), xs = nice_step(x1 - x0, 6);
+  if (integer_x) xs = std::max(xs, 1.0);
   y0 = std::floor(y0 / ys) * ys, y1 = std::ceil(y1 / ys) * ys;
   auto px = [&](double x) { return ml + (x - x0) / (x1 - x0) * pw; };
   auto py = [&](double y) { return mt + ph - (y - y0) / (y1 - y0) * ph; };
