@@ -157,3 +157,11 @@ TEST(Settings, DeterministicFlagDefaultsOffAndRoundTrips) {
   set_deterministic(false);
   EXPECT_FALSE(deterministic());
 }
+
+TEST(Settings, AllowTf32DefaultsOffAndRoundTrips) {
+  EXPECT_FALSE(allow_tf32());
+  set_allow_tf32(true);
+  EXPECT_TRUE(allow_tf32());
+  set_allow_tf32(false);
+  EXPECT_FALSE(allow_tf32());
+}
