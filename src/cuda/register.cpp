@@ -13,6 +13,7 @@ void register_nn_pool_kernels();     // nn_pool.cu
 void register_nn_norm_kernels();     // nn_norm.cu
 void register_nn_softmax_kernels();  // nn_softmax.cu
 void register_nn_loss_kernels();     // nn_loss.cu
+void register_optim_kernels();       // optim.cu
 
 void register_kernels() {
   register_elementwise_kernels();
@@ -24,6 +25,7 @@ void register_kernels() {
   register_nn_norm_kernels();
   register_nn_softmax_kernels();
   register_nn_loss_kernels();
+  register_optim_kernels();
   set_allocator(DeviceType::CUDA, &caching_allocator());
 }
 }  // namespace ember::cuda
