@@ -13,6 +13,7 @@ namespace ember::cuda {
 namespace {
 struct PerDevice {
   cudaStream_t stream = nullptr;
+  cudaStream_t copy_stream = nullptr;
   cublasHandle_t cublas = nullptr;
 #ifdef EMBER_WITH_CUDNN
   cudnnHandle_t cudnn = nullptr;
@@ -59,6 +60,16 @@ cudaStream_t stream(int device) {
     EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&p.stream, cudaStreamNonBlocking));
   }
   return p.stream;
+}
+
+cudaStream_t copy_stream(int device) {
+  std::lock_guard<std::mutex> lock(mu());
+  PerDevice& p = devices().at(size_t(device));
+  if (p.copy_stream == nullptr) {
+    DeviceGuard g(device);
+    EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&p.copy_stream, cudaStreamNonBlocking));
+  }
+  return p.copy_stream;
 }
 
 cublasHandle_t cublas_handle(int device) {

@@ -3,7 +3,8 @@
 // current.
 //
 // Ordering contract: all work for cuda:N goes to stream(N), so the caching allocator may hand a
-// freed block to the next tensor without waiting. Host reads go through device_copy, which
+// freed block to the next tensor without waiting. The one exception is copy_stream(N): only the
+// loader's stager uses it, on memory it owns, synchronised with stream(N) by events. Host reads go through device_copy, which
 // synchronises. Thread safety: stream(), cublas_handle() and cudnn_handle() create lazily under a mutex; using
 // one device from several host threads at once is not supported yet.
 #pragma once
@@ -35,6 +36,10 @@ class DeviceGuard {
 };
 
 cudaStream_t stream(int device);           // created on first use (non-blocking)
+// A second stream per device for host-to-device batch uploads (the data loader's stager), so the
+// copy of the next batch overlaps the kernels of this one. Work on it is ordered against stream()
+// only by explicit events (cudaStreamWaitEvent), never implicitly.
+cudaStream_t copy_stream(int device);      // created on first use (non-blocking)
 cublasHandle_t cublas_handle(int device);  // created on first use, bound to stream(device)
 #ifdef EMBER_WITH_CUDNN
 cudnnHandle_t cudnn_handle(int device);    // created on first use, bound to stream(device)

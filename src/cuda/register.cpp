@@ -14,6 +14,7 @@ void register_nn_norm_kernels();     // nn_norm.cu
 void register_nn_softmax_kernels();  // nn_softmax.cu
 void register_nn_loss_kernels();     // nn_loss.cu
 void register_optim_kernels();       // optim.cu
+void register_data_hooks();          // stager.cpp, data.cu: the loader's stager and resident kernel
 
 void register_kernels() {
   register_elementwise_kernels();
@@ -26,6 +27,7 @@ void register_kernels() {
   register_nn_softmax_kernels();
   register_nn_loss_kernels();
   register_optim_kernels();
+  register_data_hooks();
   set_allocator(DeviceType::CUDA, &caching_allocator());
 }
 }  // namespace ember::cuda
