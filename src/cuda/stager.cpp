@@ -131,10 +131,14 @@ class DevicePool {
  public:
   explicit DevicePool(int device) : device_(device) {}
   ~DevicePool() {
-    // Every tensor over a block is gone (each holds the pool); the last copies may still run.
-    DeviceGuard g(device_);
-    cudaStreamSynchronize(copy_stream(device_));
-    cudaStreamSynchronize(stream(device_));
+    // Every tensor over a block is gone (each holds the pool); the last copies and kernels may
+    // still run. A destructor must not throw: failures here only skip the wait.
+    try {
+      DeviceGuard g(device_);
+      cudaStreamSynchronize(copy_stream(device_));
+      cudaStreamSynchronize(stream(device_));
+    } catch (...) {
+    }
     for (auto& b : blocks_) {
       if (b->event) cudaEventDestroy(b->event);
       caching_allocator().deallocate(b->ptr, b->bytes, Device::cuda(device_));
@@ -195,10 +199,7 @@ class CudaStager final : public data::BatchStager {
  public:
   CudaStager(Device device, int ring_batches) : device_(device), ring_blocks_(size_t(std::max(ring_batches, 1)) * 2) {}
   ~CudaStager() override {
-    if (ready_) {
-      DeviceGuard g(device_.index);
-      cudaEventDestroy(ready_);
-    }
+    if (ready_) cudaEventDestroy(ready_);  // the event's device need not be current
   }
 
   Device device() const override { return device_; }
