@@ -2,12 +2,14 @@
 // (samples/s per batch size, warm-up excluded).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli.h"
 #include "core/runtime.h"
+#include "ember/core/settings.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/optim/optimizer.h"
@@ -51,37 +53,63 @@ template <class F> double time_per_call(F&& fn, double min_seconds, int min_reps
 
 struct MatmulOpts {
   std::string sizes = "256,512,1024";
+  std::string dtype = "float32";
   int threads = 0;
   bool json = false;
 };
 
+// The classic "is my GPU working, and faster?" check: two uniform [0, 10) matrices (seed 0)
+// multiplied on the CPU and on each GPU; warm-up excluded, GPU timed with CUDA events.
 int run_matmul(const MatmulOpts& o) {
+  if (o.dtype != "float32" && o.dtype != "tf32")
+    throw UsageError(fmt::format("--dtype {}: not supported yet; ember computes in float32 (TF32 on GPUs on request), "
+                                 "bfloat16/float16 are storage types so far", o.dtype),
+                     "use --dtype float32 or --dtype tf32");
   if (o.threads > 0) set_num_threads(o.threads);
   auto sizes = parse_list(o.sizes, "--sizes");
   const int ngpu = cuda_device_count();
-  nlohmann::json j = {{"threads", get_num_threads()}, {"results", nlohmann::json::array()}};
+  const bool tf32 = o.dtype == "tf32";
+  nlohmann::json j = {{"threads", get_num_threads()}, {"dtype", o.dtype}, {"results", nlohmann::json::array()}};
   if (!o.json) {
-    fmt::print("matmul (float32, C = A @ B, n x n), {} CPU threads\n", get_num_threads());
+    fmt::print("matmul C = A @ B, n x n, A and B uniform [0, 10) from seed 0, {} on the GPU\n",
+               tf32 ? "TF32 tensor cores" : "float32");
+    fmt::print("placement: cpu ({} threads){}\n", get_num_threads(),
+               ngpu ? fmt::format(" and cuda:0..{} (A, B, C on the device, no copies timed)", ngpu - 1) : "");
     if (ngpu == 0) fmt::print("no GPU column: no CUDA device: {}\n", cuda_unavailable_reason());
-    fmt::print("{:>6}  {:>14}", "n", "cpu GFLOP/s");
-    for (int g = 0; g < ngpu; ++g) fmt::print("  {:>14}", fmt::format("cuda:{} GFLOP/s", g));
+    fmt::print("{:>6}  {:>10}  {:>11}", "n", "cpu ms", "cpu GFLOP/s");
+    for (int g = 0; g < ngpu; ++g)
+      fmt::print("  {:>12}  {:>15}  {:>9}", fmt::format("cuda:{} ms", g), fmt::format("cuda:{} GFLOP/s", g), "speed-up");
     fmt::print("\n");
   }
   for (int64_t n : sizes) {
     const double flops = 2.0 * double(n) * double(n) * double(n);
-    Tensor a = randn({n, n}), b = randn({n, n});
-    double cpu = flops / time_per_call([&] { (void)matmul(a, b); }, 0.3, 2) / 1e9;
-    nlohmann::json row = {{"n", n}, {"cpu_gflops", cpu}};
-    std::string line = fmt::format("{:>6}  {:>14.1f}", n, cpu);
+    Generator gen(0);
+    Tensor a = empty({n, n}), b = empty({n, n});
+    uniform_(a, 0.0, 10.0, &gen);
+    uniform_(b, 0.0, 10.0, &gen);
+    const double cpu_s = time_per_call([&] { (void)matmul(a, b); }, 0.3, 2);
+    const double cpu = flops / cpu_s / 1e9;
+    nlohmann::json row = {{"n", n}, {"cpu_ms", cpu_s * 1e3}, {"cpu_gflops", cpu}};
+    std::string line = fmt::format("{:>6}  {:>10.3f}  {:>11.1f}", n, cpu_s * 1e3, cpu);
     for (int g = 0; g < ngpu; ++g) {
       try {
+        const bool prev = allow_tf32();
+        set_allow_tf32(tf32);
         Tensor ag = a.to(Device::cuda(g)), bg = b.to(Device::cuda(g));
-        double t = time_per_call([&] { (void)matmul(ag, bg).cpu(); }, 0.3, 2);
-        row[fmt::format("cuda{}_gflops", g)] = flops / t / 1e9;
-        line += fmt::format("  {:>14.1f}", flops / t / 1e9);
+        auto fn = [&] { (void)matmul(ag, bg); };
+        fn();                                           // warm-up (cuBLAS handle, kernels)
+        const double once = cuda_time_ms(g, fn, 1);
+        const int reps = int(std::clamp(300.0 / std::max(once, 1e-3), 2.0, 1000.0));
+        const double ms = cuda_time_ms(g, fn, reps);
+        set_allow_tf32(prev);
+        const double gf = flops / (ms * 1e-3) / 1e9;
+        row[fmt::format("cuda{}_ms", g)] = ms;
+        row[fmt::format("cuda{}_gflops", g)] = gf;
+        row[fmt::format("cuda{}_speedup", g)] = gf / cpu;
+        line += fmt::format("  {:>12.3f}  {:>15.1f}  {:>8.1f}x", ms, gf, gf / cpu);
       } catch (const Error& e) {
         row[fmt::format("cuda{}_error", g)] = e.what();
-        line += fmt::format("  {:>14}", "n/a");
+        line += fmt::format("  {:>12}  {:>15}  {:>9}", "n/a", "n/a", "");
       }
     }
     if (!o.json) fmt::print("{}\n", line);
@@ -182,6 +210,7 @@ void register_bench(CLI::App& root, Runner& run) {
   auto* m = bench->add_subcommand("matmul", "Matrix-multiply GFLOP/s on the CPU and on each GPU");
   m->add_option("--sizes", mm->sizes, "Comma-separated matrix sizes n (n x n)")->capture_default_str();
   m->add_option("--threads", mm->threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  m->add_option("--dtype", mm->dtype, "float32, or tf32 (TF32 tensor cores on the GPU)")->capture_default_str();
   m->add_flag("--json", mm->json, "Print JSON");
   m->callback([&run, mm] { run = [mm] { return run_matmul(*mm); }; });
 
