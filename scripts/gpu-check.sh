@@ -64,33 +64,56 @@ gpu_count=${gpu_count:-0}
 
 # ---- CPU-side steps: always --------------------------------------------------------------------
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+# Only the card's own architecture is compiled here (CI builds the full list), to fit the 8 minutes.
+archs=${EMBER_CUDA_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d . | sed 's/$/-real/')}
 run configure 120 cmake -S "$root" -B "$build" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON \
-  -DEMBER_BUILD_BENCH=OFF ${prefix_path:+"-DCMAKE_PREFIX_PATH=$prefix_path"}
+  -DEMBER_BUILD_BENCH=OFF ${archs:+"-DEMBER_CUDA_ARCHS=$archs"} ${prefix_path:+"-DCMAKE_PREFIX_PATH=$prefix_path"}
 if [[ ${statuses[-1]} == PASS ]]; then
   run build 330 cmake --build "$build" -j "$jobs"
 else
   skip build "configure failed"
 fi
 built=0; [[ ${statuses[-1]} == PASS ]] && built=1
-if (( built )); then
-  run cpu_tests 120 ctest --test-dir "$build" -LE "gpu|install" -j "$jobs" --output-on-failure
-else
-  skip cpu_tests "no build"
-fi
+# Fashion-MNIST for the GPU training step: Debian's package, or the four .gz files carried along
+# in data/fashion-mnist/ (or $EMBER_DATA_DIR/fashion-mnist).
+data_dir=""
+for d in "${EMBER_DATA_DIR:+$EMBER_DATA_DIR/fashion-mnist}" /usr/share/datasets/fashion-mnist "$root/data/fashion-mnist"; do
+  [[ -n $d && -f $d/train-images-idx3-ubyte.gz ]] && { data_dir=$d; break; }
+done
+gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train train_gpu torch_side)
 
 # ---- GPU steps: only with a GPU -----------------------------------------------------------------
 if (( gpu_count == 0 )); then
-  for s in gpu_tests doctor bench_matmul; do skip "$s" "no NVIDIA GPU visible (nvidia-smi -L lists none)"; done
+  for s in "${gpu_steps[@]}"; do skip "$s" "no NVIDIA GPU visible (nvidia-smi -L lists none)"; done
 elif (( ! built )); then
-  for s in gpu_tests doctor bench_matmul; do skip "$s" "no build"; done
+  for s in "${gpu_steps[@]}"; do skip "$s" "no build"; done
 else
-  run gpu_tests 180 ctest --test-dir "$build" -L gpu --output-on-failure
-  if [[ -x $build/ember ]]; then
-    run doctor 30 "$build/ember" doctor
-    run bench_matmul 60 "$build/ember" bench matmul
+  run gpu_tests 150 ctest --test-dir "$build" -L gpu --output-on-failure
+  e=$build/ember
+  run doctor 30 "$e" doctor
+  "$e" doctor --json >"$out/doctor.json" 2>/dev/null
+  run bench_matmul 50 bash -c "'$e' bench matmul --sizes 256,1024,4096,8192 --json | tee '$out/bench_matmul.json'"
+  run bench_matmul_tf32 40 bash -c "'$e' bench matmul --sizes 1024,4096,8192 --dtype tf32 --json | tee '$out/bench_matmul_tf32.json'"
+  run bench_bandwidth 30 bash -c "'$e' bench bandwidth --json | tee '$out/bench_bandwidth.json'"
+  run bench_train 90 bash -c "'$e' bench train --model mnistnet --device all --batch-sizes 64,128,256,512 --json | tee '$out/bench_train.json'"
+  if [[ -n $data_dir ]]; then
+    run train_gpu 120 "$e" train --device cuda --require-gpu --data-dir "$data_dir" --epochs 2 --batch-size 128 \
+      --run-dir "$out/train-run"
   else
-    skip doctor "no ember CLI in this build"; skip bench_matmul "no ember CLI in this build"
+    skip train_gpu "no Fashion-MNIST files (install dataset-fashion-mnist or carry data/fashion-mnist/*.gz)"
   fi
+  if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
+    run torch_side 90 bash -c "python3 '$root/bench/torch_gpu.py' | tee '$out/torch_side.json'"
+  else
+    skip torch_side "no Python with CUDA torch here"
+  fi
+fi
+
+# CPU suite last, with whatever time is left (CI runs it in full on every change).
+if (( built )); then
+  run cpu_tests 120 ctest --test-dir "$build" -LE "gpu|install|browser" -j "$jobs" --output-on-failure
+else
+  skip cpu_tests "no build"
 fi
 
 # ---- summary --------------------------------------------------------------------------------------

@@ -120,22 +120,42 @@ int run_matmul(const MatmulOpts& o) {
   return kExitOk;
 }
 
-int run_bandwidth(int64_t mib) {
+struct BandwidthOpts {
+  int64_t mib = 32;
+  bool range = false, csv = false, json = false;
+};
+
+// Host<->device and device<->device copy bandwidth, pinned and pageable, as CUDA's bandwidthTest.
+int run_bandwidth(const BandwidthOpts& o) {
   if (cuda_device_count() == 0) {
     fmt::print(stderr, "ember: no CUDA device: {}\n  hint: run `ember doctor` to see what is missing\n",
                cuda_unavailable_reason());
     return kExitFailed;
   }
-  const int64_t n = mib * (1 << 20) / 4;
-  Tensor h = randn({n});
-  fmt::print("host<->device copy bandwidth, {} MiB, pageable host memory\n", mib);
-  for (int g = 0; g < cuda_device_count(); ++g) {
-    Tensor d;
-    double up = time_per_call([&] { d = h.to(Device::cuda(g)); }, 0.5, 3);
-    double down = time_per_call([&] { (void)d.cpu(); }, 0.5, 3);
-    fmt::print("cuda:{}  host->device {:.2f} GB/s  device->host {:.2f} GB/s\n", g, double(h.nbytes()) / up / 1e9,
-               double(h.nbytes()) / down / 1e9);
+  std::vector<int64_t> sizes_mib;
+  if (o.range) {
+    for (int64_t m = 1; m <= 256; m *= 2) sizes_mib.push_back(m);
+  } else {
+    sizes_mib.push_back(o.mib);
   }
+  nlohmann::json j = nlohmann::json::array();
+  if (o.csv) fmt::print("device,mib,h2d_pageable,d2h_pageable,h2d_pinned,d2h_pinned,d2d\n");
+  else if (!o.json)
+    fmt::print("copy bandwidth, GB/s (timed with CUDA events)\n{:>7} {:>5} {:>13} {:>13} {:>11} {:>11} {:>9}\n", "device",
+               "MiB", "H2D pageable", "D2H pageable", "H2D pinned", "D2H pinned", "D2D");
+  for (int g = 0; g < cuda_device_count(); ++g)
+    for (int64_t m : sizes_mib) {
+      CopyBandwidth b = cuda_copy_bandwidth(g, size_t(m) << 20, m <= 32 ? 20 : 5);
+      j.push_back({{"device", g}, {"mib", m}, {"h2d_pageable", b.h2d_pageable}, {"d2h_pageable", b.d2h_pageable},
+                   {"h2d_pinned", b.h2d_pinned}, {"d2h_pinned", b.d2h_pinned}, {"d2d", b.d2d}});
+      if (o.csv)
+        fmt::print("cuda:{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:.2f}\n", g, m, b.h2d_pageable, b.d2h_pageable, b.h2d_pinned,
+                   b.d2h_pinned, b.d2d);
+      else if (!o.json)
+        fmt::print("{:>7} {:>5} {:>13.2f} {:>13.2f} {:>11.2f} {:>11.2f} {:>9.1f}\n", fmt::format("cuda:{}", g), m,
+                   b.h2d_pageable, b.d2h_pageable, b.h2d_pinned, b.d2h_pinned, b.d2d);
+    }
+  if (o.json) fmt::print("{}\n", j.dump(2));
   return kExitOk;
 }
 
@@ -214,10 +234,13 @@ void register_bench(CLI::App& root, Runner& run) {
   m->add_flag("--json", mm->json, "Print JSON");
   m->callback([&run, mm] { run = [mm] { return run_matmul(*mm); }; });
 
-  auto mib = std::make_shared<int64_t>(256);
+  auto bwo = std::make_shared<BandwidthOpts>();
   auto* bw = bench->add_subcommand("bandwidth", "Host<->device copy bandwidth (needs a CUDA device)");
-  bw->add_option("--mib", *mib, "Transfer size in MiB")->check(CLI::PositiveNumber)->capture_default_str();
-  bw->callback([&run, mib] { run = [mib] { return run_bandwidth(*mib); }; });
+  bw->add_option("--mib", bwo->mib, "Transfer size in MiB (quick mode)")->check(CLI::PositiveNumber)->capture_default_str();
+  bw->add_flag("--range", bwo->range, "Sizes 1..256 MiB, doubling");
+  bw->add_flag("--csv", bwo->csv, "Print CSV");
+  bw->add_flag("--json", bwo->json, "Print JSON");
+  bw->callback([&run, bwo] { run = [bwo] { return run_bandwidth(*bwo); }; });
 
   auto tb = std::make_shared<TrainBenchOpts>();
   auto* t = bench->add_subcommand("train", "Training samples/s per batch size (warm-up excluded)");

@@ -12,4 +12,10 @@ std::string cuda_unavailable_reason();
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps);
+// Copy bandwidth of cuda:device for `bytes`-sized transfers, GB/s (10^9 bytes/s), timed with CUDA
+// events over `reps` copies each, as CUDA's bandwidthTest does. Throws DeviceError without CUDA.
+struct CopyBandwidth {
+  double h2d_pageable = 0, d2h_pageable = 0, h2d_pinned = 0, d2h_pinned = 0, d2d = 0;
+};
+CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps);
 }  // namespace ember

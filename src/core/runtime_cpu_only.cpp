@@ -11,5 +11,8 @@ std::string cuda_unavailable_reason() {
 double cuda_time_ms(int, const std::function<void()>&, int) {
   throw DeviceError("no CUDA device: " + cuda_unavailable_reason());
 }
+CopyBandwidth cuda_copy_bandwidth(int, size_t, int) {
+  throw DeviceError("no CUDA device: " + cuda_unavailable_reason());
+}
 }  // namespace ember
 #endif

@@ -4,12 +4,15 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
+#include <vector>
 #include <string>
 
 #include "core/runtime.h"
 #include "core/visible_devices.h"
+#include "ember/core/error.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
+#include "cuda/pinned.h"
 
 namespace ember {
 
@@ -81,6 +84,41 @@ double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   return double(ms) / std::max(reps, 1);
+}
+
+CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps) {
+  cuda::check_device(Device::cuda(device));
+  cuda::DeviceGuard guard(device);
+  cudaStream_t st = cuda::stream(device);
+  std::vector<unsigned char> pageable(bytes, 1);
+  cuda::PinnedBuffer pinned(bytes);
+  void *d0 = nullptr, *d1 = nullptr;
+  EMBER_CUDA_CHECK(cudaMalloc(&d0, bytes));
+  if (cudaMalloc(&d1, bytes) != cudaSuccess) {
+    cudaFree(d0);
+    throw OutOfMemoryError("bench bandwidth: cannot allocate two device buffers of " + std::to_string(bytes) + " bytes");
+  }
+  auto gbps = [&](void* dst, const void* src, cudaMemcpyKind kind) {
+    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st));  // warm-up
+    const double ms = cuda_time_ms(device, [&] { EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st)); }, reps);
+    return double(bytes) / (ms * 1e-3) / 1e9;
+  };
+  CopyBandwidth r;
+  try {
+    r.h2d_pageable = gbps(d0, pageable.data(), cudaMemcpyHostToDevice);
+    r.d2h_pageable = gbps(pageable.data(), d0, cudaMemcpyDeviceToHost);
+    r.h2d_pinned = gbps(d0, pinned.data(), cudaMemcpyHostToDevice);
+    r.d2h_pinned = gbps(pinned.data(), d0, cudaMemcpyDeviceToHost);
+    // A device-to-device copy reads and writes every byte: count both, as bandwidthTest does.
+    r.d2d = 2 * gbps(d1, d0, cudaMemcpyDeviceToDevice);
+  } catch (...) {
+    cudaFree(d0);
+    cudaFree(d1);
+    throw;
+  }
+  cudaFree(d0);
+  cudaFree(d1);
+  return r;
 }
 
 }  // namespace ember
