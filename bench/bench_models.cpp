@@ -5,6 +5,7 @@
 //   infer: eval mode under NoGradGuard, batch 256, 2 warm-up passes; median over repetitions.
 //   sgemm: OpenBLAS cblas_sgemm GFLOP/s at 1024^3 (the machine's peak as the benchmark sees it)
 //          and at the GEMM shapes mnistnet's layers run; `layers` gives those layers' own GFLOP/s.
+//   --only train|infer: just that part of the model loop (for profiling).
 //   --rss MODEL: only a short training run (20 steps), then prints the process's peak RSS (KiB).
 //
 //   ./build/bench/bench_models --threads 2 [--json] [--reps 5] [--models mlp,lenet5,mnistnet]
@@ -131,6 +132,7 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   int threads = 2, reps = 5;
   bool json = false;
+  std::string only;  // "train" or "infer": run only that part and skip the GEMM section (profiling)
   std::string rss_model;
   std::vector<std::string> model_names{"mlp", "lenet5", "mnistnet"};
   for (int i = 1; i < argc; ++i) {
@@ -147,8 +149,9 @@ int main(int argc, char** argv) {
     else if (a == "--json") json = true;
     else if (a == "--models") model_names = split(next());
     else if (a == "--rss") rss_model = next();
+    else if (a == "--only") only = next();
     else {
-      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL]\n");
+      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL] [--only train|infer]\n");
       return 2;
     }
   }
@@ -163,16 +166,22 @@ int main(int argc, char** argv) {
 
   std::map<std::string, std::pair<double, double>> results;  // model -> (train, infer) samples/s
   for (const auto& m : model_names) {
-    Trainer t(m, 64);
-    double train = throughput([&] { t.step(); }, 64, 3, train_steps(m), reps);
-    Trainer inf(m, 256);
-    inf.model->eval();
-    NoGradGuard ng;
-    double infer = throughput([&] { (void)inf.model->forward(inf.x); }, 256, 2, infer_steps(m), reps);
+    double train = 0, infer = 0;
+    if (only != "infer") {
+      Trainer t(m, 64);
+      train = throughput([&] { t.step(); }, 64, 3, train_steps(m), reps);
+    }
+    if (only != "train") {
+      Trainer inf(m, 256);
+      inf.model->eval();
+      NoGradGuard ng;
+      infer = throughput([&] { (void)inf.model->forward(inf.x); }, 256, 2, infer_steps(m), reps);
+    }
     results[m] = {train, infer};
     if (!json) std::printf("%-10s train %9.1f samples/s   infer %9.1f samples/s\n", m.c_str(), train, infer);
   }
 
+  if (!only.empty()) return 0;
   // OpenBLAS peak and the GEMM shapes behind mnistnet's layers at batch 64 (per image for the
   // convs: (C_out, OH*OW, C_in*kH*kW); fc1 forward (64, 128, 9216)).
   struct Shape3 { const char* name; int M, N, K; };

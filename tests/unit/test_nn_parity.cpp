@@ -148,8 +148,31 @@ TEST(NnParity, MaxPool2dForwardBackward) {
   }
 }
 
+// The 2x2/2 path on data full of ties (small integers) and NaNs, odd sizes (a row and a column
+// left over): indices must follow the reference's first-NaN, else first-maximum rule.
+TEST(NnParity, MaxPool2d2x2TiesAndNaN) {
+  const Shape xs{3, 4, 9, 7}, os{3, 4, 4, 3};
+  Generator g(321);
+  Tensor x = randint(0, 3, xs, {.dtype = DType::Int64}, &g).to(DType::Float32);
+  float* xp = x.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); i += 13) xp[i] = std::nanf("");
+  Pool2dParams p{2, 2, 2, 2, 0, 0};
+  Tensor out_fast = full(os, -5.0), out_ref = full(os, 1e30);
+  Tensor idx_fast = full(os, -7, {.dtype = DType::Int64}), idx_ref = full(os, -9, {.dtype = DType::Int64});
+  kernels::max_pool2d_forward(Device::cpu())(x, p, out_fast, idx_fast);
+  cpu::reference::max_pool2d_forward(x, p, out_ref, idx_ref);
+  EXPECT_EQ(idx_fast.to_vector<int64_t>(), idx_ref.to_vector<int64_t>());
+  auto a = out_fast.to_vector<float>(), b = out_ref.to_vector<float>();
+  int nans = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    nans += std::isnan(b[i]);
+    EXPECT_TRUE((std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i]) << i << ": " << a[i] << " vs " << b[i];
+  }
+  EXPECT_GT(nans, 0);
+}
+
 // Not a correctness test: times conv2d forward + both backward kernels for mnistnet's conv2
-// (N=64, 32->64, 3x3 on 26x26), fast path vs reference. Run with --gtest_also_run_disabled_tests.
+// (N=64, 32->64, 3x3 on 26x26), registered kernels vs reference. Run with --gtest_also_run_disabled_tests.
 TEST(NnParity, DISABLED_TimingMnistConv2) {
   ConvCase c{{64, 32, 26, 26}, {64, 32, 3, 3}, {}, true};
   Tensor x = random_f32(c.x, 1), w = random_f32(c.w, 2), b = random_f32({64}, 3);
@@ -171,6 +194,6 @@ TEST(NnParity, DISABLED_TimingMnistConv2) {
   double fast = time(fast_fwd, fast_bd, fast_bw, 10);
   double ref = time(&cpu::reference::conv2d_forward, &cpu::reference::conv2d_backward_data,
                     &cpu::reference::conv2d_backward_weight, 1);
-  std::printf("mnistnet conv2 fwd+bwd, %d threads: im2col+OpenBLAS %.1f ms, reference %.1f ms (%.0fx)\n",
+  std::printf("mnistnet conv2 fwd+bwd, %d threads: registered %.1f ms, reference %.1f ms (%.0fx)\n",
               get_num_threads(), fast, ref, ref / fast);
 }
