@@ -18,6 +18,7 @@
 #include <unordered_map>
 
 #include "cpu/nn_conv.h"
+#include "ember/ops.h"
 #include "cpu/nn_reference.h"
 
 namespace ember::cpu {
@@ -110,10 +111,14 @@ const ConvPlan* cached_plan(const ConvKey& key, Build&& build) {
 }
 
 // A memory in layout `want` holding `user`'s data: `user` itself when the layouts agree, else a
-// reordered copy (when `copy_in`; an uninitialised buffer otherwise, for outputs).
-memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool copy_in) {
+// reordered copy (when `copy_in`; an uninitialised buffer otherwise, for outputs). The copy lives
+// in a tensor from ember's caching allocator (kept alive in `keep`), so the same large blocked
+// buffers are reused every step instead of being mmap'ed, page-faulted and unmapped each call.
+memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool copy_in,
+                 std::vector<Tensor>& keep) {
   if (user.get_desc() == want) return user;
-  memory m(want, cpu_engine());
+  keep.push_back(empty({int64_t((want.get_size() + sizeof(float) - 1) / sizeof(float))}));
+  memory m(want, cpu_engine(), keep.back().raw_data());
   if (copy_in) dnnl::reorder(user, m).execute(s, user, m);
   return m;
 }
@@ -147,9 +152,10 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
   if (!plan) return conv2d_forward_im2col(x, weight, bias, p, out);
   dnnl_call("conv2d", [&] {
     dnnl::stream s(cpu_engine());
+    std::vector<Tensor> keep;
     memory ux = wrap(d.x, x), uw = wrap(d.w, weight), uo = wrap(d.out, out);
-    memory mx = in_layout(ux, plan->a, s, true), mw = in_layout(uw, plan->b, s, true);
-    memory mo = in_layout(uo, plan->c, s, false);
+    memory mx = in_layout(ux, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    memory mo = in_layout(uo, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mx}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, mo}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(d.b, bias));
     plan->prim.execute(s, args);
@@ -174,9 +180,10 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
   if (!plan) return conv2d_backward_data_im2col(grad_out, weight, p, grad_x);
   dnnl_call("conv2d backward (input gradient)", [&] {
     dnnl::stream s(cpu_engine());
+    std::vector<Tensor> keep;
     memory ug = wrap(d.out, grad_out), uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
-    memory mg = in_layout(ug, plan->a, s, true), mw = in_layout(uw, plan->b, s, true);
-    memory mx = in_layout(ux, plan->c, s, false);
+    memory mg = in_layout(ug, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    memory mx = in_layout(ux, plan->c, s, false, keep);
     plan->prim.execute(s, {{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}});
     if (mx != ux) dnnl::reorder(mx, ux).execute(s, mx, ux);
     s.wait();
@@ -199,9 +206,10 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (!plan) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
   dnnl_call("conv2d backward (weight gradient)", [&] {
     dnnl::stream s(cpu_engine());
+    std::vector<Tensor> keep;
     memory ug = wrap(d.out, grad_out), ux = wrap(d.x, x), uw = wrap(d.w, grad_weight);
-    memory mg = in_layout(ug, plan->a, s, true), mx = in_layout(ux, plan->b, s, true);
-    memory mw = in_layout(uw, plan->c, s, false);
+    memory mg = in_layout(ug, plan->a, s, true, keep), mx = in_layout(ux, plan->b, s, true, keep);
+    memory mw = in_layout(uw, plan->c, s, false, keep);
     plan->prim.execute(s, {{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}});
     if (mw != uw) dnnl::reorder(mw, uw).execute(s, mw, uw);
     s.wait();
