@@ -18,27 +18,40 @@ namespace {
 // The 2x2, stride-2, unpadded window every zoo model uses: the four taps of a window are
 // compared with selects instead of a loop with early exits, so the row loop vectorises. Same rule
 // as the general loop: the first NaN in row-major order wins, else the first maximum.
+// Built for AVX-512, AVX2 and the baseline (function multiversioning picks one at load time), so
+// the selects vectorise on the machines that have the wide units; the library itself is compiled
+// without -march flags.
+template <class T>
+inline void max_pool2d_2x2_rows(const T* r0, const T* r1, int64_t base, int64_t W, int64_t OW, T* o,
+                                int64_t* id) {
+  for (int64_t ow = 0; ow < OW; ++ow) {
+    T best = r0[2 * ow];
+    int64_t arg = 0;
+    const T taps[3] = {r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
+    const int64_t offs[3] = {1, W, W + 1};
+    for (int k = 0; k < 3; ++k) {
+      const T v = taps[k];
+      // v > best is false once best is NaN, so a NaN is only taken while best is a number.
+      const bool take = v > best || (v != v && best == best);
+      best = take ? v : best;
+      arg = take ? offs[k] : arg;
+    }
+    o[ow] = best;
+    id[ow] = base + 2 * ow + arg;
+  }
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void max_pool2d_2x2_plane_f32(const float* plane, int64_t W, int64_t OH, int64_t OW, float* o, int64_t* id) {
+  for (int64_t oh = 0; oh < OH; ++oh)
+    max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW, id + oh * OW);
+}
 template <class T>
 void max_pool2d_2x2_plane(const T* plane, int64_t W, int64_t OH, int64_t OW, T* o, int64_t* id) {
-  for (int64_t oh = 0; oh < OH; ++oh) {
-    const T* r0 = plane + 2 * oh * W;
-    const T* r1 = r0 + W;
-    const int64_t base = 2 * oh * W;
-    for (int64_t ow = 0; ow < OW; ++ow) {
-      T best = r0[2 * ow];
-      int64_t arg = base + 2 * ow;
-      const T taps[3] = {r0[2 * ow + 1], r1[2 * ow], r1[2 * ow + 1]};
-      const int64_t pos[3] = {base + 2 * ow + 1, base + W + 2 * ow, base + W + 2 * ow + 1};
-      for (int k = 0; k < 3; ++k) {
-        const T v = taps[k];
-        // v > best is false once best is NaN, so a NaN is only taken while best is a number.
-        const bool take = v > best || (v != v && best == best);
-        best = take ? v : best;
-        arg = take ? pos[k] : arg;
-      }
-      o[oh * OW + ow] = best;
-      id[oh * OW + ow] = arg;
-    }
+  if constexpr (std::is_same_v<T, float>) {
+    max_pool2d_2x2_plane_f32(plane, W, OH, OW, o, id);
+  } else {
+    for (int64_t oh = 0; oh < OH; ++oh)
+      max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW, id + oh * OW);
   }
 }
 
