@@ -5,7 +5,8 @@
 //   infer: eval mode under NoGradGuard, batch 256, 2 warm-up passes; median over repetitions.
 //   sgemm: OpenBLAS cblas_sgemm GFLOP/s at 1024^3 (the machine's peak as the benchmark sees it)
 //          and at the GEMM shapes mnistnet's layers run; `layers` gives those layers' own GFLOP/s.
-//   --only train|infer: just that part of the model loop (for profiling).
+//   --only train|infer: just that part of the model loop (for profiling); --only models: the
+//   model loop without the GEMM section; --only gemm: the GEMM section alone.
 //   --rss MODEL: only a short training run (20 steps), then prints the process's peak RSS (KiB).
 //
 //   ./build/bench/bench_models --threads 2 [--json] [--reps 5] [--models mlp,lenet5,mnistnet]
@@ -132,7 +133,9 @@ std::vector<std::string> split(const std::string& s) {
 int main(int argc, char** argv) {
   int threads = 2, reps = 5;
   bool json = false;
-  std::string only;  // "train" or "infer": run only that part and skip the GEMM section (profiling)
+  // "train" / "infer": only that part of the model loop, no GEMM section (profiling);
+  // "models": both parts, no GEMM section; "gemm": only the GEMM section.
+  std::string only;
   std::string rss_model;
   std::vector<std::string> model_names{"mlp", "lenet5", "mnistnet"};
   for (int i = 1; i < argc; ++i) {
@@ -151,7 +154,7 @@ int main(int argc, char** argv) {
     else if (a == "--rss") rss_model = next();
     else if (a == "--only") only = next();
     else {
-      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL] [--only train|infer]\n");
+      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL] [--only train|infer|models|gemm]\n");
       return 2;
     }
   }
@@ -165,13 +168,14 @@ int main(int argc, char** argv) {
   }
 
   std::map<std::string, std::pair<double, double>> results;  // model -> (train, infer) samples/s
+  if (only == "gemm") model_names.clear();
   for (const auto& m : model_names) {
     double train = 0, infer = 0;
-    if (only != "infer") {
+    if (only != "infer" && only != "gemm") {
       Trainer t(m, 64);
       train = throughput([&] { t.step(); }, 64, 3, train_steps(m), reps);
     }
-    if (only != "train") {
+    if (only != "train" && only != "gemm") {
       Trainer inf(m, 256);
       inf.model->eval();
       NoGradGuard ng;
@@ -181,7 +185,8 @@ int main(int argc, char** argv) {
     if (!json) std::printf("%-10s train %9.1f samples/s   infer %9.1f samples/s\n", m.c_str(), train, infer);
   }
 
-  if (!only.empty()) return 0;
+  std::vector<std::pair<std::string, double>> gemm, layers;
+  if (only.empty() || only == "gemm") {
   // OpenBLAS peak and the GEMM shapes behind mnistnet's layers at batch 64 (per image for the
   // convs: (C_out, OH*OW, C_in*kH*kW); fc1 forward (64, 128, 9216)).
   struct Shape3 { const char* name; int M, N, K; };
@@ -189,11 +194,9 @@ int main(int argc, char** argv) {
                            {"conv2_fwd_per_image", 64, 576, 288},
                            {"conv2_fwd_batched", 64, 36864, 288},
                            {"fc1_fwd", 64, 128, 9216}};
-  std::vector<std::pair<std::string, double>> gemm;
   for (const auto& s : shapes) gemm.emplace_back(s.name, sgemm_gflops(s.M, s.N, s.K, reps));
 
-  // The compute-bound layers of mnistnet at batch 64, through ember's op front-ends (no grad).
-  std::vector<std::pair<std::string, double>> layers;
+  // The compute-bound layers of mnistnet at batch 64, through ember's op front-ends.
   {
     Generator gen(7);
     Tensor x2 = randn({64, 32, 26, 26}, {}, &gen), w2 = randn({64, 32, 3, 3}, {}, &gen),
@@ -215,8 +218,9 @@ int main(int argc, char** argv) {
     NoGradGuard ng;
     layers.emplace_back("fc1_fwd", op_gflops(2.0 * 64 * 128 * 9216, [&] { (void)linear(x1, w1, b1); }, reps));
   }
+  }
 
-  const double peak = gemm[0].second;
+  const double peak = gemm.empty() ? 0.0 : gemm[0].second;
   if (json) {
     std::printf("{\"framework\": \"ember\", \"threads\": %d, \"reps\": %d, \"models\": {", threads, reps);
     bool first = true;
