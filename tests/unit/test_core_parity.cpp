@@ -127,3 +127,19 @@ TEST(Parity, ReduceSumOverOuterAndInnerDimsMatchesReference) {
     }
   }
 }
+
+// relu_backward (one pass) against the composed ReluGrad * grad_out it replaces, on a contiguous
+// and a broadcast grad_out, with exact zeros in the forward output (the kink: gradient 0).
+TEST(Parity, ReluBackwardMatchesComposedFormula) {
+  Generator g(5);
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor out = relu(randn({7, 33}, {.dtype = dt}, &g));
+    for (Tensor go : {randn({7, 33}, {.dtype = dt}, &g), randn({33}, {.dtype = dt}, &g).expand({7, 33})}) {
+      Tensor ref = mul(go, gt(out, 0.0).to(dt));
+      Tensor gx = full({7, 33}, std::nan(""), {.dtype = dt});
+      kernels::relu_backward(Device::cpu())(go, out, gx);
+      EXPECT_GT(max_abs(gx), 0.0);
+      EXPECT_TRUE(allclose(gx, ref, 0.0, 0.0)) << dtype_name(dt);
+    }
+  }
+}
