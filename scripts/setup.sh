@@ -13,4 +13,4 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
-  dataset-fashion-mnist
+  dataset-fashion-mnist chromium

@@ -6,6 +6,7 @@
 #include "ember/core/dtype.h"
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
+#include "ember/core/settings.h"
 #include "ember/core/tensor.h"
 #include "ember/ops.h"
 #include "ember/nn/init.h"

@@ -1,10 +1,25 @@
 // Batched GEMM on the CPU through OpenBLAS (cblas_sgemm/dgemm). Transposed operands are passed
 // as transposes, never copied; only layouts BLAS cannot express are made contiguous first.
 #include <cblas.h>
+#include <omp.h>
+
+#include <atomic>
 
 #include "ops/kernels.h"
 
 namespace ember::cpu {
+
+// OpenBLAS sizes its own thread count once, from OMP_NUM_THREADS at load time; omp_set_num_threads
+// (ember::set_num_threads, --threads) does not reach it. Keep the two equal before every call, or a
+// 1-thread run still runs 2-thread GEMMs (and on a busy machine each one waits for a time slice).
+void sync_blas_threads() {
+  static std::atomic<int> current{-1};
+  const int want = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (current.load(std::memory_order_relaxed) != want && !omp_in_parallel()) {
+    openblas_set_num_threads(want);
+    current.store(want, std::memory_order_relaxed);
+  }
+}
 
 namespace {
 struct Operand {
@@ -28,6 +43,7 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
     kernels::fill(Device::cpu())(out, 0.0);
     return;
   }
+  sync_blas_threads();
   Operand A = as_blas(a), Bm = as_blas(b);
   for (int64_t i = 0; i < B; ++i) {
     if (a.dtype() == DType::Float32) {

@@ -71,17 +71,18 @@ void strided_loop(const Shape& shape, std::array<const Tensor*, N> ops, Inner&& 
     esize[k] = int64_t(ops[k]->itemsize());
     istride[k] = L.strides[k].back();
   }
-  auto run_rows = [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      std::array<char*, N> p = base;
-      int64_t rem = r;
-      for (int64_t d = nd - 2; d >= 0; --d) {
-        int64_t i = rem % L.sizes[d];
-        rem /= L.sizes[d];
-        for (int k = 0; k < N; ++k) p[k] += i * L.strides[k][d] * esize[k];
-      }
-      inner(p, istride, inner_n);
+  // Pointers to the start of outer row r.
+  auto row_start = [&](int64_t r) {
+    std::array<char*, N> p = base;
+    for (int64_t d = nd - 2; d >= 0; --d) {
+      int64_t i = r % L.sizes[d];
+      r /= L.sizes[d];
+      for (int k = 0; k < N; ++k) p[k] += i * L.strides[k][d] * esize[k];
     }
+    return p;
+  };
+  auto run_rows = [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) inner(row_start(r), istride, inner_n);
   };
   int64_t total = rows * inner_n;
   if (total >= kParallelGrain && omp_get_max_threads() > 1 && !omp_in_parallel()) {
@@ -93,13 +94,7 @@ void strided_loop(const Shape& shape, std::array<const Tensor*, N> ops, Inner&& 
       int64_t chunks = omp_get_max_threads();
       int64_t chunk = (inner_n + chunks - 1) / chunks;
       for (int64_t r = 0; r < rows; ++r) {
-        std::array<char*, N> p = base;
-        int64_t rem = r;
-        for (int64_t d = nd - 2; d >= 0; --d) {
-          int64_t i = rem % L.sizes[d];
-          rem /= L.sizes[d];
-          for (int k = 0; k < N; ++k) p[k] += i * L.strides[k][d] * esize[k];
-        }
+        std::array<char*, N> p = row_start(r);
 #pragma omp parallel for schedule(static)
         for (int64_t c = 0; c < chunks; ++c) {
           int64_t s = c * chunk, e = std::min(inner_n, s + chunk);

@@ -9,6 +9,7 @@ void register_elementwise_kernels();
 void register_reduce_kernels();
 void register_gemm_kernels();
 void register_nn_kernels();
+void register_optim_kernels();  // optim.cpp
 
 void register_kernels() {
   // Default thread count: the cores this process may use (affinity), unless OMP_NUM_THREADS says.
@@ -20,5 +21,6 @@ void register_kernels() {
   register_reduce_kernels();
   register_gemm_kernels();
   register_nn_kernels();
+  register_optim_kernels();
 }
 }  // namespace ember::cpu

@@ -1,4 +1,4 @@
-// The throwing half of check.h: formats the failed call with its location and the current device.
+// The throwing half of check.h: formats the failed CUDA / cuBLAS / cuDNN call with its location and the current device.
 #include "cuda/check.h"
 
 #include <string>
@@ -31,5 +31,17 @@ void throw_cublas_error(cublasStatus_t status, const char* stmt, const char* fil
   throw CudaError(::ember::detail::cat("cuBLAS error ", cublasGetStatusName(status), " (",
                                        cublasGetStatusString(status), ")", where(stmt, file, line)));
 }
+
+#ifdef EMBER_WITH_CUDNN
+void throw_cudnn_error(cudnnStatus_t status, const char* stmt, const char* file, int line) {
+  std::string msg = ::ember::detail::cat("cuDNN error ", cudnnGetErrorString(status), " (status ", int(status), ")",
+                                         where(stmt, file, line));
+  if (status == CUDNN_STATUS_NOT_INITIALIZED || status == CUDNN_STATUS_SUBLIBRARY_LOADING_FAILED ||
+      status == CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH || status == CUDNN_STATUS_NOT_SUPPORTED_SUBLIBRARY_UNAVAILABLE)
+    throw CudaError(msg, "cuDNN could not start: check that libcudnn*.so.9 (all of its parts, e.g. libcudnn_cnn) "
+                         "are on the library path and match the CUDA runtime; `ember doctor` shows the versions");
+  throw CudaError(msg);
+}
+#endif
 
 }  // namespace ember::cuda::detail

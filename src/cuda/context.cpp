@@ -1,4 +1,4 @@
-// Per-device streams and cuBLAS handles, created lazily; device checks with an actionable message.
+// Per-device streams and cuBLAS / cuDNN handles, created lazily; device checks with an actionable message.
 #include "cuda/context.h"
 
 #include <mutex>
@@ -13,7 +13,11 @@ namespace ember::cuda {
 namespace {
 struct PerDevice {
   cudaStream_t stream = nullptr;
+  cudaStream_t copy_stream = nullptr;
   cublasHandle_t cublas = nullptr;
+#ifdef EMBER_WITH_CUDNN
+  cudnnHandle_t cudnn = nullptr;
+#endif
 };
 std::mutex& mu() {
   static std::mutex m;
@@ -58,6 +62,16 @@ cudaStream_t stream(int device) {
   return p.stream;
 }
 
+cudaStream_t copy_stream(int device) {
+  std::lock_guard<std::mutex> lock(mu());
+  PerDevice& p = devices().at(size_t(device));
+  if (p.copy_stream == nullptr) {
+    DeviceGuard g(device);
+    EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&p.copy_stream, cudaStreamNonBlocking));
+  }
+  return p.copy_stream;
+}
+
 cublasHandle_t cublas_handle(int device) {
   cudaStream_t s = stream(device);
   std::lock_guard<std::mutex> lock(mu());
@@ -71,6 +85,22 @@ cublasHandle_t cublas_handle(int device) {
   }
   return p.cublas;
 }
+
+#ifdef EMBER_WITH_CUDNN
+cudnnHandle_t cudnn_handle(int device) {
+  cudaStream_t s = stream(device);
+  std::lock_guard<std::mutex> lock(mu());
+  PerDevice& p = devices().at(size_t(device));
+  if (p.cudnn == nullptr) {
+    DeviceGuard g(device);
+    cudnnHandle_t h = nullptr;
+    EMBER_CUDNN_CHECK(cudnnCreate(&h));  // loads cuDNN's sub-libraries; fails if they are missing
+    EMBER_CUDNN_CHECK(cudnnSetStream(h, s));
+    p.cudnn = h;
+  }
+  return p.cudnn;
+}
+#endif
 
 void synchronize(int device) {
   DeviceGuard g(device);

@@ -2,12 +2,15 @@
 // twin of src/cpu/gemm.cpp. cuBLAS is column-major: a row-major (M, N) C is a column-major
 // (N, M) C^T, so we compute C^T = B^T A^T by passing B first. Transposed views are passed as
 // transposes, never copied; only layouts BLAS cannot express are made contiguous first.
-// Float32 uses cuBLAS's default math mode (full fp32, no TF32), so results compare to the CPU's.
+// Float32 uses cuBLAS's default math mode (full fp32, no TF32), so results compare to the CPU's,
+// unless ember::set_allow_tf32(true): then CUBLAS_TF32_TENSOR_OP_MATH (the handle's mode is set
+// before every float32 call, so the setting takes effect at the next matmul).
 #include <algorithm>
 #include <climits>
 
 #include "cuda/check.h"
 #include "cuda/context.h"
+#include "ember/core/settings.h"
 #include "ops/kernels.h"
 
 namespace ember::cuda {
@@ -52,6 +55,7 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const long long sa = A.t.stride(0), sb = Bm.t.stride(0), sc = M * N;
   if (a.dtype() == DType::Float32) {
     const float one = 1.0f, zero = 0.0f;
+    EMBER_CUBLAS_CHECK(cublasSetMathMode(h, allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     EMBER_CUBLAS_CHECK(cublasSgemmStridedBatched(h, Bm.trans, A.trans, n, m, k, &one, Bm.t.data_ptr<float>(), ldb, sb,
                                                  A.t.data_ptr<float>(), lda, sa, &zero, out.data_ptr<float>(), n, sc,
                                                  batch));

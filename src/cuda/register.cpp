@@ -8,12 +8,26 @@ void register_elementwise_kernels();
 void register_reduce_kernels();
 void register_gemm_kernels();
 void register_copy_kernels();
+void register_nn_conv_kernels();     // nn_conv.cpp (cuDNN)
+void register_nn_pool_kernels();     // nn_pool.cu
+void register_nn_norm_kernels();     // nn_norm.cu
+void register_nn_softmax_kernels();  // nn_softmax.cu
+void register_nn_loss_kernels();     // nn_loss.cu
+void register_optim_kernels();       // optim.cu
+void register_data_hooks();          // stager.cpp, data.cu: the loader's stager and resident kernel
 
 void register_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
   register_copy_kernels();
+  register_nn_conv_kernels();
+  register_nn_pool_kernels();
+  register_nn_norm_kernels();
+  register_nn_softmax_kernels();
+  register_nn_loss_kernels();
+  register_optim_kernels();
+  register_data_hooks();
   set_allocator(DeviceType::CUDA, &caching_allocator());
 }
 }  // namespace ember::cuda

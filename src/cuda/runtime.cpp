@@ -8,6 +8,8 @@
 
 #include "core/runtime.h"
 #include "core/visible_devices.h"
+#include "cuda/check.h"
+#include "cuda/context.h"
 
 namespace ember {
 
@@ -57,5 +59,28 @@ const Probe& probe() {
 
 int cuda_device_count() { return probe().count; }
 std::string cuda_unavailable_reason() { return probe().reason; }
+
+double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
+  cuda::check_device(Device::cuda(device));
+  cuda::DeviceGuard guard(device);
+  cudaEvent_t start, stop;
+  EMBER_CUDA_CHECK(cudaEventCreate(&start));
+  EMBER_CUDA_CHECK(cudaEventCreate(&stop));
+  float ms = 0;
+  try {
+    EMBER_CUDA_CHECK(cudaEventRecord(start, cuda::stream(device)));
+    for (int i = 0; i < reps; ++i) fn();
+    EMBER_CUDA_CHECK(cudaEventRecord(stop, cuda::stream(device)));
+    EMBER_CUDA_CHECK(cudaEventSynchronize(stop));
+    EMBER_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  } catch (...) {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+    throw;
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return double(ms) / std::max(reps, 1);
+}
 
 }  // namespace ember

@@ -5,6 +5,8 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/optim/optimizer.h"
+#include "ops/optim_kernels.h"
+#include "optim/fused.h"
 
 namespace ember::optim {
 
@@ -38,44 +40,68 @@ AdamW::AdamW(std::vector<ParamGroupSpec> groups, AdamOptions opt)
 
 void Adam::step() {
   NoGradGuard no_grad;
-  const double b1 = opt_.betas[0], b2 = opt_.betas[1];
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     ParamGroup& group = groups_[gi];
-    const double lr = group.lr, wd = group.weight_decay;
     for (size_t pi = 0; pi < group.params.size(); ++pi) {
       Tensor& p = group.params[pi];
-      Tensor grad = p.grad();
-      if (!grad.defined()) continue;
+      if (!p.grad().defined()) continue;
       ParamState& st = state(gi, pi);
       if (st.buffers.empty()) {
         st.buffers["exp_avg"] = zeros_like(p.detach());
         st.buffers["exp_avg_sq"] = zeros_like(p.detach());
         if (opt_.amsgrad) st.buffers["max_exp_avg_sq"] = zeros_like(p.detach());
       }
-      Tensor& exp_avg = st.buffers.at("exp_avg");
-      Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
-      st.step += 1;
-      if (decoupled_) {
-        p.mul_(1.0 - lr * wd);
-      } else if (wd != 0.0) {
-        grad = add(grad, p, wd);
+      Tensor none;
+      auto max_it = st.buffers.find("max_exp_avg_sq");
+      const Tensor* max_sq = opt_.amsgrad && max_it != st.buffers.end() ? &max_it->second : &none;
+      if (opt_.fused && detail::can_fuse(kernels::adam_step, p, p.grad(),
+                                         {&st.buffers.at("exp_avg"), &st.buffers.at("exp_avg_sq"), max_sq})) {
+        step_fused(p, st, group.lr, group.weight_decay);
+      } else {
+        step_reference(p, st, group.lr, group.weight_decay);
       }
-      exp_avg.mul_(b1).add_(grad, 1.0 - b1);
-      exp_avg_sq.mul_(b2).add_(mul(grad, grad), 1.0 - b2);
-      const double bias_correction1 = 1.0 - std::pow(b1, double(st.step));
-      const double bias_correction2 = 1.0 - std::pow(b2, double(st.step));
-      const double step_size = lr / bias_correction1;
-      Tensor second = exp_avg_sq;
-      if (opt_.amsgrad) {
-        Tensor& max_sq = st.buffers.at("max_exp_avg_sq");
-        max_sq.copy_(maximum(max_sq, exp_avg_sq));
-        second = max_sq;
-      }
-      Tensor bc2_sqrt = scalar_tensor(std::sqrt(bias_correction2), {.dtype = p.dtype(), .device = p.device()});
-      Tensor denom = add(div(sqrt(second), bc2_sqrt), opt_.eps);
-      p.add_(div(exp_avg, denom), -step_size);
     }
   }
+}
+
+void Adam::step_fused(Tensor& p, ParamState& st, double lr, double wd) {
+  st.step += 1;
+  Tensor& exp_avg = st.buffers.at("exp_avg");
+  Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
+  Tensor max_sq = opt_.amsgrad ? st.buffers.at("max_exp_avg_sq") : Tensor();
+  kernels::adam_step(p.device())(p, p.grad(), exp_avg, exp_avg_sq, max_sq,
+                                 {.lr = lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
+                                  .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad,
+                                  .step = st.step});
+  for (Tensor* t : {&p, &exp_avg, &exp_avg_sq, &max_sq})
+    if (t->defined()) t->storage()->bump_version();
+}
+
+void Adam::step_reference(Tensor& p, ParamState& st, double lr, double wd) {
+  const double b1 = opt_.betas[0], b2 = opt_.betas[1];
+  Tensor grad = p.grad();
+  Tensor& exp_avg = st.buffers.at("exp_avg");
+  Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
+  st.step += 1;
+  if (decoupled_) {
+    p.mul_(1.0 - lr * wd);
+  } else if (wd != 0.0) {
+    grad = add(grad, p, wd);
+  }
+  exp_avg.mul_(b1).add_(grad, 1.0 - b1);
+  exp_avg_sq.mul_(b2).add_(mul(grad, grad), 1.0 - b2);
+  const double bias_correction1 = 1.0 - std::pow(b1, double(st.step));
+  const double bias_correction2 = 1.0 - std::pow(b2, double(st.step));
+  const double step_size = lr / bias_correction1;
+  Tensor second = exp_avg_sq;
+  if (opt_.amsgrad) {
+    Tensor& max_sq = st.buffers.at("max_exp_avg_sq");
+    max_sq.copy_(maximum(max_sq, exp_avg_sq));
+    second = max_sq;
+  }
+  Tensor bc2_sqrt = scalar_tensor(std::sqrt(bias_correction2), {.dtype = p.dtype(), .device = p.device()});
+  Tensor denom = add(div(sqrt(second), bc2_sqrt), opt_.eps);
+  p.add_(div(exp_avg, denom), -step_size);
 }
 
 std::vector<std::pair<std::string, double>> Adam::options_list() const {

@@ -4,6 +4,8 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/optim/optimizer.h"
+#include "ops/optim_kernels.h"
+#include "optim/fused.h"
 
 namespace ember::optim {
 
@@ -32,24 +34,56 @@ void SGD::step() {
     ParamGroup& group = groups_[gi];
     for (size_t pi = 0; pi < group.params.size(); ++pi) {
       Tensor& p = group.params[pi];
-      Tensor d_p = p.grad();
-      if (!d_p.defined()) continue;
-      if (group.weight_decay != 0.0) d_p = add(d_p, p, group.weight_decay);
+      if (!p.grad().defined()) continue;
       ParamState& st = state(gi, pi);
-      st.step += 1;
-      if (opt_.momentum != 0.0) {
-        auto it = st.buffers.find("momentum_buffer");
-        if (it == st.buffers.end()) {
-          // PyTorch: the first step's buffer is the gradient itself (no dampening).
-          it = st.buffers.emplace("momentum_buffer", d_p.detach().clone()).first;
-        } else {
-          it->second.mul_(opt_.momentum).add_(d_p, 1.0 - opt_.dampening);
-        }
-        d_p = opt_.nesterov ? add(d_p, it->second, opt_.momentum) : it->second;
+      auto it = st.buffers.find("momentum_buffer");
+      const bool has_buf = it != st.buffers.end();
+      Tensor none;
+      if (opt_.fused && detail::can_fuse(kernels::sgd_step, p, p.grad(), {has_buf ? &it->second : &none})) {
+        step_fused(p, st, group.lr, group.weight_decay);
+      } else {
+        step_reference(p, st, group.lr, group.weight_decay);
       }
-      p.add_(d_p, -group.lr);
     }
   }
+}
+
+// One kernel call: the momentum buffer is allocated uninitialised on the first step and the
+// kernel writes the gradient into it (PyTorch's first-step rule).
+void SGD::step_fused(Tensor& p, ParamState& st, double lr, double weight_decay) {
+  st.step += 1;
+  Tensor buf;
+  bool first_step = false;
+  if (opt_.momentum != 0.0) {
+    auto it = st.buffers.find("momentum_buffer");
+    if (it == st.buffers.end()) {
+      it = st.buffers.emplace("momentum_buffer", empty_like(p.detach())).first;
+      first_step = true;
+    }
+    buf = it->second;
+  }
+  kernels::sgd_step(p.device())(p, p.grad(), buf,
+                                {.lr = lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
+                                 .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step});
+  p.storage()->bump_version();
+  if (buf.defined()) buf.storage()->bump_version();
+}
+
+void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_decay) {
+  Tensor d_p = p.grad();
+  if (weight_decay != 0.0) d_p = add(d_p, p, weight_decay);
+  st.step += 1;
+  if (opt_.momentum != 0.0) {
+    auto it = st.buffers.find("momentum_buffer");
+    if (it == st.buffers.end()) {
+      // PyTorch: the first step's buffer is the gradient itself (no dampening).
+      it = st.buffers.emplace("momentum_buffer", d_p.detach().clone()).first;
+    } else {
+      it->second.mul_(opt_.momentum).add_(d_p, 1.0 - opt_.dampening);
+    }
+    d_p = opt_.nesterov ? add(d_p, it->second, opt_.momentum) : it->second;
+  }
+  p.add_(d_p, -lr);
 }
 
 std::vector<std::pair<std::string, double>> SGD::options_list() const {

@@ -309,6 +309,28 @@ TEST(CudaKernels, GemmMatchesCpuIncludingTransposedViews_CUDA) {
   EXPECT_TRUE(close(matmul(x, w), matmul(x.to(kGpu), w.to(kGpu)), 1e-4, 1e-4));
 }
 
+// TF32 rounds the inputs to a 10-bit mantissa: with K = 512 products of N(0, 1) values the error
+// grows to ~1e-3 relative, far beyond the float32 tolerance above, and vanishes when switched off.
+TEST(CudaKernels, GemmUsesTf32OnlyWhenAllowed_CUDA) {
+  if (ember::cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << ember::cuda_unavailable_reason();
+  struct Tf32Scope {
+    ~Tf32Scope() { set_allow_tf32(false); }
+  } scope;
+  Generator g(17);
+  Tensor a = randn({256, 512}, {}, &g), b = randn({512, 256}, {}, &g);
+  Tensor ref = matmul(a.to(DType::Float64), b.to(DType::Float64));
+  auto max_err = [&](const Tensor& out) { return amax(abs(sub(out.to(Device::cpu()).to(DType::Float64), ref))).item<double>(); };
+  const double fp32_err = max_err(matmul(a.to(kGpu), b.to(kGpu)));
+  set_allow_tf32(true);
+  const double tf32_err = max_err(matmul(a.to(kGpu), b.to(kGpu)));
+  set_allow_tf32(false);
+  const double fp32_again = max_err(matmul(a.to(kGpu), b.to(kGpu)));
+  EXPECT_LT(fp32_err, 1e-3) << "full float32";
+  EXPECT_GT(tf32_err, 4 * fp32_err) << "TF32 on: the error should grow (H100/A100 tensor cores)";
+  EXPECT_LT(tf32_err, 0.5) << "TF32 still approximates the product";
+  EXPECT_EQ(fp32_again, fp32_err) << "switching TF32 off restores full float32";
+}
+
 TEST(CudaKernels, RandomStreamsEqualTheCpus_CUDA) {
   if (ember::cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: " << ember::cuda_unavailable_reason();
   for (int64_t n : {1, 3, 4, 1001, 1 << 16}) {

@@ -252,3 +252,46 @@ TEST_F(DataFetch, FashionMnistFromALocalMirror) {
   r = fetch_dataset("fashion-mnist", out(), o);
   for (const auto& f : r.files) EXPECT_EQ(f.status, "already present");
 }
+
+// A file checked only by the SHA-256 of its bytes as served (the MNIST/CIFAR case).
+TEST_F(DataFetch, AsServedHashIsChecked) {
+  Served s = make_served(root());
+  LocalServer server(root(), work.path());
+  ASSERT_TRUE(server.ok()) << "the local HTTP server did not start";
+  FetchReport r = fetch_files({{"images.gz", "", "idx", sha256_hex(s.gz)}}, server.url(), out(), quick());
+  EXPECT_TRUE(r.files[0].verified_sha256);
+  EXPECT_EQ(r.files[0].status, "downloaded");
+  const std::string wrong(64, '0');
+  try {
+    fetch_files({{"images.gz", "", "idx", wrong}}, server.url(), work.path() / "out2", quick());
+    FAIL() << "a wrong as-served hash was accepted";
+  } catch (const DataError& e) {
+    EXPECT_NE(std::string(e.what()).find("(file as served)"), std::string::npos) << e.what();
+  }
+  expect_only(work.path() / "out2", {});
+}
+
+// The CIFAR-10 binary tarball: downloaded, checked, extracted, then recognised as present.
+TEST_F(DataFetch, CifarTarballIsExtracted) {
+  const fs::path tar = root() / "cifar-10-binary.tar.gz";
+  fs::create_directories(root());
+  const std::string script =
+      "import io, sys, tarfile\n"
+      "rec = bytes([3]) + bytes(i % 251 for i in range(3072))\n"
+      "with tarfile.open(sys.argv[1], 'w:gz') as t:\n"
+      "    for n in ['data_batch_%d.bin' % i for i in range(1, 6)] + ['test_batch.bin']:\n"
+      "        info = tarfile.TarInfo('cifar-10-batches-bin/' + n); info.size = len(rec) * 2\n"
+      "        t.addfile(info, io.BytesIO(rec * 2))\n";
+  ember::test::write_text(work.path() / "mk.py", script);
+  ASSERT_EQ(std::system(("/usr/bin/python3 " + (work.path() / "mk.py").string() + " " + tar.string()).c_str()), 0);
+  const Bytes gz = ember::test::read_bytes(tar);
+  LocalServer server(root(), work.path());
+  ASSERT_TRUE(server.ok()) << "the local HTTP server did not start";
+  const std::vector<RemoteFile> files = {{"cifar-10-binary.tar.gz", "", "cifar10-tar", sha256_hex(gz)}};
+  FetchReport r = fetch_files(files, server.url(), out(), quick());
+  EXPECT_EQ(r.files[0].status, "extracted");
+  LabeledImages train = load_cifar10(out() / "cifar-10-batches-bin", true);
+  EXPECT_EQ(train.n, 10);
+  EXPECT_EQ(train.labels[0], 3);
+  EXPECT_EQ(fetch_files(files, server.url(), out(), quick()).files[0].status, "already present");
+}

@@ -13,11 +13,13 @@
 #include <cstdio>
 
 #include "golden/golden_file.h"
+#include "golden/golden_tensor.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember::test::GoldenFile;
 using ember::test::GoldenRecord;
+using ember::test::to_tensor;
 
 namespace {
 
@@ -26,11 +28,6 @@ const GoldenFile& golden() {
   return file;
 }
 
-Tensor to_tensor(const GoldenRecord& r) {
-  DType dt = r.dtype == ember::test::kGoldenInt64 ? DType::Int64
-             : r.dtype == ember::test::kGoldenFloat64 ? DType::Float64 : DType::Float32;
-  return from_blob_copy(r.bytes.data(), Shape(r.dims.begin(), r.dims.end()), dt);
-}
 Tensor record(const std::string& name) { return to_tensor(golden().get(name)); }
 
 constexpr double kRtol = 1e-4, kAtol = 1e-5;

@@ -11,11 +11,13 @@
 #include <string>
 
 #include "golden/golden_file.h"
+#include "golden/golden_tensor.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
 using ember::test::GoldenFile;
 using ember::test::GoldenRecord;
+using ember::test::to_tensor;
 
 namespace {
 
@@ -24,11 +26,6 @@ const GoldenFile& golden() {
   return file;
 }
 
-Tensor to_tensor(const GoldenRecord& r) {
-  DType dt = r.dtype == ember::test::kGoldenInt64 ? DType::Int64
-             : r.dtype == ember::test::kGoldenFloat64 ? DType::Float64 : DType::Float32;
-  return from_blob_copy(r.bytes.data(), Shape(r.dims.begin(), r.dims.end()), dt);
-}
 
 // The case's names below "<op>/", e.g. {"stride2", "padding1", ...}.
 std::set<std::string> cases_of(const std::string& op) {

@@ -162,4 +162,19 @@ TEST(Threads, SetNumThreadsBeforeFirstOpSticks) {
         std::exit(get_num_threads() == 1 && t.sum().item<float>() == 4.0f ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
+
+TEST(Settings, DeterministicFlagDefaultsOffAndRoundTrips) {
+  EXPECT_FALSE(deterministic());
+  set_deterministic(true);
+  EXPECT_TRUE(deterministic());
+  set_deterministic(false);
+  EXPECT_FALSE(deterministic());
+}
+
+TEST(Settings, AllowTf32DefaultsOffAndRoundTrips) {
+  EXPECT_FALSE(allow_tf32());
+  set_allow_tf32(true);
+  EXPECT_TRUE(allow_tf32());
+  set_allow_tf32(false);
+  EXPECT_FALSE(allow_tf32());
 }

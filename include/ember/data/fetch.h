@@ -22,6 +22,10 @@ struct RemoteFile {
   // What the content must parse as when no SHA-256 is known (or in addition to it):
   //   "idx" (IDX file), "cifar10-tar" / "cifar100-tar" (the CIFAR binary tarball, extracted), "" (none)
   std::string kind;
+  // SHA-256 of the bytes as the canonical server sends them (the .gz / .tar.gz), as published in
+  // TensorFlow Datasets' url_checksums; "" = unknown. A file passes when either hash matches
+  // (mirrors and Debian recompress the .gz, which changes these bytes but not the content).
+  std::string download_sha256;
 };
 
 struct FetchOptions {

@@ -47,9 +47,10 @@ class BatchStager {
   // Takes a batch assembled in host buffers and returns it on device(). Called on the consumer.
   virtual Batch stage(Batch host_batch) = 0;
 };
-// CPU stager for cpu; for other devices a plain `.to(device)` stager until the CUDA backend adds
-// the pinned/async one.
-std::unique_ptr<BatchStager> make_batch_stager(Device device);
+// CPU stager for cpu; for a device whose backend registered a stager (CUDA: pinned host buffers, a
+// copy stream, events; see docs/gpu.md) that one, keeping buffers for `ring_batches` batches;
+// otherwise a plain synchronous `.to(device)` stager.
+std::unique_ptr<BatchStager> make_batch_stager(Device device, int ring_batches = 4);
 
 struct LoaderOptions {
   int64_t batch_size = 64;
@@ -62,7 +63,9 @@ struct LoaderOptions {
   Device device = Device::cpu();
   // Device-resident mode: put the uint8 dataset on `device` once (when it fits in resident_budget
   // bytes) and assemble whole batches there in one call, with no per-sample host work and no
-  // workers. On the CPU the data is already resident, so this is the batched kernel path.
+  // workers. On the CPU the data is already resident, so this is the batched kernel path. On CUDA
+  // one kernel gathers and normalises each batch; it applies no augmentation, so with crop, flip
+  // or erase on (or over the budget) the loader uses the staged path instead: resident() says which.
   bool device_resident = false;
   int64_t resident_budget = int64_t(2) << 30;
 };
@@ -117,6 +120,7 @@ class DataLoader {
   struct State;
   Batch assemble(int64_t epoch, int64_t step, const std::vector<int64_t>& order) const;
   Batch assemble_resident(int64_t epoch, int64_t step, const std::vector<int64_t>& order) const;
+  Batch assemble_resident_device(int64_t epoch, int64_t step, const std::vector<int64_t>& order) const;
   void stop_workers();
   void finish_stats();
 
@@ -126,6 +130,8 @@ class DataLoader {
   std::unique_ptr<BatchStager> stager_;
   bool resident_ = false;
   Tensor resident_images_;  // the dataset on the device in resident mode
+  Tensor resident_labels_;  // off the CPU only: the labels and the transform's (C, 256) table there
+  Tensor resident_lut_;
   std::unique_ptr<State> state_;
   LoaderStats stats_;
   std::vector<LoaderStats> history_;

@@ -70,6 +70,9 @@ class SampleTransform {
   int64_t width() const { return w_; }
   // True when no option draws random numbers (no crop, flip or erase).
   bool deterministic() const;
+  // (C, 256): the float32 output of each pixel value per channel (scale + normalise); what
+  // apply() reads when no augmentation moves or erases pixels.
+  const std::vector<float>& lookup_table() const { return lut_; }
 
  private:
   TransformOptions opt_;

@@ -1,6 +1,11 @@
 // Optimizers: SGD, Adam, AdamW with PyTorch's update formulas (torch.optim 1.13, single-tensor
-// path). step() runs under NoGradGuard and changes parameters with in-place tensor ops only, so it
-// works on any device the parameters live on; parameters whose .grad is undefined are skipped.
+// path). step() runs under NoGradGuard; parameters whose .grad is undefined are skipped.
+//
+// Two paths, same numbers: by default (options.fused) a parameter that is a contiguous float32 or
+// float64 tensor, with a contiguous gradient of its dtype and contiguous state buffers, is updated by
+// one fused kernel (one pass on the CPU, one launch on CUDA: src/ops/optim_kernels.h); every other
+// parameter, and every parameter when fused = false, goes through the reference path of in-place
+// tensor ops, which works on any device. Both round at the same places, so they agree bit for bit.
 //
 // Parameter groups: pass a list of ParamGroupSpec to give groups their own lr / weight decay
 // (e.g. no decay on biases); the other settings are shared. LR schedulers change group.lr.
@@ -92,6 +97,7 @@ struct SGDOptions {
   double dampening = 0.0;
   double weight_decay = 0.0;
   bool nesterov = false;
+  bool fused = true;  // false: always the in-place-op reference path (see the top of this file)
 };
 class SGD : public Optimizer {
  public:
@@ -107,6 +113,8 @@ class SGD : public Optimizer {
   void set_option(const std::string& name, double value) override;
 
  private:
+  void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);
+  void step_reference(Tensor& p, ParamState& st, double lr, double weight_decay);
   SGDOptions opt_;
 };
 
@@ -120,6 +128,7 @@ struct AdamOptions {
   double eps = 1e-8;
   std::optional<double> weight_decay{};  // unset: 0 for Adam, 1e-2 for AdamW (PyTorch's defaults)
   bool amsgrad = false;
+  bool fused = true;  // false: always the in-place-op reference path (see the top of this file)
 };
 class Adam : public Optimizer {
  public:
@@ -135,6 +144,8 @@ class Adam : public Optimizer {
   void set_option(const std::string& name, double value) override;
 
  private:
+  void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);
+  void step_reference(Tensor& p, ParamState& st, double lr, double weight_decay);
   AdamOptions opt_;
   bool decoupled_;
 };

@@ -1,0 +1,147 @@
+// ember eval (test accuracy, per-class accuracy, confusion matrix of a run or checkpoint) and
+// ember predict (top-k classes of one test-set sample).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+#include "device_select.h"
+#include "ember/autograd/node.h"
+#include "ember/ember.h"
+#include "ember/nn/models.h"
+#include "ember/train/fit.h"
+
+namespace ember::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct EvalOpts {
+  std::string path, model, data, data_dir, device = "auto";
+  int64_t batch_size = 256, limit_test = 0, index = 0, top_k = 5;
+  bool json = false;
+};
+
+struct Loaded {
+  std::shared_ptr<nn::Module> model;
+  data::Dataset test;
+  Device device;
+  train::CheckpointManifest manifest;
+};
+
+Loaded load(const EvalOpts& o) {
+  train::Checkpoint ck = train::load_checkpoint(o.path);
+  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
+  std::string model = !o.model.empty() ? o.model : ck.manifest.model;
+  std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
+  if (model.empty())
+    throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
+  std::string dir = !o.data_dir.empty() ? o.data_dir : cfg.value("data_dir", std::string());
+  if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
+  Loaded l;
+  l.manifest = ck.manifest;
+  l.test = train::load_split(data, dir, false, o.limit_test);
+  l.device = choose_device(o.device, false).device;
+  Generator gen(0);
+  l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
+  StateDict sd;
+  bool prefixed = ck.find("model/" + l.model->named_parameters().front().first) != nullptr;
+  for (const auto& [k, t] : ck.tensors) {
+    if (prefixed && !k.starts_with("model/")) continue;
+    sd.insert(prefixed ? k.substr(6) : k, t);
+  }
+  try {
+    l.model->load_state_dict(sd);
+  } catch (const Error& e) {
+    throw FormatError(fmt::format("checkpoint '{}' does not fit model '{}': {}", o.path, model, e.what()),
+                      "pass the --model the checkpoint was trained with");
+  }
+  l.model->to(l.device);
+  l.model->eval();
+  return l;
+}
+
+int run_eval(const EvalOpts& o) {
+  Loaded l = load(o);
+  train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
+  const auto& names = l.test.classes;
+  if (o.json) {
+    nlohmann::json j = {{"accuracy", r.accuracy}, {"loss", r.loss}, {"samples", r.samples},
+                        {"per_class_accuracy", r.per_class_accuracy}, {"confusion", r.confusion}, {"classes", names},
+                        {"epoch", l.manifest.epoch}, {"step", l.manifest.step}};
+    fmt::print("{}\n", j.dump(2));
+    return kExitOk;
+  }
+  fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.manifest.model,
+             l.test.name);
+  fmt::print("test accuracy: {:.2f}% ({} samples), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, r.samples, r.loss);
+  for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
+    fmt::print("  {:>2} {:<12} {:6.2f}%\n", i, i < names.size() ? names[i] : "", 100 * r.per_class_accuracy[i]);
+  fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n     ");
+  for (size_t j = 0; j < r.confusion.size(); ++j) fmt::print(" {:>5}", j);
+  fmt::print("\n");
+  for (size_t i = 0; i < r.confusion.size(); ++i) {
+    fmt::print("  {:>2} ", i);
+    for (int64_t v : r.confusion[i]) fmt::print(" {:>5}", v);
+    fmt::print("\n");
+  }
+  return kExitOk;
+}
+
+int run_predict(const EvalOpts& o) {
+  Loaded l = load(o);
+  if (o.index < 0 || o.index >= l.test.size())
+    throw UsageError(fmt::format("--index {} is outside the test set (0..{})", o.index, l.test.size() - 1));
+  autograd::NoGradGuard ng;
+  data::LoaderOptions lo;
+  lo.batch_size = 1;
+  lo.shuffle = false;
+  lo.workers = 0;
+  data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
+  const Tensor& x = b.x;
+  const Tensor& y = b.y;
+  auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
+  std::vector<int64_t> idx(probs.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
+  std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
+  const int64_t truth = y.to_vector<int64_t>()[0];
+  const auto& names = l.test.classes;
+  fmt::print("test sample {} of {} (true class {} {})\n", o.index, l.test.name, truth,
+             size_t(truth) < names.size() ? names[size_t(truth)] : "");
+  for (int64_t k = 0; k < std::min<int64_t>(o.top_k, int64_t(idx.size())); ++k) {
+    int64_t c = idx[size_t(k)];
+    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, size_t(c) < names.size() ? names[size_t(c)] : "",
+               100 * probs[size_t(c)], c == truth ? "  <- true" : "");
+  }
+  return kExitOk;
+}
+
+void common(CLI::App* s, EvalOpts& o) {
+  s->add_option("--model", o.model, "Model name (default: from the checkpoint manifest)");
+  s->add_option("--data", o.data, "Dataset (default: from the manifest)");
+  s->add_option("--data-dir", o.data_dir, "Dataset directory");
+  s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  s->add_option("--limit-test", o.limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
+}
+}  // namespace
+
+void register_eval(CLI::App& root, Runner& run) {
+  auto o = std::make_shared<EvalOpts>();
+  auto* e = root.add_subcommand("eval", "Test accuracy, per-class accuracy and confusion matrix of a run");
+  e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
+  common(e, *o);
+  e->add_option("--batch-size", o->batch_size, "Evaluation batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  e->add_flag("--json", o->json, "Print JSON");
+  e->callback([&run, o] { run = [o] { return run_eval(*o); }; });
+
+  auto p = std::make_shared<EvalOpts>();
+  auto* pr = root.add_subcommand("predict", "Top-k classes of one test-set sample");
+  pr->add_option("checkpoint", p->path, "Run directory or checkpoint")->required();
+  pr->add_option("--index", p->index, "Test-set sample index")->required();
+  pr->add_option("--top-k", p->top_k, "How many classes to show")->check(CLI::PositiveNumber)->capture_default_str();
+  common(pr, *p);
+  pr->callback([&run, p] { run = [p] { return run_predict(*p); }; });
+}
+
+}  // namespace ember::cli

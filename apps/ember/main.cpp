@@ -1,0 +1,107 @@
+// The ember command: CLI11 setup, one subcommand per file, and the one place that turns an
+// exception into a message, a hint and a documented exit code.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+
+#include "cli.h"
+#include "ember/core/tensor.h"
+
+namespace ember::cli {
+void warn(const std::string& msg) { fmt::print(stderr, "ember: warning: {}\n", msg); }
+
+// `--config FILE` after a subcommand: CLI11 2.1 reads config files for the root app only, so the
+// file's `key = value` lines are turned into `--key=value` arguments placed right after the
+// subcommand. Later (explicit) flags then override them: options take the last value given.
+std::vector<std::string> expand_config(int argc, char** argv) {
+  std::vector<std::string> in(argv + 1, argv + argc), out;
+  std::string file;
+  size_t insert_at = 0;
+  for (size_t i = 0; i < in.size(); ++i) {
+    if (in[i] == "--config" && i + 1 < in.size()) {
+      file = in[++i];
+    } else if (in[i].starts_with("--config=")) {
+      file = in[i].substr(9);
+    } else {
+      out.push_back(in[i]);
+      if (insert_at == 0 && !in[i].starts_with("-")) insert_at = out.size();  // after the subcommand
+    }
+  }
+  if (file.empty()) return out;
+  std::vector<CLI::ConfigItem> items;
+  try {
+    items = CLI::ConfigTOML().from_file(file);
+  } catch (const CLI::FileError&) {
+    throw CLI::ConversionError(fmt::format("--config: cannot read '{}' (no such file, or not readable)", file));
+  }
+  std::vector<std::string> injected;
+  for (const auto& it : items) {
+    std::string key = it.name;
+    for (auto& ch : key)
+      if (ch == '_') ch = '-';
+    std::string value;
+    for (const auto& v : it.inputs) value += (value.empty() ? "" : ",") + v;
+    injected.push_back("--" + key + "=" + value);
+  }
+  out.insert(out.begin() + std::ptrdiff_t(insert_at), injected.begin(), injected.end());
+  return out;
+}
+}  // namespace ember::cli
+
+int main(int argc, char** argv) {
+  using namespace ember::cli;
+  CLI::App app{"ember: train, evaluate and benchmark neural networks on the CPU and NVIDIA GPUs", "ember"};
+  app.set_version_flag("--version", "ember " + ember::version());
+  app.require_subcommand(1);
+  app.footer(
+      "Exit codes: 0 success, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated "
+      "(SIGTERM).\nRun 'ember <command> --help' for a command's flags.");
+  Runner run;
+  register_train(app, run);
+  register_eval(app, run);
+
+  register_doctor(app, run);
+  register_bench(app, run);
+  register_data(app, run);
+
+  try {
+    std::vector<std::string> args = expand_config(argc, argv);
+    if (!args.empty() && !args[0].starts_with("-") && app.get_subcommands([&](CLI::App* s) { return s->get_name() == args[0]; }).empty()) {
+      fmt::print(stderr, "ember: usage error: unknown command '{}'\n  hint: the commands are train, eval, predict, doctor, bench{}; run 'ember --help'\n",
+                 args[0], app.get_subcommands([](CLI::App* s) { return s->get_name() == "data"; }).empty() ? "" : ", data");
+      return kExitUsage;
+    }
+    std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
+    app.parse(args);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    fmt::print(stderr, "ember: usage error: {}\n", e.what());
+    fmt::print(stderr, "  hint: run 'ember --help' or 'ember <command> --help' for the valid commands and flags\n");
+    return kExitUsage;
+  }
+  try {
+    return run ? run() : kExitUsage;
+  } catch (const UsageError& e) {
+    fmt::print(stderr, "ember: usage error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+    return kExitUsage;
+  } catch (const ember::Error& e) {
+    fmt::print(stderr, "ember: error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+    return kExitFailed;
+  } catch (const std::bad_alloc&) {
+    fmt::print(stderr, "ember: error: out of host memory\n  hint: use a smaller --batch-size or model\n");
+    return kExitFailed;
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ember: internal error: {}\n  hint: this is a bug in ember; please report it with `ember doctor --json`\n",
+               e.what());
+    return kExitFailed;
+  }
+}

@@ -1,0 +1,99 @@
+// ember doctor: what this machine offers for training (build, CPU, NVIDIA driver, CUDA runtime,
+// cuDNN, cuBLAS, GPUs) and a verdict on each part. Probing (probe_environment) reads /proc and
+// dlopen()s the NVIDIA libraries without linking them; the verdict (evaluate) is a pure function
+// of the collected facts, so every rule is tested over tables of versions.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ember::env {
+
+// A version as major.minor.patch; CUDA encodes 12.4 as 12040 (from_cuda_int).
+struct Version {
+  int major = 0, minor = 0, patch = 0;
+  static Version from_cuda_int(int v) { return {v / 1000, (v % 1000) / 10, 0}; }
+  std::string str() const;  // "12.4" (patch only when non-zero)
+  friend auto operator<=>(const Version&, const Version&) = default;
+};
+
+struct GpuInfo {
+  int index = 0;
+  std::string name;
+  int cc_major = 0, cc_minor = 0;  // compute capability
+  uint64_t total_memory = 0;       // bytes
+};
+
+// Everything probe_environment() finds. Optional fields are empty when the thing is not there.
+struct EnvFacts {
+  // ember's build
+  std::string ember_version, compiler, build_type;
+  bool built_with_cuda = false;
+  std::optional<Version> cuda_compiled;  // the toolkit ember was compiled with
+  std::vector<int> cuda_sass_archs;      // e.g. {80, 90}: real architectures compiled
+  std::vector<int> cuda_ptx_archs;       // virtual architectures shipped as PTX
+  std::string onednn_version, blas;
+  // host
+  std::string os, cpu_model;
+  bool avx2 = false, avx512f = false, avx512_bf16 = false, amx = false;
+  int cores = 0;                // logical CPUs this process may use
+  uint64_t memory_bytes = 0;    // MemTotal
+  bool cpu_smoke_ok = true;     // a small matmul on the CPU matched the reference loop
+  std::string cpu_smoke_error;
+  // NVIDIA side
+  bool driver_found = false;                 // libcuda.so.1 loaded
+  std::string driver_version;                // "550.54.14" from /proc/driver/nvidia/version
+  std::optional<Version> driver_cuda;        // highest CUDA the driver supports (cuDriverGetVersion)
+  std::string driver_error;                  // why the driver is unusable (dlopen or cuInit error)
+  std::optional<Version> cuda_runtime;       // libcudart loadable: cudaRuntimeGetVersion
+  std::optional<Version> cudnn;              // libcudnn.so.9 (or .8): cudnnGetVersion
+  std::optional<int> cudnn_cuda_major;       // the CUDA major cuDNN was built for
+  std::optional<Version> cublas;             // libcublas: cublasGetProperty
+  int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
+  std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
+  std::optional<std::string> cuda_visible_devices;  // unset = nullopt
+};
+
+enum class Level { Pass, Warn, Fail };
+const char* level_name(Level l);  // "PASS", "WARN", "FAIL"
+
+struct Check {
+  Level level = Level::Pass;
+  std::string name;     // "driver", "cuda runtime", "cudnn", "device 0", ...
+  std::string message;  // what was found
+  std::string fix;      // one line on what to do; empty for PASS
+};
+
+struct Verdict {
+  std::vector<Check> checks;
+  bool cpu_usable = false;
+  bool gpu_usable = false;
+  std::string training_device;  // "cuda:0" or "cpu"
+  bool can_train() const { return cpu_usable || gpu_usable; }
+};
+
+// Parses CUDA_VISIBLE_DEVICES as the CUDA runtime does: a comma-separated list of indices or
+// GPU-/MIG- UUIDs, cut at the first invalid entry (an index < 0 or >= physical_gpus when that is
+// known). Returns the number of devices left visible; nullopt when it cannot tell (UUIDs).
+std::optional<int> visible_device_count(const std::string& value, int physical_gpus);
+
+// True when a kernel for compute capability (cc_major, cc_minor) can run from what was compiled:
+// a SASS build for the same major and a minor <= cc_minor, or any PTX with arch <= cc (JIT).
+bool arch_supported(int cc_major, int cc_minor, const std::vector<int>& sass, const std::vector<int>& ptx);
+
+// Pure: the verdict for a set of facts. Rules: driver missing; driver older than the runtime (CUDA
+// minor-version compatibility within a major since CUDA 11 gives WARN, another major FAIL);
+// cuDNN/cuBLAS missing or built for another CUDA major; a device whose architecture was not
+// compiled and has no PTX; no device; CUDA_VISIBLE_DEVICES hiding every GPU; the CPU smoke test.
+Verdict evaluate(const EnvFacts& facts);
+
+// Reads this machine. Never throws: whatever cannot be read is left empty.
+EnvFacts probe_environment();
+
+// Text report (facts, then one line per check with its fix) and JSON ({facts, checks, verdict}).
+std::string format_report(const EnvFacts& facts, const Verdict& verdict);
+std::string to_json(const EnvFacts& facts, const Verdict& verdict);
+
+}  // namespace ember::env

@@ -1,0 +1,74 @@
+// Checkpoints: tensors in a safetensors file plus a JSON manifest that names it.
+//
+// Layout in a checkpoint directory:
+//   step-000000123.safetensors   model parameters/buffers ("model/<name>") and optimizer state
+//                                ("optim/<name>/<slot>"), written with write_file_atomic
+//   latest.json / best.json      manifests; each names its weights file and that file's SHA-256
+// A manifest is written only after its weights file is complete, and weights files no manifest
+// names are deleted afterwards, so a crash at any point leaves latest.json naming a complete,
+// verified checkpoint (the previous one, or the new one).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ember/core/tensor.h"
+
+namespace ember::train {
+
+struct CheckpointManifest {
+  int format = 1;
+  std::string ember_version;
+  std::string device;          // where it was trained, "cpu" or "cuda:0"
+  std::string model;           // zoo name
+  std::string dataset;
+  int64_t epoch = 0;           // epochs completed
+  int64_t step = 0;            // optimizer steps completed
+  int64_t batch_in_epoch = 0;  // data position: batches of epoch `epoch` already consumed
+  uint64_t seed = 0;           // run seed (shuffles derive from it and the epoch)
+  uint64_t rng_seed = 0, rng_offset = 0;  // ember::default_generator() state (dropout, ...)
+  int threads = 0;
+  double best_metric = 0.0;    // best test accuracy so far
+  double last_metric = 0.0;
+  std::map<std::string, double> optimizer_scalars;  // e.g. "step", "lr" — whatever the optimizer keeps
+  std::string config_json;     // the resolved run config
+  std::string weights;         // file name of the safetensors file, relative to the manifest
+  std::string weights_sha256;
+};
+
+using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
+
+struct Checkpoint {
+  CheckpointManifest manifest;
+  NamedTensors tensors;  // in file order (sorted by name), on the CPU
+  const Tensor* find(const std::string& name) const;  // nullptr when absent
+};
+
+// Writes weights then `<tag>.json` (tag "latest" or "best") atomically into `dir` (created if
+// missing). Fills manifest.weights/weights_sha256. Throws IOError naming the path.
+void save_checkpoint(const std::filesystem::path& dir, const std::string& tag, CheckpointManifest manifest,
+                     const NamedTensors& tensors);
+// Marks the checkpoint a manifest already names as `tag` too (e.g. the latest is also the best).
+void tag_checkpoint(const std::filesystem::path& dir, const std::string& from_tag, const std::string& to_tag);
+// Deletes step-*.safetensors files that no *.json manifest in `dir` names, and stale *.tmp.* files.
+void prune_checkpoints(const std::filesystem::path& dir);
+
+// Loads a manifest (`.../latest.json`), a checkpoint directory (its latest.json), a run directory
+// (its checkpoints/latest.json) or a bare .safetensors file (empty manifest). Verifies the SHA-256
+// and parses the weights. Throws FormatError (corrupt/truncated, naming the file and what is
+// wrong, with a hint) or IOError (missing).
+Checkpoint load_checkpoint(const std::filesystem::path& path);
+
+// Copies the checkpoint's tensors into `dst` by name, checking each exists with the same shape and
+// dtype; `prefix` selects ("model/"). Throws FormatError naming the first missing, extra or
+// mismatched tensor.
+void restore_tensors(const Checkpoint& ckpt, const std::string& prefix, const NamedTensors& dst);
+
+std::string manifest_to_json(const CheckpointManifest& m);
+CheckpointManifest manifest_from_json(const std::string& text, const std::string& source);  // FormatError
+
+}  // namespace ember::train

@@ -1,0 +1,259 @@
+// conv2d on CUDA through cuDNN's convolution API, the twin of src/cpu/nn_conv.cpp: forward,
+// backward-data and backward-filter, float32 and float64, groups and dilation. Algorithms come from
+// cuDNN's heuristics (cudnnGetConvolution*Algorithm_v7), restricted to FMA math (no TF32, so float32
+// results compare to the CPU's), to a workspace limit, and to deterministic algorithms while
+// ember::deterministic() is set. Workspaces come from ember's caching allocator.
+// Built without cuDNN, the slots throw NotImplementedError saying so.
+#include <algorithm>
+#include <climits>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/check.h"
+#include "cuda/context.h"
+#include "ember/core/settings.h"
+#include "ops/kernels.h"
+#include "ops/nn_kernels.h"
+
+namespace ember::cuda {
+
+using kernels::Conv2dParams;
+
+namespace {
+
+#ifdef EMBER_WITH_CUDNN
+
+// Heuristic candidates needing more scratch memory than this are skipped; the next one that fits
+// is usually only slightly slower.
+constexpr size_t kWorkspaceLimit = size_t(1) << 30;
+
+int to_int(int64_t v, const char* what) {
+  EMBER_CHECK(v <= INT_MAX, NotImplementedError, "conv2d on CUDA: ", what, " = ", v,
+              " exceeds cuDNN's 32-bit descriptor limit");
+  return int(v);
+}
+
+// Owning wrappers for the three descriptor kinds; destroyed even when a later call throws.
+struct TensorDesc {
+  cudnnTensorDescriptor_t d = nullptr;
+  TensorDesc(cudnnDataType_t dt, const Shape& s) {
+    EMBER_CUDNN_CHECK(cudnnCreateTensorDescriptor(&d));
+    EMBER_CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, dt, to_int(s[0], "N"), to_int(s[1], "C"),
+                                                 to_int(s[2], "H"), to_int(s[3], "W")));
+  }
+  ~TensorDesc() { cudnnDestroyTensorDescriptor(d); }
+  TensorDesc(const TensorDesc&) = delete;
+  TensorDesc& operator=(const TensorDesc&) = delete;
+};
+struct FilterDesc {
+  cudnnFilterDescriptor_t d = nullptr;
+  FilterDesc(cudnnDataType_t dt, const Shape& s) {  // (C_out, C_in/groups, kH, kW)
+    EMBER_CUDNN_CHECK(cudnnCreateFilterDescriptor(&d));
+    EMBER_CUDNN_CHECK(cudnnSetFilter4dDescriptor(d, dt, CUDNN_TENSOR_NCHW, to_int(s[0], "C_out"),
+                                                 to_int(s[1], "C_in/groups"), to_int(s[2], "kH"), to_int(s[3], "kW")));
+  }
+  ~FilterDesc() { cudnnDestroyFilterDescriptor(d); }
+  FilterDesc(const FilterDesc&) = delete;
+  FilterDesc& operator=(const FilterDesc&) = delete;
+};
+struct ConvDesc {
+  cudnnConvolutionDescriptor_t d = nullptr;
+  ConvDesc(cudnnDataType_t dt, const Conv2dParams& p) {
+    EMBER_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
+    // Cross-correlation is what PyTorch (and our CPU kernels) call convolution. Compute in the
+    // data type: float32 accumulates in float32 here, float64 in float64.
+    EMBER_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d, to_int(p.pad_h, "pad_h"), to_int(p.pad_w, "pad_w"),
+                                                      to_int(p.stride_h, "stride_h"), to_int(p.stride_w, "stride_w"),
+                                                      to_int(p.dilation_h, "dilation_h"),
+                                                      to_int(p.dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION, dt));
+    EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, to_int(p.groups, "groups")));
+    // FMA only: CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor cores for float32.
+    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH));
+  }
+  ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
+  ConvDesc(const ConvDesc&) = delete;
+  ConvDesc& operator=(const ConvDesc&) = delete;
+};
+
+cudnnDataType_t cudnn_dtype(DType t) {
+  switch (t) {
+    case DType::Float32: return CUDNN_DATA_FLOAT;
+    case DType::Float64: return CUDNN_DATA_DOUBLE;
+    default: throw DTypeError(::ember::detail::cat("conv2d on CUDA: expected float32 or float64, got ", dtype_name(t)));
+  }
+}
+
+// x (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW), y (N, C_out, OH, OW) for one call.
+struct ConvSetup {
+  cudnnDataType_t dt;
+  TensorDesc x, y;
+  FilterDesc w;
+  ConvDesc conv;
+  ConvSetup(DType dtype, const Shape& xs, const Shape& ws, const Shape& ys, const Conv2dParams& p)
+      : dt(cudnn_dtype(dtype)), x(dt, xs), y(dt, ys), w(dt, ws), conv(dt, p) {}
+};
+
+// alpha = 1 and beta = 0 or 1 in the scaling type cuDNN wants: double for double data, else float.
+struct Scale {
+  float f;
+  double d;
+  const void* ptr(cudnnDataType_t dt) const { return dt == CUDNN_DATA_DOUBLE ? static_cast<const void*>(&d) : &f; }
+};
+constexpr Scale kOne{1.0f, 1.0}, kZero{0.0f, 0.0};
+
+std::string geometry_str(const Shape& xs, const Shape& ws, const Conv2dParams& p) {
+  return ::ember::detail::cat("input ", shape_str(xs), ", weight ", shape_str(ws), ", stride [", p.stride_h, ", ",
+                              p.stride_w, "], padding [", p.pad_h, ", ", p.pad_w, "], dilation [", p.dilation_h,
+                              ", ", p.dilation_w, "], groups ", p.groups);
+}
+
+// The first heuristic candidate that succeeded, uses FMA math, fits the workspace limit and (when
+// ember::deterministic()) is deterministic. `workspace_of(algo, &bytes)` asks cuDNN for the exact
+// workspace of a candidate; a candidate it rejects is skipped.
+template <class Perf, class WorkspaceOf>
+std::pair<decltype(Perf{}.algo), size_t> pick_algorithm(const std::vector<Perf>& perfs, int returned,
+                                                        WorkspaceOf workspace_of, const char* what,
+                                                        const std::string& geometry) {
+  const bool det = deterministic();
+  for (int i = 0; i < returned; ++i) {
+    const Perf& r = perfs[size_t(i)];
+    if (r.status != CUDNN_STATUS_SUCCESS) continue;
+    if (r.mathType != CUDNN_FMA_MATH && r.mathType != CUDNN_DEFAULT_MATH) continue;
+    if (det && r.determinism != CUDNN_DETERMINISTIC) continue;
+    size_t bytes = 0;
+    if (workspace_of(r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kWorkspaceLimit) continue;
+    return {r.algo, bytes};
+  }
+  throw NotImplementedError(::ember::detail::cat("conv2d ", what, " on CUDA: cuDNN offers no ",
+                                                 det ? "deterministic " : "", "algorithm for ", geometry,
+                                                 " within a workspace of ", kWorkspaceLimit >> 20, " MiB"),
+                            det ? "call ember::set_deterministic(false), or run this convolution on the CPU" : "");
+}
+
+// Scratch memory from the caching allocator. Freed when it goes out of scope, which is safe right
+// after the launch: every later use of the block is queued on the same stream.
+struct Workspace {
+  Tensor t;
+  void* ptr = nullptr;
+  Workspace(size_t bytes, int dev) {
+    if (bytes == 0) return;
+    t = empty({int64_t(bytes)}, {.dtype = DType::UInt8, .device = Device::cuda(dev)});
+    ptr = t.raw_data();
+  }
+};
+
+void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+                    const Tensor& out) {
+  if (out.numel() == 0) return;
+  if (x.numel() == 0) {  // no input channels (or an empty padded plane): only the bias is left
+    if (bias.defined()) kernels::copy(out.device())(bias.view({1, bias.size(0), 1, 1}).expand(out.sizes()), out);
+    else kernels::fill(out.device())(out, 0.0);
+    return;
+  }
+  const int dev = out.device().index;
+  DeviceGuard g(dev);
+  cudnnHandle_t h = cudnn_handle(dev);
+  ConvSetup s(x.dtype(), x.sizes(), weight.sizes(), out.sizes(), p);
+  int max_algos = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_algos));
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perfs(size_t(std::max(max_algos, 1)));
+  int returned = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, int(perfs.size()),
+                                                           &returned, perfs.data()));
+  auto [algo, bytes] = pick_algorithm(
+      perfs, returned,
+      [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionForwardWorkspaceSize(h, s.x.d, s.w.d, s.conv.d, s.y.d, a, b);
+      },
+      "forward", geometry_str(x.sizes(), weight.sizes(), p));
+  Workspace ws(bytes, dev);
+  EMBER_CUDNN_CHECK(cudnnConvolutionForward(h, kOne.ptr(s.dt), s.x.d, x.raw_data(), s.w.d, weight.raw_data(), s.conv.d,
+                                            algo, ws.ptr, bytes, kZero.ptr(s.dt), s.y.d, out.raw_data()));
+  if (bias.defined()) {
+    TensorDesc b(s.dt, Shape{1, bias.size(0), 1, 1});
+    EMBER_CUDNN_CHECK(cudnnAddTensor(h, kOne.ptr(s.dt), b.d, bias.raw_data(), kOne.ptr(s.dt), s.y.d, out.raw_data()));
+  }
+}
+
+void conv2d_backward_data(const Tensor& grad_out, const Tensor& weight, const Conv2dParams& p,
+                          const Tensor& grad_x) {
+  if (grad_x.numel() == 0) return;
+  if (grad_out.numel() == 0) {  // no output channels: x did not influence anything
+    kernels::fill(grad_x.device())(grad_x, 0.0);
+    return;
+  }
+  const int dev = grad_x.device().index;
+  DeviceGuard g(dev);
+  cudnnHandle_t h = cudnn_handle(dev);
+  ConvSetup s(grad_x.dtype(), grad_x.sizes(), weight.sizes(), grad_out.sizes(), p);
+  int max_algos = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_algos));
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perfs(size_t(std::max(max_algos, 1)));
+  int returned = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s.w.d, s.y.d, s.conv.d, s.x.d, int(perfs.size()),
+                                                                &returned, perfs.data()));
+  auto [algo, bytes] = pick_algorithm(
+      perfs, returned,
+      [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionBackwardDataWorkspaceSize(h, s.w.d, s.y.d, s.conv.d, s.x.d, a, b);
+      },
+      "backward (input gradient)", geometry_str(grad_x.sizes(), weight.sizes(), p));
+  Workspace ws(bytes, dev);
+  EMBER_CUDNN_CHECK(cudnnConvolutionBackwardData(h, kOne.ptr(s.dt), s.w.d, weight.raw_data(), s.y.d,
+                                                 grad_out.raw_data(), s.conv.d, algo, ws.ptr, bytes, kZero.ptr(s.dt),
+                                                 s.x.d, grad_x.raw_data()));
+}
+
+void conv2d_backward_weight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                            const Tensor& grad_weight) {
+  if (grad_weight.numel() == 0) return;
+  if (grad_out.numel() == 0 || x.numel() == 0) {  // empty batch or planes: the sum over them is zero
+    kernels::fill(grad_weight.device())(grad_weight, 0.0);
+    return;
+  }
+  const int dev = grad_weight.device().index;
+  DeviceGuard g(dev);
+  cudnnHandle_t h = cudnn_handle(dev);
+  ConvSetup s(x.dtype(), x.sizes(), grad_weight.sizes(), grad_out.sizes(), p);
+  int max_algos = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_algos));
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perfs(size_t(std::max(max_algos, 1)));
+  int returned = 0;
+  EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s.x.d, s.y.d, s.conv.d, s.w.d, int(perfs.size()),
+                                                                  &returned, perfs.data()));
+  auto [algo, bytes] = pick_algorithm(
+      perfs, returned,
+      [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
+        return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, s.x.d, s.y.d, s.conv.d, s.w.d, a, b);
+      },
+      "backward (weight gradient)", geometry_str(x.sizes(), grad_weight.sizes(), p));
+  Workspace ws(bytes, dev);
+  EMBER_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, kOne.ptr(s.dt), s.x.d, x.raw_data(), s.y.d, grad_out.raw_data(),
+                                                   s.conv.d, algo, ws.ptr, bytes, kZero.ptr(s.dt), s.w.d,
+                                                   grad_weight.raw_data()));
+}
+
+#else  // !EMBER_WITH_CUDNN
+
+[[noreturn]] void no_cudnn() {
+  throw NotImplementedError("conv2d on CUDA needs cuDNN, and this ember was built without it (CMake found no "
+                            "cudnn.h / libcudnn)",
+                            "install cuDNN 9 and reconfigure with -DCUDNN_ROOT=<its prefix>, or run the model on "
+                            "the CPU");
+}
+void conv2d_forward(const Tensor&, const Tensor&, const Tensor&, const Conv2dParams&, const Tensor&) { no_cudnn(); }
+void conv2d_backward_data(const Tensor&, const Tensor&, const Conv2dParams&, const Tensor&) { no_cudnn(); }
+void conv2d_backward_weight(const Tensor&, const Tensor&, const Conv2dParams&, const Tensor&) { no_cudnn(); }
+
+#endif
+
+}  // namespace
+
+void register_nn_conv_kernels() {
+  kernels::conv2d_forward.set(DeviceType::CUDA, &conv2d_forward);
+  kernels::conv2d_backward_data.set(DeviceType::CUDA, &conv2d_backward_data);
+  kernels::conv2d_backward_weight.set(DeviceType::CUDA, &conv2d_backward_weight);
+}
+
+}  // namespace ember::cuda

@@ -1,0 +1,93 @@
+// Printing the doctor's findings: an aligned text report for people, JSON for scripts and bug
+// reports. Both take the facts and the verdict; neither probes anything.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ember/env/doctor.h"
+
+namespace ember::env {
+namespace {
+std::string opt_str(const std::optional<Version>& v, const char* none = "not found") {
+  return v ? v->str() : none;
+}
+std::string archs(const std::vector<int>& a) {
+  std::string s;
+  for (int x : a) {
+    if (!s.empty()) s += ' ';
+    s += std::to_string(x);
+  }
+  return s.empty() ? "-" : s;
+}
+}  // namespace
+
+std::string format_report(const EnvFacts& f, const Verdict& v) {
+  std::string out;
+  auto row = [&](const char* k, const std::string& val) { out += fmt::format("  {:<22}{}\n", k, val); };
+  out += "ember build\n";
+  row("version", f.ember_version);
+  row("compiler", f.compiler + (f.build_type.empty() ? "" : " (" + f.build_type + ")"));
+  row("CUDA", f.built_with_cuda ? "compiled with " + opt_str(f.cuda_compiled, "?") + ", sm: " + archs(f.cuda_sass_archs) +
+                                      ", PTX: " + archs(f.cuda_ptx_archs)
+                                : std::string("not compiled in (CPU-only build)"));
+  row("oneDNN", f.onednn_version);
+  row("BLAS", f.blas);
+  out += "host\n";
+  row("OS", f.os);
+  row("CPU", f.cpu_model);
+  row("ISA", fmt::format("AVX2 {}, AVX-512 {}, AVX-512 bf16 {}, AMX {}", f.avx2 ? "yes" : "no", f.avx512f ? "yes" : "no",
+                         f.avx512_bf16 ? "yes" : "no", f.amx ? "yes" : "no"));
+  row("cores", std::to_string(f.cores));
+  row("memory", fmt::format("{:.1f} GiB", double(f.memory_bytes) / double(1ull << 30)));
+  out += "NVIDIA\n";
+  row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
+                                     (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
+                               : "not found (" + f.driver_error + ")");
+  row("CUDA runtime", opt_str(f.cuda_runtime));
+  row("cuDNN", f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
+                       : std::string("not found"));
+  row("cuBLAS", opt_str(f.cublas));
+  row("GPUs", f.gpus.empty() ? std::string("none") : std::to_string(f.gpus.size()));
+  for (const auto& g : f.gpus)
+    row(("  cuda:" + std::to_string(g.index)).c_str(),
+        fmt::format("{}, sm_{}{}, {:.1f} GiB", g.name, g.cc_major, g.cc_minor, double(g.total_memory) / double(1ull << 30)));
+  row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
+  out += "checks\n";
+  for (const auto& c : v.checks) {
+    out += fmt::format("  {}  {:<16}{}\n", level_name(c.level), c.name, c.message);
+    if (!c.fix.empty()) out += fmt::format("        {:<16}fix: {}\n", "", c.fix);
+  }
+  return out;
+}
+
+std::string to_json(const EnvFacts& f, const Verdict& v) {
+  using nlohmann::json;
+  auto ver = [](const std::optional<Version>& x) { return x ? json(x->str()) : json(nullptr); };
+  json gpus = json::array();
+  for (const auto& g : f.gpus)
+    gpus.push_back({{"index", g.index}, {"name", g.name}, {"compute_capability", fmt::format("{}.{}", g.cc_major, g.cc_minor)},
+                    {"total_memory", g.total_memory}});
+  json checks = json::array();
+  for (const auto& c : v.checks)
+    checks.push_back({{"level", level_name(c.level)}, {"name", c.name}, {"message", c.message}, {"fix", c.fix}});
+  json j = {
+      {"build", {{"version", f.ember_version}, {"compiler", f.compiler}, {"build_type", f.build_type},
+                 {"cuda", f.built_with_cuda}, {"cuda_compiled", ver(f.cuda_compiled)},
+                 {"cuda_sass_archs", f.cuda_sass_archs}, {"cuda_ptx_archs", f.cuda_ptx_archs},
+                 {"onednn", f.onednn_version}, {"blas", f.blas}}},
+      {"host", {{"os", f.os}, {"cpu", f.cpu_model}, {"avx2", f.avx2}, {"avx512f", f.avx512f},
+                {"avx512_bf16", f.avx512_bf16}, {"amx", f.amx}, {"cores", f.cores}, {"memory_bytes", f.memory_bytes}}},
+      {"nvidia", {{"driver_found", f.driver_found}, {"driver_version", f.driver_version},
+                  {"driver_cuda", ver(f.driver_cuda)}, {"driver_error", f.driver_error},
+                  {"cuda_runtime", ver(f.cuda_runtime)}, {"cudnn", ver(f.cudnn)},
+                  {"cudnn_cuda_major", f.cudnn_cuda_major ? json(*f.cudnn_cuda_major) : json(nullptr)},
+                  {"cublas", ver(f.cublas)}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
+                  {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)}}},
+      {"checks", checks},
+      {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
+                   {"training_device", v.training_device}}},
+  };
+  return j.dump(2);
+}
+
+}  // namespace ember::env

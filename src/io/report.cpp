@@ -1,0 +1,170 @@
+// The HTML run report with hand-written SVG charts: no JavaScript, no dependencies, and the same
+// bytes for the same data, so tests compare strings and the file opens anywhere, offline.
+#include "ember/io/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "ember/io/atomic_file.h"
+
+namespace ember::io {
+
+std::string html_escape(const std::string& s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': o += "&amp;"; break;
+      case '<': o += "&lt;"; break;
+      case '>': o += "&gt;"; break;
+      case '"': o += "&quot;"; break;
+      case '\'': o += "&#39;"; break;
+      default: o += c;
+    }
+  }
+  return o;
+}
+
+namespace {
+const char* kColors[] = {"#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd", "#8c564b"};
+
+// Axis ticks at 1/2/5 x 10^k steps.
+double nice_step(double range, int target) {
+  if (!(range > 0)) return 1.0;
+  double raw = range / target, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double n = raw / mag;
+  return (n < 1.5 ? 1 : n < 3.5 ? 2 : n < 7.5 ? 5 : 10) * mag;
+}
+std::string num(double v) { return fmt::format("{:.4g}", v); }
+}  // namespace
+
+std::string svg_line_chart(const Chart& c, int width, int height) {
+  const double ml = 56, mr = 12, mt = 28, mb = 40;
+  const double pw = width - ml - mr, ph = height - mt - mb;
+  double x0 = INFINITY, x1 = -INFINITY, y0 = INFINITY, y1 = -INFINITY;
+  bool integer_x = true;  // epochs and steps: no ticks between integers
+  for (const auto& s : c.series)
+    for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
+      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) {
+        integer_x = integer_x && s.x[i] == std::floor(s.x[i]);
+        x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
+        y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
+      }
+  std::string o = fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" viewBox=\"0 0 {} {}\" "
+      "font-family=\"sans-serif\" font-size=\"11\">\n<rect width=\"{}\" height=\"{}\" fill=\"white\"/>\n"
+      "<text x=\"{}\" y=\"16\" text-anchor=\"middle\" font-size=\"13\">{}</text>\n",
+      width, height, width, height, width, height, width / 2, html_escape(c.title));
+  if (!std::isfinite(x0)) {
+    o += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\" fill=\"#888\">no data</text>\n</svg>\n", width / 2,
+                     height / 2);
+    return o;
+  }
+  if (x1 == x0) x0 -= 0.5, x1 += 0.5;
+  if (y1 == y0) y0 -= 0.5, y1 += 0.5;
+  double ys = nice_step(y1 - y0, 5), xs = nice_step(x1 - x0, 6);
+  if (integer_x) xs = std::max(xs, 1.0);
+  y0 = std::floor(y0 / ys) * ys, y1 = std::ceil(y1 / ys) * ys;
+  auto px = [&](double x) { return ml + (x - x0) / (x1 - x0) * pw; };
+  auto py = [&](double y) { return mt + ph - (y - y0) / (y1 - y0) * ph; };
+  for (double y = y0; y <= y1 + ys * 1e-9; y += ys)
+    o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>"
+                     "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
+                     ml, py(y), ml + pw, py(y), ml - 4, py(y) + 4, num(y));
+  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + xs * 1e-9; x += xs)
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x), mt + ph + 14, num(x));
+  o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>\n", ml, mt, pw, ph);
+  o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", ml + pw / 2, height - 6,
+                   html_escape(c.x_label));
+  o += fmt::format("<text transform=\"translate(12,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", mt + ph / 2,
+                   html_escape(c.y_label));
+  for (size_t k = 0; k < c.series.size(); ++k) {
+    const Series& s = c.series[k];
+    const char* color = kColors[k % std::size(kColors)];
+    std::string pts;
+    std::string dots;
+    for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
+      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", px(s.x[i]), py(s.y[i]));
+      dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(s.x[i]), py(s.y[i]), color);
+    }
+    if (!pts.empty())
+      o += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>{}\n", color, pts, dots);
+    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+                     "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                     ml + 8, mt + 6 + 14.0 * double(k), color, ml + 22, mt + 15 + 14.0 * double(k), html_escape(s.name));
+  }
+  o += "</svg>\n";
+  return o;
+}
+
+std::string html_confusion_matrix(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& m) {
+  std::string o = "<table class=\"cm\">\n<tr><th>true \\ predicted</th>";
+  for (size_t j = 0; j < m.size(); ++j) o += "<th>" + html_escape(j < names.size() ? names[j] : std::to_string(j)) + "</th>";
+  o += "<th>accuracy</th></tr>\n";
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t total = 0;
+    for (int64_t v : m[i]) total += v;
+    o += "<tr><th>" + html_escape(i < names.size() ? names[i] : std::to_string(i)) + "</th>";
+    for (size_t j = 0; j < m[i].size(); ++j) {
+      double frac = total ? double(m[i][j]) / double(total) : 0.0;
+      // Diagonal cells in blue, errors in red; stronger for a larger share of the row.
+      int a = int(std::lround(frac * 200));
+      std::string bg = i == j ? fmt::format("rgba(31,119,180,{:.2f})", a / 255.0)
+                              : fmt::format("rgba(214,39,40,{:.2f})", std::min(1.0, 3 * a / 255.0));
+      o += fmt::format("<td style=\"background:{}\">{}</td>", bg, m[i][j]);
+    }
+    o += fmt::format("<td>{:.1f}%</td></tr>\n", total ? 100.0 * double(m[i][i < m[i].size() ? i : 0]) / double(total) : 0.0);
+  }
+  o += "</table>\n";
+  return o;
+}
+
+namespace {
+std::string kv_table(const std::vector<std::pair<std::string, std::string>>& rows) {
+  std::string o = "<table class=\"kv\">\n";
+  for (const auto& [k, v] : rows) o += "<tr><th>" + html_escape(k) + "</th><td>" + html_escape(v) + "</td></tr>\n";
+  return o + "</table>\n";
+}
+}  // namespace
+
+std::string render_report_html(const ReportData& d) {
+  std::string o =
+      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>" + html_escape(d.title) +
+      "</title>\n<style>\nbody{font-family:sans-serif;margin:24px;color:#222}\n"
+      "table{border-collapse:collapse;margin:8px 0 16px}\nth,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\n"
+      "table.kv th{text-align:left;background:#f6f6f6}\ntable.kv td{text-align:left}\n"
+      ".charts svg{margin:4px;border:1px solid #eee}\n</style>\n</head>\n<body>\n<h1>" +
+      html_escape(d.title) + "</h1>\n";
+  if (!d.summary.empty()) o += "<h2>Summary</h2>\n" + kv_table(d.summary);
+  if (!d.charts.empty()) {
+    o += "<h2>Training curves</h2>\n<div class=\"charts\">\n";
+    for (const auto& c : d.charts) o += svg_line_chart(c);
+    o += "</div>\n";
+  }
+  if (!d.table_rows.empty()) {
+    o += "<h2>Epochs</h2>\n<table>\n<tr>";
+    for (const auto& h : d.table_header) o += "<th>" + html_escape(h) + "</th>";
+    o += "</tr>\n";
+    for (const auto& r : d.table_rows) {
+      o += "<tr>";
+      for (const auto& c : r) o += "<td>" + html_escape(c) + "</td>";
+      o += "</tr>\n";
+    }
+    o += "</table>\n";
+  }
+  if (!d.confusion.empty()) o += "<h2>Confusion matrix (test set)</h2>\n" + html_confusion_matrix(d.class_names, d.confusion);
+  if (!d.environment.empty()) o += "<h2>Environment</h2>\n" + kv_table(d.environment);
+  if (!d.config.empty()) o += "<h2>Configuration</h2>\n" + kv_table(d.config);
+  o += "</body>\n</html>\n";
+  return o;
+}
+
+void write_report(const std::filesystem::path& path, const ReportData& d) {
+  std::string html = render_report_html(d);
+  write_file_atomic(path, std::span(reinterpret_cast<const uint8_t*>(html.data()), html.size()));
+}
+
+}  // namespace ember::io

@@ -1,0 +1,231 @@
+// Checkpoint save/load: safetensors weights named by a JSON manifest; both written atomically, the
+// manifest last, so latest.json always names a complete file (see the header for the protocol).
+#include "ember/train/checkpoint.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstring>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "ember/data/readers.h"
+#include "ember/io/atomic_file.h"
+#include "ember/io/safetensors.h"
+
+namespace ember::train {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+io::StDType to_st(DType d) {
+  switch (d) {
+    case DType::Float32: return io::StDType::F32;
+    case DType::Float64: return io::StDType::F64;
+    case DType::Int64: return io::StDType::I64;
+    case DType::Int32: return io::StDType::I32;
+    case DType::UInt8: return io::StDType::U8;
+    case DType::Bool: return io::StDType::BOOL;
+    case DType::BFloat16: return io::StDType::BF16;
+    case DType::Float16: return io::StDType::F16;
+  }
+  throw InternalError("checkpoint: unknown dtype");
+}
+
+std::optional<DType> from_st(io::StDType d) {
+  switch (d) {
+    case io::StDType::F32: return DType::Float32;
+    case io::StDType::F64: return DType::Float64;
+    case io::StDType::I64: return DType::Int64;
+    case io::StDType::I32: return DType::Int32;
+    case io::StDType::U8: return DType::UInt8;
+    case io::StDType::BOOL: return DType::Bool;
+    case io::StDType::BF16: return DType::BFloat16;
+    case io::StDType::F16: return DType::Float16;
+    default: return std::nullopt;
+  }
+}
+
+const char* kHint = "the checkpoint is damaged; resume from another run or checkpoint, or start a new run";
+
+}  // namespace
+
+const Tensor* Checkpoint::find(const std::string& name) const {
+  for (const auto& [k, t] : tensors)
+    if (k == name) return &t;
+  return nullptr;
+}
+
+std::string manifest_to_json(const CheckpointManifest& m) {
+  json j = {{"format", m.format}, {"ember_version", m.ember_version}, {"device", m.device}, {"model", m.model},
+            {"dataset", m.dataset}, {"epoch", m.epoch}, {"step", m.step}, {"batch_in_epoch", m.batch_in_epoch},
+            {"seed", m.seed}, {"rng", {{"seed", m.rng_seed}, {"offset", m.rng_offset}}}, {"threads", m.threads},
+            {"best_metric", m.best_metric}, {"last_metric", m.last_metric},
+            {"optimizer", m.optimizer_scalars}, {"weights", m.weights}, {"weights_sha256", m.weights_sha256}};
+  j["config"] = m.config_json.empty() ? json::object() : json::parse(m.config_json);
+  return j.dump(2) + "\n";
+}
+
+CheckpointManifest manifest_from_json(const std::string& text, const std::string& source) {
+  try {
+    json j = json::parse(text);
+    CheckpointManifest m;
+    if (!j.is_object()) throw FormatError("not a JSON object");
+    m.format = j.at("format").get<int>();
+    if (m.format != 1) throw FormatError(fmt::format("unsupported format {}", m.format));
+    m.ember_version = j.value("ember_version", "");
+    m.device = j.value("device", "");
+    m.model = j.value("model", "");
+    m.dataset = j.value("dataset", "");
+    m.epoch = j.at("epoch").get<int64_t>();
+    m.step = j.at("step").get<int64_t>();
+    m.batch_in_epoch = j.at("batch_in_epoch").get<int64_t>();
+    m.seed = j.at("seed").get<uint64_t>();
+    m.rng_seed = j.at("rng").at("seed").get<uint64_t>();
+    m.rng_offset = j.at("rng").at("offset").get<uint64_t>();
+    m.threads = j.value("threads", 0);
+    m.best_metric = j.value("best_metric", 0.0);
+    m.last_metric = j.value("last_metric", 0.0);
+    m.optimizer_scalars = j.value("optimizer", std::map<std::string, double>{});
+    m.weights = j.at("weights").get<std::string>();
+    m.weights_sha256 = j.at("weights_sha256").get<std::string>();
+    if (j.contains("config")) m.config_json = j["config"].dump();
+    if (m.weights.empty() || m.weights.find('/') != std::string::npos)
+      throw FormatError("'weights' must be a file name in the same directory");
+    return m;
+  } catch (const json::exception& e) {
+    throw FormatError(fmt::format("checkpoint manifest '{}' is not valid: {}", source, e.what()), kHint);
+  } catch (const FormatError& e) {
+    throw FormatError(fmt::format("checkpoint manifest '{}' is not valid: {}", source, e.what()), kHint);
+  }
+}
+
+void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointManifest m, const NamedTensors& tensors) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    throw IOError(fmt::format("cannot create checkpoint directory '{}': {}", dir.string(), ec.message()),
+                  "choose a writable --run-dir");
+  io::StFile file;
+  for (const auto& [name, t] : tensors) {
+    Tensor c = t.detach().cpu().contiguous();
+    io::StTensor st;
+    st.name = name;
+    st.dtype = to_st(c.dtype());
+    st.shape = c.sizes();
+    const auto* p = static_cast<const uint8_t*>(c.raw_data());
+    st.data.assign(p, p + c.nbytes());
+    file.tensors.push_back(std::move(st));
+  }
+  std::vector<uint8_t> bytes = io::st_serialize(file);
+  m.weights = fmt::format("step-{:09}.safetensors", m.step);
+  m.weights_sha256 = data::sha256_hex(bytes);
+  io::write_file_atomic(dir / m.weights, bytes);
+  std::string text = manifest_to_json(m);
+  io::write_file_atomic(dir / (tag + ".json"), std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
+  prune_checkpoints(dir);
+}
+
+void tag_checkpoint(const fs::path& dir, const std::string& from_tag, const std::string& to_tag) {
+  std::vector<uint8_t> bytes = data::read_file_bytes(dir / (from_tag + ".json"), false);
+  io::write_file_atomic(dir / (to_tag + ".json"), bytes);
+  prune_checkpoints(dir);
+}
+
+void prune_checkpoints(const fs::path& dir) {
+  std::set<std::string> keep;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".json") continue;
+    try {
+      auto bytes = data::read_file_bytes(e.path(), false);
+      keep.insert(manifest_from_json(std::string(bytes.begin(), bytes.end()), e.path().string()).weights);
+    } catch (const Error&) {
+      return;  // an unreadable manifest: delete nothing rather than guess
+    }
+  }
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    std::string name = e.path().filename().string();
+    bool stale_weights = name.starts_with("step-") && name.ends_with(".safetensors") && !keep.count(name);
+    bool stale_tmp = name.find(".tmp.") != std::string::npos;
+    if (stale_weights || stale_tmp) fs::remove(e.path(), ec);
+  }
+}
+
+Checkpoint load_checkpoint(const fs::path& path_in) {
+  fs::path path = path_in;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) {
+    if (fs::exists(path / "checkpoints" / "latest.json")) path = path / "checkpoints" / "latest.json";
+    else if (fs::exists(path / "latest.json")) path = path / "latest.json";
+    else
+      throw IOError(fmt::format("no checkpoint in '{}': neither checkpoints/latest.json nor latest.json exists",
+                                path.string()),
+                    "give a run directory (runs/<name>), its checkpoints/ directory, or a .json/.safetensors file");
+  }
+  if (!fs::exists(path, ec))
+    throw IOError(fmt::format("checkpoint '{}' does not exist", path.string()),
+                  "give a run directory (runs/<name>) or a checkpoint file; `ls runs/` lists the runs");
+  Checkpoint ck;
+  fs::path weights = path;
+  std::vector<uint8_t> bytes;
+  if (path.extension() == ".json") {
+    auto text = data::read_file_bytes(path, false);
+    ck.manifest = manifest_from_json(std::string(text.begin(), text.end()), path.string());
+    weights = path.parent_path() / ck.manifest.weights;
+    if (!fs::exists(weights, ec))
+      throw FormatError(fmt::format("checkpoint '{}' names weights '{}', which do not exist", path.string(),
+                                    weights.string()),
+                        kHint);
+    bytes = data::read_file_bytes(weights, false);
+    std::string sha = data::sha256_hex(bytes);
+    if (sha != ck.manifest.weights_sha256)
+      throw FormatError(fmt::format("checkpoint weights '{}' are corrupt or truncated: SHA-256 {} does not match "
+                                    "the manifest's {} ({} bytes on disk)",
+                                    weights.string(), sha.substr(0, 16), ck.manifest.weights_sha256.substr(0, 16),
+                                    bytes.size()),
+                        kHint);
+  } else {
+    bytes = data::read_file_bytes(path, false);
+  }
+  io::StFile file;
+  try {
+    file = io::st_parse(bytes, weights.string());
+  } catch (const io::SafetensorsError& e) {
+    throw FormatError(fmt::format("checkpoint '{}' is corrupt or truncated: {}", weights.string(), e.what()), kHint);
+  }
+  for (auto& st : file.tensors) {
+    auto dt = from_st(st.dtype);
+    if (!dt)
+      throw FormatError(fmt::format("checkpoint '{}': tensor '{}' has dtype {}, which ember does not load",
+                                    weights.string(), st.name, io::st_dtype_name(st.dtype)));
+    ck.tensors.emplace_back(st.name, from_blob_copy(st.data.data(), st.shape, *dt));
+  }
+  return ck;
+}
+
+void restore_tensors(const Checkpoint& ck, const std::string& prefix, const NamedTensors& dst) {
+  std::set<std::string> used;
+  for (const auto& [name, t] : dst) {
+    const Tensor* src = ck.find(prefix + name);
+    if (!src)
+      throw FormatError(fmt::format("checkpoint has no tensor '{}{}' (it was saved from another model or optimizer?)",
+                                    prefix, name),
+                        "resume with the same --model and --optimizer the run was started with");
+    if (src->sizes() != t.sizes() || src->dtype() != t.dtype())
+      throw FormatError(fmt::format("checkpoint tensor '{}{}' is {} {}, the model expects {} {}", prefix, name,
+                                    dtype_name(src->dtype()), shape_str(src->sizes()), dtype_name(t.dtype()),
+                                    shape_str(t.sizes())),
+                        "resume with the same --model the run was started with");
+    Tensor target = t.detach();  // same storage, no autograd history: an in-place load
+    target.copy_(*src);
+    used.insert(prefix + name);
+  }
+  for (const auto& [name, t] : ck.tensors)
+    if (name.starts_with(prefix) && !used.count(name))
+      throw FormatError(fmt::format("checkpoint has a tensor '{}' the model does not have", name),
+                        "resume with the same --model the run was started with");
+}
+
+}  // namespace ember::train

@@ -1,0 +1,308 @@
+// End-to-end tests of the real `ember` binary: exit codes and messages for bad input, resume
+// exactness, signals, doctor and bench. Each test writes a tiny IDX dataset of its own.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/runtime.h"
+
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_ONLY_PNG
+#include <stb/stb_image.h>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout + stderr
+};
+
+Result run(const std::string& args, const std::string& prefix = "") {
+  std::string cmd = prefix + std::string(EMBER_BIN) + " " + args + " 2>&1";
+  Result r;
+  FILE* p = popen(cmd.c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  return r;
+}
+
+void be32(std::ofstream& f, uint32_t v) {
+  unsigned char b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
+  f.write(reinterpret_cast<char*>(b), 4);
+}
+// n images whose label decides which horizontal band is bright: learnable in a few steps.
+void write_split(const fs::path& dir, const std::string& split, uint32_t n) {
+  std::ofstream im(dir / (split + "-images-idx3-ubyte"), std::ios::binary), lb(dir / (split + "-labels-idx1-ubyte"), std::ios::binary);
+  be32(im, 0x803), be32(im, n), be32(im, 28), be32(im, 28);
+  be32(lb, 0x801), be32(lb, n);
+  for (uint32_t i = 0; i < n; ++i) {
+    uint8_t label = uint8_t((i * 7 + 3) % 10);
+    for (int r = 0; r < 28; ++r)
+      for (int c = 0; c < 28; ++c) {
+        uint8_t v = (r / 3 == label) ? uint8_t(200 + (i + c) % 50) : uint8_t((i * 31 + r * 7 + c) % 40);
+        im.put(char(v));
+      }
+    lb.put(char(label));
+  }
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  fs::path dir, data;
+  void SetUp() override {
+    dir = fs::temp_directory_path() /
+          ("ember_e2e_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    data = dir / "data";
+    fs::create_directories(data);
+    write_split(data, "train", 256);
+    write_split(data, "t10k", 64);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+  std::string tiny(const std::string& name) const {
+    return "train --model lenet5 --data-dir " + data.string() + " --epochs 1 --batch-size 32 --threads 2 --run-dir " +
+           (dir / name).string();
+  }
+};
+
+#define EXPECT_HAS(out, piece) EXPECT_NE((out).find(piece), std::string::npos) << "output:\n" << (out)
+
+}  // namespace
+
+TEST_F(Cli, HelpAndUsageErrors) {
+  for (std::string sub : {"", "train ", "eval ", "predict ", "doctor ", "bench ", "bench matmul ", "bench train "}) {
+    Result r = run(sub + "--help");
+    EXPECT_EQ(r.code, 0) << sub << r.out;
+    EXPECT_HAS(r.out, "Usage");
+  }
+  Result r = run("");
+  EXPECT_EQ(r.code, 2);
+  r = run("frobnicate");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.out, "frobnicate");
+  r = run("train --frob");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_HAS(r.out, "--frob");
+  EXPECT_EQ(run("--version").code, 0);
+}
+
+TEST_F(Cli, BadValuesAreUsageErrors) {
+  struct Case {
+    std::string args, piece;
+  };
+  const Case cases[] = {
+      {"--model nope", "nope"},         {"--data nope", "nope"},         {"--epochs 0", "--epochs"},
+      {"--epochs -1", "--epochs"},      {"--batch-size 0", "--batch-size"}, {"--batch-size -5", "--batch-size"},
+      {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
+      {"--device gpu", "invalid device"}, {"--limit-train 100 --batch-size 200", "larger than the training set"},
+  };
+  for (const Case& c : cases) {
+    Result r = run(tiny("bad") + " " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_HAS(r.out, c.piece);
+    EXPECT_EQ(r.out.find("terminate called"), std::string::npos);
+  }
+}
+
+TEST_F(Cli, DeviceRequestsWithoutAGpu) {
+  if (ember::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  Result r = run(tiny("c7") + " --device cuda:7");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "no CUDA device 7");
+  r = run(tiny("req") + " --device cuda --require-gpu");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "--require-gpu");
+  r = run(tiny("fallback") + " --device cuda --limit-train 64 --limit-test 32");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "falling back to the CPU");
+  EXPECT_HAS(r.out, "device     cpu");
+}
+
+TEST_F(Cli, MissingDatasetAndUnwritableRunDir) {
+  Result r = run("train --data-dir " + (dir / "nowhere").string() + " --run-dir " + (dir / "r").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "not found");
+  EXPECT_HAS(r.out, "apt-get install dataset-fashion-mnist");
+  r = run("train --data-dir " + data.string() + " --run-dir /proc/ember-cannot-write-here");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "run directory");
+  EXPECT_HAS(r.out, "hint:");
+}
+
+TEST_F(Cli, TrainWritesTheRunAndEvalPredictReadIt) {
+  Result r = run(tiny("run") + " --log-placement");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "test accuracy:");
+  EXPECT_HAS(r.out, "placement  conv1.weight -> cpu");
+  for (const char* f : {"config.json", "metrics.jsonl", "report.html", "checkpoints/latest.json", "checkpoints/best.json"})
+    EXPECT_TRUE(fs::exists(dir / "run" / f)) << f;
+  std::ifstream rep(dir / "run" / "report.html");
+  std::string html((std::istreambuf_iterator<char>(rep)), {});
+  EXPECT_HAS(html, "<svg");
+  EXPECT_HAS(html, "Confusion matrix");
+
+  r = run("eval " + (dir / "run").string() + " --data-dir " + data.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "per-class accuracy");
+  EXPECT_HAS(r.out, "confusion matrix");
+  r = run("eval " + (dir / "run").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["samples"], 64);
+  r = run("predict " + (dir / "run").string() + " --index 3 --top-k 3");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "1. ");
+  r = run("predict " + (dir / "run").string() + " --index 640");
+  EXPECT_EQ(r.code, 2) << r.out;
+  // A second train into the same directory is refused with a hint to --resume.
+  r = run(tiny("run"));
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--resume");
+}
+
+TEST_F(Cli, ConfigFileAndFlagsOverrideIt) {
+  std::ofstream(dir / "cfg.toml") << "epochs = 3\nbatch-size = 64\nmodel = \"lenet5\"\n";
+  Result r = run("train --config " + (dir / "cfg.toml").string() + " --epochs 1 --data-dir " + data.string() +
+                 " --run-dir " + (dir / "c").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto cfg = nlohmann::json::parse(std::ifstream(dir / "c" / "config.json"));
+  EXPECT_EQ(cfg["epochs"], 1);
+  EXPECT_EQ(cfg["batch_size"], 64);
+  EXPECT_EQ(cfg["model"], "lenet5");
+  std::ofstream(dir / "bad.toml") << "epochs = 0\n";
+  EXPECT_EQ(run("train --config " + (dir / "bad.toml").string()).code, 2);
+  EXPECT_EQ(run("train --config " + (dir / "missing.toml").string()).code, 2);
+}
+
+TEST_F(Cli, ResumeIsBitwiseExact) {
+  // mnistnet has dropout, so this also checks the RNG state is restored.
+  const std::string common = "train --model mnistnet --data-dir " + data.string() +
+                             " --epochs 2 --batch-size 32 --threads 2 --limit-test 32 --run-dir ";
+  Result a = run(common + (dir / "straight").string());
+  ASSERT_EQ(a.code, 0) << a.out;
+  Result b = run(common + (dir / "cut").string() + " --stop-after-steps 5");
+  ASSERT_EQ(b.code, 130) << b.out;
+  EXPECT_HAS(b.out, "resume with: ember train --resume");
+  Result c = run("train --resume " + (dir / "cut").string() + " --stop-after-steps 11");  // stop again in epoch 2
+  ASSERT_EQ(c.code, 130) << c.out;
+  Result d = run("train --resume " + (dir / "cut").string());
+  ASSERT_EQ(d.code, 0) << d.out;
+  auto sha = [&](const std::string& run) {
+    return nlohmann::json::parse(std::ifstream(dir / run / "checkpoints" / "latest.json"))["weights_sha256"];
+  };
+  EXPECT_EQ(sha("straight"), sha("cut"));
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir / "cut" / "checkpoints" / "latest.json"))["step"], 16);
+}
+
+TEST_F(Cli, CorruptCheckpointsAreReportedNotCrashed) {
+  ASSERT_EQ(run(tiny("run")).code, 0);
+  auto manifest = nlohmann::json::parse(std::ifstream(dir / "run" / "checkpoints" / "latest.json"));
+  fs::path weights = dir / "run" / "checkpoints" / manifest["weights"].get<std::string>();
+  fs::resize_file(weights, fs::file_size(weights) - 100);
+  for (std::string cmd : {"train --resume " + (dir / "run").string(), "eval " + (dir / "run").string()}) {
+    Result r = run(cmd);
+    EXPECT_EQ(r.code, 1) << cmd << "\n" << r.out;
+    EXPECT_HAS(r.out, "corrupt or truncated");
+    EXPECT_HAS(r.out, "hint:");
+  }
+  std::ofstream(dir / "run" / "checkpoints" / "latest.json") << "{\"format\": 1, \"ep";
+  Result r = run("eval " + (dir / "run").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "not valid");
+  std::ofstream(dir / "junk.safetensors") << "this is not a checkpoint";
+  r = run("eval " + (dir / "junk.safetensors").string() + " --model lenet5");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "corrupt or truncated");
+  r = run("eval " + (dir / "nothing").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "does not exist");
+}
+
+TEST_F(Cli, NonFiniteLossStopsWithExit1) {
+  Result r = run(tiny("nan") + " --optimizer sgd --lr 1e12 --schedule none --epochs 3");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "the loss became");
+  EXPECT_HAS(r.out, "learning rate");
+}
+
+TEST_F(Cli, SigtermCheckpointsAndExits143) {
+  // A run long enough to still be going after 3 s; timeout sends SIGTERM and passes the status on.
+  Result r = run(tiny("term") + " --epochs 1000", "timeout --preserve-status -s TERM 3 ");
+  EXPECT_EQ(r.code, 143) << r.out;
+  EXPECT_HAS(r.out, "terminated (SIGTERM)");
+  EXPECT_HAS(r.out, "resume with: ember train --resume");
+  EXPECT_TRUE(fs::exists(dir / "term" / "checkpoints" / "latest.json"));
+}
+
+TEST_F(Cli, DoctorAndBench) {
+  Result r = run("doctor");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "PASS  cpu");
+  auto j = nlohmann::json::parse(run("doctor --json").out);
+  EXPECT_EQ(j["verdict"]["can_train"], true);
+  r = run("bench matmul --sizes 64,128 --threads 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "cpu GFLOP/s");
+  r = run("bench matmul --sizes 64,x");
+  EXPECT_EQ(r.code, 2) << r.out;
+  r = run("bench train --model lenet5 --device cpu --batch-sizes 16 --threads 2 --steps 2 --warmup 1 --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_GT(nlohmann::json::parse(r.out)["results"][0]["samples_per_s"].get<double>(), 0);
+  // The tiny test files are not Fashion-MNIST: verify must say so and exit 1.
+  r = run("data verify fashion-mnist --data-dir " + data.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "FAIL");
+  EXPECT_EQ(run("data frob").code, 2);
+  if (ember::cuda_device_count() == 0) {
+    EXPECT_HAS(run("bench matmul --sizes 64").out, "no CUDA device");
+    r = run("bench bandwidth");
+    EXPECT_EQ(r.code, 1) << r.out;
+    EXPECT_HAS(r.out, "no CUDA device:");
+  }
+}
+
+// report.html rendered by a real browser (Debian's chromium, headless): the charts' lines must be
+// drawn, i.e. the screenshot holds many pixels of the series colours. Label `browser`.
+class CliBrowser : public Cli {};
+
+TEST_F(CliBrowser, ReportChartsAreDrawnInChromium) {
+  std::string chromium;
+  for (const char* c : {"/usr/bin/chromium", "/usr/bin/chromium-browser"})
+    if (fs::exists(c)) chromium = c;
+  if (chromium.empty()) GTEST_SKIP() << "chromium is not installed (apt-get install chromium; scripts/setup.sh does)";
+  Result r = run(tiny("run") + " --epochs 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const fs::path report = dir / "run" / "report.html", png = dir / "shot.png";
+  const std::string cmd = chromium + " --headless --no-sandbox --disable-gpu --hide-scrollbars --window-size=1400,2400 "
+                          "--screenshot=" + png.string() + " file://" + report.string() + " > " +
+                          (dir / "chromium.log").string() + " 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "chromium failed; see " << (dir / "chromium.log");
+  int w = 0, h = 0, ch = 0;
+  unsigned char* px = stbi_load(png.c_str(), &w, &h, &ch, 3);
+  ASSERT_NE(px, nullptr) << "screenshot is not a PNG: " << stbi_failure_reason();
+  // The first two series colours of report.cpp: #1f77b4 (train) and #d62728 (test).
+  const int colours[2][3] = {{0x1f, 0x77, 0xb4}, {0xd6, 0x27, 0x28}};
+  int64_t hits[2] = {0, 0}, non_white = 0;
+  for (int64_t i = 0; i < int64_t(w) * h; ++i) {
+    const unsigned char* p = px + 3 * i;
+    if (p[0] < 250 || p[1] < 250 || p[2] < 250) ++non_white;
+    for (int k = 0; k < 2; ++k)
+      if (std::abs(p[0] - colours[k][0]) < 24 && std::abs(p[1] - colours[k][1]) < 24 && std::abs(p[2] - colours[k][2]) < 24)
+        ++hits[k];
+  }
+  stbi_image_free(px);
+  EXPECT_GT(non_white, 10000) << "the page rendered (almost) blank";
+  EXPECT_GT(hits[0], 200) << "too few train-series pixels: the charts' lines were not drawn";
+  EXPECT_GT(hits[1], 200) << "too few test-series pixels: the charts' lines were not drawn";
+}

@@ -1,0 +1,225 @@
+// The doctor's verdict rules over tables of versions (a pure function: no probing here), plus a
+// smoke test that probing this machine never throws and always finds a usable CPU.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "ember/env/doctor.h"
+
+using namespace ember::env;
+
+namespace {
+
+// A healthy CUDA 12.4 machine with one sm_80 GPU.
+EnvFacts healthy() {
+  EnvFacts f;
+  f.built_with_cuda = true;
+  f.cuda_compiled = Version{12, 4, 0};
+  f.cuda_sass_archs = {80, 90};
+  f.cuda_ptx_archs = {90};
+  f.cores = 8;
+  f.driver_found = true;
+  f.driver_version = "550.54.14";
+  f.driver_cuda = Version{12, 4, 0};
+  f.cuda_runtime = Version{12, 4, 0};
+  f.cudnn = Version{9, 1, 0};
+  f.cudnn_cuda_major = 12;
+  f.cublas = Version{12, 4, 5};
+  f.physical_gpus = 1;
+  f.gpus = {GpuInfo{0, "NVIDIA A100", 8, 0, 40ull << 30}};
+  return f;
+}
+
+const Check* find(const Verdict& v, const std::string& name) {
+  auto it = std::find_if(v.checks.begin(), v.checks.end(), [&](const Check& c) { return c.name == name; });
+  return it == v.checks.end() ? nullptr : &*it;
+}
+
+}  // namespace
+
+TEST(Doctor, HealthyMachineTrainsOnGpu) {
+  Verdict v = evaluate(healthy());
+  EXPECT_TRUE(v.gpu_usable);
+  EXPECT_EQ(v.training_device, "cuda:0");
+  for (const auto& c : v.checks) EXPECT_EQ(c.level, Level::Pass) << c.name << ": " << c.message;
+}
+
+TEST(Doctor, NoDriverFallsBackToCpuAndNamesTheFix) {
+  EnvFacts f = healthy();
+  f.driver_found = false;
+  f.driver_error = "libcuda.so.1 missing";
+  f.driver_cuda.reset();
+  f.gpus.clear();
+  Verdict v = evaluate(f);
+  EXPECT_FALSE(v.gpu_usable);
+  EXPECT_TRUE(v.can_train());
+  EXPECT_EQ(v.training_device, "cpu");
+  const Check* d = find(v, "driver");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->level, Level::Fail);
+  EXPECT_NE(d->message.find("no NVIDIA driver found"), std::string::npos);
+  EXPECT_NE(d->message.find("training will use the CPU"), std::string::npos);
+  EXPECT_NE(d->fix.find("525.60.13"), std::string::npos) << d->fix;  // the CUDA 12 minimum
+}
+
+TEST(Doctor, DriverVersusRuntimeTable) {
+  struct Row {
+    Version driver, runtime;
+    Level expect;
+    bool gpu;
+  };
+  const Row rows[] = {
+      {{12, 4}, {12, 4}, Level::Pass, true},
+      {{12, 8}, {12, 4}, Level::Pass, true},   // newer driver: fine
+      {{12, 2}, {12, 4}, Level::Warn, true},   // minor-version compatibility within 12.x
+      {{11, 8}, {12, 4}, Level::Fail, false},  // another major: too old
+      {{13, 0}, {12, 4}, Level::Pass, true},
+      {{10, 1}, {10, 2}, Level::Fail, false},  // no minor-version compatibility before CUDA 11
+      {{11, 0}, {11, 8}, Level::Warn, true},
+  };
+  for (const Row& r : rows) {
+    EnvFacts f = healthy();
+    f.driver_cuda = r.driver;
+    f.cuda_runtime = r.runtime;
+    f.cuda_compiled = r.runtime;
+    f.cudnn_cuda_major = r.runtime.major;
+    f.cublas = Version{r.runtime.major, 0, 0};
+    Verdict v = evaluate(f);
+    const Check* d = find(v, "driver");
+    ASSERT_NE(d, nullptr);
+    EXPECT_EQ(d->level, r.expect) << r.driver.str() << " vs " << r.runtime.str() << ": " << d->message;
+    EXPECT_EQ(v.gpu_usable, r.gpu) << r.driver.str() << " vs " << r.runtime.str();
+    if (r.expect != Level::Pass) EXPECT_FALSE(d->fix.empty());
+  }
+}
+
+TEST(Doctor, CudnnForAnotherCudaMajorFails) {
+  struct Row {
+    std::optional<int> cudnn_major;
+    bool loadable;
+    Level expect;
+  };
+  const Row rows[] = {{12, true, Level::Pass}, {11, true, Level::Fail}, {13, true, Level::Fail},
+                      {std::nullopt, true, Level::Pass}, {12, false, Level::Warn}};
+  for (const Row& r : rows) {
+    EnvFacts f = healthy();
+    f.cudnn_cuda_major = r.cudnn_major;
+    if (!r.loadable) f.cudnn.reset();
+    Verdict v = evaluate(f);
+    const Check* c = find(v, "cudnn");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->level, r.expect) << c->message;
+    if (r.expect == Level::Fail) {
+      EXPECT_FALSE(v.gpu_usable);
+      EXPECT_NE(c->fix.find("cudnn9-cuda-12"), std::string::npos) << c->fix;
+    }
+  }
+}
+
+TEST(Doctor, CublasOfAnotherMajorOrMissingFails) {
+  EnvFacts f = healthy();
+  f.cublas = Version{11, 11, 3};
+  EXPECT_EQ(find(evaluate(f), "cublas")->level, Level::Fail);
+  f.cublas.reset();
+  EXPECT_EQ(find(evaluate(f), "cublas")->level, Level::Fail);
+  EXPECT_FALSE(evaluate(f).gpu_usable);
+}
+
+TEST(Doctor, ArchitectureTable) {
+  struct Row {
+    int major, minor;
+    std::vector<int> sass, ptx;
+    bool ok;
+  };
+  const Row rows[] = {
+      {8, 0, {80}, {}, true},   {8, 6, {80}, {}, true},    // sm_80 SASS runs on 8.6
+      {9, 0, {80}, {}, false},                             // not on another major
+      {9, 0, {80}, {80}, true},                            // PTX 8.0 JIT-compiles for 9.0
+      {7, 5, {80}, {80}, false},                           // PTX never runs on an older GPU
+      {8, 0, {86}, {}, false},                             // SASS for a newer minor does not run
+      {12, 0, {80, 90}, {90}, true}, {12, 0, {80, 90}, {}, false},
+  };
+  for (const Row& r : rows)
+    EXPECT_EQ(arch_supported(r.major, r.minor, r.sass, r.ptx), r.ok) << r.major << "." << r.minor;
+
+  EnvFacts f = healthy();
+  f.cuda_sass_archs = {70};
+  f.cuda_ptx_archs = {};
+  Verdict v = evaluate(f);
+  const Check* d = find(v, "device 0");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->level, Level::Fail);
+  EXPECT_NE(d->fix.find("CMAKE_CUDA_ARCHITECTURES=80"), std::string::npos);
+  EXPECT_FALSE(v.gpu_usable);
+  f.cuda_ptx_archs = {70};  // PTX only: works, slowly
+  v = evaluate(f);
+  EXPECT_EQ(find(v, "device 0")->level, Level::Warn);
+  EXPECT_TRUE(v.gpu_usable);
+}
+
+TEST(Doctor, NoDeviceFails) {
+  EnvFacts f = healthy();
+  f.gpus.clear();
+  f.physical_gpus = 0;
+  Verdict v = evaluate(f);
+  ASSERT_NE(find(v, "devices"), nullptr);
+  EXPECT_EQ(find(v, "devices")->level, Level::Fail);
+  EXPECT_FALSE(v.gpu_usable);
+  EXPECT_TRUE(v.can_train());
+}
+
+TEST(Doctor, VisibleDevicesTable) {
+  struct Row {
+    std::string value;
+    int physical;
+    std::optional<int> count;
+  };
+  const Row rows[] = {
+      {"", 2, 0},        {"-1", 2, 0},      {"0", 2, 1},      {"0,1", 2, 2},  {"1,0", 2, 2},
+      {"2", 2, 0},       {"0,5,1", 2, 1},   {"abc", 2, 0},    {"0, 1", 2, 2}, {"7", -1, 1},
+      {"GPU-8f6c", 2, std::nullopt},
+  };
+  for (const Row& r : rows) EXPECT_EQ(visible_device_count(r.value, r.physical), r.count) << "'" << r.value << "'";
+
+  for (std::string hide : {"", "-1", "3"}) {
+    EnvFacts f = healthy();
+    f.physical_gpus = 2;
+    f.cuda_visible_devices = hide;
+    f.gpus.clear();  // what CUDA shows when everything is hidden
+    Verdict v = evaluate(f);
+    const Check* c = find(v, "visible devices");
+    ASSERT_NE(c, nullptr) << "'" << hide << "'";
+    EXPECT_EQ(c->level, Level::Fail);
+    EXPECT_NE(c->fix.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
+  }
+}
+
+TEST(Doctor, CpuOnlyBuildWarnsAndTrainsOnCpu) {
+  EnvFacts f;
+  f.cores = 2;
+  f.driver_error = "libcuda.so.1 missing";
+  Verdict v = evaluate(f);
+  EXPECT_EQ(find(v, "build")->level, Level::Warn);
+  EXPECT_EQ(v.training_device, "cpu");
+  EXPECT_TRUE(v.can_train());
+  EXPECT_EQ(find(v, "cudnn"), nullptr);  // not relevant without CUDA
+}
+
+TEST(Doctor, FailedCpuSmokeTestMeansNoTraining) {
+  EnvFacts f;
+  f.cpu_smoke_ok = false;
+  f.cpu_smoke_error = "element (0,0) differs";
+  Verdict v = evaluate(f);
+  EXPECT_FALSE(v.can_train());
+}
+
+TEST(Doctor, ProbeThisMachine) {
+  EnvFacts f = probe_environment();
+  Verdict v = evaluate(f);
+  EXPECT_TRUE(f.cpu_smoke_ok) << f.cpu_smoke_error;
+  EXPECT_GT(f.cores, 0);
+  EXPECT_TRUE(v.can_train());
+  std::string text = format_report(f, v);
+  EXPECT_NE(text.find("checks"), std::string::npos);
+  EXPECT_NE(to_json(f, v).find("\"can_train\": true"), std::string::npos);
+}

@@ -1,0 +1,73 @@
+// report.html: golden SVG for a tiny chart, well-formedness (balanced tags), escaping, and no crash
+// on empty or NaN series.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "ember/io/report.h"
+
+using namespace ember::io;
+
+namespace {
+// Counts opening minus closing tags of `tag` (self-closing ones are balanced by themselves).
+int balance(const std::string& s, const std::string& tag) {
+  int open = 0, close = 0;
+  std::regex o("<" + tag + "[ >]"), c("</" + tag + ">"), sc("<" + tag + " [^>]*/>");
+  open = int(std::distance(std::sregex_iterator(s.begin(), s.end(), o), std::sregex_iterator()));
+  close = int(std::distance(std::sregex_iterator(s.begin(), s.end(), c), std::sregex_iterator()));
+  int selfc = int(std::distance(std::sregex_iterator(s.begin(), s.end(), sc), std::sregex_iterator()));
+  return open - close - selfc;
+}
+}  // namespace
+
+TEST(Report, GoldenTinyChart) {
+  Chart c{"loss", "epoch", "loss", {{"train", {1, 2}, {1.0, 0.5}}}};
+  std::string svg = svg_line_chart(c, 200, 100);
+  EXPECT_TRUE(svg.starts_with("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"200\" height=\"100\""));
+  // x from 1..2 maps to [56, 188], y from 0.5..1 (ticks at 0.1) maps to [60, 28].
+  EXPECT_NE(svg.find("points=\"56.0,28.0 188.0,60.0\""), std::string::npos) << svg;
+  EXPECT_EQ(balance(svg, "svg"), 0);
+  EXPECT_EQ(svg, svg_line_chart(c, 200, 100));  // deterministic
+}
+
+TEST(Report, EmptyAndNaNSeriesDoNotCrash) {
+  Chart empty{"acc", "epoch", "acc", {}};
+  EXPECT_NE(svg_line_chart(empty).find("no data"), std::string::npos);
+  Chart nan{"acc", "epoch", "acc", {{"test", {1, 2, 3}, {NAN, INFINITY, NAN}}}};
+  EXPECT_NE(svg_line_chart(nan).find("no data"), std::string::npos);
+  Chart partial{"acc", "epoch", "acc", {{"test", {1, 2, 3}, {0.5, NAN, 0.7}}}};
+  std::string s = svg_line_chart(partial);
+  EXPECT_EQ(s.find("nan"), std::string::npos);
+  EXPECT_EQ(s.find("inf"), std::string::npos);
+  Chart flat{"acc", "epoch", "acc", {{"one", {1}, {0.5}}}};
+  EXPECT_NE(svg_line_chart(flat).find("<circle"), std::string::npos);
+}
+
+TEST(Report, FullPageIsBalancedAndEscaped) {
+  ReportData d;
+  d.title = "run <a&b>";
+  d.summary = {{"test accuracy", "91.2%"}};
+  d.environment = {{"device", "cpu — no NVIDIA driver"}};
+  d.charts = {{"loss", "epoch", "loss", {{"train", {1, 2, 3}, {0.6, 0.4, 0.3}}, {"test", {1, 2, 3}, {0.5, 0.4, 0.35}}}}};
+  d.table_header = {"epoch", "loss"};
+  d.table_rows = {{"1", "0.6"}};
+  d.class_names = {"a", "b"};
+  d.confusion = {{9, 1}, {2, 8}};
+  std::string h = render_report_html(d);
+  EXPECT_NE(h.find("run &lt;a&amp;b&gt;"), std::string::npos);
+  EXPECT_EQ(h.find("<a&b>"), std::string::npos);
+  for (const char* tag : {"html", "body", "table", "tr", "svg", "h2"}) EXPECT_EQ(balance(h, tag), 0) << tag;
+  EXPECT_NE(h.find("90.0%"), std::string::npos);  // row accuracy of class a
+  EXPECT_EQ(h.find("<script"), std::string::npos);  // self-contained, static
+  EXPECT_EQ(h.find("http://www.w3.org/2000/svg"), h.find("http"));  // no external links
+
+  auto path = std::filesystem::temp_directory_path() / "ember_test_report.html";
+  write_report(path, d);
+  std::ifstream in(path);
+  std::string back((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_EQ(back, h);
+  std::filesystem::remove(path);
+}
