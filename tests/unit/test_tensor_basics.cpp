@@ -162,6 +162,7 @@ TEST(Threads, SetNumThreadsBeforeFirstOpSticks) {
         std::exit(get_num_threads() == 1 && t.sum().item<float>() == 4.0f ? 0 : 3);
       },
       ::testing::ExitedWithCode(0), "");
+}
 
 TEST(Settings, DeterministicFlagDefaultsOffAndRoundTrips) {
   EXPECT_FALSE(deterministic());
