@@ -18,13 +18,18 @@ class AccumulateGrad final : public Node {
   explicit AccumulateGrad(std::shared_ptr<TensorImpl> var)
       : Node("AccumulateGrad"), var_(std::move(var)) {}
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    Tensor g = grads[0];
+    Tensor g = std::move(grads[0]);
     if (!g.defined()) return {};
     Tensor v(var_);
     if (g.dtype() != v.dtype()) g = g.to(v.dtype());
     if (!var_->grad) {
-      // A fresh, contiguous tensor that nothing else aliases: later add_ into it is safe.
-      var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
+      // .grad must be a fresh, contiguous tensor that nothing else aliases, so that a later add_
+      // into it is safe. When this node holds the only handle on the only view of its storage
+      // (the usual case: a kernel's output), the gradient is taken as it is instead of cloned.
+      const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 &&
+                              g.is_contiguous() && g.storage_offset() == 0 && !g.grad_fn();
+      if (sole_owner) var_->grad = g.impl_ptr();
+      else var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
     } else {
       Tensor(var_->grad).add_(g);
     }

@@ -289,9 +289,17 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
   });
 }
 
+// ReLU backward in one pass (see kernels.h).
+void relu_backward(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x) {
+  dispatch_floating(out.dtype(), "relu_backward", [&]<class T>() {
+    loop2<T, T, T>(grad_out, out, grad_x, [](T g, T o) { return o > T(0) ? g : T(0); });
+  });
+}
+
 }  // namespace
 
 void register_elementwise_kernels() {
+  kernels::relu_backward.set(DeviceType::CPU, &relu_backward);
   kernels::binary.set(DeviceType::CPU, &binary);
   kernels::unary.set(DeviceType::CPU, &unary);
   kernels::copy.set(DeviceType::CPU, &copy);

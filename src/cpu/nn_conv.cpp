@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/nn_conv.h"
 #include "cpu/nn_reference.h"
 
 namespace ember::cpu {
@@ -75,6 +76,8 @@ void col2im(const float* col, const ConvGeometry& g, const Conv2dParams& p, floa
 // Threads for a loop over n images: one per image at most; with a single image the loop runs
 // serially so that OpenBLAS may use the threads instead.
 int image_threads(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>(n, omp_get_max_threads()))); }
+
+}  // namespace
 
 void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            const Conv2dParams& p, const Tensor& out) {
@@ -163,12 +166,10 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, cons
     for (size_t k = 0; k < partial[t].size(); ++k) out[k] += partial[t][k];
 }
 
-}  // namespace
-
 void register_nn_conv_kernels() {
-  kernels::conv2d_forward.set(DeviceType::CPU, &conv2d_forward_im2col);
-  kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_im2col);
-  kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_im2col);
+  kernels::conv2d_forward.set(DeviceType::CPU, &conv2d_forward_dnnl);
+  kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_dnnl);
+  kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_dnnl);
 }
 
 }  // namespace ember::cpu

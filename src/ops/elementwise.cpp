@@ -289,7 +289,13 @@ Tensor relu(const Tensor& a) {
   if (autograd::any_requires_grad({&a})) {
     SavedTensor so(out);
     record_unary("ReluBackward", a, out, [so](const Tensor& g) {
-      return mul(g, unary_raw(UnaryOp::ReluGrad, so.unpack("ReluBackward")));
+      Tensor o = so.unpack("ReluBackward");
+      if (g.dtype() == o.dtype() && g.sizes() == o.sizes() && kernels::relu_backward.has(o.device().type)) {
+        Tensor gx = empty(o.sizes(), {.dtype = o.dtype(), .device = o.device()});
+        kernels::relu_backward(o.device())(g, o.contiguous(), gx);
+        return gx;
+      }
+      return mul(g, unary_raw(UnaryOp::ReluGrad, o));
     });
   }
   return out;

@@ -46,6 +46,13 @@ using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uin
 // source's when both are non-CPU); returns when dst holds the data.
 using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
 
+// ReLU's backward from its forward output: grad_x = out > 0 ? grad_out : 0 (0, not NaN, where
+// out <= 0 or is NaN, as PyTorch's threshold_backward). out and grad_x are contiguous, of one
+// floating dtype and out's shape; grad_out has that dtype and shape, any strides (broadcast views
+// included). One pass instead of ReluGrad + mul; a backend may leave it empty (the front-end then
+// composes those two kernels).
+using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x);
+
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
 inline KernelSlot<CopyFn> copy("copy");
@@ -55,5 +62,6 @@ inline KernelSlot<ReduceFn> reduce("reduce");
 inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
+inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 
 }  // namespace ember::kernels

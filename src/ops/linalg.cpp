@@ -25,6 +25,45 @@ Tensor bmm3(const Tensor& a, const Tensor& b) {
   }
   return out;
 }
+// y (N, O) = x (N, I) @ weight (O, I)^T + bias (O) as one GEMM (the weight passed transposed,
+// never copied) and one in-place bias add, recorded as a single node. Its backward writes each
+// gradient in its final layout: grad_x = g @ W (N, I), grad_W = g^T @ x (O, I), grad_b = sum_0 g;
+// the composed matmul + add form made extra views, a transposed weight gradient that
+// AccumulateGrad had to copy, and a broadcast-add node.
+Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const int64_t N = x.size(0), O = weight.size(0);
+  const Device dev = x.device();
+  Tensor out = empty({N, O}, {.dtype = x.dtype(), .device = dev});
+  kernels::batched_gemm(dev)(x.detach().unsqueeze(0), weight.detach().t().unsqueeze(0), out.view({1, N, O}));
+  if (bias.defined()) {
+    Tensor b = bias.detach().unsqueeze(0).expand({N, O});
+    kernels::binary(dev)(kernels::BinaryOp::Add, out, b, out, 1.0);
+  }
+  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+    autograd::SavedTensor sx(weight.requires_grad() ? x : Tensor()), sw(x.requires_grad() ? weight : Tensor());
+    const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
+    const bool need_b = bias.defined() && bias.requires_grad();
+    autograd::record(
+        autograd::make_node("LinearBackward", [=](const std::vector<Tensor>& g) {
+          Tensor go = g[0];
+          Tensor gx, gw, gb;
+          if (need_x) {
+            Tensor w = sw.unpack("LinearBackward");
+            gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
+            kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
+          }
+          if (need_w) {
+            Tensor xs = sx.unpack("LinearBackward");
+            gw = empty({go.size(1), xs.size(1)}, {.dtype = go.dtype(), .device = go.device()});
+            kernels::batched_gemm(go.device())(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
+          }
+          if (need_b) gb = sum(go, {0});
+          return std::vector<Tensor>{gx, gw, gb};
+        }),
+        {x, weight, bias}, {out});
+  }
+  return out;
+}
 }  // namespace
 
 Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
@@ -74,12 +113,16 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   EMBER_CHECK(x.dim() >= 1 && x.size(-1) == weight.size(1), ShapeError, "linear: input has ",
               x.dim() ? x.size(-1) : 0, " features (shape ", shape_str(x.sizes()),
               ") but the layer expects ", weight.size(1), " (weight ", shape_str(weight.sizes()), ")");
-  Tensor y = matmul(x, weight.t());
-  if (bias.defined()) {
+  if (bias.defined())
     EMBER_CHECK(bias.dim() == 1 && bias.size(0) == weight.size(0), ShapeError, "linear: bias shape ",
                 shape_str(bias.sizes()), " does not match out_features ", weight.size(0));
-    y = add(y, bias);
-  }
+  const bool same_kind = weight.device() == x.device() && weight.dtype() == x.dtype() &&
+                         is_floating(x.dtype()) &&
+                         (!bias.defined() || (bias.device() == x.device() && bias.dtype() == x.dtype()));
+  if (x.dim() == 2 && same_kind) return linear_2d(x, weight, bias);
+  // Other ranks and mixed arguments: the composed form (matmul reports the mismatches).
+  Tensor y = matmul(x, weight.t());
+  if (bias.defined()) y = add(y, bias);
   return y;
 }
 

@@ -99,3 +99,47 @@ TEST(BadInput, InPlaceOnLeafRequiringGrad) {
   w.add_(1.0);  // allowed for parameter updates
   EXPECT_EQ(w.sum().item<float>(), 6.0f);
 }
+
+// Sums whose kept dims are one middle block (bias gradients) take the in-place (A, K, B) path; the
+// others the permuted copy. Both against reference::sum_dim applied dim by dim.
+TEST(Parity, ReduceSumOverOuterAndInnerDimsMatchesReference) {
+  Generator g(11);
+  struct Case {
+    Shape shape;
+    std::vector<int64_t> dims;
+  };
+  const std::vector<Case> cases = {{{64, 32, 9, 7}, {0, 2, 3}},  // conv bias gradient
+                                   {{65, 130}, {0}},             // linear bias gradient, K >= 64
+                                   {{4, 3, 5}, {0, 1}},          // kept block last (B = 1)
+                                   {{4, 3, 5}, {2}},             // kept block first (A = 1)
+                                   {{4, 3, 5}, {1}}};            // kept dims split: generic path
+  for (const auto& c : cases) {
+    for (DType dt : {DType::Float32, DType::Float64}) {
+      Tensor x = randn(c.shape, {.dtype = dt}, &g);
+      Tensor ref = x;
+      for (auto it = c.dims.rbegin(); it != c.dims.rend(); ++it) ref = cpu::reference::sum_dim(ref, *it);
+      Shape os = c.shape;
+      for (int64_t d : c.dims) os[size_t(d)] = 1;
+      Tensor out = full(os, std::nan(""), {.dtype = dt});
+      kernels::reduce(Device::cpu())(kernels::ReduceOp::Sum, x, c.dims, out);
+      EXPECT_GT(max_abs(out), 0.0);
+      EXPECT_TRUE(allclose(out, ref, 1e-5, 1e-4)) << shape_str(c.shape) << " " << dtype_name(dt);
+    }
+  }
+}
+
+// relu_backward (one pass) against the composed ReluGrad * grad_out it replaces, on a contiguous
+// and a broadcast grad_out, with exact zeros in the forward output (the kink: gradient 0).
+TEST(Parity, ReluBackwardMatchesComposedFormula) {
+  Generator g(5);
+  for (DType dt : {DType::Float32, DType::Float64}) {
+    Tensor out = relu(randn({7, 33}, {.dtype = dt}, &g));
+    for (Tensor go : {randn({7, 33}, {.dtype = dt}, &g), randn({33}, {.dtype = dt}, &g).expand({7, 33})}) {
+      Tensor ref = mul(go, gt(out, 0.0).to(dt));
+      Tensor gx = full({7, 33}, std::nan(""), {.dtype = dt});
+      kernels::relu_backward(Device::cpu())(go, out, gx);
+      EXPECT_GT(max_abs(gx), 0.0);
+      EXPECT_TRUE(allclose(gx, ref, 0.0, 0.0)) << dtype_name(dt);
+    }
+  }
+}

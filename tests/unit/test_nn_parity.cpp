@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <limits>
 
+#include "cpu/nn_conv.h"
 #include "cpu/nn_reference.h"
 #include "ops/nn_kernels.h"
 
@@ -62,14 +63,20 @@ const std::vector<ConvCase> kConvCases = {
     {{2, 4, 6, 5}, {4, 1, 3, 3}, {2, 2, 1, 1, 1, 1, 4}, false},          // depthwise
     {{3, 16, 5, 6}, {8, 16, 1, 1}, {}, true},                           // pointwise (no unrolling)
     {{2, 6, 8, 8}, {4, 6, 5, 5}, {1, 1, 2, 2, 1, 1, 1}, true},           // large padding
+    {{2, 3, 8, 8}, {4, 3, 3, 3}, {2, 2, 0, 0, 1, 1, 1}, true},           // stride leaves a row unread
 };
 
-}  // namespace
+struct ConvKernels {
+  const char* name;
+  kernels::Conv2dForwardFn forward;
+  kernels::Conv2dBackwardDataFn backward_data;
+  kernels::Conv2dBackwardWeightFn backward_weight;
+};
 
-TEST(NnParity, Conv2dForwardBackward) {
+void check_conv_kernels(const ConvKernels& k) {
   uint64_t seed = 100;
   for (const auto& c : kConvCases) {
-    SCOPED_TRACE(shape_str(c.x) + " * " + shape_str(c.w));
+    SCOPED_TRACE(std::string(k.name) + " " + shape_str(c.x) + " * " + shape_str(c.w));
     Tensor x = random_f32(c.x, ++seed), w = random_f32(c.w, ++seed);
     Tensor b = c.bias ? random_f32({c.w[0]}, ++seed) : Tensor();
     Shape os = conv_out_shape(c);
@@ -77,20 +84,37 @@ TEST(NnParity, Conv2dForwardBackward) {
     ASSERT_TRUE(any_nonzero(x) && any_nonzero(w) && any_nonzero(go));
 
     Tensor out_fast = full(os, std::nan("")), out_ref = full(os, 1e30);
-    kernels::conv2d_forward(Device::cpu())(x, w, b, c.p, out_fast);
+    k.forward(x, w, b, c.p, out_fast);
     cpu::reference::conv2d_forward(x, w, b, c.p, out_ref);
     EXPECT_TRUE(parity(out_fast, out_ref, "conv2d_forward"));
 
     Tensor gx_fast = full(c.x, std::nan("")), gx_ref = full(c.x, 1e30);
-    kernels::conv2d_backward_data(Device::cpu())(go, w, c.p, gx_fast);
+    k.backward_data(go, w, c.p, gx_fast);
     cpu::reference::conv2d_backward_data(go, w, c.p, gx_ref);
     EXPECT_TRUE(parity(gx_fast, gx_ref, "conv2d_backward_data"));
 
     Tensor gw_fast = full(c.w, std::nan("")), gw_ref = full(c.w, 1e30);
-    kernels::conv2d_backward_weight(Device::cpu())(go, x, c.p, gw_fast);
+    k.backward_weight(go, x, c.p, gw_fast);
     cpu::reference::conv2d_backward_weight(go, x, c.p, gw_ref);
     EXPECT_TRUE(parity(gw_fast, gw_ref, "conv2d_backward_weight"));
   }
+}
+
+}  // namespace
+
+// The registered kernels, whichever they are.
+TEST(NnParity, Conv2dForwardBackward) {
+  check_conv_kernels({"registered", kernels::conv2d_forward(Device::cpu()),
+                      kernels::conv2d_backward_data(Device::cpu()),
+                      kernels::conv2d_backward_weight(Device::cpu())});
+}
+TEST(NnParity, Conv2dIm2colForwardBackward) {
+  check_conv_kernels({"im2col", &cpu::conv2d_forward_im2col, &cpu::conv2d_backward_data_im2col,
+                      &cpu::conv2d_backward_weight_im2col});
+}
+TEST(NnParity, Conv2dDnnlForwardBackward) {
+  check_conv_kernels({"dnnl", &cpu::conv2d_forward_dnnl, &cpu::conv2d_backward_data_dnnl,
+                      &cpu::conv2d_backward_weight_dnnl});
 }
 
 TEST(NnParity, MaxPool2dForwardBackward) {
@@ -124,8 +148,31 @@ TEST(NnParity, MaxPool2dForwardBackward) {
   }
 }
 
+// The 2x2/2 path on data full of ties (small integers) and NaNs, odd sizes (a row and a column
+// left over): indices must follow the reference's first-NaN, else first-maximum rule.
+TEST(NnParity, MaxPool2d2x2TiesAndNaN) {
+  const Shape xs{3, 4, 9, 7}, os{3, 4, 4, 3};
+  Generator g(321);
+  Tensor x = randint(0, 3, xs, {.dtype = DType::Int64}, &g).to(DType::Float32);
+  float* xp = x.data_ptr<float>();
+  for (int64_t i = 0; i < x.numel(); i += 13) xp[i] = std::nanf("");
+  Pool2dParams p{2, 2, 2, 2, 0, 0};
+  Tensor out_fast = full(os, -5.0), out_ref = full(os, 1e30);
+  Tensor idx_fast = full(os, -7, {.dtype = DType::Int64}), idx_ref = full(os, -9, {.dtype = DType::Int64});
+  kernels::max_pool2d_forward(Device::cpu())(x, p, out_fast, idx_fast);
+  cpu::reference::max_pool2d_forward(x, p, out_ref, idx_ref);
+  EXPECT_EQ(idx_fast.to_vector<int64_t>(), idx_ref.to_vector<int64_t>());
+  auto a = out_fast.to_vector<float>(), b = out_ref.to_vector<float>();
+  int nans = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    nans += std::isnan(b[i]);
+    EXPECT_TRUE((std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i]) << i << ": " << a[i] << " vs " << b[i];
+  }
+  EXPECT_GT(nans, 0);
+}
+
 // Not a correctness test: times conv2d forward + both backward kernels for mnistnet's conv2
-// (N=64, 32->64, 3x3 on 26x26), fast path vs reference. Run with --gtest_also_run_disabled_tests.
+// (N=64, 32->64, 3x3 on 26x26), registered kernels vs reference. Run with --gtest_also_run_disabled_tests.
 TEST(NnParity, DISABLED_TimingMnistConv2) {
   ConvCase c{{64, 32, 26, 26}, {64, 32, 3, 3}, {}, true};
   Tensor x = random_f32(c.x, 1), w = random_f32(c.w, 2), b = random_f32({64}, 3);
@@ -147,6 +194,6 @@ TEST(NnParity, DISABLED_TimingMnistConv2) {
   double fast = time(fast_fwd, fast_bd, fast_bw, 10);
   double ref = time(&cpu::reference::conv2d_forward, &cpu::reference::conv2d_backward_data,
                     &cpu::reference::conv2d_backward_weight, 1);
-  std::printf("mnistnet conv2 fwd+bwd, %d threads: im2col+OpenBLAS %.1f ms, reference %.1f ms (%.0fx)\n",
+  std::printf("mnistnet conv2 fwd+bwd, %d threads: registered %.1f ms, reference %.1f ms (%.0fx)\n",
               get_num_threads(), fast, ref, ref / fast);
 }

@@ -150,6 +150,20 @@ TEST(Ops, MixedDevicesAndShapesAreRefused) {
   }
 }
 
+// set_num_threads() before the first op must stick: kernel registration (run lazily by the first
+// op) sets the default thread count and used to overwrite it. A fresh process is needed, so this
+// re-executes the test binary for the statement (threadsafe death-test style).
+TEST(Threads, SetNumThreadsBeforeFirstOpSticks) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        set_num_threads(1);
+        Tensor t = ones({4});
+        std::exit(get_num_threads() == 1 && t.sum().item<float>() == 4.0f ? 0 : 3);
+      },
+      ::testing::ExitedWithCode(0), "");
+}
+
 TEST(Settings, DeterministicFlagDefaultsOffAndRoundTrips) {
   EXPECT_FALSE(deterministic());
   set_deterministic(true);

@@ -1,0 +1,133 @@
+"""PyTorch twin of bench/bench_models.cpp: the same models (tests/golden/make_golden.py's mnistnet
+and lenet5; mlp = Flatten, Linear 784->256, ReLU, Linear 256->10), the same measurements.
+  train: forward + cross_entropy + backward + SGD(lr 0.01, momentum 0.9), batch 64, one fixed
+         random batch, 3 warm-up steps excluded, median over repetitions of `steps` steps.
+  infer: eval() under torch.no_grad(), batch 256, 2 warm-up passes, median over repetitions.
+  --rss MODEL: only 20 training steps, then print this process's peak RSS (KiB).
+
+    /usr/bin/python3 bench/torch_models.py --threads 2 [--json] [--reps 5]
+    /usr/bin/python3 bench/torch_models.py --threads 2 --rss mnistnet
+"""
+import argparse
+import json
+import resource
+import statistics
+import time
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MnistNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, 1)
+        self.conv2 = nn.Conv2d(32, 64, 3, 1)
+        self.dropout1 = nn.Dropout(0.25)
+        self.dropout2 = nn.Dropout(0.5)
+        self.fc1 = nn.Linear(9216, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.relu(self.conv1(x))
+        x = F.relu(self.conv2(x))
+        x = F.max_pool2d(x, 2)
+        x = self.dropout1(x)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = self.dropout2(x)
+        return self.fc2(x)
+
+
+class LeNet5(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 5)
+        self.fc1 = nn.Linear(400, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def mlp():
+    return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+MODELS = {"mlp": mlp, "lenet5": LeNet5, "mnistnet": MnistNet}
+# Same steps per repetition as bench_models.cpp.
+TRAIN_STEPS = {"mlp": 40, "lenet5": 40, "mnistnet": 8}
+INFER_STEPS = {"mlp": 20, "lenet5": 20, "mnistnet": 4}
+
+
+class Trainer:
+    def __init__(self, name, batch):
+        torch.manual_seed(1234)
+        self.model = MODELS[name]()
+        self.model.train()
+        self.opt = torch.optim.SGD(self.model.parameters(), lr=0.01, momentum=0.9)
+        self.x = torch.randn(batch, 1, 28, 28)
+        self.y = torch.randint(0, 10, (batch,))
+
+    def step(self):
+        loss = F.cross_entropy(self.model(self.x), self.y)
+        self.opt.zero_grad()
+        loss.backward()
+        self.opt.step()
+
+
+def throughput(fn, batch, warmup, steps, reps):
+    for _ in range(warmup):
+        fn()
+    sps = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            fn()
+        sps.append(batch * steps / (time.perf_counter() - t0))
+    return statistics.median(sps)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--models", default="mlp,lenet5,mnistnet")
+    ap.add_argument("--rss")
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+
+    if args.rss:
+        t = Trainer(args.rss, 64)
+        for _ in range(20):
+            t.step()
+        print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
+        return
+
+    results = {}
+    for m in args.models.split(","):
+        t = Trainer(m, 64)
+        train = throughput(t.step, 64, 3, TRAIN_STEPS[m], args.reps)
+        inf = Trainer(m, 256)
+        inf.model.eval()
+        with torch.no_grad():
+            infer = throughput(lambda: inf.model(inf.x), 256, 2, INFER_STEPS[m], args.reps)
+        results[m] = {"train_samples_per_s": train, "infer_samples_per_s": infer}
+        if not args.json:
+            print(f"{m:10s} train {train:9.1f} samples/s   infer {infer:9.1f} samples/s")
+    if args.json:
+        print(json.dumps({"framework": "pytorch", "version": torch.__version__,
+                          "threads": args.threads, "reps": args.reps, "models": results}))
+
+
+if __name__ == "__main__":
+    main()
