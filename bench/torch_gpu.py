@@ -1,6 +1,8 @@
 """PyTorch's side of scripts/gpu-check.sh: the same matmul sizes (uniform [0,10), CUDA-event
 timing) and mnistnet training steps (batch 64..512, SGD momentum) on cuda:0, as JSON."""
 import json
+import os
+import sys
 import time
 
 import torch
@@ -26,16 +28,8 @@ def matmul_gflops(n, tf32):
     return {"n": n, "tf32": tf32, "ms": ms, "gflops": 2 * n ** 3 / (ms * 1e-3) / 1e9}
 
 
-class MnistNet(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.conv1, self.conv2 = nn.Conv2d(1, 32, 3), nn.Conv2d(32, 64, 3)
-        self.fc1, self.fc2 = nn.Linear(9216, 128), nn.Linear(128, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv2(F.relu(self.conv1(x)))), 2)
-        x = F.dropout(x, 0.25, self.training).flatten(1)
-        return self.fc2(F.dropout(F.relu(self.fc1(x)), 0.5, self.training))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "golden"))
+from make_golden import MnistNet  # noqa: E402  (the architecture the golden tests pin down)
 
 
 def train_samples_per_s(batch, steps=50):
