@@ -19,7 +19,8 @@ namespace {
 
 struct EvalOpts {
   std::string path, model, data, data_dir, device = "auto";
-  int64_t batch_size = 256, limit_test = 0, index = 0, top_k = 5;
+  int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
+  std::vector<std::string> images;  // predict: image files instead of --index
   bool json = false;
 };
 
@@ -89,30 +90,50 @@ int run_eval(const EvalOpts& o) {
   return kExitOk;
 }
 
+// Prints the top-k classes of one normalised (1, C, H, W) batch; truth < 0 when unknown.
+void print_top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, const std::string& what) {
+  auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
+  std::vector<int64_t> idx(probs.size());
+  for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
+  std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
+  const auto& names = l.test.classes;
+  fmt::print("{}{}\n", what,
+             truth >= 0 ? fmt::format(" (true class {} {})", truth, size_t(truth) < names.size() ? names[size_t(truth)] : "")
+                        : "");
+  for (int64_t k = 0; k < std::min<int64_t>(o.top_k, int64_t(idx.size())); ++k) {
+    int64_t c = idx[size_t(k)];
+    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, size_t(c) < names.size() ? names[size_t(c)] : "",
+               100 * probs[size_t(c)], c == truth ? "  <- true" : "");
+  }
+}
+
 int run_predict(const EvalOpts& o) {
+  if ((o.index >= 0) == !o.images.empty())
+    throw UsageError("predict needs either --index N (a test-set sample) or image files, not both",
+                     "e.g. `ember predict runs/<name> --index 0` or `ember predict runs/<name> shirt.png`");
   Loaded l = load(o);
-  if (o.index < 0 || o.index >= l.test.size())
-    throw UsageError(fmt::format("--index {} is outside the test set (0..{})", o.index, l.test.size() - 1));
   autograd::NoGradGuard ng;
   data::LoaderOptions lo;
   lo.batch_size = 1;
   lo.shuffle = false;
   lo.workers = 0;
-  data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
-  const Tensor& x = b.x;
-  const Tensor& y = b.y;
-  auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
-  std::vector<int64_t> idx(probs.size());
-  for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
-  std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
-  const int64_t truth = y.to_vector<int64_t>()[0];
-  const auto& names = l.test.classes;
-  fmt::print("test sample {} of {} (true class {} {})\n", o.index, l.test.name, truth,
-             size_t(truth) < names.size() ? names[size_t(truth)] : "");
-  for (int64_t k = 0; k < std::min<int64_t>(o.top_k, int64_t(idx.size())); ++k) {
-    int64_t c = idx[size_t(k)];
-    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, size_t(c) < names.size() ? names[size_t(c)] : "",
-               100 * probs[size_t(c)], c == truth ? "  <- true" : "");
+  if (o.index >= 0) {
+    if (o.index >= l.test.size())
+      throw UsageError(fmt::format("--index {} is outside the test set (0..{})", o.index, l.test.size() - 1));
+    data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
+    print_top_k(l, o, b.x, b.y.to_vector<int64_t>()[0], fmt::format("test sample {} of {}", o.index, l.test.name));
+    return kExitOk;
+  }
+  // Image files: decoded and resized to the dataset's geometry, then normalised by the same
+  // loader code as the test set (one-sample dataset with the test set's mean/std).
+  data::ImageFolderOptions io;
+  io.channels = l.test.channels(), io.height = l.test.height(), io.width = l.test.width();
+  for (const std::string& file : o.images) {
+    data::Dataset one = l.test;
+    one.images = data::load_image(file, io).unsqueeze(0).contiguous();
+    one.labels = zeros({1}, {.dtype = DType::Int64});
+    data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
+    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {})", file, io.channels, io.height, io.width, l.test.name));
   }
   return kExitOk;
 }
@@ -136,9 +157,10 @@ void register_eval(CLI::App& root, Runner& run) {
   e->callback([&run, o] { run = [o] { return run_eval(*o); }; });
 
   auto p = std::make_shared<EvalOpts>();
-  auto* pr = root.add_subcommand("predict", "Top-k classes of one test-set sample");
+  auto* pr = root.add_subcommand("predict", "Top-k classes of a test-set sample (--index) or of image files");
   pr->add_option("checkpoint", p->path, "Run directory or checkpoint")->required();
-  pr->add_option("--index", p->index, "Test-set sample index")->required();
+  pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
+  pr->add_option("--index", p->index, "Test-set sample index")->check(CLI::NonNegativeNumber);
   pr->add_option("--top-k", p->top_k, "How many classes to show")->check(CLI::PositiveNumber)->capture_default_str();
   common(pr, *p);
   pr->callback([&run, p] { run = [p] { return run_predict(*p); }; });

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <csignal>
 #include <ctime>
@@ -275,7 +276,16 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--config", *config_file,
                 "Read flags from a TOML/INI file (`epochs = 3`, `batch-size = 128`, `model = \"lenet5\"`); flags override it");
   auto names = models::names();
-  t->add_option("--model", c->model, "Zoo model")->check(CLI::IsMember(names))->capture_default_str();
+  // A zoo name, or a model spec file (*.toml, see include/ember/nn/spec.h).
+  auto zoo_or_spec = CLI::Validator(
+      [names](std::string& v) -> std::string {
+        if (nn::is_spec_file(v) || std::find(names.begin(), names.end(), v) != names.end()) return "";
+        std::string known;
+        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+        return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
+      },
+      "ZOO NAME or FILE.toml");
+  t->add_option("--model", c->model, "Zoo model name, or a model spec file (*.toml)")->check(zoo_or_spec)->capture_default_str();
   t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(data::known_dataset_names()))->capture_default_str();
   t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
   t->add_option("--epochs", c->epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();

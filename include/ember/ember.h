@@ -12,6 +12,7 @@
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"
 #include "ember/nn/models.h"
+#include "ember/nn/spec.h"
 #include "ember/nn/module.h"
 #include "ember/nn/state_dict.h"
 #include "ember/optim/lr_scheduler.h"

@@ -88,6 +88,16 @@ std::string decode_one(const fs::path& file, const ImageFolderOptions& opt, uint
 
 }  // namespace
 
+Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
+  EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image: channels must be 1 or 3, got ",
+              opt.channels);
+  EMBER_CHECK(fs::is_regular_file(file), IOError, file.string(), ": no such image file");
+  Tensor out = empty({opt.channels, opt.height, opt.width}, {.dtype = DType::UInt8});
+  std::string err = decode_one(file, opt, out.data_ptr<uint8_t>());
+  if (!err.empty()) throw DataError(err, "pass a PNG or JPEG image");
+  return out;
+}
+
 Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, ImageFolderReport* report) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image_folder: channels must be 1 or 3, got ",
               opt.channels);

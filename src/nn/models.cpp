@@ -1,5 +1,6 @@
 // The model zoo: small image classifiers with PyTorch's layer names and default init.
 #include "ember/nn/models.h"
+#include "ember/nn/spec.h"
 
 #include "ember/ops.h"
 
@@ -167,10 +168,11 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "mnistnet") return mnistnet(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
+  if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
   throw ValueError("models::create: unknown model '" + name + "'; known models: " + known,
-                   "pick one of: " + known);
+                   "pick one of: " + known + ", or a model spec file (*.toml)");
 }
 
 }  // namespace ember::models

@@ -16,6 +16,8 @@
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
 #include <stb/stb_image.h>
+#define STB_IMAGE_WRITE_IMPLEMENTATION
+#include <stb/stb_image_write.h>
 
 namespace fs = std::filesystem;
 
@@ -165,6 +167,23 @@ TEST_F(Cli, TrainWritesTheRunAndEvalPredictReadIt) {
   EXPECT_HAS(r.out, "1. ");
   r = run("predict " + (dir / "run").string() + " --index 640");
   EXPECT_EQ(r.code, 2) << r.out;
+  // Image files: a 40x40 grey PNG (resized to 28x28), and a file that is not an image.
+  {
+    std::vector<unsigned char> px(40 * 40);
+    for (int i = 0; i < 40 * 40; ++i) px[size_t(i)] = (i / 40) / 4 == 3 ? 230 : 10;
+    ASSERT_NE(stbi_write_png((dir / "band.png").c_str(), 40, 40, 1, px.data(), 40), 0);
+    std::ofstream(dir / "notes.png") << "not an image";
+  }
+  r = run("predict " + (dir / "run").string() + " " + (dir / "band.png").string() + " --top-k 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "band.png (1x28x28 as fashion-mnist)");
+  EXPECT_HAS(r.out, "2. ");
+  r = run("predict " + (dir / "run").string() + " " + (dir / "notes.png").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "notes.png: cannot decode image");
+  r = run("predict " + (dir / "run").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "either --index N");
   // A second train into the same directory is refused with a hint to --resume.
   r = run(tiny("run"));
   EXPECT_EQ(r.code, 2) << r.out;
@@ -305,4 +324,24 @@ TEST_F(CliBrowser, ReportChartsAreDrawnInChromium) {
   EXPECT_GT(non_white, 10000) << "the page rendered (almost) blank";
   EXPECT_GT(hits[0], 200) << "too few train-series pixels: the charts' lines were not drawn";
   EXPECT_GT(hits[1], 200) << "too few test-series pixels: the charts' lines were not drawn";
+}
+
+TEST_F(Cli, ModelSpecFileTrainsAndBadSpecsNameTheLine) {
+  const fs::path spec = dir / "net.toml";
+  std::ofstream(spec) << "[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = 3\n[[layer]]\ntype = \"relu\"\n"
+                         "[[layer]]\ntype = \"maxpool2d\"\nkernel_size = 2\n[[layer]]\ntype = \"flatten\"\n"
+                         "[[layer]]\ntype = \"linear\"\nout_features = \"classes\"\n";
+  Result r = run("train --model " + spec.string() + " --data-dir " + data.string() +
+                 " --epochs 1 --batch-size 32 --threads 2 --run-dir " + (dir / "run").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "test accuracy");
+  std::ofstream(dir / "bad.toml") << "[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = 3\n[[layer]]\n"
+                                     "type = \"linear\"\nout_features = 10\n";
+  r = run("train --model " + (dir / "bad.toml").string() + " --data-dir " + data.string() + " --run-dir " +
+          (dir / "run2").string());
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "bad.toml:5: layer 2 (linear): needs a flat input");
+  r = run("train --model nosuchnet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "model spec file");
 }

@@ -72,6 +72,9 @@ struct ImageFolderReport {
 // message names the file, what was expected and what was found).
 Dataset load_image_folder(const std::filesystem::path& root, const ImageFolderOptions& opt = {},
                           ImageFolderReport* report = nullptr);
+// One image file decoded and resized like an image-folder sample: uint8 (C, H, W). DataError
+// naming the file (and what it starts with) when it cannot be decoded; IOError when unreadable.
+Tensor load_image(const std::filesystem::path& file, const ImageFolderOptions& opt);
 
 // ---- known datasets by name ------------------------------------------------------------------
 struct KnownDataset {

@@ -40,7 +40,8 @@ std::shared_ptr<nn::Module> alexnet_cifar(int64_t num_classes = 10, int64_t in_c
 
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "resnet_small", "alexnet_cifar".
 std::vector<std::string> names();
-// Builds a model by name; ValueError listing the known names for an unknown one.
+// Builds a model by name, or from a model spec file when name ends in .toml (see nn/spec.h);
+// ValueError listing the known names for an unknown one.
 std::shared_ptr<nn::Module> create(const std::string& name, int64_t num_classes = 10,
                                    int64_t in_channels = 1, int64_t image_size = 28,
                                    Generator* gen = nullptr);
