@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <cstdio>
 #include <exception>
 
@@ -51,6 +52,9 @@ std::vector<std::string> expand_config(int argc, char** argv) {
 }  // namespace ember::cli
 
 int main(int argc, char** argv) {
+  // A file-size limit (ulimit -f, RLIMIT_FSIZE) must turn into a write error (EFBIG) that the
+  // checkpoint writer reports and cleans up after, not a SIGXFSZ that kills the run mid-write.
+  std::signal(SIGXFSZ, SIG_IGN);
   using namespace ember::cli;
   CLI::App app{"ember: train, evaluate and benchmark neural networks on the CPU and NVIDIA GPUs", "ember"};
   app.set_version_flag("--version", "ember " + ember::version());

@@ -102,10 +102,16 @@ void adopt_checkpoint_config(TrainConfig& c, const nlohmann::json& j, const CLI:
   if (!app.count("--threads") && j.contains("threads")) c.threads = j["threads"];
 }
 
+// 61706 -> "61,706" (built by appending: GCC 12's -Wrestrict misfires on std::string::insert here).
 std::string thousands(int64_t v) {
-  std::string s = std::to_string(v);
-  for (int i = int(s.size()) - 3; i > 0; i -= 3) s.insert(size_t(i), ",");
-  return s;
+  const std::string digits = std::to_string(v);
+  std::string out;
+  const size_t start = digits[0] == '-' ? 1 : 0;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 int run_train(TrainConfig c, const CLI::App& app) {
@@ -202,6 +208,14 @@ int run_train(TrainConfig c, const CLI::App& app) {
     for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
     for (const auto& [name, b] : model->named_buffers()) fmt::print("placement  {} (buffer) -> {}\n", name, b.device().str());
     fmt::print("placement  batches, labels, loss, gradients and optimizer state -> {}\n", dev.device.str());
+    // Per step only the batch crosses from the host: float32 images and int64 labels.
+    const int64_t per_step = c.batch_size * (train_ds.channels() * train_ds.height() * train_ds.width() * 4 + 8);
+    if (dev.device.is_cpu())
+      fmt::print("placement  host->device per step: 0 bytes (everything stays on the cpu)\n");
+    else
+      fmt::print("placement  host->device per step: {} bytes (batch {} x {}x{}x{} float32 + {} int64 labels)\n",
+                 thousands(per_step), c.batch_size, train_ds.channels(), train_ds.height(), train_ds.width(),
+                 c.batch_size);
   }
   std::fflush(stdout);
 

@@ -345,3 +345,18 @@ TEST_F(Cli, ModelSpecFileTrainsAndBadSpecsNameTheLine) {
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_HAS(r.out, "model spec file");
 }
+
+// A full disk while writing a checkpoint (simulated with a file-size limit): the run fails with a
+// clear message and exit 1, no temporary file is left, and the previous checkpoint stays loadable.
+TEST_F(Cli, FullDiskKeepsThePreviousCheckpoint) {
+  Result r = run(tiny("run"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("train --resume " + (dir / "run").string() + " --epochs 2", "ulimit -f 150; ");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "File too large");
+  for (const auto& e : fs::directory_iterator(dir / "run" / "checkpoints"))
+    EXPECT_EQ(e.path().string().find(".tmp"), std::string::npos) << "left behind: " << e.path();
+  r = run("eval " + (dir / "run").string() + " --data-dir " + data.string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "epoch 1");
+}
