@@ -12,19 +12,8 @@ using kernels::Conv2dParams;
 using kernels::Pool2dParams;
 
 namespace {
-// (outer, D, inner) split of a contiguous tensor around `dim`.
-struct DimSplit {
-  int64_t outer = 1, d = 1, inner = 1;
-};
-DimSplit split_at(const Tensor& t, int64_t dim) {
-  DimSplit s;
-  for (int64_t i = 0; i < t.dim(); ++i) {
-    if (i < dim) s.outer *= t.size(i);
-    else if (i == dim) s.d = t.size(i);
-    else s.inner *= t.size(i);
-  }
-  return s;
-}
+using kernels::DimSplit;
+using kernels::split_at;
 }  // namespace
 
 // ---- conv2d ------------------------------------------------------------------------------------

@@ -11,18 +11,8 @@ namespace ember::cuda {
 
 namespace {
 
-struct DimSplit {
-  int64_t outer = 1, d = 1, inner = 1;
-};
-DimSplit split_at(const Tensor& t, int64_t dim) {
-  DimSplit s;
-  for (int64_t i = 0; i < t.dim(); ++i) {
-    if (i < dim) s.outer *= t.size(i);
-    else if (i == dim) s.d = t.size(i);
-    else s.inner *= t.size(i);
-  }
-  return s;
-}
+using kernels::DimSplit;
+using kernels::split_at;
 
 template <class T>
 __global__ void softmax_forward_kernel(const T* x, DimSplit s, bool log, T* out) {

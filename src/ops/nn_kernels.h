@@ -90,4 +90,19 @@ inline KernelSlot<SoftmaxBackwardFn> softmax_backward("softmax_backward");
 inline KernelSlot<NllLossForwardFn> nll_loss_forward("nll_loss_forward");
 inline KernelSlot<NllLossBackwardFn> nll_loss_backward("nll_loss_backward");
 
+// The (outer, D, inner) split of a contiguous tensor around `dim`, as the softmax kernels of
+// every backend walk it.
+struct DimSplit {
+  int64_t outer = 1, d = 1, inner = 1;
+};
+inline DimSplit split_at(const Tensor& t, int64_t dim) {
+  DimSplit s;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    if (i < dim) s.outer *= t.size(i);
+    else if (i == dim) s.d = t.size(i);
+    else s.inner *= t.size(i);
+  }
+  return s;
+}
+
 }  // namespace ember::kernels
