@@ -49,7 +49,7 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
     d.summary.push_back({"status", "not finished (interrupted or failed); see the checkpoints"});
   }
   d.summary.push_back({"wall time (this invocation)", fmt::format("{:.1f} s", in.wall_seconds)});
-  env::EnvFacts f = env::probe_environment();
+  env::EnvFacts f = env::probe_environment(env::ProbeDepth::DriverOnly);
   d.environment = {{"ember", f.ember_version},    {"compiler", f.compiler},
                    {"device", in.device},         {"threads", std::to_string(in.threads)},
                    {"OS", f.os},                  {"CPU", f.cpu_model},

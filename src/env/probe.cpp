@@ -139,7 +139,7 @@ void probe_build(EnvFacts& f) {
   if (cfg.starts_with("OpenBLAS ")) f.blas = cfg;
 }
 
-void probe_nvidia(EnvFacts& f) {
+void probe_nvidia(EnvFacts& f, bool libraries) {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) f.cuda_visible_devices = v;
   std::string line = read_first_line("/proc/driver/nvidia/version");
   // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..."
@@ -199,6 +199,9 @@ void probe_nvidia(EnvFacts& f) {
     f.driver_error = "libcuda.so.1 missing";
   }
 
+  // The libraries are only opened when asked: opening libcublas maps libcublasLt, ~150 MB of
+  // resident memory for the rest of the process (a training run's report needs the driver only).
+  if (!libraries) return;
   if (void* rt = open_lib({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"})) {
     int v = 0;
     if (auto fn = sym<int (*)(int*)>(rt, "cudaRuntimeGetVersion"); fn && fn(&v) == 0 && v > 0)
@@ -225,12 +228,12 @@ void probe_nvidia(EnvFacts& f) {
 
 }  // namespace
 
-EnvFacts probe_environment() {
+EnvFacts probe_environment(ProbeDepth depth) {
   EnvFacts f;
   probe_build(f);
   probe_cpu(f);
   cpu_smoke_test(f);
-  probe_nvidia(f);
+  probe_nvidia(f, depth == ProbeDepth::Full);
   return f;
 }
 

@@ -132,6 +132,17 @@ TEST_F(Cli, DeviceRequestsWithoutAGpu) {
   EXPECT_HAS(r.out, "device     cpu");
 }
 
+// A training run on the CPU must not load cuBLAS: mapping libcublas + libcublasLt costs ~150 MB of
+// resident memory (src/cuda/cublas_lazy.cpp). LD_DEBUG=files makes the dynamic loader name every
+// library it opens, so the check is exact in any build (CPU-only, CUDA, sanitizers).
+TEST_F(Cli, CpuRunDoesNotLoadCublas) {
+  Result r = run(tiny("nocublas") + " --device cpu --limit-train 64 --limit-test 32", "LD_DEBUG=files ");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "libdnnl");  // LD_DEBUG did report the libraries it loaded
+  const size_t at = r.out.find("libcublas");
+  EXPECT_EQ(at, std::string::npos) << r.out.substr(at == std::string::npos ? 0 : (at > 3000 ? at - 3000 : 0), 3500);
+}
+
 TEST_F(Cli, MissingDatasetAndUnwritableRunDir) {
   Result r = run("train --data-dir " + (dir / "nowhere").string() + " --run-dir " + (dir / "r").string());
   EXPECT_EQ(r.code, 1) << r.out;

@@ -89,8 +89,11 @@ bool arch_supported(int cc_major, int cc_minor, const std::vector<int>& sass, co
 // compiled and has no PTX; no device; CUDA_VISIBLE_DEVICES hiding every GPU; the CPU smoke test.
 Verdict evaluate(const EnvFacts& facts);
 
-// Reads this machine. Never throws: whatever cannot be read is left empty.
-EnvFacts probe_environment();
+// Reads this machine. Never throws: whatever cannot be read is left empty. Full opens the CUDA
+// runtime, cuDNN and cuBLAS to ask their versions (what `ember doctor` needs); DriverOnly stops
+// after the driver and its devices, for callers that must not load cuBLAS (~150 MB resident).
+enum class ProbeDepth { Full, DriverOnly };
+EnvFacts probe_environment(ProbeDepth depth = ProbeDepth::Full);
 
 // Text report (facts, then one line per check with its fix) and JSON ({facts, checks, verdict}).
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
