@@ -27,7 +27,8 @@ EMBER_HOST_DEVICE double div_rn(double a, double b) { return __ddiv_rn(a, b); }
 EMBER_HOST_DEVICE float sqrt_rn(float a) { return __fsqrt_rn(a); }
 EMBER_HOST_DEVICE double sqrt_rn(double a) { return __dsqrt_rn(a); }
 #else
-// Host: ISO C++ mode (-std=c++20) compiles with -ffp-contract=off, and every operand is already T.
+// Host: the library is compiled with -ffp-contract=off (CMakeLists.txt; g++ 12 would otherwise
+// contract into FMAs in the AVX2 / AVX-512 clones), and every operand is already T.
 template <class T> EMBER_HOST_DEVICE T add_rn(T a, T b) { return a + b; }
 template <class T> EMBER_HOST_DEVICE T mul_rn(T a, T b) { return a * b; }
 template <class T> EMBER_HOST_DEVICE T div_rn(T a, T b) { return a / b; }
