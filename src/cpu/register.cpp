@@ -10,6 +10,7 @@ void register_reduce_kernels();
 void register_gemm_kernels();
 void register_nn_kernels();
 void register_optim_kernels();  // optim.cpp
+void register_linear_kernels();  // linear_dnnl.cpp
 
 void register_kernels() {
   // Default thread count: the cores this process may use (affinity), unless OMP_NUM_THREADS says.
@@ -22,5 +23,6 @@ void register_kernels() {
   register_gemm_kernels();
   register_nn_kernels();
   register_optim_kernels();
+  register_linear_kernels();
 }
 }  // namespace ember::cpu

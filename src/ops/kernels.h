@@ -52,6 +52,10 @@ using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
 // included). One pass instead of ReluGrad + mul; a backend may leave it empty (the front-end then
 // composes those two kernels).
 using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x);
+// linear without autograd: out (N, O) = x (N, I) @ w (O, I)^T + b (b may be undefined). Returns
+// false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
+// uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
+using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
 
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
@@ -63,5 +67,6 @@ inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
+inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
 
 }  // namespace ember::kernels

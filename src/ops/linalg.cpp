@@ -34,12 +34,17 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t N = x.size(0), O = weight.size(0);
   const Device dev = x.device();
   Tensor out = empty({N, O}, {.dtype = x.dtype(), .device = dev});
+  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
+  // Inference: a backend may serve it from weights kept in its own layout (CPU: oneDNN).
+  if (!record && kernels::linear_inference.has(dev.type) &&
+      kernels::linear_inference(dev)(x, weight, bias, out))
+    return out;
   kernels::batched_gemm(dev)(x.detach().unsqueeze(0), weight.detach().t().unsqueeze(0), out.view({1, N, O}));
   if (bias.defined()) {
     Tensor b = bias.detach().unsqueeze(0).expand({N, O});
     kernels::binary(dev)(kernels::BinaryOp::Add, out, b, out, 1.0);
   }
-  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+  if (record) {
     autograd::SavedTensor sx(weight.requires_grad() ? x : Tensor()), sw(x.requires_grad() ? weight : Tensor());
     const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
     const bool need_b = bias.defined() && bias.requires_grad();

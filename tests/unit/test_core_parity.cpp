@@ -10,6 +10,7 @@
 #include "ops/kernels.h"
 
 using namespace ember;
+namespace F = ember::nn::functional;
 
 namespace {
 double max_abs(const Tensor& t) { return amax(abs(t.to(DType::Float64))).item<double>(); }
@@ -68,6 +69,71 @@ TEST(Parity, SplitKGemmMatchesReference) {
     }
   }
   set_num_threads(saved);
+}
+
+namespace {
+// x @ w^T + b by the reference kernel.
+Tensor reference_linear(const Tensor& x, const Tensor& w, const Tensor& b) {
+  Tensor y = cpu::reference::batched_matmul(x.unsqueeze(0), w.t().contiguous().unsqueeze(0)).squeeze(0);
+  return b.defined() ? add(y, b) : y;
+}
+}  // namespace
+
+// linear without autograd goes through oneDNN with the weight packed once (src/cpu/linear_dnnl.cpp).
+TEST(Parity, InferenceLinearMatchesReference) {
+  Generator g(41);
+  NoGradGuard ng;
+  for (auto [N, I, O] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {7, 5, 3}, {256, 784, 256}, {64, 9216, 128}, {3, 2500, 5}}) {
+    for (bool with_bias : {true, false}) {
+      Tensor x = randn({N, I}, {}, &g), w = randn({O, I}, {}, &g), b = with_bias ? randn({O}, {}, &g) : Tensor();
+      Tensor ref = reference_linear(x, w, b);
+      for (int call = 0; call < 2; ++call)  // the second call uses the cached packed weight
+        EXPECT_TRUE(allclose(linear(x, w, b), ref, 1e-4, 1e-4 * std::sqrt(double(I))))
+            << N << "x" << I << "->" << O << " bias " << with_bias << " call " << call;
+    }
+  }
+  // A transposed (non-contiguous) weight takes the GEMM path.
+  Tensor x = randn({4, 6}, {}, &g), wt = randn({6, 3}, {}, &g);
+  EXPECT_TRUE(allclose(linear(x, wt.t(), Tensor()), reference_linear(x, wt.t().contiguous(), Tensor()), 1e-5, 1e-5));
+}
+
+// The packed-weight cache must never serve a stale weight: in-place ops, copy_, optimizer steps,
+// a freed weight whose memory is reused, two views of one storage at different offsets.
+TEST(Parity, InferenceLinearSeesEveryWeightChange) {
+  Generator g(42);
+  Tensor x = randn({8, 32}, {}, &g), b = randn({16}, {}, &g);
+  auto check = [&](const Tensor& w, const char* what) {
+    NoGradGuard ng;
+    EXPECT_TRUE(allclose(linear(x, w, b), reference_linear(x, w, b), 1e-5, 1e-4)) << what;
+  };
+  Tensor w = randn({16, 32}, {}, &g);
+  check(w, "first use");
+  {
+    NoGradGuard ng;
+    w.mul_(2.0);
+  }
+  check(w, "after mul_");
+  w.copy_(randn({16, 32}, {}, &g));
+  check(w, "after copy_");
+  w.fill_(0.25);
+  check(w, "after fill_");
+
+  Tensor p = randn({16, 32}, {}, &g).requires_grad_();
+  optim::SGD opt({p}, optim::SGDOptions{.lr = 0.5});
+  check(p.detach(), "parameter before the step");
+  F::cross_entropy(linear(x, p, b), randint(0, 16, {8}, {.dtype = DType::Int64}, &g)).backward();
+  opt.step();
+  check(p.detach(), "parameter after an optimizer step");
+
+  for (int i = 0; i < 5; ++i) {  // the caching allocator hands the same block to the next weight
+    Tensor fresh = randn({16, 32}, {}, &g);
+    check(fresh, "a new weight in reused memory");
+  }
+  Tensor big = randn({48, 32}, {}, &g);
+  for (int i = 0; i < 3; ++i) {
+    check(big.narrow(0, 0, 16), "rows 0-15 of one storage");
+    check(big.narrow(0, 16, 16), "rows 16-31 of the same storage");
+  }
 }
 
 TEST(Parity, ReductionsMatchReference) {
