@@ -150,8 +150,16 @@ TEST(NnParity, MaxPool2dForwardBackward) {
 
 // The 2x2/2 path on data full of ties (small integers) and NaNs, odd sizes (a row and a column
 // left over): indices must follow the reference's first-NaN, else first-maximum rule.
+// Shapes: odd sizes; LeNet-5's rows of 14 and 5 outputs; rows of 16, 17 and 40 outputs (one, two
+// and three 16-wide vector steps on AVX-512, the last one partial).
 TEST(NnParity, MaxPool2d2x2TiesAndNaN) {
-  const Shape xs{3, 4, 9, 7}, os{3, 4, 4, 3};
+  for (auto [xs, os] : std::vector<std::pair<Shape, Shape>>{{{3, 4, 9, 7}, {3, 4, 4, 3}},
+                                                            {{2, 3, 28, 28}, {2, 3, 14, 14}},
+                                                            {{2, 3, 10, 10}, {2, 3, 5, 5}},
+                                                            {{2, 2, 6, 32}, {2, 2, 3, 16}},
+                                                            {{1, 2, 5, 35}, {1, 2, 2, 17}},
+                                                            {{1, 1, 4, 81}, {1, 1, 2, 40}}}) {
+  SCOPED_TRACE(shape_str(xs));
   Generator g(321);
   Tensor x = randint(0, 3, xs, {.dtype = DType::Int64}, &g).to(DType::Float32);
   float* xp = x.data_ptr<float>();
@@ -169,6 +177,7 @@ TEST(NnParity, MaxPool2d2x2TiesAndNaN) {
     EXPECT_TRUE((std::isnan(a[i]) && std::isnan(b[i])) || a[i] == b[i]) << i << ": " << a[i] << " vs " << b[i];
   }
   EXPECT_GT(nans, 0);
+  }
 }
 
 // Not a correctness test: times conv2d forward + both backward kernels for mnistnet's conv2
