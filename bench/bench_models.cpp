@@ -78,8 +78,10 @@ double throughput(const std::function<void()>& fn, int64_t batch, int warmup, in
 }
 
 // Steps per repetition: about 0.3-1 s of work per repetition on this 2-core machine.
-int train_steps(const std::string& m) { return m == "mnistnet" ? 8 : 40; }
-int infer_steps(const std::string& m) { return m == "mnistnet" ? 4 : 20; }
+// Steps per repetition: each repetition lasts ~0.1-0.3 s on an idle 2-core machine, so one
+// preemption by another process moves a median less (the same counts as bench/torch_models.py).
+int train_steps(const std::string& m) { return m == "mnistnet" ? 8 : m == "lenet5" ? 100 : 200; }
+int infer_steps(const std::string& m) { return m == "mnistnet" ? 4 : m == "lenet5" ? 50 : 100; }
 
 double sgemm_gflops(int M, int N, int K, int reps) {
   std::vector<float> a(size_t(M) * K, 0.5f), b(size_t(K) * N, 0.25f), c(size_t(M) * N);

@@ -32,8 +32,8 @@ def mlp():
 
 MODELS = {"mlp": mlp, "lenet5": LeNet5, "mnistnet": MnistNet}
 # Same steps per repetition as bench_models.cpp.
-TRAIN_STEPS = {"mlp": 40, "lenet5": 40, "mnistnet": 8}
-INFER_STEPS = {"mlp": 20, "lenet5": 20, "mnistnet": 4}
+TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8}
+INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4}
 
 
 class Trainer:

@@ -146,8 +146,71 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
   return true;
 }
 
+// Training's weight gradient: oneDNN's inner-product backward-weights primitive on the plain
+// layouts (its own JIT GEMM, no reorders), the bias gradient in the same pass. Same /tmp probe,
+// 2 threads: 64x784 -> 256 207 GFLOP/s vs OpenBLAS's 171 for grad_out^T @ x alone; 64x9216 -> 128
+// 211 vs 149; 64x400 -> 120 186 vs 152.
+struct BwdPlan {
+  dnnl::inner_product_backward_weights prim;
+  memory::desc x, w, b, y;
+};
+bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw, const Tensor& gb) {
+  if (go.dtype() != DType::Float32 || x.dtype() != DType::Float32 || gw.dtype() != DType::Float32) return false;
+  if (!contiguous_2d(go) || !contiguous_2d(x) || !contiguous_2d(gw)) return false;
+  if (gb.defined() && (gb.dtype() != DType::Float32 || !gb.is_contiguous())) return false;
+  const int64_t n = x.size(0), in = x.size(1), o = go.size(1);
+  if (n == 0 || in == 0 || o == 0) return false;
+  static std::mutex mu;
+  static std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::optional<BwdPlan>> plans;
+  std::lock_guard<std::mutex> lock(mu);
+  auto key = std::make_tuple(n, in, o, gb.defined());
+  auto it = plans.find(key);
+  if (it == plans.end()) {
+    std::optional<BwdPlan> plan;
+    try {
+      BwdPlan p;
+      p.x = memory::desc({n, in}, dt::f32, tag::nc);
+      p.y = memory::desc({n, o}, dt::f32, tag::nc);
+      p.w = memory::desc({o, in}, dt::f32, tag::oi);
+      p.b = memory::desc({o}, dt::f32, tag::x);
+      using ipf = dnnl::inner_product_forward;
+      using ipw = dnnl::inner_product_backward_weights;
+      const bool bias = gb.defined();
+      ipf::primitive_desc hint(bias ? ipf::desc(dnnl::prop_kind::forward_training, p.x, p.w, p.b, p.y)
+                                    : ipf::desc(dnnl::prop_kind::forward_training, p.x, p.w, p.y),
+                               engine());
+      ipw::primitive_desc pd(bias ? ipw::desc(p.x, p.w, p.b, p.y) : ipw::desc(p.x, p.w, p.y), engine(), hint);
+      // Only the plain layouts were asked for; anything else would need reorders we do not do.
+      if (pd.diff_weights_desc() != p.w || pd.src_desc() != p.x || pd.diff_dst_desc() != p.y)
+        throw dnnl::error(dnnl_unimplemented, "layout");
+      p.prim = ipw(pd);
+      plan = std::move(p);
+    } catch (const dnnl::error&) {
+      plan.reset();
+    }
+    it = plans.emplace(key, std::move(plan)).first;
+  }
+  if (!it->second) return false;
+  const BwdPlan& p = *it->second;
+  try {
+    dnnl::stream s(engine());
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.x, engine(), x.raw_data())},
+                                         {DNNL_ARG_DIFF_DST, memory(p.y, engine(), go.raw_data())},
+                                         {DNNL_ARG_DIFF_WEIGHTS, memory(p.w, engine(), gw.raw_data())}};
+    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.b, engine(), gb.raw_data()));
+    p.prim.execute(s, args);
+    s.wait();
+  } catch (const dnnl::error& e) {
+    throw Error(detail::cat("linear backward: oneDNN failed: ", e.what(), " (status ", int(e.status), ")"));
+  }
+  return true;
+}
+
 }  // namespace
 
-void register_linear_kernels() { kernels::linear_inference.set(DeviceType::CPU, &linear_inference); }
+void register_linear_kernels() {
+  kernels::linear_inference.set(DeviceType::CPU, &linear_inference);
+  kernels::linear_backward_weights.set(DeviceType::CPU, &linear_backward_weights);
+}
 
 }  // namespace ember::cpu

@@ -56,6 +56,11 @@ using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const
 // false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
 // uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
 using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
+// linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
+// grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
+// does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
+using LinearBackwardWeightsFn = bool (*)(const Tensor& grad_out, const Tensor& x, const Tensor& grad_w,
+                                         const Tensor& grad_b);
 
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
@@ -68,5 +73,6 @@ inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
+inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
 
 }  // namespace ember::kernels

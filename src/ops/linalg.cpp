@@ -35,14 +35,17 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const Device dev = x.device();
   Tensor out = empty({N, O}, {.dtype = x.dtype(), .device = dev});
   const bool record = autograd::any_requires_grad({&x, &weight, &bias});
-  // Inference: a backend may serve it from weights kept in its own layout (CPU: oneDNN).
-  if (!record && kernels::linear_inference.has(dev.type) &&
-      kernels::linear_inference(dev)(x, weight, bias, out))
-    return out;
-  kernels::batched_gemm(dev)(x.detach().unsqueeze(0), weight.detach().t().unsqueeze(0), out.view({1, N, O}));
-  if (bias.defined()) {
-    Tensor b = bias.detach().unsqueeze(0).expand({N, O});
-    kernels::binary(dev)(kernels::BinaryOp::Add, out, b, out, 1.0);
+  // Inference: a backend may compute it from weights kept in its own layout (CPU: oneDNN, which
+  // needs the weight reordered; while training the weight changes every step and the reorder
+  // costs what it saves, so training stays on the GEMM path).
+  const bool done = !record && kernels::linear_inference.has(dev.type) &&
+                    kernels::linear_inference(dev)(x.detach(), weight.detach(), bias.defined() ? bias.detach() : bias, out);
+  if (!done) {
+    kernels::batched_gemm(dev)(x.detach().unsqueeze(0), weight.detach().t().unsqueeze(0), out.view({1, N, O}));
+    if (bias.defined()) {
+      Tensor b = bias.detach().unsqueeze(0).expand({N, O});
+      kernels::binary(dev)(kernels::BinaryOp::Add, out, b, out, 1.0);
+    }
   }
   if (record) {
     autograd::SavedTensor sx(weight.requires_grad() ? x : Tensor()), sw(x.requires_grad() ? weight : Tensor());
@@ -57,12 +60,22 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
             kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
           }
+          bool b_done = false;
           if (need_w) {
             Tensor xs = sx.unpack("LinearBackward");
-            gw = empty({go.size(1), xs.size(1)}, {.dtype = go.dtype(), .device = go.device()});
-            kernels::batched_gemm(go.device())(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
+            const Device d = go.device();
+            gw = empty({go.size(1), xs.size(1)}, {.dtype = go.dtype(), .device = d});
+            // A backend may produce both gradients in one pass (CPU: oneDNN).
+            Tensor gb_out = need_b ? empty({go.size(1)}, {.dtype = go.dtype(), .device = d}) : Tensor();
+            if (kernels::linear_backward_weights.has(d.type) &&
+                kernels::linear_backward_weights(d)(go, xs, gw, gb_out)) {
+              gb = gb_out;
+              b_done = need_b;
+            } else {
+              kernels::batched_gemm(d)(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
+            }
           }
-          if (need_b) gb = sum(go, {0});
+          if (need_b && !b_done) gb = sum(go, {0});
           return std::vector<Tensor>{gx, gw, gb};
         }),
         {x, weight, bias}, {out});

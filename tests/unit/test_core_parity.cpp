@@ -97,6 +97,27 @@ TEST(Parity, InferenceLinearMatchesReference) {
   EXPECT_TRUE(allclose(linear(x, wt.t(), Tensor()), reference_linear(x, wt.t().contiguous(), Tensor()), 1e-5, 1e-5));
 }
 
+// linear's weight and bias gradients in float32 (oneDNN's backward-weights primitive on the CPU)
+// against the reference GEMM and sum.
+TEST(Parity, LinearWeightAndBiasGradientsMatchReference) {
+  Generator g(43);
+  for (auto [N, I, O] : std::vector<std::array<int64_t, 3>>{{1, 1, 1}, {3, 5, 7}, {64, 784, 256}, {64, 9216, 128}}) {
+    for (bool with_bias : {true, false}) {
+      Tensor x = randn({N, I}, {}, &g), go = randn({N, O}, {}, &g);
+      Tensor w = randn({O, I}, {}, &g).requires_grad_();
+      Tensor b = with_bias ? randn({O}, {}, &g).requires_grad_() : Tensor();
+      linear(x, w, b).backward(go);
+      Tensor gw_ref = cpu::reference::batched_matmul(go.t().contiguous().unsqueeze(0), x.unsqueeze(0)).squeeze(0);
+      EXPECT_TRUE(allclose(w.grad(), gw_ref, 1e-4, 1e-4 * std::sqrt(double(N))))
+          << N << "x" << I << "->" << O << " bias " << with_bias;
+      if (with_bias) {
+        EXPECT_TRUE(allclose(b.grad(), cpu::reference::sum_dim(go, 0).squeeze(0), 1e-4, 1e-4 * std::sqrt(double(N))))
+            << N << "x" << I << "->" << O;
+      }
+    }
+  }
+}
+
 // The packed-weight cache must never serve a stale weight: in-place ops, copy_, optimizer steps,
 // a freed weight whose memory is reused, two views of one storage at different offsets.
 TEST(Parity, InferenceLinearSeesEveryWeightChange) {
