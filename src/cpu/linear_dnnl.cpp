@@ -23,6 +23,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "cpu/dnnl_util.h"
 #include "ember/core/tensor.h"
 #include "ops/kernels.h"
 
@@ -34,9 +35,15 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-dnnl::engine& engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
+dnnl::engine& engine() { return dnnl_cpu_engine(); }
+
+// The plain layouts of linear's tensors: x / grad_x (N, I), y / grad_y (N, O), w (O, I), b (O).
+struct PlainDescs {
+  memory::desc x, y, w, b;
+};
+PlainDescs plain_descs(int64_t n, int64_t in, int64_t out) {
+  return {memory::desc({n, in}, dt::f32, tag::nc), memory::desc({n, out}, dt::f32, tag::nc),
+          memory::desc({out, in}, dt::f32, tag::oi), memory::desc({out}, dt::f32, tag::x)};
 }
 
 struct Plan {
@@ -69,10 +76,8 @@ const Plan* plan_for(Cache& c, int64_t n, int64_t in, int64_t out, bool bias) {
     std::optional<Plan> plan;
     try {
       Plan p;
-      p.x = memory::desc({n, in}, dt::f32, tag::nc);
-      p.y = memory::desc({n, out}, dt::f32, tag::nc);
-      p.w_plain = memory::desc({out, in}, dt::f32, tag::oi);
-      p.b = memory::desc({out}, dt::f32, tag::x);
+      const PlainDescs plain = plain_descs(n, in, out);
+      p.x = plain.x, p.y = plain.y, p.w_plain = plain.w, p.b = plain.b;
       const memory::desc w_any({out, in}, dt::f32, tag::any);
       using ip = dnnl::inner_product_forward;
       ip::desc d = bias ? ip::desc(dnnl::prop_kind::forward_inference, p.x, w_any, p.b, p.y)
@@ -131,7 +136,7 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
   std::lock_guard<std::mutex> lock(c.mu);
   const Plan* plan = plan_for(c, n, in, o, b.defined());
   if (plan == nullptr) return false;
-  try {
+  dnnl_call("linear", [&] {
     dnnl::stream s(engine());
     const memory& wp = packed_weight(c, *plan, w, s);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan->x, engine(), x.raw_data())},
@@ -140,9 +145,7 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
     if (b.defined()) args.emplace(DNNL_ARG_BIAS, memory(plan->b, engine(), b.raw_data()));
     plan->prim.execute(s, args);
     s.wait();
-  } catch (const dnnl::error& e) {
-    throw Error(detail::cat("linear: oneDNN failed: ", e.what(), " (status ", int(e.status), ")"));
-  }
+  });
   return true;
 }
 
@@ -169,10 +172,8 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
     std::optional<BwdPlan> plan;
     try {
       BwdPlan p;
-      p.x = memory::desc({n, in}, dt::f32, tag::nc);
-      p.y = memory::desc({n, o}, dt::f32, tag::nc);
-      p.w = memory::desc({o, in}, dt::f32, tag::oi);
-      p.b = memory::desc({o}, dt::f32, tag::x);
+      const PlainDescs plain = plain_descs(n, in, o);
+      p.x = plain.x, p.y = plain.y, p.w = plain.w, p.b = plain.b;
       using ipf = dnnl::inner_product_forward;
       using ipw = dnnl::inner_product_backward_weights;
       const bool bias = gb.defined();
@@ -192,7 +193,7 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
   }
   if (!it->second) return false;
   const BwdPlan& p = *it->second;
-  try {
+  dnnl_call("linear backward", [&] {
     dnnl::stream s(engine());
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.x, engine(), x.raw_data())},
                                          {DNNL_ARG_DIFF_DST, memory(p.y, engine(), go.raw_data())},
@@ -200,9 +201,7 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
     if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.b, engine(), gb.raw_data()));
     p.prim.execute(s, args);
     s.wait();
-  } catch (const dnnl::error& e) {
-    throw Error(detail::cat("linear backward: oneDNN failed: ", e.what(), " (status ", int(e.status), ")"));
-  }
+  });
   return true;
 }
 

@@ -17,6 +17,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "cpu/dnnl_util.h"
 #include "cpu/nn_conv.h"
 #include "ember/ops.h"
 #include "cpu/nn_reference.h"
@@ -31,10 +32,7 @@ using dnnl::memory;
 using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
-dnnl::engine& cpu_engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
+dnnl::engine& cpu_engine() { return dnnl_cpu_engine(); }
 
 // Everything that decides a primitive: the three shapes and the parameters.
 struct ConvKey {
@@ -127,18 +125,12 @@ memory wrap(const memory::desc& md, const Tensor& t) {
   return memory(md, cpu_engine(), t.raw_data());
 }
 
-// oneDNN reports failures as dnnl::error; the kernels turn them into ember's typed error naming
-// the op and the status.
-template <class F>
-void dnnl_call(const char* op, F&& f) {
-  try {
-    f();
-  } catch (const dnnl::error& e) {
-    throw Error(detail::cat(op, ": oneDNN failed: ", e.what(), " (status ", int(e.status), ")"));
-  }
-}
-
 }  // namespace
+
+dnnl::engine& dnnl_cpu_engine() {
+  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                          const Tensor& out) {
