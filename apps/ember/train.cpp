@@ -64,6 +64,8 @@ struct TrainConfig {
   std::string model = "lenet5", data = "fashion-mnist", data_dir, optimizer = "adamw", schedule = "onecycle";
   int64_t epochs = 15, batch_size = 128, limit_train = 0, limit_test = 0, log_every = 50, stop_after_steps = 0;
   double lr = 3e-3, weight_decay = 0.01;
+  double hflip = 0.0;         // augmentation: probability of a horizontal flip per sample
+  int64_t crop_padding = 0;   // augmentation: random crop from the image zero-padded by this many pixels
   uint64_t seed = 0;
   int workers = 1, threads = 0;
   std::string device = "auto", name, run_dir, resume;
@@ -75,7 +77,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"batch_size", c.batch_size}, {"lr", c.lr}, {"optimizer", c.optimizer}, {"schedule", c.schedule},
           {"weight_decay", c.weight_decay}, {"seed", c.seed}, {"workers", c.workers}, {"threads", c.threads},
           {"device", c.device}, {"require_gpu", c.require_gpu}, {"deterministic", c.deterministic},
-          {"limit_train", c.limit_train}, {"limit_test", c.limit_test}, {"name", c.name}, {"run_dir", c.run_dir}};
+          {"limit_train", c.limit_train}, {"limit_test", c.limit_test}, {"name", c.name}, {"run_dir", c.run_dir},
+          {"hflip", c.hflip}, {"crop_padding", c.crop_padding}};
 }
 
 // On --resume, the run's identity (model, data, optimizer, recipe, seed, subset) comes from the
@@ -98,6 +101,8 @@ void adopt_checkpoint_config(TrainConfig& c, const nlohmann::json& j, const CLI:
   take("seed", c.seed, "--seed");
   take("limit_train", c.limit_train, "--limit-train");
   take("limit_test", c.limit_test, "--limit-test");
+  take("hflip", c.hflip, "--hflip");
+  take("crop_padding", c.crop_padding, "--crop-padding");
   if (!app.count("--epochs") && j.contains("epochs")) c.epochs = j["epochs"];
   if (!app.count("--data-dir") && j.contains("data_dir")) c.data_dir = j["data_dir"];
   if (!app.count("--threads") && j.contains("threads")) c.threads = j["threads"];
@@ -202,8 +207,12 @@ int run_train(TrainConfig c, const CLI::App& app) {
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}; {} epochs x {} steps (batch {}), seed {}\n",
              c.optimizer, c.lr, c.weight_decay, c.schedule, c.epochs, steps_per_epoch, c.batch_size, c.seed);
-  fmt::print("loader     {} worker thread(s), uint8 data held once ({:.1f} MB), batches normalised on the fly\n",
-             c.workers, double(train_ds.nbytes() + test_ds.nbytes()) / 1e6);
+  std::string augment;
+  if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
+  if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
+  fmt::print("loader     {} worker thread(s), uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
+             c.workers, double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
+             augment.empty() ? ", no augmentation" : augment);
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {
     for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
@@ -227,6 +236,8 @@ int run_train(TrainConfig c, const CLI::App& app) {
   // ---- fit ----
   train::FitOptions fo;
   fo.epochs = c.epochs;
+  fo.transforms.hflip_p = c.hflip;
+  fo.transforms.crop_padding = c.crop_padding;
   fo.batch_size = c.batch_size;
   fo.device = dev.device;
   fo.seed = c.seed;
@@ -311,7 +322,12 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--schedule", c->schedule, "Learning-rate schedule")
       ->check(CLI::IsMember({"none", "step", "cosine", "onecycle"}))->capture_default_str();
   t->add_option("--weight-decay", c->weight_decay, "Weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--seed", c->seed, "Seed for initialisation, shuffling and dropout")->capture_default_str();
+  t->add_option("--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation")->capture_default_str();
+  t->add_option("--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right")
+      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
+  t->add_option("--crop-padding", c->crop_padding,
+                "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)")
+      ->check(CLI::NonNegativeNumber)->capture_default_str();
   t->add_option("--workers", c->workers, "Data-loading threads (0: in-line)")->check(CLI::NonNegativeNumber);
   t->add_option("--threads", c->threads, "CPU compute threads (default: all cores)")->check(CLI::NonNegativeNumber);
   t->add_option("--device", c->device, "auto, cpu, cuda or cuda:N")->capture_default_str();

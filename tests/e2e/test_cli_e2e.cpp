@@ -109,6 +109,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
       {"--epochs -1", "--epochs"},      {"--batch-size 0", "--batch-size"}, {"--batch-size -5", "--batch-size"},
       {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
       {"--device gpu", "invalid device"}, {"--limit-train 100 --batch-size 200", "larger than the training set"},
+      {"--hflip 1.5", "--hflip"},       {"--crop-padding -1", "--crop-padding"},
   };
   for (const Case& c : cases) {
     Result r = run(tiny("bad") + " " + c.args);
@@ -233,6 +234,33 @@ TEST_F(Cli, ResumeIsBitwiseExact) {
   };
   EXPECT_EQ(sha("straight"), sha("cut"));
   EXPECT_EQ(nlohmann::json::parse(std::ifstream(dir / "cut" / "checkpoints" / "latest.json"))["step"], 16);
+}
+
+// Augmentation is part of the run: recorded in config.json, taken back on --resume (flags not
+// repeated), and its random choices replayed exactly (same weights as a straight run).
+TEST_F(Cli, AugmentationIsRecordedAndResumesExactly) {
+  const std::string common = "train --model lenet5 --data-dir " + data.string() +
+                             " --epochs 2 --batch-size 32 --threads 2 --limit-test 32 --hflip 0.5 --crop-padding 2 --run-dir ";
+  Result a = run(common + (dir / "straight").string());
+  ASSERT_EQ(a.code, 0) << a.out;
+  EXPECT_HAS(a.out, "horizontal flip p 0.5, random crop (padding 2)");
+  auto cfg = nlohmann::json::parse(std::ifstream(dir / "straight" / "config.json"));
+  EXPECT_EQ(cfg["hflip"], 0.5);
+  EXPECT_EQ(cfg["crop_padding"], 2);
+  Result b = run(common + (dir / "cut").string() + " --stop-after-steps 5");
+  ASSERT_EQ(b.code, 130) << b.out;
+  Result c = run("train --resume " + (dir / "cut").string());
+  ASSERT_EQ(c.code, 0) << c.out;
+  auto sha = [&](const std::string& name) {
+    return nlohmann::json::parse(std::ifstream(dir / name / "checkpoints" / "latest.json"))["weights_sha256"];
+  };
+  EXPECT_EQ(sha("straight"), sha("cut"));
+  // Without augmentation the weights differ: the flags did something.
+  Result d = run("train --model lenet5 --data-dir " + data.string() +
+                 " --epochs 2 --batch-size 32 --threads 2 --limit-test 32 --run-dir " + (dir / "plain").string());
+  ASSERT_EQ(d.code, 0) << d.out;
+  EXPECT_HAS(d.out, "no augmentation");
+  EXPECT_NE(sha("straight"), sha("plain"));
 }
 
 TEST_F(Cli, CorruptCheckpointsAreReportedNotCrashed) {
