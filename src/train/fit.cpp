@@ -169,7 +169,7 @@ FitResult Fitter::run(const Checkpoint* resume) {
       const Tensor& y = batch->y;
       data_time += since(t0);
       Tensor logits = model_(x);
-      Tensor loss = nn::functional::cross_entropy(logits, y);
+      Tensor loss = nn::functional::cross_entropy(logits, y, {.label_smoothing = o_.label_smoothing});
       const double lv = loss.item<double>();
       if (!std::isfinite(lv)) {
         bar.finish();

@@ -110,6 +110,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
       {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
       {"--device gpu", "invalid device"}, {"--limit-train 100 --batch-size 200", "larger than the training set"},
       {"--hflip 1.5", "--hflip"},       {"--crop-padding -1", "--crop-padding"},
+      {"--label-smoothing 2", "--label-smoothing"},
   };
   for (const Case& c : cases) {
     Result r = run(tiny("bad") + " " + c.args);
@@ -247,6 +248,7 @@ TEST_F(Cli, AugmentationIsRecordedAndResumesExactly) {
   auto cfg = nlohmann::json::parse(std::ifstream(dir / "straight" / "config.json"));
   EXPECT_EQ(cfg["hflip"], 0.5);
   EXPECT_EQ(cfg["crop_padding"], 2);
+  EXPECT_EQ(cfg["label_smoothing"], 0.1);  // the default recipe's
   Result b = run(common + (dir / "cut").string() + " --stop-after-steps 5");
   ASSERT_EQ(b.code, 130) << b.out;
   Result c = run("train --resume " + (dir / "cut").string());

@@ -36,6 +36,7 @@ struct FitOptions {
   int threads = 1;
   int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
   data::TransformOptions transforms;  // per-sample augmentation and normalisation
+  double label_smoothing = 0.0;     // training loss only (the test loss is plain cross-entropy)
   int64_t log_every = 50;           // steps per "step" record in metrics.jsonl
   bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
   std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here
