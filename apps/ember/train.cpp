@@ -175,6 +175,11 @@ int run_train(TrainConfig c, const CLI::App& app) {
     throw UsageError(fmt::format("--batch-size {} is larger than the training set ({} samples)", c.batch_size,
                                  train_ds.size()),
                      fmt::format("use --batch-size {} or less", train_ds.size()));
+  const int64_t side = std::min(train_ds.height(), train_ds.width());
+  if (c.crop_padding >= side)
+    throw UsageError(fmt::format("--crop-padding {} is not smaller than the images ({}x{}): the crops would be "
+                                 "mostly padding", c.crop_padding, train_ds.height(), train_ds.width()),
+                     fmt::format("use a padding below {} (2 to 4 is usual for 28x28 or 32x32 images)", side));
 
   // ---- model, optimizer, schedule ----
   Generator init_gen(c.seed);

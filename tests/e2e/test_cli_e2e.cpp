@@ -110,7 +110,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
       {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
       {"--device gpu", "invalid device"}, {"--limit-train 100 --batch-size 200", "larger than the training set"},
       {"--hflip 1.5", "--hflip"},       {"--crop-padding -1", "--crop-padding"},
-      {"--label-smoothing 2", "--label-smoothing"},
+      {"--label-smoothing 2", "--label-smoothing"}, {"--crop-padding 28", "not smaller than the images (28x28)"},
   };
   for (const Case& c : cases) {
     Result r = run(tiny("bad") + " " + c.args);
