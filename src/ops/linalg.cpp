@@ -60,7 +60,6 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
             kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
           }
-          bool b_done = false;
           if (need_w) {
             Tensor xs = sx.unpack("LinearBackward");
             const Device d = go.device();
@@ -69,13 +68,12 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
             Tensor gb_out = need_b ? empty({go.size(1)}, {.dtype = go.dtype(), .device = d}) : Tensor();
             if (kernels::linear_backward_weights.has(d.type) &&
                 kernels::linear_backward_weights(d)(go, xs, gw, gb_out)) {
-              gb = gb_out;
-              b_done = need_b;
+              gb = gb_out;  // undefined when no bias gradient is needed
             } else {
               kernels::batched_gemm(d)(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
             }
           }
-          if (need_b && !b_done) gb = sum(go, {0});
+          if (need_b && !gb.defined()) gb = sum(go, {0});
           return std::vector<Tensor>{gx, gw, gb};
         }),
         {x, weight, bias}, {out});
