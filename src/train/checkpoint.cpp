@@ -9,7 +9,8 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ember/data/readers.h"
+#include "ember/data/readers.h"  // read_file_bytes
+#include "ember/io/sha256.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/safetensors.h"
 
@@ -120,7 +121,7 @@ void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointMani
   }
   std::vector<uint8_t> bytes = io::st_serialize(file);
   m.weights = fmt::format("step-{:09}.safetensors", m.step);
-  m.weights_sha256 = data::sha256_hex(bytes);
+  m.weights_sha256 = io::sha256_hex(bytes);
   io::write_file_atomic(dir / m.weights, bytes);
   std::string text = manifest_to_json(m);
   io::write_file_atomic(dir / (tag + ".json"), std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -179,7 +180,7 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
                                     weights.string()),
                         kHint);
     bytes = data::read_file_bytes(weights, false);
-    std::string sha = data::sha256_hex(bytes);
+    std::string sha = io::sha256_hex(bytes);
     if (sha != ck.manifest.weights_sha256)
       throw FormatError(fmt::format("checkpoint weights '{}' are corrupt or truncated: SHA-256 {} does not match "
                                     "the manifest's {} ({} bytes on disk)",

@@ -6,8 +6,8 @@
 
 #include <ember/ember.h>
 
-#include "cpu/reference_core.h"
-#include "ops/kernels.h"
+#include "cpu/reference/core.h"
+#include "kernels/kernels.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;

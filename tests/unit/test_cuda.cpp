@@ -14,7 +14,7 @@
 
 #include "core/runtime.h"
 #include "core/visible_devices.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 #ifdef EMBER_WITH_CUDA
 #include "cuda/allocator.h"
 #endif
@@ -112,6 +112,17 @@ TEST(CudaRuntime, WithoutAGpuTheCpuIsChosenAndTheReasonSaysWhy) {
 #else
   EXPECT_NE(why.find("without CUDA"), std::string::npos) << why;
 #endif
+}
+
+// The public API of include/ember/cuda.h (what apps/ember uses instead of core/runtime.h).
+TEST(CudaRuntime, ThePublicApiAnswersLikeTheRuntime) {
+  EXPECT_EQ(ember::cuda::device_count(), cuda_device_count());
+  EXPECT_EQ(ember::cuda::is_available(), cuda_device_count() > 0);
+  EXPECT_EQ(ember::cuda::unavailable_reason(), cuda_unavailable_reason());
+  if (ember::cuda::is_available()) GTEST_SKIP() << "a GPU is usable here";
+  EXPECT_FALSE(ember::cuda::unavailable_reason().empty());
+  EXPECT_THROW(ember::cuda::time_ms(0, [] {}, 1), DeviceError);
+  EXPECT_THROW(ember::cuda::copy_bandwidth(0, 1 << 20, 1), DeviceError);
 }
 
 TEST(CudaRuntime, CreatingATensorOnAMissingDeviceIsADeviceError) {

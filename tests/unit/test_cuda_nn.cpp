@@ -20,7 +20,7 @@
 #include <ember/ember.h>
 
 #include "core/runtime.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 using namespace ember;
 using kernels::Conv2dParams;

@@ -12,8 +12,8 @@
 #include <limits>
 
 #include "cpu/nn_conv.h"
-#include "cpu/nn_reference.h"
-#include "ops/nn_kernels.h"
+#include "cpu/reference/nn.h"
+#include "kernels/nn_kernels.h"
 
 using namespace ember;
 using kernels::Conv2dParams;

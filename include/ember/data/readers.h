@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/io/sha256.h"
+
 namespace ember::data {
 
 // A uint8 IDX array (element type byte 0x08), row-major, dims as stored in the header.
@@ -64,7 +66,7 @@ LabeledImages load_cifar10(const std::filesystem::path& dir, bool train);
 // labels.
 LabeledImages load_cifar100(const std::filesystem::path& dir, bool train, bool fine_labels = true);
 
-// SHA-256 of bytes as 64 lowercase hex digits (FIPS 180-4; no external dependency).
-std::string sha256_hex(std::span<const uint8_t> bytes);
+// SHA-256 of bytes as 64 lowercase hex digits: lives in the io layer (ember/io/sha256.h).
+using io::sha256_hex;
 
 }  // namespace ember::data

@@ -1,6 +1,6 @@
-// The kernel contract between op front-ends (src/ops) and backends (src/cpu, src/cuda).
-// Front-ends have already checked arguments, broadcast inputs to the output shape (stride-0
-// views) and allocated outputs; kernels only compute. Every tensor passed is on the same device.
+// The kernel contract between op front-ends (src/ops) and backends (src/cpu, src/cuda): one slot
+// per kernel in the dispatch table. Front-ends have already checked arguments, broadcast inputs to
+// the output shape (stride-0 views) and allocated outputs; kernels only compute. Same device for all.
 #pragma once
 
 #include <cstdint>

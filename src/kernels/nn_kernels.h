@@ -1,5 +1,5 @@
 // The kernel contract for the neural-network ops of ember::nn::functional (conv, pooling, batch
-// norm, softmax, nll). Same pattern as ops/kernels.h: front-ends (src/ops/nn_*.cpp) check the
+// norm, softmax, nll). Same pattern as kernels/kernels.h: front-ends (src/ops/nn_*.cpp) check the
 // arguments, make inputs contiguous and allocate outputs; kernels only compute.
 //
 // Every kernel OVERWRITES its outputs (never accumulates) and receives contiguous tensors of one

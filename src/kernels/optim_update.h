@@ -1,4 +1,4 @@
-// The per-element arithmetic of the fused optimizer kernels (ops/optim_kernels.h), shared by the
+// The per-element arithmetic of the fused optimizer kernels (kernels/optim_kernels.h), shared by the
 // CPU loop (src/cpu/optim.cpp) and the CUDA kernel (src/cuda/optim.cu) so the twins cannot drift.
 // Every operation is rounded to T where the reference path's in-place ops round; on the device the
 // adds/multiplies/divides/square roots are the explicitly rounded intrinsics, so nvcc cannot
@@ -7,7 +7,7 @@
 
 #include <cmath>
 
-#include "ops/optim_kernels.h"
+#include "kernels/optim_kernels.h"
 
 #ifdef __CUDACC__
 #define EMBER_HOST_DEVICE __host__ __device__ __forceinline__

@@ -1,5 +1,6 @@
-// Reference kernels: the simplest correct loops, no BLAS, no threads.
-#include "cpu/reference_core.h"
+// Reference kernels of the core ops that have fast paths: batched_matmul (the oracle of cpu/gemm.cpp
+// and cuda/gemm.cpp) and sum_dim (of the reduce kernels). The simplest correct loops, no BLAS, no threads.
+#include "cpu/reference/core.h"
 
 #include <vector>
 

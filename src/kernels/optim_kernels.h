@@ -1,6 +1,6 @@
 // The kernel contract for fused optimizer updates: one call updates one parameter tensor and its
 // state buffers in place, in one pass (one launch on CUDA) instead of the 5-10 in-place tensor ops
-// of the reference path in src/optim. Same slot pattern as ops/kernels.h.
+// of the reference path in src/optim. Same slot pattern as kernels/kernels.h.
 //
 // The caller (src/optim) guarantees: param, grad and every buffer passed are contiguous, of one
 // floating dtype (float32 or float64), of one shape, on one device. Kernels never check.

@@ -1,11 +1,11 @@
-// SHA-256 (FIPS 180-4), plain and self-contained, for verifying downloaded and installed dataset
-// files against known hashes without adding a crypto library dependency.
+// SHA-256 (FIPS 180-4), plain and self-contained, for checkpoint weights and for verifying
+// downloaded and installed dataset files against known hashes without a crypto library.
 #include <array>
 #include <cstring>
 
-#include "ember/data/readers.h"
+#include "ember/io/sha256.h"
 
-namespace ember::data {
+namespace ember::io {
 namespace {
 
 constexpr std::array<uint32_t, 64> kRound = {
@@ -76,4 +76,4 @@ std::string sha256_hex(std::span<const uint8_t> bytes) {
   return hex;
 }
 
-}  // namespace ember::data
+}  // namespace ember::io
