@@ -9,6 +9,7 @@
 #include <mutex>
 
 #include "ember/core/error.h"
+#include "ops/backends.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
@@ -36,6 +37,9 @@ Tensor adopt_bytes(std::vector<uint8_t>&& bytes, Shape shape) {
     std::lock_guard<std::mutex> lock(g_adopted_mu);
     adopted().emplace(p, std::move(bytes));  // moving a vector keeps its buffer
   }
+  // Every other tensor comes from empty(), which registers the backends first; so must this one,
+  // or a kernel looked up through it before any allocation would find the table empty.
+  ensure_backends();
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<StorageImpl>(p, n, Device::cpu(), &release_adopted);
   impl->sizes = shape;

@@ -14,6 +14,7 @@
 #include "cpu/nn_conv.h"
 #include "cpu/reference/nn.h"
 #include "kernels/nn_kernels.h"
+#include "ops/backends.h"
 
 using namespace ember;
 using kernels::Conv2dParams;
@@ -104,6 +105,7 @@ void check_conv_kernels(const ConvKernels& k) {
 
 // The registered kernels, whichever they are.
 TEST(NnParity, Conv2dForwardBackward) {
+  ensure_backends();  // the slots are read before any tensor exists (which would register them)
   check_conv_kernels({"registered", kernels::conv2d_forward(Device::cpu()),
                       kernels::conv2d_backward_data(Device::cpu()),
                       kernels::conv2d_backward_weight(Device::cpu())});
