@@ -182,6 +182,18 @@ void check_parity(const OpEntry& e, const std::vector<Backend>& backends) {
         const Outcome got = run_case(where_of(e, c), c, dt, be, false);
         expect_same(ref, got, tol, c.may_be_zero, "backend " + be.name);
       }
+      if (e.formula && c.inputs.size() == 1 && is_floating(dt)) {
+        // The op's formula, element by element, in float64 on the (viewed) input values.
+        const Input& in = c.inputs[0];
+        Tensor x = make_stored(in, dt, seed_of(where_of(e, c), 0));
+        x = in.view ? in.view(x) : x;
+        const Tensor& out = ref.tensors[1].second;  // "output"
+        if (out.sizes() == x.sizes()) {  // element-wise cases only
+          std::vector<double> v = x.contiguous().to_vector<double>();
+          for (double& d : v) d = e.formula(d);
+          EXPECT_TRUE(close(tensor(v, out.sizes()).to(dt), out, tol)) << "the reference against " << e.name << "'s formula";
+        }
+      }
       // The same op on contiguous copies of its (viewed) inputs gives the same values.
       bool has_view = false;
       for (const auto& in : c.inputs) has_view = has_view || bool(in.view);

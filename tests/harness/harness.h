@@ -99,6 +99,9 @@ struct OpEntry {
   std::vector<Case> cases;
   Tolerance tol;
   std::optional<Golden> golden;
+  // For element-wise ops of one input without a reference kernel of their own: the plain formula
+  // of one element (in float64), checked against the reference run of the floating dtypes.
+  std::function<double(double)> formula;
 };
 
 // Registers the entry's tests with GoogleTest (call from a static initialiser).

@@ -4,6 +4,7 @@
 #include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,14 @@ TEST(OpsHarness, ParityCatchesAKernelThatWritesNothing) {
 
 TEST(OpsHarness, ParityCatchesAKernelThatIsSlightlyWrong) {
   EXPECT_TRUE(fails_with(failures_of([] { check_parity(exp_entry(), {broken_backend("unary-off-by-1e-3")}); }), "tolerance"));
+}
+
+TEST(OpsHarness, FormulaCatchesAReferenceThatDisagrees) {
+  OpEntry e = exp_entry();
+  e.formula = [](double x) { return std::exp(x); };
+  check_parity(e, {});
+  e.formula = [](double x) { return std::exp(x) * 1.001; };
+  EXPECT_TRUE(fails_with(failures_of([&] { check_parity(e, {}); }), "formula"));
 }
 
 TEST(OpsHarness, GradcheckCatchesAWrongGradient) {

@@ -3,6 +3,7 @@
 // One entry per op; harness.h says what each entry is checked for.
 #include "harness/harness.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace ember::test::ops {
@@ -80,33 +81,43 @@ const bool registered = [] {
 
   // ---- element-wise, unary (positive inputs where the op needs them, away from kinks) -------------
   const Tolerance kUnaryTol{2e-6, 1e-12};
-  auto U = [&](std::string name, OpFn fn, std::vector<DType> dt, Input a = in({})) {
+  auto U = [&](std::string name, OpFn fn, std::vector<DType> dt, Input a, std::function<double(double)> formula) {
     OpEntry e = unary(std::move(name), std::move(fn), std::move(dt), std::move(a));
     e.tol = kUnaryTol;
+    e.formula = std::move(formula);
     register_op(std::move(e));
   };
-  U("Neg", [](auto& v) { return neg(v[0]); }, kNumericNoBool);
-  U("Exp", [](auto& v) { return exp(v[0]); }, kFloats);
+  U("Neg", [](auto& v) { return neg(v[0]); }, kNumericNoBool, in({}), [](double x) { return -x; });
+  U("Exp", [](auto& v) { return exp(v[0]); }, kFloats, in({}), [](double x) { return std::exp(x); });
   {
     OpEntry e = unary("Gelu", [](auto& v) { return gelu(v[0]); }, kFloats, in({}).uniform(-6, 6));
     e.tol = kUnaryTol;
+    e.formula = [](double x) { return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0))); };
     e.golden = Golden{"gelu", 0, [](const GoldenCase& c) { c.check({"input"}, [](auto& in) { return gelu(in["input"]); }); }};
     register_op(std::move(e));
   }
-  U("Sigmoid", [](auto& v) { return sigmoid(v[0]); }, kFloats, in({}).uniform(-6, 6));
-  U("Tanh", [](auto& v) { return tanh(v[0]); }, kFloats, in({}).uniform(-6, 6));
-  U("AddMulScalar", [](auto& v) { return add(mul(v[0], 3.0), 1.0); }, kNumericNoBool);
-  U("Log", [](auto& v) { return log(v[0]); }, kFloats, in({}).uniform(0.3, 3));
-  U("Sqrt", [](auto& v) { return sqrt(v[0]); }, kFloats, in({}).uniform(0.3, 3));
-  U("Rsqrt", [](auto& v) { return rsqrt(v[0]); }, kFloats, in({}).uniform(0.3, 3));
-  U("PowScalar", [](auto& v) { return pow(v[0], 2.5); }, kFloats, in({}).uniform(0.3, 3));
-  U("Reciprocal", [](auto& v) { return 2.0 / v[0]; }, kFloats, in({}).uniform(0.3, 3));
+  U("Sigmoid", [](auto& v) { return sigmoid(v[0]); }, kFloats, in({}).uniform(-6, 6), [](double x) { return 1 / (1 + std::exp(-x)); });
+  U("Tanh", [](auto& v) { return tanh(v[0]); }, kFloats, in({}).uniform(-6, 6), [](double x) { return std::tanh(x); });
+  U("AddMulScalar", [](auto& v) { return add(mul(v[0], 3.0), 1.0); }, kNumericNoBool, in({}), [](double x) { return 3 * x + 1; });
+  U("Log", [](auto& v) { return log(v[0]); }, kFloats, in({}).uniform(0.3, 3), [](double x) { return std::log(x); });
+  U("Sqrt", [](auto& v) { return sqrt(v[0]); }, kFloats, in({}).uniform(0.3, 3), [](double x) { return std::sqrt(x); });
+  U("Rsqrt", [](auto& v) { return rsqrt(v[0]); }, kFloats, in({}).uniform(0.3, 3), [](double x) { return 1 / std::sqrt(x); });
+  U("PowScalar", [](auto& v) { return pow(v[0], 2.5); }, kFloats, in({}).uniform(0.3, 3), [](double x) { return std::pow(x, 2.5); });
+  U("Reciprocal", [](auto& v) { return 2.0 / v[0]; }, kFloats, in({}).uniform(0.3, 3), [](double x) { return 2 / x; });
   // abs, relu, clamp, sign: continuous random inputs never land within eps of a kink.
-  U("Abs", [](auto& v) { return abs(is_floating(v[0].dtype()) ? (v[0] - 5.0) : v[0]); }, kNumericNoBool);
-  U("Relu", [](auto& v) { return relu(v[0]); }, kNumericNoBool, in({}).uniform(-3, 3));
-  U("Clamp", [](auto& v) { return clamp(v[0], 0.6, 2.2); }, kNumericNoBool, in({}).uniform(-3, 3));
+  U("Abs", [](auto& v) { return abs(is_floating(v[0].dtype()) ? (v[0] - 5.0) : v[0]); }, kNumericNoBool, in({}), [](double x) { return std::abs(x - 5); });
+  {
+    OpEntry e = unary("Relu", [](auto& v) { return relu(v[0]); }, kNumericNoBool, in({}).uniform(-3, 3));
+    e.tol = kUnaryTol;
+    e.formula = [](double x) { return x > 0 ? x : 0.0; };
+    // A sum over rows hands relu's backward a broadcast (stride-0) gradient.
+    e.cases.push_back({"broadcast_grad_7x33", {in({7, 33})}, [](auto& v) { return sum(relu(v[0]), {0}); }});
+    register_op(std::move(e));
+  }
+  U("Clamp", [](auto& v) { return clamp(v[0], 0.6, 2.2); }, kNumericNoBool, in({}).uniform(-3, 3), [](double x) { return std::min(std::max(x, 0.6), 2.2); });
   {
     OpEntry e = unary("Sign", [](auto& v) { return sign(v[0]); }, kNumericNoBool, in({}).uniform(-3, 3));
+    e.formula = [](double x) { return double((x > 0) - (x < 0)); };
     for (Case& c : e.cases) c.gradcheck = false;  // no gradient: the output does not require grad
     register_op(std::move(e));
   }
@@ -250,8 +261,9 @@ const bool registered = [] {
         std::vector<Input> ins = {in({N, I}), in({O, I})};
         if (bias) ins.push_back(in({O}));
         lin.cases.push_back({std::to_string(N) + "x" + std::to_string(I) + "to" + std::to_string(O) + (bias ? "_bias" : ""), ins,
-                             [](auto& v) { return linear(v[0], v[1], v.size() > 2 ? v[2] : Tensor()); }, kFloats,
-                             N * I * O < 100});
+                             [](auto& v) { return linear(v[0], v[1], v.size() > 2 ? v[2] : Tensor()); },
+                             // the oneDNN paths are float32 only: large float64 cases add nothing but time
+                             N * I * O > 10000 ? std::vector<DType>{F32} : kFloats, N * I * O < 100});
       }
     lin.golden = Golden{"linear", 3, [](const GoldenCase& c) {
                           const bool has_bias = c.params()[0] != 0;
