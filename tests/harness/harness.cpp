@@ -283,7 +283,6 @@ void add_test(const std::string& suite, const std::string& name, std::function<v
 }  // namespace
 
 TensorOptions here() { return g_here; }
-DType here_dtype() { return g_here.dtype; }
 
 // ---- golden cases -------------------------------------------------------------------------------
 bool GoldenCase::has(const std::string& k) const { return golden_file().has(prefix_ + k); }

@@ -69,7 +69,6 @@ struct Case {
 
 // The options (dtype, device) of the run in progress: creation ops in a table use them.
 TensorOptions here();
-DType here_dtype();
 
 // One recorded PyTorch case of golden/ops_v1.bin under "<op>/<case>/".
 class GoldenCase {
