@@ -12,13 +12,16 @@
 
 namespace ember::test {
 
-// what() of the ember::Error f throws; "<no exception>" when it throws none.
-template <class F>
-std::string message_of(F f) {
+// what() of the E (by default any ember::Error) that f throws; says so when f throws another
+// type or nothing, so a check on the message fails.
+template <class E = Error, class F>
+std::string message_of(F&& f) {
   try {
     f();
-  } catch (const Error& e) {
+  } catch (const E& e) {
     return e.what();
+  } catch (const std::exception& e) {
+    return std::string("wrong exception type: ") + e.what();
   }
   return "<no exception>";
 }

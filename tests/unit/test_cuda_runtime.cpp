@@ -83,8 +83,11 @@ TEST(CudaRuntime, CreatingATensorOnAMissingDeviceIsADeviceError) {
   std::string msg = message_of([&] { zeros({2}, {.device = missing}); });
 #ifdef EMBER_WITH_CUDA
   EXPECT_NE(msg.find(missing.str() + " is not available"), std::string::npos) << msg;
-  if (n == 0) EXPECT_NE(msg.find(cuda_unavailable_reason()), std::string::npos) << msg;
-  else EXPECT_NE(msg.find("sees " + std::to_string(n) + " CUDA device"), std::string::npos) << msg;
+  if (n == 0) {
+    EXPECT_NE(msg.find(cuda_unavailable_reason()), std::string::npos) << msg;
+  } else {
+    EXPECT_NE(msg.find("sees " + std::to_string(n) + " CUDA device"), std::string::npos) << msg;
+  }
 #else
   EXPECT_NE(msg.find("cuda"), std::string::npos) << msg;
 #endif
