@@ -167,6 +167,8 @@ void unary_off(kernels::UnaryOp op, const Tensor& a, const Tensor& out, double p
 
 }  // namespace
 
+std::vector<std::string> kernel_slots() { return {kNames.begin(), kNames.end()}; }
+
 Backend broken_backend(const std::string& which) { return {"selftest:" + which, Device::cpu(), {"unary"}}; }
 
 struct BackendScope::State {

@@ -26,6 +26,9 @@ Backend reference_backend();
 // cuda:0 when usable; otherwise nullopt-like (empty name) and *why says why.
 Backend cuda_backend(std::string* why);
 
+// The names of every kernel slot the scopes below wrap (each has a CPU kernel to reach).
+std::vector<std::string> kernel_slots();
+
 // Deliberately broken CPU backends for the harness's own tests: "selftest:unary-writes-nothing"
 // (the unary kernel returns without writing its output) and "selftest:unary-off-by-1e-3".
 Backend broken_backend(const std::string& which);

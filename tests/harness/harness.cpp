@@ -307,8 +307,28 @@ void GoldenCase::check(const std::vector<std::string>& leaves,
 }
 
 // ---- registration -------------------------------------------------------------------------------
+namespace {
+std::vector<std::shared_ptr<const OpEntry>>& op_registry() {
+  static std::vector<std::shared_ptr<const OpEntry>> all;
+  return all;
+}
+}  // namespace
+
+const std::vector<std::shared_ptr<const OpEntry>>& registered_ops() { return op_registry(); }
+
+std::set<std::string> kernels_reached(const OpEntry& e) {
+  std::set<std::string> out;
+  for (const Case& c : e.cases) {
+    const DType dt = c.dtypes.front();
+    const Outcome o = run_case(where_of(e, c), c, dt, cpu_backends().front(), false);
+    out.insert(o.kernels.begin(), o.kernels.end());
+  }
+  return out;
+}
+
 bool register_op(OpEntry entry) {
   auto e = std::make_shared<const OpEntry>(std::move(entry));
+  op_registry().push_back(e);
   const std::string suite = "Ops/" + e->name;
   add_test(suite, "Parity", [e] { check_parity(*e, cpu_backends()); });
   add_test(suite, "Parity_CUDA", [e] {

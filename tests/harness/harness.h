@@ -8,7 +8,9 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -107,6 +109,10 @@ struct OpEntry {
 bool register_op(OpEntry entry);
 
 struct Backend;
+// Every entry register_op() has seen.
+const std::vector<std::shared_ptr<const OpEntry>>& registered_ops();
+// The kernel slots the entry's cases reach on the registered CPU kernels (float32 where listed).
+std::set<std::string> kernels_reached(const OpEntry& e);
 // The checks behind those tests (the harness's own tests call them on broken ops and backends).
 void check_parity(const OpEntry& e, const std::vector<Backend>& backends);
 void check_gradients(const OpEntry& e);

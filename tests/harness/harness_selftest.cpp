@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -72,6 +73,17 @@ TEST(OpsHarness, GoldenCatchesADifferentOp) {
   // gelu's recorded cases, answered by tanh.
   Golden g{"gelu", 0, [](const GoldenCase& c) { c.check({"input"}, [](auto& in) { return tanh(in["input"]); }); }};
   EXPECT_TRUE(fails_with(failures_of([&] { check_golden(g); }), "against PyTorch"));
+}
+
+// Nothing lost as kernels are added: every kernel slot is reached by some entry of the table on
+// the registered CPU kernels (and so checked against its reference, and on CUDA).
+TEST(OpsHarness, EveryKernelSlotIsReachedByTheTable) {
+  std::set<std::string> reached;
+  for (const auto& e : registered_ops()) {
+    auto k = kernels_reached(*e);
+    reached.insert(k.begin(), k.end());
+  }
+  for (const auto& slot : kernel_slots()) EXPECT_TRUE(reached.count(slot)) << "no table entry reaches kernel slot " << slot;
 }
 
 }  // namespace
