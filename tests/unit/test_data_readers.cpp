@@ -15,6 +15,7 @@
 #include "data/file_bytes.h"
 #include "ember/core/error.h"
 #include "ember/data/readers.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
@@ -38,20 +39,8 @@ Bytes iota_bytes(size_t n, uint8_t start = 0) {
   return b;
 }
 
-// One gzip member (zlib's deflate with the gzip wrapper).
-Bytes gzip_bytes(const Bytes& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  Bytes out(deflateBound(&zs, in.size()) + 32);
-  zs.next_in = const_cast<Bytef*>(in.data());
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+// One gzip member at zlib's best compression (the corrupt-data tests below count bytes in it).
+Bytes gzip_bytes(const Bytes& in) { return ember::test::gzip_bytes(in, 9); }
 
 // Runs f, expects an exception of exactly type E (or derived) whose what() contains `piece`;
 // returns the caught error so hints can be checked.

@@ -1,15 +1,19 @@
-// Helpers shared by the data pipeline tests: scratch directories, IDX/gzip/PNG writers, and an
-// expect-error helper that checks the exception type and a piece of the message.
+// File helpers shared by the unit tests: scratch directories, byte and text files, and the IDX,
+// gzip and PNG writers of the data tests (which also get support/errors.h's expect_error).
 #pragma once
 
 #include <gtest/gtest.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <vector>
+
+#include "support/errors.h"
 
 namespace ember::test {
 
@@ -17,7 +21,7 @@ using Bytes = std::vector<uint8_t>;
 
 class TempDir {
  public:
-  explicit TempDir(const std::string& tag) {
+  explicit TempDir(const std::string& tag = "test") {
     static int counter = 0;
     path_ = std::filesystem::temp_directory_path() /
             ("ember_" + tag + "_" + std::to_string(::getpid()) + "_" + std::to_string(counter++));
@@ -26,9 +30,17 @@ class TempDir {
   }
   ~TempDir() {
     std::error_code ec;
+    std::filesystem::permissions(path_, std::filesystem::perms::owner_all, std::filesystem::perm_options::add, ec);
     std::filesystem::remove_all(path_, ec);
   }
   const std::filesystem::path& path() const { return path_; }
+  // The sorted names of the directory's entries.
+  std::vector<std::string> names() const {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(path_)) out.push_back(e.path().filename().string());
+    std::sort(out.begin(), out.end());
+    return out;
+  }
 
  private:
   std::filesystem::path path_;
@@ -57,9 +69,10 @@ inline Bytes make_idx(const std::vector<uint32_t>& dims, const Bytes& payload) {
   return b;
 }
 
-inline Bytes gzip_bytes(const Bytes& in) {
+// One gzip member (zlib's deflate with the gzip wrapper) at the given compression level.
+inline Bytes gzip_bytes(const Bytes& in, int level = 6) {
   z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 6, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(deflateInit2(&zs, level, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
   Bytes out(deflateBound(&zs, uLong(in.size())) + 32);
   zs.next_in = const_cast<Bytef*>(in.data());
   zs.avail_in = static_cast<uInt>(in.size());
@@ -103,23 +116,5 @@ inline Bytes make_png(int w, int h, int channels, const Bytes& pixels) {
   chunk("IEND", {});
   return png;
 }
-
-template <class E, class F>
-std::string expect_error(F&& f, const std::string& piece) {
-  try {
-    f();
-  } catch (const E& e) {
-    EXPECT_NE(std::string(e.what()).find(piece), std::string::npos)
-        << "message: " << e.what() << "\nexpected piece: " << piece;
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "wrong exception type, message: " << e.what();
-    return {};
-  }
-  ADD_FAILURE() << "no exception thrown; expected one containing: " << piece;
-  return {};
-}
-
-inline bool contains(const std::string& s, const std::string& piece) { return s.find(piece) != std::string::npos; }
 
 }  // namespace ember::test

@@ -39,7 +39,7 @@ CheckpointManifest manifest(int64_t step) {
 }
 }  // namespace
 
-TEST(CliCheckpoint, RoundTripIsBitExact) {
+TEST(TrainCheckpoint, RoundTripIsBitExact) {
   TempDir d;
   Tensor w = randn({4, 3}), b = tensor(std::vector<int64_t>{1, 2, 3});
   save_checkpoint(d.path, "latest", manifest(7), {{"model/w", w}, {"model/b", b}});
@@ -56,7 +56,7 @@ TEST(CliCheckpoint, RoundTripIsBitExact) {
   EXPECT_EQ(w2.to_vector<float>(), w.to_vector<float>());
 }
 
-TEST(CliCheckpoint, OldWeightsArePrunedAndBestIsKept) {
+TEST(TrainCheckpoint, OldWeightsArePrunedAndBestIsKept) {
   TempDir d;
   save_checkpoint(d.path, "latest", manifest(1), {{"x", ones({2})}});
   tag_checkpoint(d.path, "latest", "best");
@@ -69,7 +69,7 @@ TEST(CliCheckpoint, OldWeightsArePrunedAndBestIsKept) {
   EXPECT_EQ(load_checkpoint(d.path / "latest.json").find("x")->to_vector<float>(), (std::vector<float>{3, 3}));
 }
 
-TEST(CliCheckpoint, TruncatedOrFlippedWeightsAreCaught) {
+TEST(TrainCheckpoint, TruncatedOrFlippedWeightsAreCaught) {
   TempDir d;
   save_checkpoint(d.path, "latest", manifest(5), {{"x", randn({64})}});
   fs::path wfile = d.path / "step-000000005.safetensors";
@@ -87,7 +87,7 @@ TEST(CliCheckpoint, TruncatedOrFlippedWeightsAreCaught) {
   EXPECT_THROW(load_checkpoint(wfile), FormatError);
 }
 
-TEST(CliCheckpoint, BadManifestsAndMissingFiles) {
+TEST(TrainCheckpoint, BadManifestsAndMissingFiles) {
   TempDir d;
   fs::create_directories(d.path);
   {
@@ -106,7 +106,7 @@ TEST(CliCheckpoint, BadManifestsAndMissingFiles) {
   EXPECT_THROW(load_checkpoint(d.path / "empty_dir_without_ckpt"), IOError);
 }
 
-TEST(CliCheckpoint, RestoreNamesTheMismatchedTensor) {
+TEST(TrainCheckpoint, RestoreNamesTheMismatchedTensor) {
   TempDir d;
   save_checkpoint(d.path, "latest", manifest(1), {{"model/fc.weight", zeros({784, 128})}, {"model/fc.bias", zeros({128})}});
   Checkpoint ck = load_checkpoint(d.path);

@@ -12,7 +12,7 @@
 
 using namespace ember::train;
 
-TEST(CliProgress, RenderLooksLikeKeras) {
+TEST(TrainProgress, RenderLooksLikeKeras) {
   ProgressBar bar(100, true, stdout, 0.05, 10);
   EXPECT_EQ(bar.render(25, {{"loss", 0.5}, {"acc", 0.75}}, 1234.4, 5.0),
             " 25/100 [==>.......] - ETA: 0:15 - loss: 0.5000 - acc: 0.7500 - 1234 samples/s");
@@ -21,7 +21,7 @@ TEST(CliProgress, RenderLooksLikeKeras) {
   EXPECT_EQ(ProgressBar::format_duration(3725), "1:02:05");
 }
 
-TEST(CliProgress, RedrawsAtMostEveryIntervalAndAlwaysAtTheEnd) {
+TEST(TrainProgress, RedrawsAtMostEveryIntervalAndAlwaysAtTheEnd) {
   std::FILE* f = std::tmpfile();
   ProgressBar bar(10, true, f, 0.05);
   int drawn = 0;
@@ -31,7 +31,7 @@ TEST(CliProgress, RedrawsAtMostEveryIntervalAndAlwaysAtTheEnd) {
   std::fclose(f);
 }
 
-TEST(CliProgress, SilentWhenNotATerminal) {
+TEST(TrainProgress, SilentWhenNotATerminal) {
   std::FILE* f = std::tmpfile();
   ProgressBar bar(10, false, f);
   for (int s = 1; s <= 10; ++s) EXPECT_FALSE(bar.update(s, {{"loss", 1}}, 0, double(s)));
@@ -40,7 +40,7 @@ TEST(CliProgress, SilentWhenNotATerminal) {
   std::fclose(f);
 }
 
-TEST(CliMetrics, WritesJsonLinesAndReadsThemBack) {
+TEST(TrainMetrics, WritesJsonLinesAndReadsThemBack) {
   auto path = std::filesystem::temp_directory_path() / "ember_test_metrics.jsonl";
   std::filesystem::remove(path);
   {
@@ -69,6 +69,6 @@ TEST(CliMetrics, WritesJsonLinesAndReadsThemBack) {
   std::filesystem::remove(path);
 }
 
-TEST(CliMetrics, UnwritablePathThrowsIOError) {
+TEST(TrainMetrics, UnwritablePathThrowsIOError) {
   EXPECT_THROW(MetricsWriter("/proc/ember-no-such-dir/metrics.jsonl"), ember::IOError);
 }
