@@ -4,9 +4,7 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <new>
 
 #include "data/file_bytes.h"

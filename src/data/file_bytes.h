@@ -47,6 +47,10 @@ using SizePromiseFn = std::function<SizePromise(std::span<const uint8_t> prefix)
 std::vector<uint8_t> gunzip(std::span<const uint8_t> compressed, const std::string& source_name,
                             uint64_t max_output = kMaxGunzipBytes, const SizePromiseFn& promise = {});
 
+// The IDX promise (defined in idx.cpp): the header plus the product of the dims, decided from the
+// first 4 + 4 * ndim decompressed bytes; not_this_format for a header parse_idx would reject.
+SizePromise idx_size_promise(std::span<const uint8_t> prefix);
+
 struct FileBytes {
   std::vector<uint8_t> data;
   bool was_gzip = false;  // data is the decompressed content

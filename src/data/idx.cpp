@@ -64,11 +64,15 @@ std::string first_bytes_hint(std::span<const uint8_t> bytes) {
 // Whether `magic` is magic of an uint8 IDX header (for the pairing messages).
 uint32_t magic_of(const IdxArray& a) { return (uint32_t{kTypeUint8} << 8) | static_cast<uint32_t>(a.dims.size()); }
 
+}  // namespace
+
+namespace internal {
+
 // What the IDX header at the start of decompressed data promises: the header plus the product of
 // the dims, so a .gz is decompressed into no more than that (see internal::gunzip). An invalid
 // header stops decompression early; parse_idx then says what is wrong with it.
-internal::SizePromise idx_size_promise(std::span<const uint8_t> prefix) {
-  using Status = internal::SizePromise::Status;
+SizePromise idx_size_promise(std::span<const uint8_t> prefix) {
+  using Status = SizePromise::Status;
   if (prefix.size() < 4) return {};
   const int ndim = prefix[3];
   if (prefix[0] != 0 || prefix[1] != 0 || prefix[2] != kTypeUint8 || ndim < 1 || ndim > kMaxDims)
@@ -85,7 +89,7 @@ internal::SizePromise idx_size_promise(std::span<const uint8_t> prefix) {
   return {Status::known, total, detail::cat("the IDX header (dims ", dims_text(dims), ")")};
 }
 
-}  // namespace
+}  // namespace internal
 
 IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   const size_t size = bytes.size();
@@ -158,7 +162,7 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
 }
 
 IdxArray read_idx(const std::filesystem::path& path) {
-  internal::FileBytes file = internal::read_file(path, /*gunzip_if_gzip=*/true, idx_size_promise);
+  internal::FileBytes file = internal::read_file(path, /*gunzip_if_gzip=*/true, internal::idx_size_promise);
   // Offsets in messages refer to the decompressed bytes: say so.
   return parse_idx(file.data, file.was_gzip ? path.string() + " (decompressed)" : path.string());
 }
