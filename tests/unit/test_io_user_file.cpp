@@ -235,3 +235,15 @@ TEST(UserFile, EveryReaderNamesASymlinkLoop) {
     EXPECT_TRUE(contains(msg, "too many levels of symbolic links: " + bad.string())) << r.name << ": " << msg;
   }
 }
+
+TEST(UserFile, EveryReaderRefusesADirectoryGivenAsAFile) {
+  for (const Reader& r : readers()) {
+    // load_checkpoint takes a directory on purpose (a run directory) and says what it lacks.
+    if (std::string(r.name) == "load_checkpoint(.json)") continue;
+    TempDir dir("user_file");
+    const fs::path bad = dir.path() / r.file;
+    fs::create_directories(bad);
+    const std::string msg = io_error_of([&] { r.read(dir.path(), bad); });
+    EXPECT_TRUE(contains(msg, bad.string() + " is a directory, not a regular file")) << r.name << ": " << msg;
+  }
+}
