@@ -104,10 +104,6 @@ struct FdGuard {
   }
 };
 
-}  // namespace
-
-namespace {
-
 // Opens `path` for reading and checks what it is, before any read: returns the descriptor of a
 // regular file within the cap, and its size. Throws the IOErrors documented in the header.
 int open_regular(const fs::path& path, const UserFileKind& kind, uint64_t* size_out) {
