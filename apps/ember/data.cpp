@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "ember/data/dataset.h"
 #include "ember/data/fetch.h"
 
 namespace ember::cli {
@@ -25,15 +26,20 @@ std::string offline_hint(const DataOpts& o) {
     tar = tar || f.kind.ends_with("-tar");
   }
   const std::string url = base + (base.ends_with("/") ? "" : "/");
+  const std::string verify = fmt::format("`ember data verify {} --data-dir {}` checks {}", o.name, dir.string(), tar ? "it" : "them");
+  // `ember train --data NAME` looks in default_data_dir(NAME); a folder elsewhere needs --data-dir.
+  const std::string train = dir == data::default_data_dir(o.name)
+                                ? std::string()
+                                : fmt::format(" and `ember train --data {} --data-dir {}` uses {}", o.name, dir.string(), tar ? "it" : "them");
   std::string h = "the server could not be reached (offline, or a firewall blocks it). Either:\n";
   if (tar)
     h += fmt::format("    - copy it in by hand: download {}{} on a machine that can reach it, then extract it into {}\n"
-                     "      (`mkdir -p {} && tar xzf {} -C {}`); `ember data verify {}` checks the result, or\n",
-                     url, names, dir.string(), dir.string(), names, dir.string(), o.name);
+                     "      (`mkdir -p {} && tar xzf {} -C {}`); {}{}, or\n",
+                     url, names, dir.string(), dir.string(), names, dir.string(), verify, train);
   else
     h += fmt::format("    - copy them in by hand: download {} from {} on a machine that can reach it and put them,\n"
-                     "      as they are (.gz), in {}/ (e.g. {}{}); `ember data verify {}` checks them, or\n",
-                     names, url, dir.string(), url, first, o.name);
+                     "      as they are (.gz), in {}/ (e.g. {}{}); {}{}, or\n",
+                     names, url, dir.string(), url, first, verify, train);
   h += fmt::format("    - fetch from a mirror that serves the same file names: `ember data fetch {} --base-url URL`", o.name);
   if (o.name == "fashion-mnist") h += ",\n      or install the Debian package: `apt-get install dataset-fashion-mnist`";
   return h;

@@ -78,7 +78,8 @@ int run_eval(const EvalOpts& o) {
   }
   fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.manifest.model,
              l.test.name);
-  fmt::print("test accuracy: {:.2f}% ({} samples), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, r.samples, r.loss);
+  fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
+             r.loss);
   for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
     fmt::print("  {:>2} {:<12} {:6.2f}%\n", i, i < names.size() ? names[i] : "", 100 * r.per_class_accuracy[i]);
   fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n     ");

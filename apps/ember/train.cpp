@@ -213,9 +213,9 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {} classes\n", c.data, data_dir.string(),
+  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {}\n", c.data, data_dir.string(),
              train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
-             train_ds.num_classes());
+             plural(train_ds.num_classes(), "class", "classes"));
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} x {} (batch {}), seed {}\n",
@@ -300,7 +300,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   }
   train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
-  fmt::print("test accuracy: {:.2f}% ({} samples; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, ev.samples,
+  fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
   fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());
   return kExitOk;

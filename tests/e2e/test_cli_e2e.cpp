@@ -525,7 +525,8 @@ TEST_F(Cli, DataFetchOfflineSaysWhatToDoAndBaseUrlUsesAMirror) {
   EXPECT_HAS(r.out, target.string() + "/");
   EXPECT_HAS(r.out, "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz");
   EXPECT_HAS(r.out, "--base-url URL");
-  EXPECT_HAS(r.out, "ember data verify mnist");
+  EXPECT_HAS(r.out, "ember data verify mnist --data-dir " + target.string());
+  EXPECT_HAS(r.out, "ember train --data mnist --data-dir " + target.string());
   r = run("data fetch cifar10 --data-dir " + (dir / "c10").string() + " --base-url http://127.0.0.1:1");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "tar xzf cifar-10-binary.tar.gz -C " + (dir / "c10").string());
@@ -561,6 +562,9 @@ TEST_F(Cli, NewcomerDefaultsAndPredictOnUnlikeImages) {
   EXPECT_HAS(r.out, "--batch-size 128 is larger than the training set (100 samples): each epoch is one batch of 100");
   EXPECT_HAS(r.out, "1 epoch x 1 step (batch 128)");
   EXPECT_FALSE(has(r.out, "1 epochs")) << r.out;
+  r = run("eval " + (dir / "run").string() + " --limit-test 1");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(1 sample)");
   // White-on-black like the training data; the same picture black-on-white; a colour picture.
   std::vector<unsigned char> px(40 * 40), inv(40 * 40), rgb(40 * 40 * 3);
   for (int i = 0; i < 40 * 40; ++i) {
