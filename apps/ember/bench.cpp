@@ -83,7 +83,7 @@ int run_matmul(const MatmulOpts& o) {
     throw UsageError(fmt::format("--dtype {}: not supported yet; ember computes in float32 (TF32 on GPUs on request), "
                                  "bfloat16/float16 are storage types so far", o.dtype),
                      "use --dtype float32 or --dtype tf32");
-  if (o.threads > 0) set_num_threads(o.threads);
+  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
   auto sizes = parse_list(o.sizes, "--sizes");
   check_matmul_sizes_fit(sizes);
   const int ngpu = cuda_device_count();
@@ -194,7 +194,7 @@ struct TrainBenchOpts {
 };
 
 int run_train_bench(const TrainBenchOpts& o) {
-  if (o.threads > 0) set_num_threads(o.threads);
+  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
   auto bss = parse_list(o.batch_sizes, "--batch-sizes");
   std::vector<Device> devices;
   if (o.device == "all") {

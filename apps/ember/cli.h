@@ -85,6 +85,10 @@ CLI::Option* add_number(CLI::App* app, const std::string& names, T& field, const
 // The largest --threads / --workers ember accepts (see cli_args.cpp for why 1024).
 inline constexpr int kMaxThreads = 1024;
 NumberRule thread_count_rule();
+// Warns when --threads asks for more threads than this machine has hardware threads (allowed, for
+// a bitwise-identical resume of a run trained elsewhere, but slower: 1024 on 2 cores trained at
+// 12 samples/s).
+void warn_if_oversubscribed(int threads);
 
 // ---- messages ------------------------------------------------------------------------------------
 // "1 epoch", "2 epochs"; plural defaults to singular + "s".

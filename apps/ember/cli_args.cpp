@@ -119,6 +119,13 @@ NumberRule thread_count_rule() {
                              plural(std::max(1u, std::thread::hardware_concurrency()), "hardware thread")));
 }
 
+void warn_if_oversubscribed(int threads) {
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (hw > 0 && threads > int(hw))
+    warn(fmt::format("--threads {} is more than this machine's {}: compute will be slower than with --threads {}",
+                     threads, plural(hw, "hardware thread"), hw));
+}
+
 std::string plural(int64_t n, const std::string& singular, const std::string& plural_form) {
   return fmt::format("{} {}", n, n == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
 }

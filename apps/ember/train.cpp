@@ -146,7 +146,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
     if (!c.run_dir.empty()) run_dir = c.run_dir;
   }
   // ---- settings that do not need data ----
-  if (c.threads > 0) set_num_threads(c.threads);
+  if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
   if (ck && ck->manifest.threads && ck->manifest.threads != c.threads)
     warn(fmt::format("the checkpoint was trained with {} threads, this run uses {}: the result will not be bitwise "
