@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "cli_image_check.h"
 #include "device_select.h"
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
@@ -22,6 +23,7 @@ struct EvalOpts {
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
   bool json = false;
+  bool invert = false;              // predict: 255 - v before normalising (dark-on-light pictures)
 };
 
 struct Loaded {
@@ -43,7 +45,7 @@ Loaded load(const EvalOpts& o) {
   Loaded l;
   l.manifest = ck.manifest;
   l.test = train::load_split(data, dir, false, o.limit_test);
-  l.device = choose_device(o.device, false).device;
+  l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
   Generator gen(0);
   l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
   StateDict sd;
@@ -76,7 +78,8 @@ int run_eval(const EvalOpts& o) {
   }
   fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.manifest.model,
              l.test.name);
-  fmt::print("test accuracy: {:.2f}% ({} samples), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, r.samples, r.loss);
+  fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
+             r.loss);
   for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
     fmt::print("  {:>2} {:<12} {:6.2f}%\n", i, i < names.size() ? names[i] : "", 100 * r.per_class_accuracy[i]);
   fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n     ");
@@ -131,9 +134,19 @@ int run_predict(const EvalOpts& o) {
   for (const std::string& file : o.images) {
     data::Dataset one = l.test;
     one.images = data::load_image(file, io).unsqueeze(0).contiguous();
+    if (o.invert) invert_u8(one.images);
+    bool colour = false;
+    if (io.channels == 1) {
+      data::ImageFolderOptions rgb = io;
+      rgb.channels = 3;
+      colour = has_colour(data::load_image(file, rgb).unsqueeze(0));
+    }
+    if (std::string why = unlike_training_data(one.images, l.test, colour, o.invert); !why.empty())
+      warn(file + " " + why);
     one.labels = zeros({1}, {.dtype = DType::Int64});
     data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
-    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {})", file, io.channels, io.height, io.width, l.test.name));
+    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.test.name,
+                                           o.invert ? ", inverted" : ""));
   }
   return kExitOk;
 }
@@ -143,7 +156,7 @@ void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--data", o.data, "Dataset (default: from the manifest)");
   s->add_option("--data-dir", o.data_dir, "Dataset directory");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  s->add_option("--limit-test", o.limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
+  add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
 }
 }  // namespace
 
@@ -152,7 +165,7 @@ void register_eval(CLI::App& root, Runner& run) {
   auto* e = root.add_subcommand("eval", "Test accuracy, per-class accuracy and confusion matrix of a run");
   e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
   common(e, *o);
-  e->add_option("--batch-size", o->batch_size, "Evaluation batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  add_number(e, "-b,--batch-size", o->batch_size, "Evaluation batch size", at_least(1))->capture_default_str();
   e->add_flag("--json", o->json, "Print JSON");
   e->callback([&run, o] { run = [o] { return run_eval(*o); }; });
 
@@ -160,8 +173,11 @@ void register_eval(CLI::App& root, Runner& run) {
   auto* pr = root.add_subcommand("predict", "Top-k classes of a test-set sample (--index) or of image files");
   pr->add_option("checkpoint", p->path, "Run directory or checkpoint")->required();
   pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
-  pr->add_option("--index", p->index, "Test-set sample index")->check(CLI::NonNegativeNumber);
-  pr->add_option("--top-k", p->top_k, "How many classes to show")->check(CLI::PositiveNumber)->capture_default_str();
+  add_number(pr, "--index", p->index, "Test-set sample index", at_least(0));
+  add_number(pr, "--top-k", p->top_k, "How many classes to show", at_least(1))->capture_default_str();
+  pr->add_flag("--invert", p->invert,
+               "Invert image files (255 - v) before classifying: for dark-on-light pictures given to a model trained "
+               "on light-on-dark data (Fashion-MNIST, MNIST)");
   common(pr, *p);
   pr->callback([&run, p] { run = [p] { return run_predict(*p); }; });
 }

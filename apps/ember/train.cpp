@@ -123,6 +123,14 @@ std::string thousands(int64_t v) {
   return out;
 }
 
+// A batch larger than the training set (--limit-train 100 with the default batch of 128) trains
+// on one smaller batch per epoch, as PyTorch's DataLoader does with drop_last=False.
+void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
+  if (batch_size > samples)
+    warn(fmt::format("--batch-size {} is larger than the training set ({}): each epoch is one batch of {}",
+                     batch_size, plural(samples, "sample"), samples));
+}
+
 int run_train(TrainConfig c, const CLI::App& app) {
   install_signal_handlers();
   // ---- resume: find the checkpoint and the run it belongs to ----
@@ -138,7 +146,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
     if (!c.run_dir.empty()) run_dir = c.run_dir;
   }
   // ---- settings that do not need data ----
-  if (c.threads > 0) set_num_threads(c.threads);
+  if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
   if (ck && ck->manifest.threads && ck->manifest.threads != c.threads)
     warn(fmt::format("the checkpoint was trained with {} threads, this run uses {}: the result will not be bitwise "
@@ -171,10 +179,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   c.data_dir = data_dir.string();
   data::Dataset train_ds = train::load_split(c.data, data_dir, true, c.limit_train);
   data::Dataset test_ds = train::load_split(c.data, data_dir, false, c.limit_test);
-  if (c.batch_size > train_ds.size())
-    throw UsageError(fmt::format("--batch-size {} is larger than the training set ({} samples)", c.batch_size,
-                                 train_ds.size()),
-                     fmt::format("use --batch-size {} or less", train_ds.size()));
+  warn_batch_larger_than_set(c.batch_size, train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
     throw UsageError(fmt::format("--crop-padding {} is not smaller than the images ({}x{}): the crops would be "
@@ -208,19 +213,19 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {} classes\n", c.data, data_dir.string(),
+  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {}\n", c.data, data_dir.string(),
              train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
-             train_ds.num_classes());
+             plural(train_ds.num_classes(), "class", "classes"));
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
-  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} epochs x {} steps (batch {}), seed {}\n",
-             c.optimizer, c.lr, c.weight_decay, c.schedule, c.label_smoothing, c.epochs, steps_per_epoch, c.batch_size,
-             c.seed);
+  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} x {} (batch {}), seed {}\n",
+             c.optimizer, c.lr, c.weight_decay, c.schedule, c.label_smoothing, plural(c.epochs, "epoch"),
+             plural(steps_per_epoch, "step"), c.batch_size, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
-  fmt::print("loader     {} worker thread(s), uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
-             c.workers, double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
+  fmt::print("loader     {}, uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
+             plural(c.workers, "worker thread"), double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
              augment.empty() ? ", no augmentation" : augment);
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {
@@ -295,7 +300,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   }
   train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
-  fmt::print("test accuracy: {:.2f}% ({} samples; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, ev.samples,
+  fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
   fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());
   return kExitOk;
@@ -321,27 +326,33 @@ void register_train(CLI::App& root, Runner& run) {
         return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
       },
       "ZOO NAME or FILE.toml");
-  t->add_option("--model", c->model, "Zoo model name, or a model spec file (*.toml)")->check(zoo_or_spec)->capture_default_str();
+  std::string zoo;
+  for (const auto& n : names) zoo += (zoo.empty() ? "" : ", ") + n;
+  t->add_option("--model", c->model, "Zoo model (" + zoo + "), or a model spec file (*.toml)")
+      ->check(zoo_or_spec)->capture_default_str();
   t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(data::known_dataset_names()))->capture_default_str();
   t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
-  t->add_option("--epochs", c->epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--batch-size", c->batch_size, "Mini-batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--lr", c->lr, "Learning rate (peak lr for onecycle)")->check(CLI::PositiveNumber)->capture_default_str();
+  // Second names are the ones PyTorch and Keras users type first.
+  add_number(t, "--epochs,--max-epochs", c->epochs, "Epochs", at_least(1))->capture_default_str();
+  add_number(t, "-b,--batch-size", c->batch_size, "Mini-batch size (a smaller last batch is kept)", at_least(1))
+      ->capture_default_str();
+  add_number(t, "--lr,--learning-rate", c->lr, "Learning rate (peak lr for onecycle)", above(0))->capture_default_str();
   t->add_option("--optimizer", c->optimizer, "sgd (momentum 0.9, Nesterov), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
   t->add_option("--schedule", c->schedule, "Learning-rate schedule")
       ->check(CLI::IsMember({"none", "step", "cosine", "onecycle"}))->capture_default_str();
-  t->add_option("--weight-decay", c->weight_decay, "Weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation")->capture_default_str();
-  t->add_option("--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  t->add_option("--label-smoothing", c->label_smoothing, "Cross-entropy label smoothing for training (0: off)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  t->add_option("--crop-padding", c->crop_padding,
-                "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--workers", c->workers, "Data-loading threads (0: in-line)")->check(CLI::NonNegativeNumber);
-  t->add_option("--threads", c->threads, "CPU compute threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_number(t, "--weight-decay", c->weight_decay, "Weight decay", at_least(0))->capture_default_str();
+  add_number(t, "--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation", at_least(0))
+      ->capture_default_str();
+  add_number(t, "--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right", between(0, 1))
+      ->capture_default_str();
+  add_number(t, "--label-smoothing", c->label_smoothing, "Cross-entropy label smoothing for training (0: off)",
+             between(0, 1))->capture_default_str();
+  add_number(t, "--crop-padding", c->crop_padding,
+             "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)", at_least(0))
+      ->capture_default_str();
+  add_number(t, "--workers,--num-workers", c->workers, "Data-loading threads (0: in-line)", thread_count_rule());
+  add_number(t, "--threads", c->threads, "CPU compute threads (default: all cores)", thread_count_rule());
   t->add_option("--device", c->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   t->add_flag("--require-gpu", c->require_gpu, "Fail instead of falling back to the CPU");
   t->add_flag("--log-placement", c->log_placement, "Print where each parameter and buffer lives");
@@ -349,11 +360,11 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--run-dir", c->run_dir, "Run directory (overrides --name)");
   t->add_option("--resume", c->resume, "Continue a run: its directory or a checkpoint .json");
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
-  t->add_option("--limit-train", c->limit_train, "Use only the first N training samples")->check(CLI::NonNegativeNumber);
-  t->add_option("--limit-test", c->limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
-  t->add_option("--log-every", c->log_every, "Steps per metrics.jsonl step record")->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps")
-      ->check(CLI::NonNegativeNumber)->group("");
+  add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
+  add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));
+  add_number(t, "--log-every", c->log_every, "Steps per metrics.jsonl step record", at_least(0))->capture_default_str();
+  add_number(t, "--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps", at_least(0))
+      ->group("");
   t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
   t->callback([&run, c, t] { run = [c, t] { return run_train(*c, *t); }; });
 }
