@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "data_source.h"
 #include "device_select.h"
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
@@ -38,11 +39,13 @@ Loaded load(const EvalOpts& o) {
   std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
-  std::string dir = !o.data_dir.empty() ? o.data_dir : cfg.value("data_dir", std::string());
-  if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
+  std::string dir = o.data_dir;
+  normalise_data_arg(data, dir);  // `--data PATH`: an image folder
+  if (dir.empty()) dir = cfg.value("data_dir", std::string());
+  if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
-  l.test = train::load_split(data, dir, false, o.limit_test);
+  l.test = load_run_test_data(data, dir, cfg, o.limit_test);
   l.device = choose_device(o.device, false).device;
   Generator gen(0);
   l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
@@ -140,8 +143,8 @@ int run_predict(const EvalOpts& o) {
 
 void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--model", o.model, "Model name (default: from the checkpoint manifest)");
-  s->add_option("--data", o.data, "Dataset (default: from the manifest)");
-  s->add_option("--data-dir", o.data_dir, "Dataset directory");
+  s->add_option("--data", o.data, "Dataset, or the image folder a run was trained on (default: from the manifest)");
+  s->add_option("--data-dir", o.data_dir, "Dataset directory (an image-folder run: its folder, if it moved)");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   s->add_option("--limit-test", o.limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
 }
