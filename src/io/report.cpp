@@ -92,6 +92,8 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
                        "stroke-dasharray=\"2,3\"><title>{3}</title></line>\n",
                        px(m.x), mt, mt + ph, html_escape(m.label));
   }
+  std::string legend;
+  size_t longest = 0;
   for (size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     const char* color = kColors[k % std::size(kColors)];
@@ -110,11 +112,17 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
     if (!pts.empty())
       o += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>{}\n", color,
                        with_dots ? "2" : "1.5", pts, dots);
-    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                     ml + 8, mt + 6 + 14.0 * double(k), color, ml + 22, mt + 15 + 14.0 * double(k), html_escape(s.name));
+    legend += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+                          "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                          ml + 8, mt + 6 + 14.0 * double(k), color, ml + 22, mt + 15 + 14.0 * double(k), html_escape(s.name));
+    longest = std::max(longest, s.name.size());
   }
-  o += "</svg>\n";
+  // The legend over a translucent white box, so a curve passing under it does not hide it.
+  if (!c.series.empty())
+    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"white\" "
+                     "fill-opacity=\"0.8\"/>\n",
+                     ml + 4, mt + 3, 22 + 6.2 * double(longest), 4 + 14.0 * double(c.series.size()));
+  o += legend + "</svg>\n";
   return o;
 }
 

@@ -48,6 +48,21 @@ TEST(DataImageFolderSplits, TrainAndTestFoldersWithSizeFromTheFirstImage) {
   EXPECT_NE(own_mean, s.train.mean);
 }
 
+TEST(DataImageFolderSplits, ValFolderIsLoadedWithTheTrainStatistics) {
+  ember::test::TempDir dir("splits");
+  write_classes(dir.path() / "train", {"a", "b"}, 3, 8, 8);
+  write_classes(dir.path() / "val", {"a", "b"}, 2, 8, 8);
+  write_classes(dir.path() / "test", {"a", "b"}, 1, 8, 8);
+  ImageFolderSplits s = load_image_folder_splits(dir.path(), {});
+  EXPECT_EQ(s.layout, "train/, val/ and test/ folders");
+  EXPECT_EQ(s.val.size(), 4);
+  EXPECT_EQ(s.val.mean, s.train.mean);
+  EXPECT_EQ(s.val.classes, s.train.classes);
+  fs::remove_all(dir.path() / "val" / "b");
+  ember::test::expect_error<DataError>([&] { load_image_folder_splits(dir.path(), {}); },
+                                       "val/ has the classes [a] but train/ has [a, b]");
+}
+
 TEST(DataImageFolderSplits, GivenSizeChannelsAndALargeFirstImageIsCapped) {
   ember::test::TempDir dir("splits");
   write_classes(dir.path() / "train", {"a", "b"}, 2, 200, 100);
