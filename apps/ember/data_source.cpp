@@ -50,8 +50,12 @@ std::string check_data_arg(const std::string& value) {
 }
 
 void normalise_data_arg(std::string& data, std::string& data_dir) {
-  if (is_known(data) || data == kImageFolder || !is_directory(data)) return;
-  data_dir = fs::absolute(data).lexically_normal().string();
+  std::string folder;
+  if (data == kImageFolder) folder = data_dir;               // --data image-folder --data-dir PATH
+  else if (!is_known(data) && is_directory(data)) folder = data;  // --data PATH
+  if (folder.empty()) return;
+  // Absolute, so eval and predict find it from any directory.
+  data_dir = fs::absolute(folder).lexically_normal().string();
   if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
   data = kImageFolder;
 }

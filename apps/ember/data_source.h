@@ -18,7 +18,8 @@ inline constexpr const char* kImageFolder = "image-folder";  // the "data" value
 // neither a known name nor a directory (for the CLI11 validator).
 std::string check_data_arg(const std::string& value);
 // Turns `--data PATH` (an existing directory that is not a known name) into data = "image-folder",
-// data_dir = the absolute path. Other values are left as they are.
+// data_dir = the absolute path; with data = "image-folder", makes data_dir absolute. Other values
+// are left as they are.
 void normalise_data_arg(std::string& data, std::string& data_dir);
 // A short label for run names: the dataset name, or the folder's own name.
 std::string data_label(const std::string& data, const std::string& data_dir);

@@ -131,6 +131,8 @@ int run_predict(const EvalOpts& o) {
   // loader code as the test set (one-sample dataset with the test set's mean/std).
   data::ImageFolderOptions io;
   io.channels = l.test.channels(), io.height = l.test.height(), io.width = l.test.width();
+  // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
+  if (l.test.name.starts_with("image-folder:")) io.resize = data::ResizeMode::CenterCrop;
   for (const std::string& file : o.images) {
     data::Dataset one = l.test;
     one.images = data::load_image(file, io).unsqueeze(0).contiguous();

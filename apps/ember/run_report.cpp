@@ -12,11 +12,12 @@
 
 namespace ember::cli {
 
-std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing) {
+std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
+                                  const std::string& set) {
   const std::string train_loss_name =
       label_smoothing > 0 ? fmt::format("train loss (with label smoothing {:g})", label_smoothing) : "train loss";
-  io::Series tl{train_loss_name, {}, {}}, vl{"test loss (cross-entropy)", {}, {}};
-  io::Series ta{"train", {}, {}}, va{"test", {}, {}}, lr{"learning rate", {}, {}};
+  io::Series tl{train_loss_name, {}, {}}, vl{set + " loss (cross-entropy)", {}, {}};
+  io::Series ta{"train", {}, {}}, va{set, {}, {}}, lr{"learning rate", {}, {}};
   io::Series sp{"per step interval", {}, {}}, sp_epoch{"epoch average", {}, {}};
   std::vector<io::Marker> markers;
   for (const auto& r : recs) {
@@ -70,8 +71,12 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   io::ReportData d;
   d.title = fmt::format("ember run {}: {} on {}", run_display_name(in), in.model, in.dataset);
   const double smoothing = in.config.is_object() ? in.config.value("label_smoothing", 0.0) : 0.0;
-  d.charts = run_charts(recs, smoothing);
-  d.table_header = {"epoch", "train loss", "train acc", "test loss", "test acc", "samples/s", "data wait", "seconds"};
+  // An image folder with val/: the per-epoch evaluation ran on it, the final one on test/.
+  const bool val = in.config.is_object() && in.config.contains("image_folder") &&
+                   in.config["image_folder"].value("layout", std::string()).find("val/") != std::string::npos;
+  const std::string set = val ? "val" : "test";
+  d.charts = run_charts(recs, smoothing, set);
+  d.table_header = {"epoch", "train loss", "train acc", set + " loss", set + " acc", "samples/s", "data wait", "seconds"};
   int resumes = 0;
   for (const auto& r : recs) {
     if (r.kind == "resume") ++resumes;

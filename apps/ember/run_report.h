@@ -26,7 +26,10 @@ struct RunReportInput {
 // step interval, the test set's values at the end of each epoch, epoch ends and resume points
 // marked. label_smoothing > 0 is named in the train loss's legend (the test loss is plain
 // cross-entropy, so the two differ by more than overfitting).
-std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing);
+// epoch_eval_set: what the per-epoch "test_*" metrics were measured on ("test", or "val" for an
+// image folder with a val/ split).
+std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
+                                  const std::string& epoch_eval_set = "test");
 
 // The run's name as the report shows it: config "name", else the run directory's name.
 std::string run_display_name(const RunReportInput& in);

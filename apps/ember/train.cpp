@@ -289,7 +289,8 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fitter.on_epoch = [&](const train::EpochStats& s) {
     if (!header) {
       fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9}  {:>9}  {:>7}\n", "epoch", "train loss", "train acc",
-                 "test loss", "test acc", "samples/s", "data wait", "seconds");
+                 rd.val.size() ? "val loss" : "test loss", rd.val.size() ? "val acc" : "test acc", "samples/s",
+                 "data wait", "seconds");
       header = true;
     }
     fmt::print("{:>5}  {:>10.4f}  {:>8.2f}%  {:>9.4f}  {:>7.2f}%  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, s.train_loss,

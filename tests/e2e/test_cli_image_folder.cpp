@@ -108,6 +108,32 @@ TEST_F(CliImageFolder, OneLevelFolderIsSplitBySeedAndFlagsSetSizeAndChannels) {
                 "cd " + dir.string() + " && ");
   ASSERT_EQ(r.code, 0) << r.out;
   EMBER_EXPECT_HAS(r.out, "runs/mlp-pics-");
+  // --data image-folder --data-dir RELATIVE: stored absolute, so eval works from anywhere.
+  r = run_ember("train --data image-folder --data-dir pics --model mlp --epochs 1 --batch-size 15 --threads 2 "
+                "--limit-train 30 --run-dir rel", "cd " + dir.string() + " && ");
+  ASSERT_EQ(r.code, 0) << r.out;
+  nlohmann::json cfg = nlohmann::json::parse(ember::e2e::read_text((dir / "rel" / "config.json").string()));
+  EXPECT_EQ(cfg["data_dir"], (dir / "pics").string());
+  r = run_ember("eval " + (dir / "rel").string() + " --json", "cd / && ");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(nlohmann::json::parse(r.out)["samples"], 12);  // 20% of 3 x 20, held out by seed 0
+}
+
+TEST_F(CliImageFolder, ValFolderIsEvaluatedEachEpochAndTestAtTheEnd) {
+  write_shape_images(dir / "shapes" / "train", 10, 0);
+  write_shape_images(dir / "shapes" / "val", 4, 50);
+  write_shape_images(dir / "shapes" / "test", 2, 100);
+  const std::string run_dir = (dir / "run").string();
+  auto r = run_ember("train --data " + (dir / "shapes").string() +
+                     " --model mlp --epochs 1 --batch-size 10 --threads 2 --run-dir " + run_dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "train/, val/ and test/ folders");
+  EMBER_EXPECT_HAS(r.out, "12 val images (evaluated each epoch; test/ at the end)");
+  EMBER_EXPECT_HAS(r.out, "val loss   val acc");
+  EMBER_EXPECT_HAS(r.out, "(6 samples;");  // the final evaluation: test/
+  const std::string html = ember::e2e::read_text(run_dir + "/report.html");
+  EMBER_EXPECT_HAS(html, "<th>val acc</th>");
+  EMBER_EXPECT_HAS(html, ">val loss (cross-entropy)</text>");
 }
 
 TEST_F(CliImageFolder, BadFoldersAreClearErrors) {
