@@ -71,11 +71,13 @@ TEST_F(CliReport, OneEpochRunHasPerStepCurvesModelDateAndVersion) {
   EMBER_EXPECT_HAS(html, "<title>ember run run: lenet5 on image folder shapes</title>");
 
   // Without label smoothing the train loss is plain cross-entropy and named plainly.
-  r = run_ember(train("--epochs 1 --label-smoothing 0 --run-dir " + (dir / "plain").string()));
+  // --log-every 3 over 8 steps: records at steps 3, 6 and the epoch's last, shorter interval (8).
+  r = run_ember(train("--epochs 1 --label-smoothing 0 --log-every 3 --run-dir " + (dir / "plain").string()));
   ASSERT_EQ(r.code, 0) << r.out;
   const std::string plain = read_text((dir / "plain" / "report.html").string());
   EXPECT_EQ(plain.find("label smoothing"), std::string::npos);
   EMBER_EXPECT_HAS(chart(plain, "Loss"), ">train loss</text>");
+  EXPECT_EQ(points_of_first_polyline(chart(plain, "Learning rate")), 3u);
 }
 
 TEST_F(CliReport, ResumeIsMarkedAndTheRunKeepsItsName) {
