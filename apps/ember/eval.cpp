@@ -8,6 +8,7 @@
 
 #include "cli.h"
 #include "cli_image_check.h"
+#include "data_source.h"
 #include "device_select.h"
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
@@ -40,11 +41,13 @@ Loaded load(const EvalOpts& o) {
   std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
-  std::string dir = !o.data_dir.empty() ? o.data_dir : cfg.value("data_dir", std::string());
-  if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
+  std::string dir = o.data_dir;
+  normalise_data_arg(data, dir);  // `--data PATH`: an image folder
+  if (dir.empty()) dir = cfg.value("data_dir", std::string());
+  if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
-  l.test = train::load_split(data, dir, false, o.limit_test);
+  l.test = load_run_test_data(data, dir, cfg, o.limit_test);
   l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
   Generator gen(0);
   l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
@@ -131,6 +134,8 @@ int run_predict(const EvalOpts& o) {
   // loader code as the test set (one-sample dataset with the test set's mean/std).
   data::ImageFolderOptions io;
   io.channels = l.test.channels(), io.height = l.test.height(), io.width = l.test.width();
+  // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
+  if (l.test.name.starts_with("image-folder:")) io.resize = data::ResizeMode::CenterCrop;
   for (const std::string& file : o.images) {
     data::Dataset one = l.test;
     one.images = data::load_image(file, io).unsqueeze(0).contiguous();
@@ -153,8 +158,8 @@ int run_predict(const EvalOpts& o) {
 
 void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--model", o.model, "Model name (default: from the checkpoint manifest)");
-  s->add_option("--data", o.data, "Dataset (default: from the manifest)");
-  s->add_option("--data-dir", o.data_dir, "Dataset directory");
+  s->add_option("--data", o.data, "Dataset, or the image folder a run was trained on (default: from the manifest)");
+  s->add_option("--data-dir", o.data_dir, "Dataset directory (an image-folder run: its folder, if it moved)");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
 }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "data_source.h"
 #include "device_select.h"
 #include "ember/ember.h"
 #include "ember/io/atomic_file.h"
@@ -66,6 +67,7 @@ struct TrainConfig {
   double label_smoothing = 0.1;  // training loss; seeds 0/1/2: 91.58 / 91.40 / 91.28% vs 91.35 / 91.03 / 91.35% at 0
   double hflip = 0.0;         // augmentation: probability of a horizontal flip per sample
   int64_t crop_padding = 0;   // augmentation: random crop from the image zero-padded by this many pixels
+  FolderFlags folder;         // --data PATH (an image folder): size, channels, test share of a one-level folder
   uint64_t seed = 0;
   int workers = 1, threads = 0;
   std::string device = "auto", name, run_dir, resume;
@@ -106,10 +108,19 @@ void adopt_checkpoint_config(TrainConfig& c, const nlohmann::json& j, const CLI:
   // Runs from before the flag existed trained without label smoothing.
   if (!j.contains("label_smoothing")) c.label_smoothing = 0.0;
   take("label_smoothing", c.label_smoothing, "--label-smoothing");
+  if (j.contains("image_folder") && j["image_folder"].is_object()) {  // the same images as the run saw
+    const auto& f = j["image_folder"];
+    c.folder = {f.value("image_size", int64_t(0)), f.value("channels", int64_t(0)), f.value("test_fraction", 0.2)};
+  }
   if (!app.count("--epochs") && j.contains("epochs")) c.epochs = j["epochs"];
   if (!app.count("--data-dir") && j.contains("data_dir")) c.data_dir = j["data_dir"];
   if (!app.count("--threads") && j.contains("threads")) c.threads = j["threads"];
+  if (!app.count("--name") && j.contains("name")) c.name = j["name"];  // the report keeps the run's name
 }
+
+// Steps per metrics.jsonl step record when --log-every is not given: about 200 points on the
+// report's per-step curves, however short the run, and at most 50 steps apart.
+int64_t default_log_every(int64_t total_steps) { return std::clamp<int64_t>(total_steps / 200, 1, 50); }
 
 // 61706 -> "61,706" (built by appending: GCC 12's -Wrestrict misfires on std::string::insert here).
 std::string thousands(int64_t v) {
@@ -145,6 +156,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
     else run_dir = p.parent_path().parent_path();
     if (!c.run_dir.empty()) run_dir = c.run_dir;
   }
+  normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
   // ---- settings that do not need data ----
   if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
@@ -154,11 +166,15 @@ int run_train(TrainConfig c, const CLI::App& app) {
                      ck->manifest.threads, c.threads, ck->manifest.threads));
   DeviceChoice dev = choose_device(c.device, c.require_gpu);
   if (run_dir.empty()) {
+    if (c.name.empty() && !c.run_dir.empty()) {
+      c.name = fs::path(c.run_dir).lexically_normal().filename().string();  // the run is named after its folder
+      if (c.name.empty()) c.name = fs::path(c.run_dir).lexically_normal().parent_path().filename().string();
+    }
     if (c.name.empty()) {
       std::time_t t = std::time(nullptr);
       char buf[32];
       std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-      c.name = fmt::format("{}-{}-{}", c.model, c.data, buf);
+      c.name = fmt::format("{}-{}-{}", c.model, data_label(c.data, c.data_dir), buf);
     }
     run_dir = c.run_dir.empty() ? fs::path("runs") / c.name : fs::path(c.run_dir);
     if (fs::exists(run_dir / "checkpoints" / "latest.json"))
@@ -175,10 +191,14 @@ int run_train(TrainConfig c, const CLI::App& app) {
                   "pass a writable --run-dir (or --name to create runs/<name> in the current directory)");
 
   // ---- data ----
+  if (c.data == kImageFolder && c.data_dir.empty())
+    throw UsageError("--data image-folder needs the folder", "pass --data path/to/images (or --data-dir PATH)");
   fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  data::Dataset train_ds = train::load_split(c.data, data_dir, true, c.limit_train);
-  data::Dataset test_ds = train::load_split(c.data, data_dir, false, c.limit_test);
+  RunData rd = load_run_data(c.data, data_dir, c.folder, c.seed, c.limit_train, c.limit_test);
+  const data::Dataset& train_ds = rd.train;
+  const data::Dataset& test_ds = rd.test;
+  const data::Dataset& epoch_eval_ds = rd.val.size() ? rd.val : rd.test;  // val/ when the folder has one
   warn_batch_larger_than_set(c.batch_size, train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
@@ -200,6 +220,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   else
     opt = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
   const int64_t steps_per_epoch = (train_ds.size() + c.batch_size - 1) / c.batch_size;
+  if (!app.count("--log-every")) c.log_every = default_log_every(steps_per_epoch * c.epochs);
   std::unique_ptr<optim::LRScheduler> sched;
   bool per_step = false;
   if (c.schedule == "step") sched = std::make_unique<optim::StepLR>(*opt, std::max<int64_t>(1, c.epochs / 3), 0.1);
@@ -216,6 +237,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {}\n", c.data, data_dir.string(),
              train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
              plural(train_ds.num_classes(), "class", "classes"));
+  if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} x {} (batch {}), seed {}\n",
@@ -244,6 +266,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   std::fflush(stdout);
 
   nlohmann::json cfg = to_json(c);
+  if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
   std::string cfg_text = cfg.dump(2) + "\n";
   io::write_file_atomic(run_dir / "config.json", std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
 
@@ -266,12 +289,13 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fo.config_json = cfg.dump();
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
-  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
+  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, epoch_eval_ds, fo);
   bool header = false;
   fitter.on_epoch = [&](const train::EpochStats& s) {
     if (!header) {
       fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9}  {:>9}  {:>7}\n", "epoch", "train loss", "train acc",
-                 "test loss", "test acc", "samples/s", "data wait", "seconds");
+                 rd.val.size() ? "val loss" : "test loss", rd.val.size() ? "val acc" : "test acc", "samples/s",
+                 "data wait", "seconds");
       header = true;
     }
     fmt::print("{:>5}  {:>10.4f}  {:>8.2f}%  {:>9.4f}  {:>7.2f}%  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, s.train_loss,
@@ -282,7 +306,9 @@ int run_train(TrainConfig c, const CLI::App& app) {
   train::FitResult r = fitter.run(ck ? &*ck : nullptr);
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  RunReportInput rep{c.model, c.data, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall};
+  const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
+  RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
+                     model->num_parameters()};
   if (r.status == train::FitStatus::NonFiniteLoss) {
     write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
@@ -330,7 +356,18 @@ void register_train(CLI::App& root, Runner& run) {
   for (const auto& n : names) zoo += (zoo.empty() ? "" : ", ") + n;
   t->add_option("--model", c->model, "Zoo model (" + zoo + "), or a model spec file (*.toml)")
       ->check(zoo_or_spec)->capture_default_str();
-  t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(data::known_dataset_names()))->capture_default_str();
+    t->add_option("--data", c->data, "Dataset name, or a folder of your own images (PATH/<class>/*.png|jpg, or "
+                "PATH/train/<class>/ and PATH/test/<class>/, optionally PATH/val/<class>/)")
+      ->check(CLI::Validator([](std::string& v) { return check_data_arg(v); }, "NAME or FOLDER"))
+      ->capture_default_str();
+  add_number(t, "--image-size", c->folder.image_size,
+             "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
+             between(1, 4096));
+  t->add_option("--channels", c->folder.channels, "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)")
+      ->check(CLI::IsMember({1, 3}));
+  add_number(t, "--test-fraction", c->folder.test_fraction,
+             "Image folders without train/ and test/: share of each class held out for testing (seeded by --seed)",
+             between(0.01, 0.99))->capture_default_str();
   t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
   // Second names are the ones PyTorch and Keras users type first.
   add_number(t, "--epochs,--max-epochs", c->epochs, "Epochs", at_least(1))->capture_default_str();
@@ -362,7 +399,7 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
   add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
   add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));
-  add_number(t, "--log-every", c->log_every, "Steps per metrics.jsonl step record", at_least(0))->capture_default_str();
+  add_number(t, "--log-every", c->log_every, "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)", at_least(0));
   add_number(t, "--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps", at_least(0))
       ->group("");
   t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
