@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/core/settings.h"
 #include "ops/kernels.h"
 
 namespace ember::cpu {
@@ -44,9 +45,10 @@ Operand as_blas(const Tensor& m3) {
 // region) and the partial outputs are summed. OpenBLAS parallelises over M and N only; at this
 // shape its 2-thread NT path ran 126 GFLOP/s, while one thread on half of K ran 89 GFLOP/s
 // (2026-11-29, /tmp probe). The result depends on the thread count (summation order), but is
-// deterministic for a fixed count, like everything else on the CPU.
+// deterministic for a fixed count, like everything else on the CPU. Under ember::deterministic()
+// it is off, so a GEMM's summation order no longer depends on the thread count.
 bool use_split_k(int64_t M, int64_t N, int64_t K, int threads) {
-  return threads >= 2 && K >= 2048 && K >= 8 * std::max(M, N) && M * N <= (int64_t(1) << 16);
+  return !deterministic() && threads >= 2 && K >= 2048 && K >= 8 * std::max(M, N) && M * N <= (int64_t(1) << 16);
 }
 template <class T>
 void split_k_gemm(const Operand& A, const Operand& Bm, int64_t M, int64_t N, int64_t K, T* out, int threads) {

@@ -137,12 +137,38 @@ TEST_F(Cli, DeviceRequestsWithoutAGpu) {
 // A training run on the CPU must not load cuBLAS: mapping libcublas + libcublasLt costs ~150 MB of
 // resident memory (src/cuda/cublas_lazy.cpp). LD_DEBUG=files makes the dynamic loader name every
 // library it opens, so the check is exact in any build (CPU-only, CUDA, sanitizers).
+// The CUDA libraries a CPU run must never map: cuBLAS alone costs ~150 MB resident, and none of
+// them need be installed for a CPU run of a CUDA build (the runtime is linked statically).
+const char* const kCudaLibraries[] = {"libcudart", "libcublas", "libcudnn", "libnccl"};
+
 TEST_F(Cli, CpuRunDoesNotLoadCublas) {
   Result r = run(tiny("nocublas") + " --device cpu --limit-train 64 --limit-test 32", "LD_DEBUG=files ");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "libdnnl");  // LD_DEBUG did report the libraries it loaded
-  const size_t at = r.out.find("libcublas");
-  EXPECT_EQ(at, std::string::npos) << r.out.substr(at == std::string::npos ? 0 : (at > 3000 ? at - 3000 : 0), 3500);
+  for (const char* lib : kCudaLibraries) {
+    const size_t at = r.out.find(lib);
+    EXPECT_EQ(at, std::string::npos) << lib << ":\n"
+                                     << r.out.substr(at == std::string::npos ? 0 : (at > 3000 ? at - 3000 : 0), 3500);
+  }
+}
+
+// One binary for every machine: the CUDA build links no CUDA library (ldd), so `ember --version`
+// starts where none is installed, and loads none (LD_DEBUG). The driver, libcuda.so.1, is not
+// linked either: the static CUDA runtime opens it on the first CUDA call.
+TEST_F(Cli, StartsWithNoCudaLibraryInstalled) {
+  FILE* p = popen(("ldd " + std::string(EMBER_BIN) + " 2>&1").c_str(), "r");
+  std::string ldd;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) ldd.append(buf.data(), n);
+  pclose(p);
+  EXPECT_HAS(ldd, "libember");
+  for (const char* lib : {"libcudart", "libcublas", "libcudnn", "libnccl", "libcuda.so"})
+    EXPECT_EQ(ldd.find(lib), std::string::npos) << "ember links " << lib << ":\n" << ldd;
+  Result r = run("--version", "LD_DEBUG=files ");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "libember");
+  for (const char* lib : kCudaLibraries) EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << ":\n" << r.out;
 }
 
 TEST_F(Cli, MissingDatasetAndUnwritableRunDir) {
