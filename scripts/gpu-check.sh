@@ -91,6 +91,12 @@ if [[ -n $bundle ]]; then
   [[ -x $e && -x $tests_bin ]] && built=1 || built=0
   data_dir=""
   [[ -f $bundle/data/fashion-mnist/train-images-idx3-ubyte.gz ]] && data_dir=$bundle/data/fashion-mnist
+  if [[ -n $data_dir ]]; then  # the bundled data reads, and a few CPU steps train on it
+    run train_cpu_smoke 60 "$e" train --device cpu --data-dir "$data_dir" --epochs 1 --limit-train 512 \
+      --limit-test 256 --run-dir "$out/train-cpu-smoke"
+  else
+    skip train_cpu_smoke "the bundle has no data/fashion-mnist"
+  fi
 else
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 # Only the card's own architecture is compiled here (CI builds the full list), to fit the 8 minutes.
@@ -146,7 +152,7 @@ fi
 # CPU suite last, with whatever time is left (CI runs it in full on every change).
 if (( built )) && [[ -n $bundle ]]; then
   # The unit suite, sharded over the cores (gtest's own sharding); CPU_TESTS_FILTER narrows it.
-  run cpu_tests 150 bash -c "cd '$broot' && pids=() && for i in \$(seq 0 $(( jobs - 1 ))); do \
+  run cpu_tests 240 bash -c "cd '$broot' && pids=() && for i in \$(seq 0 $(( jobs - 1 ))); do \
     GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=\$i '$tests_bin' --gtest_filter='${CPU_TESTS_FILTER:-*}:-*_CUDA*' \
       --gtest_brief=1 > '$out/cpu_tests.shard'\$i'.log' 2>&1 & pids+=(\$!); done; rc=0; \
     for p in \${pids[@]}; do wait \$p || rc=1; done; tail -n 3 '$out'/cpu_tests.shard*.log; exit \$rc"
