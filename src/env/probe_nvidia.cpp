@@ -129,7 +129,11 @@ std::string driver_child(const std::vector<std::string>& names) {
 
 void apply_driver(EnvFacts& f, const Fields& r) {
   if (r.count("missing")) {
-    f.driver_error = "libcuda.so.1 missing: " + get(r, "missing");
+    // "No such file" says nothing the word "missing" does not; any other dlerror (wrong ELF class,
+    // an undefined symbol) is the clue, so it is kept.
+    const std::string why = get(r, "missing");
+    f.driver_error = "libcuda.so.1 missing";
+    if (why.find("No such file") == std::string::npos) f.driver_error += ": " + why;
     return;
   }
   f.driver_found = true;
