@@ -1,9 +1,7 @@
-// What ember::set_deterministic (the CLI's --deterministic) guarantees on the CPU, tested as the
-// strongest statement that holds: a matmul whose default path splits K across threads (summation
-// order then depends on the thread count) gives bit-identical results for 1 and 2 threads once
-// deterministic mode is on. Whole training runs are bit-identical for the same thread count (the
-// e2e test Cli.DeterministicRunsAreBitIdentical); across thread counts they are not yet, because
-// OpenBLAS, oneDNN and the reductions partition their sums by thread.
+// What ember::set_deterministic (the CLI's --deterministic) guarantees for CPU matmuls: the same
+// bits with 1 and 2 threads, both for the long-K shape whose default path splits K across threads
+// and for an MLP layer's shape, which OpenBLAS's own threading partitions by the thread count
+// (src/cpu/gemm.cpp computes fixed column blocks instead). Whole runs: Cli.DeterministicRunsAreBitIdentical.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -38,6 +36,23 @@ TEST(Determinism, SplitKMatmulIsThreadCountIndependentWhenDeterministic) {
   ASSERT_EQ(one.size(), two.size());
   EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
       << "under set_deterministic(true) a matmul must not depend on the thread count";
+}
+
+TEST(Determinism, MlpLayerMatmulsAreThreadCountIndependentWhenDeterministic) {
+  ThreadsAndMode restore;
+  set_deterministic(true);
+  auto run = [](int threads) {
+    set_num_threads(threads);
+    manual_seed(11);
+    Tensor x = randn({64, 784}), w = randn({256, 784}), g = randn({64, 256});
+    std::vector<float> out = matmul(x, w.t()).to_vector<float>();  // forward: x @ w^T
+    std::vector<float> gw = matmul(g.t(), x).to_vector<float>();   // weight gradient: g^T @ x
+    out.insert(out.end(), gw.begin(), gw.end());
+    return out;
+  };
+  std::vector<float> one = run(1), two = run(2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
 }
 
 TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
