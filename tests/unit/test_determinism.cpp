@@ -4,6 +4,7 @@
 // (src/cpu/gemm.cpp computes fixed column blocks instead). Whole runs: Cli.DeterministicRunsAreBitIdentical.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 
 #include "ember/ember.h"
@@ -53,6 +54,27 @@ TEST(Determinism, MlpLayerMatmulsAreThreadCountIndependentWhenDeterministic) {
   std::vector<float> one = run(1), two = run(2);
   ASSERT_EQ(one.size(), two.size());
   EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+}
+
+// The conv weight gradient: oneDNN's reduction is partitioned by thread; deterministic mode sums
+// fixed groups of 8 images (src/cpu/nn_conv.cpp). Same bits for 1 and 2 threads, and the same
+// gradient as the default path up to float rounding. N = 20: groups that do not divide evenly.
+TEST(Determinism, ConvWeightGradientIsThreadCountIndependentWhenDeterministic) {
+  ThreadsAndMode restore;
+  auto grad = [](bool det, int threads) {
+    set_deterministic(det);
+    set_num_threads(threads);
+    manual_seed(13);
+    Tensor x = randn({20, 3, 12, 12}), w = randn({6, 3, 5, 5});
+    w.requires_grad_();
+    Tensor y = nn::functional::conv2d(x, w, {}, {.padding = {2, 2}});
+    (y * y).sum().backward();
+    return w.grad().to_vector<float>();
+  };
+  std::vector<float> one = grad(true, 1), two = grad(true, 2), dflt = grad(false, 2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_NEAR(one[i], dflt[i], 1e-3 * (1 + std::abs(dflt[i]))) << i;
 }
 
 TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
