@@ -1,19 +1,28 @@
 #!/usr/bin/env bash
 # One-shot check of the CUDA backend on a machine with an NVIDIA GPU (written for one GPU, 16
-# cores, nvcc on PATH or in /usr/local/cuda; cuBLAS/cuDNN may come from the nvidia-*-cu13 Python
-# wheels). Configures and builds Release, runs the GPU tests (ctest -L gpu), `ember doctor` and
-# `ember bench matmul` when the CLI exists, and prints a table last. Bounded to 8 minutes in all.
+# cores; cuBLAS/cuDNN may come from the nvidia-* Python wheels). Runs the GPU tests, `ember
+# doctor`, the benches, a 2-epoch Fashion-MNIST run on the GPU and PyTorch's side, then the CPU
+# tests, and prints one table last. Bounded to 8 minutes in all (a timeout per step).
 # Without a usable GPU it still runs the CPU-side steps and says the GPU steps were skipped.
-#   usage: scripts/gpu-check.sh [OUTDIR]   (default: $OUT, else ./gpu-check-out)
+#   usage: scripts/gpu-check.sh [--bundle DIR] [OUTDIR]   (OUTDIR default: $OUT, else ./gpu-check-out)
+# --bundle DIR: builds nothing; runs the binaries of a bundle made by scripts/gpu-bundle.sh (unpacked
+#   into OUTDIR/bundle-root), with cuBLAS/cuDNN/NCCL found in the python wheels (site-packages/
+#   nvidia/*/lib of the python3 on PATH). Without it: configures and builds Release here first.
 # Writes OUTDIR/<step>.log for every step and OUTDIR/summary.json. Exit status: 0 when every step
-# that ran passed, 1 otherwise. Status: untested on a GPU as of 2026-11-29 (see docs/gpu.md).
+# that ran passed, 1 otherwise. Status: untested on a GPU as of 2026-11-30 (see docs/gpu.md).
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=""
+if [[ ${1:-} == --bundle ]]; then
+  [[ -n ${2:-} ]] || { echo "usage: $0 [--bundle DIR] [OUTDIR]" >&2; exit 2; }
+  bundle=$(cd "$2" && pwd) || { echo "gpu-check: no bundle directory $2 (make one with scripts/gpu-bundle.sh)" >&2; exit 2; }
+  shift 2
+fi
 out=${1:-${OUT:-./gpu-check-out}}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-$root/build-gpu-check}
-jobs=${JOBS:-16}
+jobs=${JOBS:-$(nproc)}
 deadline=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-480} ))
 names=() statuses=() seconds=()
 
@@ -63,6 +72,32 @@ gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 gpu_count=${gpu_count:-0}
 
 # ---- CPU-side steps: always --------------------------------------------------------------------
+if [[ -n $bundle ]]; then
+  # Unpack, check every library resolves (the CUDA ones may come later, from the wheels: none is
+  # linked), and start the CLI. Tests run from the unpacked root, where ./golden is.
+  broot=$out/bundle-root
+  run unpack 60 bash -c 'set -e; rm -rf "$2"; mkdir -p "$2"
+    for a in "$1/payload.tar.xz" "$1/cxx-runtime.tar.xz"; do
+      [[ -f $a ]] || continue
+      if command -v xz >/dev/null; then tar -C "$2" -xJf "$a"
+      else python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$a" "$2"; fi
+    done
+    cat "$1/MANIFEST.txt"' unpack "$bundle" "$broot"
+  e=$broot/bin/ember
+  tests_bin=$broot/bin/ember_tests
+  run libraries 20 bash -c "ldd '$e' '$tests_bin'; ! ldd '$e' '$tests_bin' | grep 'not found'"
+  run version 20 "$e" --version
+  run doctor_json 60 bash -c "'$e' doctor --json > '$out/doctor.json'"
+  [[ -x $e && -x $tests_bin ]] && built=1 || built=0
+  data_dir=""
+  [[ -f $bundle/data/fashion-mnist/train-images-idx3-ubyte.gz ]] && data_dir=$bundle/data/fashion-mnist
+  if [[ -n $data_dir ]]; then  # the bundled data reads, and a few CPU steps train on it
+    run train_cpu_smoke 60 "$e" train --device cpu --data-dir "$data_dir" --epochs 1 --limit-train 512 \
+      --limit-test 256 --run-dir "$out/train-cpu-smoke"
+  else
+    skip train_cpu_smoke "the bundle has no data/fashion-mnist"
+  fi
+else
 gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
 # Only the card's own architecture is compiled here (CI builds the full list), to fit the 8 minutes.
 archs=${EMBER_CUDA_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d . | sed 's/$/-real/')}
@@ -80,6 +115,8 @@ data_dir=""
 for d in "${EMBER_DATA_DIR:+$EMBER_DATA_DIR/fashion-mnist}" /usr/share/datasets/fashion-mnist "$root/data/fashion-mnist"; do
   [[ -n $d && -f $d/train-images-idx3-ubyte.gz ]] && { data_dir=$d; break; }
 done
+e=$build/ember
+fi
 gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train train_gpu torch_side)
 
 # ---- GPU steps: only with a GPU -----------------------------------------------------------------
@@ -88,8 +125,11 @@ if (( gpu_count == 0 )); then
 elif (( ! built )); then
   for s in "${gpu_steps[@]}"; do skip "$s" "no build"; done
 else
-  run gpu_tests 150 ctest --test-dir "$build" -L gpu --output-on-failure
-  e=$build/ember
+  if [[ -n $bundle ]]; then
+    run gpu_tests 150 bash -c "cd '$broot' && '$tests_bin' --gtest_filter='*_CUDA*' --gtest_output=json:'$out/gpu_tests.json'"
+  else
+    run gpu_tests 150 ctest --test-dir "$build" -L gpu --output-on-failure
+  fi
   run doctor 30 "$e" doctor
   "$e" doctor --json >"$out/doctor.json" 2>/dev/null
   run bench_matmul 50 bash -c "'$e' bench matmul --sizes 256,1024,4096,8192 --json | tee '$out/bench_matmul.json'"
@@ -110,7 +150,13 @@ else
 fi
 
 # CPU suite last, with whatever time is left (CI runs it in full on every change).
-if (( built )); then
+if (( built )) && [[ -n $bundle ]]; then
+  # The unit suite, sharded over the cores (gtest's own sharding); CPU_TESTS_FILTER narrows it.
+  run cpu_tests 240 bash -c "cd '$broot' && pids=() && for i in \$(seq 0 $(( jobs - 1 ))); do \
+    GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=\$i '$tests_bin' --gtest_filter='${CPU_TESTS_FILTER:-*}:-*_CUDA*' \
+      --gtest_brief=1 > '$out/cpu_tests.shard'\$i'.log' 2>&1 & pids+=(\$!); done; rc=0; \
+    for p in \${pids[@]}; do wait \$p || rc=1; done; tail -n 3 '$out'/cpu_tests.shard*.log; exit \$rc"
+elif (( built )); then
   run cpu_tests 120 ctest --test-dir "$build" -LE "gpu|install|browser" -j "$jobs" --output-on-failure
 else
   skip cpu_tests "no build"
@@ -120,7 +166,7 @@ fi
 failed=0
 {
   echo "{"
-  echo "  \"date\": \"$(date -u +%FT%TZ)\", \"gpus\": $gpu_count, \"build_dir\": \"$build\","
+  echo "  \"date\": \"$(date -u +%FT%TZ)\", \"gpus\": $gpu_count, \"build_dir\": \"$build\", \"bundle\": \"$bundle\","
   echo "  \"steps\": ["
   for i in "${!names[@]}"; do
     sep=","; (( i == ${#names[@]} - 1 )) && sep=""

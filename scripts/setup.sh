@@ -13,4 +13,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
-  dataset-fashion-mnist chromium
+  dataset-fashion-mnist chromium \
+  patchelf xz-utils  # scripts/gpu-bundle.sh

@@ -160,6 +160,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
   // ---- settings that do not need data ----
   if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
+  set_deterministic(c.deterministic);  // backends pick reproducible algorithms (ember/core/settings.h)
   if (ck && ck->manifest.threads && ck->manifest.threads != c.threads)
     warn(fmt::format("the checkpoint was trained with {} threads, this run uses {}: the result will not be bitwise "
                      "identical to an uninterrupted run (pass --threads {})",

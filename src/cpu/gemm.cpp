@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/core/settings.h"
 #include "kernels/kernels.h"
 
 namespace ember::cpu {
@@ -44,9 +45,10 @@ Operand as_blas(const Tensor& m3) {
 // region) and the partial outputs are summed. OpenBLAS parallelises over M and N only; at this
 // shape its 2-thread NT path ran 126 GFLOP/s, while one thread on half of K ran 89 GFLOP/s
 // (2026-11-29, /tmp probe). The result depends on the thread count (summation order), but is
-// deterministic for a fixed count, like everything else on the CPU.
+// deterministic for a fixed count. Under ember::deterministic() it is off: fixed_partition_gemm
+// below is used instead, whose bits do not depend on the thread count.
 bool use_split_k(int64_t M, int64_t N, int64_t K, int threads) {
-  return threads >= 2 && K >= 2048 && K >= 8 * std::max(M, N) && M * N <= (int64_t(1) << 16);
+  return !deterministic() && threads >= 2 && K >= 2048 && K >= 8 * std::max(M, N) && M * N <= (int64_t(1) << 16);
 }
 template <class T>
 void split_k_gemm(const Operand& A, const Operand& Bm, int64_t M, int64_t N, int64_t K, T* out, int threads) {
@@ -84,6 +86,36 @@ void split_k_gemm(const Operand& A, const Operand& Bm, int64_t M, int64_t N, int
   }
 }
 
+// Under ember::deterministic(): the output's columns are cut into fixed blocks of 64, each one
+// serial OpenBLAS call (OpenBLAS runs serially inside a parallel region), the blocks shared out
+// among the threads. OpenBLAS's own threading splits M and N by the thread count, and its edge
+// tiles then go through other micro-kernels, so a multi-threaded sgemm's bits followed the thread
+// count (measured: mlp logits differ between 1 and 2 threads); a fixed partition does not.
+constexpr int64_t kDeterministicBlockN = 64;
+template <class T>
+void fixed_partition_gemm(const Operand& A, const Operand& Bm, int64_t batch, int64_t M, int64_t N, int64_t K, T* out,
+                          int threads) {
+  const int64_t blocks = (N + kDeterministicBlockN - 1) / kDeterministicBlockN, jobs = batch * blocks;
+  const T* a = A.t.template data_ptr<T>();
+  const T* b = Bm.t.template data_ptr<T>();
+  // Always a parallel region when threads > 1, even for one block: inside it OpenBLAS is serial,
+  // as it is with one thread, so every block is computed the same way whatever the thread count.
+#pragma omp parallel for schedule(static) num_threads(threads) if (threads > 1)
+  for (int64_t job = 0; job < jobs; ++job) {
+    const int64_t i = job / blocks, n0 = (job % blocks) * kDeterministicBlockN;
+    const int64_t n = std::min(kDeterministicBlockN, N - n0);
+    const T* ai = a + i * A.t.stride(0);
+    const T* bi = b + i * Bm.t.stride(0) + (Bm.trans == CblasNoTrans ? n0 : n0 * Bm.ld);
+    T* c = out + i * M * N + n0;
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasRowMajor, A.trans, Bm.trans, int(M), int(n), int(K), 1.0f, ai, int(A.ld), bi, int(Bm.ld), 0.0f,
+                  c, int(N));
+    else
+      cblas_dgemm(CblasRowMajor, A.trans, Bm.trans, int(M), int(n), int(K), 1.0, ai, int(A.ld), bi, int(Bm.ld), 0.0, c,
+                  int(N));
+  }
+}
+
 void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
   if (out.numel() == 0) return;
@@ -94,6 +126,11 @@ void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   sync_blas_threads();
   Operand A = as_blas(a), Bm = as_blas(b);
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  if (deterministic() && (a.dtype() == DType::Float32 || a.dtype() == DType::Float64)) {
+    if (a.dtype() == DType::Float32) fixed_partition_gemm<float>(A, Bm, B, M, N, K, out.data_ptr<float>(), threads);
+    else fixed_partition_gemm<double>(A, Bm, B, M, N, K, out.data_ptr<double>(), threads);
+    return;
+  }
   if (B == 1 && use_split_k(M, N, K, threads) && (a.dtype() == DType::Float32 || a.dtype() == DType::Float64)) {
     if (a.dtype() == DType::Float32) split_k_gemm<float>(A, Bm, M, N, K, out.data_ptr<float>(), threads);
     else split_k_gemm<double>(A, Bm, M, N, K, out.data_ptr<double>(), threads);

@@ -10,9 +10,12 @@
 #include <vector>
 
 #include "cpu/nn_conv.h"
+#include "ember/core/settings.h"
 #include "cpu/reference/nn.h"
 
 namespace ember::cpu {
+
+void sync_blas_threads();  // src/cpu/gemm.cpp: OpenBLAS's thread count = ember's
 
 using kernels::Conv2dParams;
 
@@ -143,22 +146,36 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, cons
   const float* xp = x.data_ptr<float>();
   const int nt = image_threads(g.N);
   // One private gradient per thread, summed at the end: no atomics, and the sum order is fixed
-  // for a given thread count.
-  std::vector<std::vector<float>> partial(size_t(nt), std::vector<float>(size_t(g.CO * g.K), 0.0f));
+  // for a given thread count. Under ember::deterministic() one per fixed group of images instead
+  // (kDeterministicImages), summed in group order: the same bits whatever the thread count.
+  const bool det = deterministic();
+  if (det) sync_blas_threads();  // a lone thread's OpenBLAS calls must be serial too
+  constexpr int64_t kDeterministicImages = 8;
+  const int64_t parts = det ? (g.N + kDeterministicImages - 1) / kDeterministicImages : nt;
+  std::vector<std::vector<float>> partial(size_t(parts), std::vector<float>(size_t(g.CO * g.K), 0.0f));
+  // gW_g (COG, K) += grad_out_g (COG, P) @ col^T (P, K), for image n into gw
+  auto add_image = [&](int64_t n, std::vector<float>& gw, std::vector<float>& col) {
+    for (int64_t grp = 0; grp < g.G; ++grp) {
+      const float* xg = xp + (n * g.C + grp * g.CG) * g.H * g.W;
+      if (!g.pointwise) im2col(xg, g, p, col.data());
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(g.COG), int(g.K), int(g.P), 1.0f,
+                  gp + (n * g.CO + grp * g.COG) * g.P, int(g.P), g.pointwise ? xg : col.data(), int(g.P), 1.0f,
+                  gw.data() + grp * g.COG * g.K, int(g.K));
+    }
+  };
 #pragma omp parallel num_threads(nt)
   {
-    std::vector<float>& gw = partial[size_t(omp_get_thread_num())];
     std::vector<float> col(g.pointwise ? 0 : size_t(g.K * g.P));
+    if (det) {
 #pragma omp for schedule(static)
-    for (int64_t n = 0; n < g.N; ++n)
-      for (int64_t grp = 0; grp < g.G; ++grp) {
-        const float* xg = xp + (n * g.C + grp * g.CG) * g.H * g.W;
-        if (!g.pointwise) im2col(xg, g, p, col.data());
-        // gW_g (COG, K) += grad_out_g (COG, P) @ col^T (P, K)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(g.COG), int(g.K), int(g.P), 1.0f,
-                    gp + (n * g.CO + grp * g.COG) * g.P, int(g.P), g.pointwise ? xg : col.data(),
-                    int(g.P), 1.0f, gw.data() + grp * g.COG * g.K, int(g.K));
-      }
+      for (int64_t q = 0; q < parts; ++q)
+        for (int64_t n = q * kDeterministicImages; n < std::min(g.N, (q + 1) * kDeterministicImages); ++n)
+          add_image(n, partial[size_t(q)], col);
+    } else {
+      std::vector<float>& gw = partial[size_t(omp_get_thread_num())];
+#pragma omp for schedule(static)
+      for (int64_t n = 0; n < g.N; ++n) add_image(n, gw, col);
+    }
   }
   float* out = grad_weight.data_ptr<float>();
   std::copy(partial[0].begin(), partial[0].end(), out);

@@ -19,6 +19,7 @@
 
 #include "cpu/dnnl_util.h"
 #include "cpu/nn_conv.h"
+#include "ember/core/settings.h"
 #include "ember/core/storage.h"
 #include "cpu/reference/nn.h"
 
@@ -181,6 +182,9 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
 void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                  const Tensor& grad_weight) {
   if (x.dtype() != DType::Float32) return reference::conv2d_backward_weight(grad_out, x, p, grad_weight);
+  // oneDNN's weight-gradient reduction is partitioned by thread; under ember::deterministic() the
+  // im2col path sums fixed groups of images instead (thread-count independent).
+  if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
   const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p);
   const ConvPlan* plan =
       cached_plan(make_key(2, x.sizes(), grad_weight.sizes(), grad_out.sizes(), p, false), [&] {

@@ -45,8 +45,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
                                : "not found (" + f.driver_error + ")");
   row("CUDA runtime", opt_str(f.cuda_runtime));
   row("cuDNN", f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
-                       : std::string("not found"));
-  row("cuBLAS", opt_str(f.cublas));
+                       : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)"));
+  row("cuBLAS", f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)"));
   row("GPUs", f.gpus.empty() ? std::string("none") : std::to_string(f.gpus.size()));
   for (const auto& g : f.gpus)
     row(("  cuda:" + std::to_string(g.index)).c_str(),
@@ -78,10 +78,10 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
       {"host", {{"os", f.os}, {"cpu", f.cpu_model}, {"avx2", f.avx2}, {"avx512f", f.avx512f},
                 {"avx512_bf16", f.avx512_bf16}, {"amx", f.amx}, {"cores", f.cores}, {"memory_bytes", f.memory_bytes}}},
       {"nvidia", {{"driver_found", f.driver_found}, {"driver_version", f.driver_version},
-                  {"driver_cuda", ver(f.driver_cuda)}, {"driver_error", f.driver_error},
+                  {"driver_cuda", ver(f.driver_cuda)}, {"driver_error", f.driver_error}, {"driver_fix", f.driver_fix},
                   {"cuda_runtime", ver(f.cuda_runtime)}, {"cudnn", ver(f.cudnn)},
                   {"cudnn_cuda_major", f.cudnn_cuda_major ? json(*f.cudnn_cuda_major) : json(nullptr)},
-                  {"cublas", ver(f.cublas)}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
+                  {"cublas", ver(f.cublas)}, {"cudnn_error", f.cudnn_error}, {"cublas_error", f.cublas_error}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
                   {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)}}},
       {"checks", checks},
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},

@@ -1,6 +1,6 @@
 // Reads what this machine offers: ember's build, the CPU (/proc/cpuinfo, /proc/meminfo), and the
-// NVIDIA stack through dlopen() — libcuda, libcudart, libcudnn, libcublas are loaded only to ask
-// their versions, never linked, so a CPU-only build can still report a GPU it cannot use.
+// NVIDIA stack through dlopen() (env/probe_nvidia.cpp) — libcuda, libcudnn, libcublas are loaded
+// only to ask their versions, never linked, so a CPU-only build can still report a GPU it cannot use.
 #include <cblas.h>
 #include <dlfcn.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "ember/env/doctor.h"
+#include "env/probe_nvidia.h"
 #include "ember/ops.h"
 
 #ifndef EMBER_CUDA_ARCHS
@@ -25,22 +26,18 @@
 #ifndef EMBER_BUILD_TYPE
 #define EMBER_BUILD_TYPE ""
 #endif
+#ifndef EMBER_CUDNN_MAJOR
+#define EMBER_CUDNN_MAJOR 0
+#endif
+
+#ifdef EMBER_WITH_CUDA
+// The statically linked CUDA runtime's own entry point (no CUDA header here: this file builds
+// without the toolkit too). cudaError_t is an enum whose success value is 0.
+extern "C" int cudaRuntimeGetVersion(int* version);
+#endif
 
 namespace ember::env {
 namespace {
-
-// dlopen by soname, then from the usual CUDA install directories.
-void* open_lib(const std::vector<std::string>& names) {
-  std::vector<std::string> dirs = {""};
-  if (const char* home = std::getenv("CUDA_HOME")) dirs.push_back(std::string(home) + "/lib64/");
-  dirs.push_back("/usr/local/cuda/lib64/");
-  dirs.push_back("/usr/local/cuda/lib/");
-  for (const auto& d : dirs)
-    for (const auto& n : names)
-      if (void* h = dlopen((d + n).c_str(), RTLD_NOW | RTLD_LOCAL)) return h;
-  return nullptr;
-}
-template <class F> F sym(void* lib, const char* name) { return reinterpret_cast<F>(dlsym(lib, name)); }
 
 std::string read_first_line(const std::string& path) {
   std::ifstream in(path);
@@ -113,6 +110,7 @@ void probe_build(EnvFacts& f) {
   f.build_type = EMBER_BUILD_TYPE;
 #ifdef EMBER_WITH_CUDA
   f.built_with_cuda = true;
+  f.cudnn_compiled_major = EMBER_CUDNN_MAJOR;
   std::string tk = EMBER_CUDA_TOOLKIT_VERSION;  // "13.0.48"
   if (!tk.empty()) {
     Version v;
@@ -157,73 +155,23 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
     f.physical_gpus = 0;  // no kernel module: no GPU this driver stack can see
   }
 
-  if (void* cuda = open_lib({"libcuda.so.1", "libcuda.so"})) {
-    f.driver_found = true;
-    using IntFn = int (*)(int*);
-    using InitFn = int (*)(unsigned);
-    using ErrFn = int (*)(int, const char**);
-    auto cu_init = sym<InitFn>(cuda, "cuInit");
-    auto cu_ver = sym<IntFn>(cuda, "cuDriverGetVersion");
-    auto cu_count = sym<IntFn>(cuda, "cuDeviceGetCount");
-    auto cu_get = sym<int (*)(int*, int)>(cuda, "cuDeviceGet");
-    auto cu_name = sym<int (*)(char*, int, int)>(cuda, "cuDeviceGetName");
-    auto cu_attr = sym<int (*)(int*, int, int)>(cuda, "cuDeviceGetAttribute");
-    auto cu_mem = sym<int (*)(size_t*, int)>(cuda, "cuDeviceTotalMem_v2");
-    auto cu_err = sym<ErrFn>(cuda, "cuGetErrorName");
-    int v = 0;
-    if (cu_ver && cu_ver(&v) == 0 && v > 0) f.driver_cuda = Version::from_cuda_int(v);
-    int rc = cu_init ? cu_init(0) : -1;
-    if (rc != 0) {
-      const char* name = nullptr;
-      if (cu_err) cu_err(rc, &name);
-      // CUDA_ERROR_NO_DEVICE (100) is reported as "no device", not as a broken driver.
-      if (rc != 100) f.driver_error = std::string("cuInit failed: ") + (name ? name : std::to_string(rc));
-    } else if (cu_count && cu_get) {
-      int n = 0;
-      if (cu_count(&n) == 0)
-        for (int i = 0; i < n; ++i) {
-          int dev = 0;
-          if (cu_get(&dev, i) != 0) continue;
-          GpuInfo g;
-          g.index = i;
-          char buf[256] = {};
-          if (cu_name) cu_name(buf, sizeof buf - 1, dev);
-          g.name = buf;
-          if (cu_attr) cu_attr(&g.cc_major, 75, dev), cu_attr(&g.cc_minor, 76, dev);
-          size_t mem = 0;
-          if (cu_mem && cu_mem(&mem, dev) == 0) g.total_memory = mem;
-          f.gpus.push_back(g);
-        }
-    }
-  } else {
-    f.driver_error = "libcuda.so.1 missing";
-  }
+  // The driver, isolated in a child process for the doctor; in-process for a run's report, which
+  // may already be using CUDA (a forked copy of a CUDA process must not call the driver).
+  const detail::NvidiaSearch search = detail::NvidiaSearch::defaults();
+  detail::probe_driver(f, search.cuda, libraries);
 
-  // The libraries are only opened when asked: opening libcublas maps libcublasLt, ~150 MB of
-  // resident memory for the rest of the process (a training run's report needs the driver only).
+  // The libraries are only opened when asked, each in a child process: opening libcublas maps
+  // libcublasLt (~150 MB resident), and a broken install may abort (a run's report needs the
+  // driver only).
   if (!libraries) return;
-  if (void* rt = open_lib({"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"})) {
-    int v = 0;
-    if (auto fn = sym<int (*)(int*)>(rt, "cudaRuntimeGetVersion"); fn && fn(&v) == 0 && v > 0)
-      f.cuda_runtime = Version::from_cuda_int(v);
-  }
-  if (void* dnn = open_lib({"libcudnn.so.9", "libcudnn.so.8", "libcudnn.so"})) {
-    auto get = sym<size_t (*)()>(dnn, "cudnnGetVersion");
-    auto cudart = sym<size_t (*)()>(dnn, "cudnnGetCudartVersion");
-    if (get) {
-      size_t v = get();  // 9.x: major*10000 + minor*100 + patch; 8.x: major*1000 + minor*100 + patch
-      Version ver = v >= 90000 ? Version{int(v / 10000), int(v % 10000 / 100), int(v % 100)}
-                               : Version{int(v / 1000), int(v % 1000 / 100), int(v % 100)};
-      f.cudnn = ver;
-    }
-    if (cudart) f.cudnn_cuda_major = int(cudart() / 1000);
-  }
-  if (void* blas = open_lib({"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"})) {
-    if (auto prop = sym<int (*)(int, int*)>(blas, "cublasGetProperty")) {
-      Version v;
-      if (prop(0, &v.major) == 0 && prop(1, &v.minor) == 0 && prop(2, &v.patch) == 0) f.cublas = v;
-    }
-  }
+#ifdef EMBER_WITH_CUDA
+  int rt = 0;  // this build carries its CUDA runtime (linked statically): ask it
+  if (cudaRuntimeGetVersion(&rt) == 0 && rt > 0) f.cuda_runtime = Version::from_cuda_int(rt);
+#else
+  detail::probe_cudart(f, search.cudart);
+#endif
+  detail::probe_cudnn(f, search.cudnn);
+  detail::probe_cublas(f, search.cublas);
 }
 
 }  // namespace
@@ -232,8 +180,8 @@ EnvFacts probe_environment(ProbeDepth depth) {
   EnvFacts f;
   probe_build(f);
   probe_cpu(f);
+  probe_nvidia(f, depth == ProbeDepth::Full);  // before the smoke test starts worker threads, as it forks
   cpu_smoke_test(f);
-  probe_nvidia(f, depth == ProbeDepth::Full);
   return f;
 }
 

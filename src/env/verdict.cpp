@@ -114,7 +114,8 @@ Verdict evaluate(const EnvFacts& f) {
     std::string supports = f.driver_cuda ? "supports CUDA " + f.driver_cuda->str() : "CUDA support unknown";
     if (!f.driver_error.empty()) {
       add(Level::Fail, "driver", "NVIDIA driver " + drv + "unusable: " + f.driver_error,
-          "check `nvidia-smi` and `dmesg`; reinstall the driver or reboot after an upgrade");
+          f.driver_fix.empty() ? "check `nvidia-smi` and `dmesg`; reinstall the driver or reboot after an upgrade"
+                               : f.driver_fix);
       gpu_possible = false;
     } else if (f.driver_cuda && f.cuda_runtime && *f.driver_cuda < *f.cuda_runtime) {
       if (f.driver_cuda->major == f.cuda_runtime->major && f.cuda_runtime->major >= 11) {
@@ -157,10 +158,26 @@ Verdict evaluate(const EnvFacts& f) {
 
   // ---- cuDNN and cuBLAS (loadable, and built for our CUDA major) ----
   if (f.built_with_cuda) {
-    if (!f.cudnn) {
-      add(Level::Warn, "cudnn", "libcudnn.so.9 not loadable: convolutions on the GPU use ember's own kernels",
-          "install cuDNN 9 for CUDA " + (want_major ? std::to_string(want_major) : std::string("(your version)")) +
-              " (e.g. `apt install cudnn9-cuda-" + (want_major ? std::to_string(want_major) : std::string("12")) + "`)");
+    const int dnn_major = f.cudnn_compiled_major ? f.cudnn_compiled_major : 9;
+    const std::string cuda_m = want_major ? std::to_string(want_major) : std::string("13");
+    const std::string install_dnn = fmt::format("cuDNN {} for CUDA {} with all of its libcudnn_*.so.{} parts (`pip install "
+                                                "nvidia-cudnn-cu{}` and its lib directory on LD_LIBRARY_PATH, or "
+                                                "`apt install cudnn{}-cuda-{}`)",
+                                                dnn_major, cuda_m, dnn_major, cuda_m, dnn_major, cuda_m);
+    if (!f.cudnn_error.empty()) {
+      add(Level::Fail, "cudnn", f.cudnn_error + "; convolutions on the GPU would fail", "reinstall " + install_dnn);
+      gpu_possible = false;
+    } else if (!f.cudnn) {
+      add(Level::Warn, "cudnn",
+          fmt::format("libcudnn.so.{} not loadable: convolutions on the GPU will fail (models without them still train)",
+                      dnn_major),
+          "install " + install_dnn);
+    } else if (f.cudnn_compiled_major && f.cudnn->major != f.cudnn_compiled_major) {
+      add(Level::Fail, "cudnn",
+          fmt::format("found cuDNN {}, but this ember loads cuDNN {} (libcudnn.so.{}): convolutions on the GPU would fail",
+                      f.cudnn->str(), f.cudnn_compiled_major, f.cudnn_compiled_major),
+          "install " + install_dnn);
+      gpu_possible = false;
     } else if (f.cudnn_cuda_major && want_major && *f.cudnn_cuda_major != want_major) {
       add(Level::Fail, "cudnn",
           fmt::format("cuDNN {} was built for CUDA {}, but the CUDA runtime is {}", f.cudnn->str(),
@@ -172,7 +189,12 @@ Verdict evaluate(const EnvFacts& f) {
           "cuDNN " + f.cudnn->str() +
               (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : std::string()));
     }
-    if (!f.cublas) {
+    if (!f.cublas_error.empty()) {
+      add(Level::Fail, "cublas", f.cublas_error,
+          "reinstall cuBLAS for CUDA " + cuda_m + " (libcublas.so." + cuda_m + " and libcublasLt.so." + cuda_m +
+              " from the same release: `pip install nvidia-cublas` or the CUDA toolkit)");
+      gpu_possible = false;
+    } else if (!f.cublas) {
       add(Level::Fail, "cublas", "libcublas could not be loaded: GPU matmul needs it",
           "install cuBLAS from the CUDA toolkit " + want_cuda + " and add it to the library path");
       gpu_possible = false;

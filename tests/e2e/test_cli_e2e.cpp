@@ -10,6 +10,7 @@
 #include <array>
 #include <cstdlib>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -142,12 +143,66 @@ TEST_F(Cli, DeviceRequestsWithoutAGpu) {
 // A training run on the CPU must not load cuBLAS: mapping libcublas + libcublasLt costs ~150 MB of
 // resident memory (src/cuda/cublas_lazy.cpp). LD_DEBUG=files makes the dynamic loader name every
 // library it opens, so the check is exact in any build (CPU-only, CUDA, sanitizers).
+// The CUDA libraries a CPU run must never map: cuBLAS alone costs ~150 MB resident, and none of
+// them need be installed for a CPU run of a CUDA build (the runtime is linked statically).
+const char* const kCudaLibraries[] = {"libcudart", "libcublas", "libcudnn", "libnccl"};
+
 TEST_F(Cli, CpuRunDoesNotLoadCublas) {
   Result r = run(tiny("nocublas") + " --device cpu --limit-train 64 --limit-test 32", "LD_DEBUG=files ");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "libdnnl");  // LD_DEBUG did report the libraries it loaded
-  const size_t at = r.out.find("libcublas");
-  EXPECT_EQ(at, std::string::npos) << r.out.substr(at == std::string::npos ? 0 : (at > 3000 ? at - 3000 : 0), 3500);
+  for (const char* lib : kCudaLibraries) {
+    const size_t at = r.out.find(lib);
+    EXPECT_EQ(at, std::string::npos) << lib << ":\n"
+                                     << r.out.substr(at == std::string::npos ? 0 : (at > 3000 ? at - 3000 : 0), 3500);
+  }
+}
+
+// One binary for every machine: the CUDA build links no CUDA library (ldd), so `ember --version`
+// starts where none is installed, and loads none (LD_DEBUG). The driver, libcuda.so.1, is not
+// linked either: the static CUDA runtime opens it on the first CUDA call.
+TEST_F(Cli, StartsWithNoCudaLibraryInstalled) {
+  FILE* p = popen(("ldd " + std::string(EMBER_BIN) + " 2>&1").c_str(), "r");
+  std::string ldd;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) ldd.append(buf.data(), n);
+  pclose(p);
+  EXPECT_HAS(ldd, "libember");
+  for (const char* lib : {"libcudart", "libcublas", "libcudnn", "libnccl", "libcuda.so"})
+    EXPECT_EQ(ldd.find(lib), std::string::npos) << "ember links " << lib << ":\n" << ldd;
+  Result r = run("--version", "LD_DEBUG=files ");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "libember");
+  for (const char* lib : kCudaLibraries) EXPECT_EQ(r.out.find(lib), std::string::npos) << lib << ":\n" << r.out;
+}
+
+// --deterministic: an MLP and a CNN train to bit-identical weights and optimizer state with 1 and
+// with 2 threads (GEMMs and conv weight gradients on fixed partitions, src/cpu/gemm.cpp and
+// nn_conv.cpp; without --deterministic both differ).
+TEST_F(Cli, DeterministicRunsAreBitIdentical) {
+  auto tensors = [](const fs::path& run) {
+    std::ifstream in(run / "checkpoints" / "latest.json");
+    nlohmann::json latest = nlohmann::json::parse(in);
+    std::ifstream st(run / "checkpoints" / latest["weights"].get<std::string>(), std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(st)), {});
+    uint64_t n = 0;
+    std::memcpy(&n, bytes.data(), 8);
+    return bytes.substr(8 + n);  // the tensor bytes, without the header (its metadata names the run)
+  };
+  auto train = [&](const std::string& name, const std::string& model, int threads) {
+    Result r = run("train --model " + model + " --data-dir " + data.string() + " --epochs 1 --batch-size 32 --threads " +
+                   std::to_string(threads) + " --run-dir " + (dir / name).string() + " --device cpu --deterministic --seed 3");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "deterministic");
+    return tensors(dir / name);
+  };
+  const std::string mlp1 = train("mlp1", "mlp", 1), mlp2 = train("mlp2", "mlp", 2);
+  EXPECT_FALSE(mlp1.empty());
+  EXPECT_TRUE(mlp1 == mlp2) << "mlp: --deterministic runs with 1 and 2 threads wrote different weights";
+  const std::string cnn1 = train("cnn1", "lenet5", 1), cnn2 = train("cnn2", "lenet5", 2);
+  EXPECT_FALSE(cnn1.empty());
+  EXPECT_TRUE(cnn1 == cnn2) << "lenet5: --deterministic runs with 1 and 2 threads wrote different weights";
 }
 
 TEST_F(Cli, MissingDatasetAndUnwritableRunDir) {

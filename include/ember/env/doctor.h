@@ -34,6 +34,7 @@ struct EnvFacts {
   std::optional<Version> cuda_compiled;  // the toolkit ember was compiled with
   std::vector<int> cuda_sass_archs;      // e.g. {80, 90}: real architectures compiled
   std::vector<int> cuda_ptx_archs;       // virtual architectures shipped as PTX
+  int cudnn_compiled_major = 0;          // the cuDNN major ember loads (libcudnn.so.N); 0 = built without
   std::string onednn_version, blas;
   // host
   std::string os, cpu_model;
@@ -47,10 +48,12 @@ struct EnvFacts {
   std::string driver_version;                // "550.54.14" from /proc/driver/nvidia/version
   std::optional<Version> driver_cuda;        // highest CUDA the driver supports (cuDriverGetVersion)
   std::string driver_error;                  // why the driver is unusable (dlopen or cuInit error)
+  std::string driver_fix;                    // the fix for driver_error, when the probe knows it
   std::optional<Version> cuda_runtime;       // libcudart loadable: cudaRuntimeGetVersion
   std::optional<Version> cudnn;              // libcudnn.so.9 (or .8): cudnnGetVersion
   std::optional<int> cudnn_cuda_major;       // the CUDA major cuDNN was built for
   std::optional<Version> cublas;             // libcublas: cublasGetProperty
+  std::string cudnn_error, cublas_error;     // a broken install: partial, crashed when loaded, not the library
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt

@@ -1,0 +1,86 @@
+// What ember::set_deterministic (the CLI's --deterministic) guarantees for CPU matmuls: the same
+// bits with 1 and 2 threads, both for the long-K shape whose default path splits K across threads
+// and for an MLP layer's shape, which OpenBLAS's own threading partitions by the thread count
+// (src/cpu/gemm.cpp computes fixed column blocks instead). Whole runs: Cli.DeterministicRunsAreBitIdentical.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "ember/ember.h"
+
+using namespace ember;
+
+namespace {
+struct ThreadsAndMode {
+  int threads = get_num_threads();
+  bool det = deterministic();
+  ~ThreadsAndMode() {
+    set_num_threads(threads);
+    set_deterministic(det);
+  }
+};
+
+// mnistnet's fc1 shape: long K, small output, the split-K case of src/cpu/gemm.cpp.
+std::vector<float> product(int threads) {
+  set_num_threads(threads);
+  manual_seed(7);
+  Tensor a = randn({64, 9216}), b = randn({9216, 128});
+  return matmul(a, b).to_vector<float>();
+}
+}  // namespace
+
+TEST(Determinism, SplitKMatmulIsThreadCountIndependentWhenDeterministic) {
+  ThreadsAndMode restore;
+  set_deterministic(true);
+  std::vector<float> one = product(1), two = product(2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0)
+      << "under set_deterministic(true) a matmul must not depend on the thread count";
+}
+
+TEST(Determinism, MlpLayerMatmulsAreThreadCountIndependentWhenDeterministic) {
+  ThreadsAndMode restore;
+  set_deterministic(true);
+  auto run = [](int threads) {
+    set_num_threads(threads);
+    manual_seed(11);
+    Tensor x = randn({64, 784}), w = randn({256, 784}), g = randn({64, 256});
+    std::vector<float> out = matmul(x, w.t()).to_vector<float>();  // forward: x @ w^T
+    std::vector<float> gw = matmul(g.t(), x).to_vector<float>();   // weight gradient: g^T @ x
+    out.insert(out.end(), gw.begin(), gw.end());
+    return out;
+  };
+  std::vector<float> one = run(1), two = run(2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+}
+
+// The conv weight gradient: oneDNN's reduction is partitioned by thread; deterministic mode sums
+// fixed groups of 8 images (src/cpu/nn_conv.cpp). Same bits for 1 and 2 threads, and the same
+// gradient as the default path up to float rounding. N = 20: groups that do not divide evenly.
+TEST(Determinism, ConvWeightGradientIsThreadCountIndependentWhenDeterministic) {
+  ThreadsAndMode restore;
+  auto grad = [](bool det, int threads) {
+    set_deterministic(det);
+    set_num_threads(threads);
+    manual_seed(13);
+    Tensor x = randn({20, 3, 12, 12}), w = randn({6, 3, 5, 5});
+    w.requires_grad_();
+    Tensor y = nn::functional::conv2d(x, w, {}, {.padding = {2, 2}});
+    (y * y).sum().backward();
+    return w.grad().to_vector<float>();
+  };
+  std::vector<float> one = grad(true, 1), two = grad(true, 2), dflt = grad(false, 2);
+  ASSERT_EQ(one.size(), two.size());
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), one.size() * sizeof(float)), 0);
+  for (size_t i = 0; i < one.size(); ++i) EXPECT_NEAR(one[i], dflt[i], 1e-3 * (1 + std::abs(dflt[i]))) << i;
+}
+
+TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
+  ThreadsAndMode restore;
+  set_deterministic(false);
+  EXPECT_FALSE(deterministic());
+  set_deterministic(true);
+  EXPECT_TRUE(deterministic());
+}
