@@ -54,6 +54,7 @@ int64_t Tensor::size(int64_t d) const { return sizes()[wrap_tensor_dim(d, dim(),
 int64_t Tensor::stride(int64_t d) const { return strides()[wrap_tensor_dim(d, dim(), "stride")]; }
 int64_t Tensor::numel() const { return shape_numel(sizes()); }
 bool Tensor::is_contiguous() const {
+  if (numel() == 0) return true;  // as in PyTorch: no element is out of place (randn({2, 0, 3}) asserted)
   int64_t expected = 1;
   for (int64_t i = dim() - 1; i >= 0; --i) {
     if (sizes()[i] == 1) continue;

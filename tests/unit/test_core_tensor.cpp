@@ -67,3 +67,15 @@ TEST(Tensor, Printing) {
   EXPECT_EQ(x.str(), "tensor([1., 1.], requires_grad=True)");
   EXPECT_NE((x * 2.0).str().find("grad_fn=<MulBackward>"), std::string::npos);
 }
+
+// A tensor with no elements is contiguous whatever its shape (as in PyTorch): random fills and
+// other kernels that require contiguity used to assert on randn({2, 4, 0}).
+TEST(Tensor, EmptyTensorsAreContiguous) {
+  for (const Shape& s : {Shape{0}, Shape{2, 4, 0}, Shape{2, 0, 3}, Shape{0, 5}}) {
+    EXPECT_TRUE(empty(s).is_contiguous());
+    Tensor r = randn(s);
+    EXPECT_EQ(r.numel(), 0);
+    EXPECT_EQ(r.sizes(), s);
+    EXPECT_EQ(rand(s).numel(), 0);
+  }
+}
