@@ -1,0 +1,139 @@
+// Run-directory safety for `ember train` (see train_run_dir.h): --resume resolution and its
+// --run-dir check, the run lock as a usage error, settings read back from a checkpoint, and the
+// model spec copy.
+#include "train_run_dir.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "ember/data/readers.h"
+#include "ember/io/atomic_file.h"
+#include "ember/nn/models.h"
+#include "ember/nn/spec.h"
+
+namespace ember::cli {
+namespace fs = std::filesystem;
+
+namespace {
+bool same_dir(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+}  // namespace
+
+train::ResumePoint resume_point(const std::string& resume, const std::string& run_dir_flag, const std::string& name_flag) {
+  train::ResumePoint rp;
+  try {
+    rp = train::find_resume_point(resume);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what(), e.hint());
+  }
+  auto refuse = [&](const std::string& flag, const fs::path& other) {
+    throw UsageError(
+        fmt::format("--resume continues the run in its own directory '{}', but {} names another directory '{}'; "
+                    "nothing was written",
+                    rp.run_dir.string(), flag, other.string()),
+        fmt::format("drop {} to continue the run in place; to branch it off into a new directory, copy it first "
+                    "(cp -r {} {}) and resume the copy",
+                    flag, rp.run_dir.string(), other.string()));
+  };
+  if (!run_dir_flag.empty() && !same_dir(run_dir_flag, rp.run_dir)) refuse("--run-dir", run_dir_flag);
+  if (run_dir_flag.empty() && !name_flag.empty() && !same_dir(fs::path("runs") / name_flag, rp.run_dir))
+    refuse("--name", fs::path("runs") / name_flag);
+  return rp;
+}
+
+std::unique_ptr<io::RunDirLock> lock_run_dir(const fs::path& run_dir) {
+  try {
+    return std::make_unique<io::RunDirLock>(run_dir);
+  } catch (const io::RunDirInUse& e) {
+    throw UsageError(e.what(), e.hint());
+  }
+}
+
+CLI::Validator threads_range() {
+  const int64_t most = 4 * int64_t(std::max(1u, std::thread::hardware_concurrency()));
+  return CLI::Validator(
+      [most](std::string& v) -> std::string {
+        int64_t n = -1;
+        if (!CLI::detail::lexical_cast(v, n) || n < 0 || n > most)
+          return fmt::format("must be 0 (all cores) to {} (4x this machine's {} hardware threads), got {}", most,
+                             most / 4, v);
+        return "";
+      },
+      fmt::format("0..{}", most));
+}
+
+void refuse_existing_run(const fs::path& run_dir) {
+  if (fs::exists(run_dir / "checkpoints" / "latest.json"))
+    throw UsageError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
+                     fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
+                                 run_dir.string()));
+}
+
+RunConfig::RunConfig(const std::string& config_json, std::string manifest, CLI::App& app)
+    : where_(fmt::format("checkpoint manifest '{}'", manifest)),
+      hint_("the manifest was damaged or edited; resume from the run's checkpoints/best.json, restore the value, or "
+            "start a new run"),
+      app_(app) {
+  if (!config_json.empty()) j_ = nlohmann::json::parse(config_json, nullptr, false);
+  if (!j_.is_object() || j_.empty())
+    throw FormatError(fmt::format("{} has no run config (\"config\"), so the run's settings are unknown", where_),
+                      "only checkpoints written by `ember train` can be resumed; `ember eval` reads any checkpoint");
+}
+
+void RunConfig::check_like_flag(const char* key, const char* flag, const nlohmann::json& value) const {
+  CLI::Option* opt = app_.get_option_no_throw(flag);
+  if (!opt) return;
+  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  for (int i = 0;; ++i) {
+    CLI::Validator* v = nullptr;
+    try {
+      v = opt->get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+    std::string copy = text;  // validators may rewrite their input
+    const std::string err = (*v)(copy);
+    if (!err.empty())
+      throw UsageError(fmt::format("{}: the run's {} = {} is not a valid {}: {}", where_, key, value.dump(), flag, err),
+                       hint_);
+  }
+}
+
+std::string ModelSource::label() const { return is_spec() ? fs::path(name).stem().string() : name; }
+
+ModelSource model_source(const std::string& model, const fs::path& run_dir) {
+  ModelSource m;
+  if (!nn::is_spec_file(model)) {
+    m.name = model;
+    return m;
+  }
+  m.spec_origin = train::run_model(model, run_dir);
+  m.name = train::spec_copy_name(model);
+  try {
+    std::vector<uint8_t> bytes = data::read_file_bytes(m.spec_origin, false);
+    m.spec_text.assign(bytes.begin(), bytes.end());
+  } catch (const Error& e) {
+    throw IOError(fmt::format("cannot read the model spec '{}': {}", m.spec_origin, e.what()),
+                  run_dir.empty() ? "check the --model path"
+                                  : fmt::format("the run keeps its spec as {}; restore that file",
+                                                (run_dir / m.name).string()));
+  }
+  return m;
+}
+
+std::shared_ptr<nn::Module> build_model(const ModelSource& m, int64_t num_classes, int64_t channels, int64_t image_size,
+                                        Generator* gen) {
+  if (m.is_spec()) return nn::model_from_spec(m.spec_text, m.spec_origin, num_classes, channels, image_size, gen);
+  return models::create(m.name, num_classes, channels, image_size, gen);
+}
+
+void keep_spec_copy(const ModelSource& m, const fs::path& run_dir) {
+  if (!m.is_spec()) return;
+  io::write_file_atomic(run_dir / m.name,
+                        std::span(reinterpret_cast<const uint8_t*>(m.spec_text.data()), m.spec_text.size()));
+}
+
+}  // namespace ember::cli
