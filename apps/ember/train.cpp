@@ -348,7 +348,9 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_flag("--log-placement", c->log_placement, "Print where each parameter and buffer lives");
   t->add_option("--name", c->name, "Run name: the run directory is runs/<name>");
   t->add_option("--run-dir", c->run_dir, "Run directory (overrides --name)");
-  t->add_option("--resume", c->resume, "Continue a run: its directory or a checkpoint .json");
+  t->add_option("--resume", c->resume,
+                "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
+                "a step-N.safetensors one of them names");
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
   t->add_option("--limit-train", c->limit_train, "Use only the first N training samples")->check(CLI::NonNegativeNumber);
   t->add_option("--limit-test", c->limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
