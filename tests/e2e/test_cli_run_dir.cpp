@@ -7,6 +7,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -86,6 +87,34 @@ TEST_F(CliRunDir, OneProcessOwnsARunDirectoryAndAStaleLockIsRecovered) {
   EXPECT_EQ(r.code, 130) << r.out;  // it took the run over and trained two more steps
   EXPECT_EQ(read_json(rd / "checkpoints" / "latest.json")["step"], step + 2);
   EXPECT_FALSE(fs::exists(rd / ".lock")) << "a run releases its lock when it ends";
+}
+
+// Item 1: two fresh runs started at once into one directory: one trains, the other is refused
+// (exit 2), and the run left behind is wholly the winner's (config, checkpoints, eval).
+TEST_F(CliRunDir, TwoRunsStartedAtOnceInOneDirectory) {
+  pid_t pids[2];
+  for (int i = 0; i < 2; ++i)
+    pids[i] = spawn_ember(tiny("run") + " --epochs 2 --seed " + std::to_string(i + 1),
+                          dir / ("run" + std::to_string(i) + ".log"));
+  int codes[2];
+  for (int i = 0; i < 2; ++i) {
+    int status = 0;
+    ASSERT_EQ(waitpid(pids[i], &status, 0), pids[i]);
+    ASSERT_TRUE(WIFEXITED(status));
+    codes[i] = WEXITSTATUS(status);
+  }
+  ASSERT_EQ(std::min(codes[0], codes[1]), 0) << read_text(dir / "run0.log") << read_text(dir / "run1.log");
+  ASSERT_EQ(std::max(codes[0], codes[1]), 2) << read_text(dir / "run0.log") << read_text(dir / "run1.log");
+  const int winner = codes[0] == 0 ? 0 : 1;
+  const std::string refused = read_text(dir / ("run" + std::to_string(1 - winner) + ".log"));
+  EXPECT_TRUE(refused.find("is in use by another process (pid " + std::to_string(pids[winner]) + ")") !=
+                  std::string::npos ||
+              refused.find("already holds a run") != std::string::npos)
+      << refused;
+  EXPECT_EQ(read_json(dir / "run" / "config.json")["seed"], winner + 1);
+  EXPECT_EQ(read_json(dir / "run" / "checkpoints" / "latest.json")["step"], 16);
+  Result r = run("eval " + (dir / "run").string() + " --data-dir " + data.string());
+  EXPECT_EQ(r.code, 0) << r.out;
 }
 
 // Item 2: --resume A --run-dir B is refused and leaves B exactly as it was.
