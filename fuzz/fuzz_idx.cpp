@@ -1,5 +1,6 @@
 // libFuzzer target for the IDX parser: arbitrary bytes go to parse_idx, and gzip-looking bytes also
-// through gunzip (output capped small) and then parse_idx. A DataError is the expected outcome for
+// through gunzip (output capped small; once more capped by the IDX header's promise, as read_idx
+// does) and then parse_idx. A DataError is the expected outcome for
 // bad input; anything else (crash, sanitizer report, other exception) is a bug.
 #include <cstddef>
 #include <cstdint>
@@ -23,6 +24,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     try {
       // 16 MiB keeps a zip bomb from dominating the run while still exercising the cap.
       const std::vector<uint8_t> raw = ember::data::internal::gunzip(bytes, "fuzz.gz", uint64_t{16} << 20);
+      ember::data::parse_idx(raw, "fuzz.gz (decompressed)");
+    } catch (const ember::DataError&) {
+    }
+    // As read_idx decompresses: output capped by what the IDX header promises. Whatever comes back
+    // is never longer than the promise.
+    try {
+      const std::vector<uint8_t> raw = ember::data::internal::gunzip(bytes, "fuzz.gz", uint64_t{16} << 20,
+                                                                     ember::data::internal::idx_size_promise);
+      const auto p = ember::data::internal::idx_size_promise(raw);
+      if (p.status == ember::data::internal::SizePromise::Status::known && raw.size() > p.bytes) __builtin_trap();
       ember::data::parse_idx(raw, "fuzz.gz (decompressed)");
     } catch (const ember::DataError&) {
     }

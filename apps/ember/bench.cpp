@@ -8,7 +8,6 @@
 #include <sstream>
 
 #include "cli.h"
-#include "core/runtime.h"
 #include "ember/core/settings.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
@@ -67,7 +66,7 @@ int run_matmul(const MatmulOpts& o) {
                      "use --dtype float32 or --dtype tf32");
   if (o.threads > 0) set_num_threads(o.threads);
   auto sizes = parse_list(o.sizes, "--sizes");
-  const int ngpu = cuda_device_count();
+  const int ngpu = cuda::device_count();
   const bool tf32 = o.dtype == "tf32";
   nlohmann::json j = {{"threads", get_num_threads()}, {"dtype", o.dtype}, {"results", nlohmann::json::array()}};
   if (!o.json) {
@@ -75,7 +74,7 @@ int run_matmul(const MatmulOpts& o) {
                tf32 ? "TF32 tensor cores" : "float32");
     fmt::print("placement: cpu ({} threads){}\n", get_num_threads(),
                ngpu ? fmt::format(" and cuda:0..{} (A, B, C on the device, no copies timed)", ngpu - 1) : "");
-    if (ngpu == 0) fmt::print("no GPU column: no CUDA device: {}\n", cuda_unavailable_reason());
+    if (ngpu == 0) fmt::print("no GPU column: no CUDA device: {}\n", cuda::unavailable_reason());
     fmt::print("{:>6}  {:>10}  {:>11}", "n", "cpu ms", "cpu GFLOP/s");
     for (int g = 0; g < ngpu; ++g)
       fmt::print("  {:>12}  {:>15}  {:>9}", fmt::format("cuda:{} ms", g), fmt::format("cuda:{} GFLOP/s", g), "speed-up");
@@ -98,9 +97,9 @@ int run_matmul(const MatmulOpts& o) {
         Tensor ag = a.to(Device::cuda(g)), bg = b.to(Device::cuda(g));
         auto fn = [&] { (void)matmul(ag, bg); };
         fn();                                           // warm-up (cuBLAS handle, kernels)
-        const double once = cuda_time_ms(g, fn, 1);
+        const double once = cuda::time_ms(g, fn, 1);
         const int reps = int(std::clamp(300.0 / std::max(once, 1e-3), 2.0, 1000.0));
-        const double ms = cuda_time_ms(g, fn, reps);
+        const double ms = cuda::time_ms(g, fn, reps);
         set_allow_tf32(prev);
         const double gf = flops / (ms * 1e-3) / 1e9;
         row[fmt::format("cuda{}_ms", g)] = ms;
@@ -115,7 +114,7 @@ int run_matmul(const MatmulOpts& o) {
     if (!o.json) fmt::print("{}\n", line);
     j["results"].push_back(row);
   }
-  if (ngpu == 0) j["gpu"] = "no CUDA device: " + cuda_unavailable_reason();
+  if (ngpu == 0) j["gpu"] = "no CUDA device: " + cuda::unavailable_reason();
   if (o.json) fmt::print("{}\n", j.dump(2));
   return kExitOk;
 }
@@ -127,9 +126,9 @@ struct BandwidthOpts {
 
 // Host<->device and device<->device copy bandwidth, pinned and pageable, as CUDA's bandwidthTest.
 int run_bandwidth(const BandwidthOpts& o) {
-  if (cuda_device_count() == 0) {
+  if (cuda::device_count() == 0) {
     fmt::print(stderr, "ember: no CUDA device: {}\n  hint: run `ember doctor` to see what is missing\n",
-               cuda_unavailable_reason());
+               cuda::unavailable_reason());
     return kExitFailed;
   }
   std::vector<int64_t> sizes_mib;
@@ -143,9 +142,9 @@ int run_bandwidth(const BandwidthOpts& o) {
   else if (!o.json)
     fmt::print("copy bandwidth, GB/s (timed with CUDA events)\n{:>7} {:>5} {:>13} {:>13} {:>11} {:>11} {:>9}\n", "device",
                "MiB", "H2D pageable", "D2H pageable", "H2D pinned", "D2H pinned", "D2D");
-  for (int g = 0; g < cuda_device_count(); ++g)
+  for (int g = 0; g < cuda::device_count(); ++g)
     for (int64_t m : sizes_mib) {
-      CopyBandwidth b = cuda_copy_bandwidth(g, size_t(m) << 20, m <= 32 ? 20 : 5);
+      CopyBandwidth b = cuda::copy_bandwidth(g, size_t(m) << 20, m <= 32 ? 20 : 5);
       j.push_back({{"device", g}, {"mib", m}, {"h2d_pageable", b.h2d_pageable}, {"d2h_pageable", b.d2h_pageable},
                    {"h2d_pinned", b.h2d_pinned}, {"d2h_pinned", b.d2h_pinned}, {"d2d", b.d2d}});
       if (o.csv)
@@ -172,13 +171,13 @@ int run_train_bench(const TrainBenchOpts& o) {
   std::vector<Device> devices;
   if (o.device == "all") {
     devices.push_back(Device::cpu());
-    for (int g = 0; g < cuda_device_count(); ++g) devices.push_back(Device::cuda(g));
+    for (int g = 0; g < cuda::device_count(); ++g) devices.push_back(Device::cuda(g));
   } else {
     Device d = Device::parse(o.device);
-    if (d.is_cuda() && d.index >= cuda_device_count())
+    if (d.is_cuda() && d.index >= cuda::device_count())
       throw DeviceError(fmt::format("no CUDA device {}: {}", d.str(),
-                                    cuda_device_count() ? fmt::format("this machine has {}", cuda_device_count())
-                                                        : cuda_unavailable_reason()),
+                                    cuda::device_count() ? fmt::format("this machine has {}", cuda::device_count())
+                                                        : cuda::unavailable_reason()),
                         "use --device cpu, or run `ember doctor`");
     devices.push_back(d);
   }

@@ -6,8 +6,8 @@
 #include <string>
 
 #include "cli.h"
-#include "core/runtime.h"
 #include "ember/core/device.h"
+#include "ember/cuda.h"
 
 namespace ember::cli {
 
@@ -20,8 +20,8 @@ struct DeviceChoice {
 // does not exist was asked for. A plain `cuda` without a usable GPU falls back to the CPU with a
 // warning unless require_gpu.
 inline DeviceChoice choose_device(const std::string& spec, bool require_gpu) {
-  const int n = cuda_device_count();
-  const std::string reason = n ? std::string() : cuda_unavailable_reason();
+  const int n = cuda::device_count();
+  const std::string reason = n ? std::string() : cuda::unavailable_reason();
   if (spec == "auto") {
     if (n > 0) return {Device::cuda(0), fmt::format("best device ({} CUDA device{})", n, n > 1 ? "s" : "")};
     if (require_gpu)

@@ -13,7 +13,6 @@
 #include "ember/nn/models.h"
 #include "ember/train/fit.h"
 #include "ember/train/resume.h"
-#include "io/json_fields.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -35,16 +34,15 @@ struct Loaded {
 
 Loaded load(const EvalOpts& o) {
   train::Checkpoint ck = train::load_checkpoint(o.path);
-  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
   // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
   const std::optional<fs::path> run_dir = train::run_dir_of(o.path);
   std::string model = !o.model.empty() ? o.model : train::run_model(ck.manifest.model, run_dir.value_or(fs::path()));
   std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
+  const train::RunSettings settings(ck.manifest.config_json, o.path, false);
   std::string dir = !o.data_dir.empty() ? o.data_dir
-                                        : io::json_get_or<std::string>(cfg, "data_dir", "", fmt::format("checkpoint '{}'", o.path),
-                                                                       "pass --data-dir", "config.data_dir");
+                    : settings.contains("data_dir") ? settings.get<std::string>("data_dir") : std::string();
   if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;

@@ -6,9 +6,12 @@
 #include <csignal>
 #include <cstdio>
 #include <exception>
+#include <filesystem>
+#include <sstream>
 
 #include "cli.h"
 #include "ember/core/tensor.h"
+#include "ember/io/user_file.h"
 
 namespace ember::cli {
 void warn(const std::string& msg) { fmt::print(stderr, "ember: warning: {}\n", msg); }
@@ -33,9 +36,12 @@ std::vector<std::string> expand_config(int argc, char** argv) {
   if (file.empty()) return out;
   std::vector<CLI::ConfigItem> items;
   try {
-    items = CLI::ConfigTOML().from_file(file);
-  } catch (const CLI::FileError&) {
-    throw CLI::ConversionError(fmt::format("--config: cannot read '{}' (no such file, or not readable)", file));
+    // Read through io::read_user_text (regular files only, capped): CLI11's from_file would block
+    // forever on a FIFO and read /dev/zero until memory runs out.
+    std::istringstream text(ember::io::read_user_text(file, ember::io::kConfigFile));
+    items = CLI::ConfigTOML().from_config(text);
+  } catch (const ember::IOError& e) {
+    throw CLI::ConversionError(fmt::format("--config: {}{}", e.what(), e.hint().empty() ? "" : "; " + e.hint()));
   }
   std::vector<std::string> injected;
   for (const auto& it : items) {
@@ -99,6 +105,11 @@ int main(int argc, char** argv) {
   } catch (const ember::Error& e) {
     fmt::print(stderr, "ember: error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+    return kExitFailed;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A std::filesystem call on a user's path (a symlink loop, a permission problem): the user's to
+    // fix, not a bug. The readers use io::path_type and say more; this is the net under the rest.
+    fmt::print(stderr, "ember: error: {}: {}\n", e.path1().string(), e.code().message());
     return kExitFailed;
   } catch (const std::bad_alloc&) {
     fmt::print(stderr, "ember: error: out of host memory\n  hint: use a smaller --batch-size or model\n");

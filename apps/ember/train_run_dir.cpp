@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <thread>
 
-#include "ember/data/readers.h"
 #include "ember/io/atomic_file.h"
+#include "ember/io/user_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 
@@ -72,21 +72,10 @@ void refuse_existing_run(const fs::path& run_dir) {
                                  run_dir.string()));
 }
 
-RunConfig::RunConfig(const std::string& config_json, std::string manifest, CLI::App& app)
-    : where_(fmt::format("checkpoint manifest '{}'", manifest)),
-      hint_("the manifest was damaged or edited; resume from the run's checkpoints/best.json, restore the value, or "
-            "start a new run"),
-      app_(app) {
-  if (!config_json.empty()) j_ = nlohmann::json::parse(config_json, nullptr, false);
-  if (!j_.is_object() || j_.empty())
-    throw FormatError(fmt::format("{} has no run config (\"config\"), so the run's settings are unknown", where_),
-                      "only checkpoints written by `ember train` can be resumed; `ember eval` reads any checkpoint");
-}
-
-void RunConfig::check_like_flag(const char* key, const char* flag, const nlohmann::json& value) const {
+void RunConfig::check_like_flag(const char* key, const char* flag) const {
   CLI::Option* opt = app_.get_option_no_throw(flag);
   if (!opt) return;
-  const std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+  const std::string text = s_.flag_text(key);
   for (int i = 0;; ++i) {
     CLI::Validator* v = nullptr;
     try {
@@ -97,8 +86,8 @@ void RunConfig::check_like_flag(const char* key, const char* flag, const nlohman
     std::string copy = text;  // validators may rewrite their input
     const std::string err = (*v)(copy);
     if (!err.empty())
-      throw UsageError(fmt::format("{}: the run's {} = {} is not a valid {}: {}", where_, key, value.dump(), flag, err),
-                       hint_);
+      throw UsageError(fmt::format("{}: the run's {} = {} is not a valid {}: {}", s_.where(), key, text, flag, err),
+                       s_.hint());
   }
 }
 
@@ -113,13 +102,10 @@ ModelSource model_source(const std::string& model, const fs::path& run_dir) {
   m.spec_origin = train::run_model(model, run_dir);
   m.name = train::spec_copy_name(model);
   try {
-    std::vector<uint8_t> bytes = data::read_file_bytes(m.spec_origin, false);
-    m.spec_text.assign(bytes.begin(), bytes.end());
-  } catch (const Error& e) {
-    throw IOError(fmt::format("cannot read the model spec '{}': {}", m.spec_origin, e.what()),
-                  run_dir.empty() ? "check the --model path"
-                                  : fmt::format("the run keeps its spec as {}; restore that file",
-                                                (run_dir / m.name).string()));
+    m.spec_text = io::read_user_text(m.spec_origin, io::kModelSpecFile);
+  } catch (const IOError& e) {
+    if (run_dir.empty()) throw;
+    throw IOError(e.what(), fmt::format("the run keeps its spec as {}; restore that file", (run_dir / m.name).string()));
   }
   return m;
 }

@@ -16,7 +16,6 @@
 #include "ember/io/run_dir.h"
 #include "ember/nn/module.h"
 #include "ember/train/resume.h"
-#include "io/json_fields.h"
 
 namespace ember::cli {
 
@@ -43,19 +42,20 @@ void refuse_existing_run(const std::filesystem::path& run_dir);
 class RunConfig {
  public:
   // FormatError when the manifest carries no run config (it was not written by `ember train`).
-  RunConfig(const std::string& config_json, std::string manifest, CLI::App& app);
+  RunConfig(const std::string& config_json, const std::string& manifest, CLI::App& app)
+      : s_(config_json, manifest), app_(app) {}
 
   // The run's identity: the checkpoint's value wins; a flag given with another value is ignored
   // with a warning. A missing key is an error unless `absent` gives the value older runs had.
   template <class T>
   void adopt(const char* key, T& field, const char* flag, std::optional<T> absent = std::nullopt) {
     T v;
-    if (!j_.contains(key)) {
-      if (!absent) throw FormatError(fmt::format("{}: the run config has no \"{}\"", where_, key), hint_);
+    if (!s_.contains(key)) {
+      if (!absent) throw FormatError(fmt::format("{}: the run config has no \"{}\"", s_.where(), key), s_.hint());
       v = *absent;
     } else {
-      v = io::json_get<T>(j_, key, where_, hint_, std::string("config.") + key);
-      check_like_flag(key, flag, j_[key]);
+      v = s_.get<T>(key);
+      check_like_flag(key, flag);
     }
     if (app_.count(flag) && v != field)
       warn(fmt::format("{} is ignored with --resume: the run was started with {} = {}", flag, key,
@@ -66,15 +66,14 @@ class RunConfig {
   // checkpoint's value when it has one.
   template <class T>
   void adopt_unless_flag(const char* key, T& field, const char* flag) {
-    if (app_.count(flag) || !j_.contains(key)) return;
-    field = io::json_get<T>(j_, key, where_, hint_, std::string("config.") + key);
-    check_like_flag(key, flag, j_[key]);
+    if (app_.count(flag) || !s_.contains(key)) return;
+    field = s_.get<T>(key);
+    check_like_flag(key, flag);
   }
 
  private:
-  void check_like_flag(const char* key, const char* flag, const nlohmann::json& value) const;
-  nlohmann::json j_;
-  std::string where_, hint_;
+  void check_like_flag(const char* key, const char* flag) const;
+  train::RunSettings s_;
   CLI::App& app_;
 };
 

@@ -1,6 +1,7 @@
 // The whole public API in one include.
 #pragma once
 
+#include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
 #include "ember/core/device.h"
 #include "ember/core/dtype.h"
@@ -8,6 +9,7 @@
 #include "ember/core/generator.h"
 #include "ember/core/settings.h"
 #include "ember/core/tensor.h"
+#include "ember/cuda.h"
 #include "ember/ops.h"
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"

@@ -1,99 +1,34 @@
 // The backward engine: counts dependencies from the roots, then runs nodes in topological order
-// (Kahn), summing the gradients that reach each node's outputs before running it.
+// (Kahn), summing the gradients that reach each node's outputs before running it. It sits above
+// the ops layer and sums with ops; the tape it walks (tape.cpp) sits below and knows no op.
+#include "ember/autograd/engine.h"
+
 #include <algorithm>
 #include <unordered_map>
 #include <unordered_set>
 
-#include "ember/autograd/node.h"
+#include "autograd/accumulate_grad.h"
 #include "ember/ops.h"
 
 namespace ember::autograd {
 
-namespace {
-thread_local bool g_grad_enabled = true;
-
-// Leaf gradient sink: adds the incoming gradient into the leaf's .grad.
-class AccumulateGrad final : public Node {
- public:
-  explicit AccumulateGrad(std::shared_ptr<TensorImpl> var)
-      : Node("AccumulateGrad"), var_(std::move(var)) {}
-  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    Tensor g = std::move(grads[0]);
-    if (!g.defined()) return {};
-    Tensor v(var_);
-    if (g.dtype() != v.dtype()) g = g.to(v.dtype());
-    if (!var_->grad) {
-      // .grad must be a fresh, contiguous tensor that nothing else aliases, so that a later add_
-      // into it is safe. When this node holds the only handle on the only view of its storage
-      // (the usual case: a kernel's output), the gradient is taken as it is instead of cloned.
-      const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 &&
-                              g.is_contiguous() && g.storage_offset() == 0 && !g.grad_fn();
-      if (sole_owner) var_->grad = g.impl_ptr();
-      else var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
-    } else {
-      Tensor(var_->grad).add_(g);
-    }
-    return {};
+std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+  Tensor g = std::move(grads[0]);
+  if (!g.defined()) return {};
+  Tensor v(var_);
+  if (g.dtype() != v.dtype()) g = g.to(v.dtype());
+  if (!var_->grad) {
+    // .grad must be a fresh, contiguous tensor that nothing else aliases, so that a later add_
+    // into it is safe. When this node holds the only handle on the only view of its storage
+    // (the usual case: a kernel's output), the gradient is taken as it is instead of cloned.
+    const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 &&
+                            g.is_contiguous() && g.storage_offset() == 0 && !g.grad_fn();
+    if (sole_owner) var_->grad = g.impl_ptr();
+    else var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
+  } else {
+    Tensor(var_->grad).add_(g);
   }
-  TensorImpl* var() const { return var_.get(); }
-
- private:
-  std::shared_ptr<TensorImpl> var_;
-};
-}  // namespace
-
-bool grad_mode_enabled() { return g_grad_enabled; }
-void set_grad_mode(bool enabled) { g_grad_enabled = enabled; }
-
-bool any_requires_grad(std::initializer_list<const Tensor*> inputs) {
-  if (!g_grad_enabled) return false;
-  for (const Tensor* t : inputs)
-    if (t != nullptr && t->defined() && t->requires_grad()) return true;
-  return false;
-}
-
-Edge gradient_edge(const Tensor& t) {
-  if (!t.defined() || !t.requires_grad()) return {};
-  if (t.grad_fn()) return {t.grad_fn(), t.impl().output_nr};
-  std::shared_ptr<Node> acc = t.impl().grad_accumulator.lock();
-  if (!acc) {
-    acc = std::make_shared<AccumulateGrad>(t.impl_ptr());
-    t.impl().grad_accumulator = acc;
-  }
-  return {acc, 0};
-}
-
-void record(const std::shared_ptr<Node>& node, const std::vector<Tensor>& inputs,
-            const std::vector<Tensor>& outputs) {
-  auto& edges = node->next_edges();
-  edges.clear();
-  for (const Tensor& in : inputs) edges.push_back(gradient_edge(in));
-  node->num_outputs = uint32_t(outputs.size());
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    TensorImpl& o = outputs[i].impl();
-    o.grad_fn = node;
-    o.output_nr = uint32_t(i);
-    o.requires_grad = true;
-  }
-}
-
-Tensor SavedTensor::unpack(const std::string& node_name) const {
-  EMBER_CHECK(!t_.defined() || t_.storage()->version() == version_, AutogradError,
-              "one of the tensors needed for gradient computation by ", node_name,
-              " has been modified by an in-place operation (version ", t_.storage()->version(),
-              ", expected ", version_, ")");
-  return t_;
-}
-
-std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {
-  EMBER_CHECK(!released_, AutogradError, "trying to backward through the graph a second time (",
-              name_, " has already freed its saved tensors); pass retain_graph=true to the first "
-              "backward() if you need to backward twice");
-  // Missing output gradients are zeros to the formula; most ops have one output anyway.
-  std::vector<Tensor> out = fn_(grads);
-  EMBER_ASSERT(out.size() == next_.size(), name_, " returned ", out.size(), " gradients for ",
-               next_.size(), " inputs");
-  return out;
+  return {};
 }
 
 namespace {
@@ -159,7 +94,7 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
           if (slot < in.size() && in[slot].defined())
             (*captured)[i] = (*captured)[i].defined() ? add((*captured)[i], in[slot]) : in[slot];
         }
-      if (dynamic_cast<AccumulateGrad*>(n) != nullptr) continue;
+      if (dynamic_cast<detail::AccumulateGrad*>(n) != nullptr) continue;
     }
     (void)capture_index;
     bool any = std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined(); });
@@ -216,3 +151,23 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
 }
 
 }  // namespace ember::autograd
+
+namespace ember {
+// Declared with Tensor in include/ember/core/tensor.h; defined here, where the engine is.
+void Tensor::backward(const Tensor& gradient, bool retain_graph) const {
+  EMBER_CHECK(requires_grad(), AutogradError,
+              "backward: this tensor does not require grad and has no grad_fn (did you create it "
+              "under NoGradGuard, or forget requires_grad_() on the inputs?)");
+  Tensor g = gradient;
+  if (!g.defined()) {
+    EMBER_CHECK(numel() == 1, AutogradError, "backward: grad can be implicitly created only for "
+                "scalar outputs; this tensor has shape ", shape_str(sizes()),
+                ": pass a gradient of that shape, or reduce it first (e.g. .sum())");
+    g = ones_like(*this);
+  } else {
+    EMBER_CHECK(g.sizes() == sizes(), ShapeError, "backward: gradient shape ", shape_str(g.sizes()),
+                " does not match the tensor's shape ", shape_str(sizes()));
+  }
+  autograd::backward({*this}, {g}, retain_graph);
+}
+}  // namespace ember

@@ -1,5 +1,7 @@
 // The dispatch table: one slot per kernel, one function pointer per device type. Backends fill it
-// in an explicit registration call (ensure_backends), never through static initialisers.
+// in an explicit registration call, never through static initialisers. Core does not know the
+// backends (they sit above it): the ops layer registers them (src/ops/backends.h, ensure_backends)
+// before it allocates the first tensor, so every lookup through a tensor finds the table filled.
 #pragma once
 
 #include "ember/core/device.h"
@@ -8,7 +10,11 @@
 
 namespace ember {
 
-void ensure_backends();  // registers every compiled backend once; thread-safe
+namespace detail {
+// Set once by the ops layer's ensure_backends() when every compiled backend has registered.
+bool backends_registered();
+void mark_backends_registered();
+}  // namespace detail
 
 template <class Fn>
 class KernelSlot {
@@ -16,13 +22,15 @@ class KernelSlot {
   explicit constexpr KernelSlot(const char* name) : name_(name) {}
   void set(DeviceType t, Fn f) { fns_[int(t)] = f; }
   Fn operator()(Device d) const {
-    ensure_backends();
     Fn f = fns_[int(d.type)];
-    EMBER_CHECK(f != nullptr, NotImplementedError, "op '", name_, "' has no kernel for device ",
-                d.str(), " in this build");
+    if (f == nullptr) {
+      EMBER_ASSERT(detail::backends_registered(), "kernel '", name_,
+                   "' looked up before the backends were registered (ensure_backends() in src/ops)");
+      throw NotImplementedError(detail::cat("op '", name_, "' has no kernel for device ", d.str(), " in this build"));
+    }
     return f;
   }
-  bool has(DeviceType t) const { ensure_backends(); return fns_[int(t)] != nullptr; }
+  bool has(DeviceType t) const { return fns_[int(t)] != nullptr; }
 
  private:
   const char* name_;

@@ -1,8 +1,11 @@
 // Hooks the core needs from optional backends (CUDA). Without a CUDA build they report no device.
+// Applications reach them through include/ember/cuda.h (ember::cuda::device_count() and friends).
 #pragma once
 
 #include <functional>
 #include <string>
+
+#include "ember/cuda.h"  // CopyBandwidth
 
 namespace ember {
 // Number of usable CUDA devices (0 when none, no driver, or a CPU-only build).
@@ -14,8 +17,5 @@ std::string cuda_unavailable_reason();
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps);
 // Copy bandwidth of cuda:device for `bytes`-sized transfers, GB/s (10^9 bytes/s), timed with CUDA
 // events over `reps` copies each, as CUDA's bandwidthTest does. Throws DeviceError without CUDA.
-struct CopyBandwidth {
-  double h2d_pageable = 0, d2h_pageable = 0, h2d_pinned = 0, d2h_pinned = 0, d2d = 0;
-};
 CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps);
 }  // namespace ember

@@ -82,7 +82,6 @@ Allocator* get_allocator(DeviceType type) {
     static CpuAllocator* cpu = new CpuAllocator();  // leaked on purpose: outlives static tensors
     return cpu;
   }
-  if (slot(type) == nullptr) ensure_backends();  // backends set their allocators when registered
   Allocator* a = slot(type);
   EMBER_CHECK(a != nullptr, DeviceError, "no allocator for device type ",
               type == DeviceType::CUDA ? "cuda" : "?", ": this ember was built without that backend");

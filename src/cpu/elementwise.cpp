@@ -6,7 +6,7 @@
 
 #include "cpu/loops.h"
 #include "ember/core/generator.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cpu {
 

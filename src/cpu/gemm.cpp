@@ -8,7 +8,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cpu {
 

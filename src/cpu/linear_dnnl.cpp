@@ -25,7 +25,7 @@
 
 #include "cpu/dnnl_util.h"
 #include "ember/core/tensor.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cpu {
 

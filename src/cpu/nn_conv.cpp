@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cpu/nn_conv.h"
-#include "cpu/nn_reference.h"
+#include "cpu/reference/nn.h"
 
 namespace ember::cpu {
 
@@ -164,12 +164,6 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, cons
   std::copy(partial[0].begin(), partial[0].end(), out);
   for (size_t t = 1; t < partial.size(); ++t)
     for (size_t k = 0; k < partial[t].size(); ++k) out[k] += partial[t][k];
-}
-
-void register_nn_conv_kernels() {
-  kernels::conv2d_forward.set(DeviceType::CPU, &conv2d_forward_dnnl);
-  kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_dnnl);
-  kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_dnnl);
 }
 
 }  // namespace ember::cpu

@@ -1,5 +1,5 @@
 // The CPU conv2d kernels, declared so that the parity tests can run each one against the reference
-// (the dispatch table holds only the one registered). All follow ops/nn_kernels.h: contiguous
+// (the dispatch table holds only the one registered). All follow kernels/nn_kernels.h: contiguous
 // inputs, outputs overwritten; float64 goes to the reference kernels.
 //   *_im2col: im2col + OpenBLAS sgemm, OpenMP over images (nn_conv.cpp).
 //   *_dnnl:   oneDNN 2.6 direct convolution with cached primitive descriptors, the layout oneDNN
@@ -7,7 +7,7 @@
 //             geometry oneDNN cannot build a primitive for.
 #pragma once
 
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cpu {
 

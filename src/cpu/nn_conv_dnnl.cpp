@@ -19,8 +19,8 @@
 
 #include "cpu/dnnl_util.h"
 #include "cpu/nn_conv.h"
-#include "ember/ops.h"
-#include "cpu/nn_reference.h"
+#include "ember/core/storage.h"
+#include "cpu/reference/nn.h"
 
 namespace ember::cpu {
 
@@ -110,13 +110,14 @@ const ConvPlan* cached_plan(const ConvKey& key, Build&& build) {
 
 // A memory in layout `want` holding `user`'s data: `user` itself when the layouts agree, else a
 // reordered copy (when `copy_in`; an uninitialised buffer otherwise, for outputs). The copy lives
-// in a tensor from ember's caching allocator (kept alive in `keep`), so the same large blocked
+// in a storage block from ember's caching allocator (kept alive in `keep`), so the same large blocked
 // buffers are reused every step instead of being mmap'ed, page-faulted and unmapped each call.
 memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool copy_in,
-                 std::vector<Tensor>& keep) {
+                 std::vector<Storage>& keep) {
   if (user.get_desc() == want) return user;
-  keep.push_back(empty({int64_t((want.get_size() + sizeof(float) - 1) / sizeof(float))}));
-  memory m(want, cpu_engine(), keep.back().raw_data());
+  const size_t bytes = (want.get_size() + sizeof(float) - 1) / sizeof(float) * sizeof(float);
+  keep.push_back(std::make_shared<StorageImpl>(bytes, Device::cpu()));
+  memory m(want, cpu_engine(), keep.back()->data());
   if (copy_in) dnnl::reorder(user, m).execute(s, user, m);
   return m;
 }
@@ -126,11 +127,6 @@ memory wrap(const memory::desc& md, const Tensor& t) {
 }
 
 }  // namespace
-
-dnnl::engine& dnnl_cpu_engine() {
-  static dnnl::engine eng(dnnl::engine::kind::cpu, 0);
-  return eng;
-}
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                          const Tensor& out) {
@@ -144,7 +140,7 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
   if (!plan) return conv2d_forward_im2col(x, weight, bias, p, out);
   dnnl_call("conv2d", [&] {
     dnnl::stream s(cpu_engine());
-    std::vector<Tensor> keep;
+    std::vector<Storage> keep;
     memory ux = wrap(d.x, x), uw = wrap(d.w, weight), uo = wrap(d.out, out);
     memory mx = in_layout(ux, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mo = in_layout(uo, plan->c, s, false, keep);
@@ -172,7 +168,7 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
   if (!plan) return conv2d_backward_data_im2col(grad_out, weight, p, grad_x);
   dnnl_call("conv2d backward (input gradient)", [&] {
     dnnl::stream s(cpu_engine());
-    std::vector<Tensor> keep;
+    std::vector<Storage> keep;
     memory ug = wrap(d.out, grad_out), uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
     memory mg = in_layout(ug, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mx = in_layout(ux, plan->c, s, false, keep);
@@ -198,7 +194,7 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (!plan) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
   dnnl_call("conv2d backward (weight gradient)", [&] {
     dnnl::stream s(cpu_engine());
-    std::vector<Tensor> keep;
+    std::vector<Storage> keep;
     memory ug = wrap(d.out, grad_out), ux = wrap(d.x, x), uw = wrap(d.w, grad_weight);
     memory mg = in_layout(ug, plan->a, s, true, keep), mx = in_layout(ux, plan->b, s, true, keep);
     memory mw = in_layout(uw, plan->c, s, false, keep);
@@ -206,6 +202,14 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
     if (mw != uw) dnnl::reorder(mw, uw).execute(s, mw, uw);
     s.wait();
   });
+}
+
+// The conv2d slots of the CPU: oneDNN, which falls back to im2col (nn_conv.cpp) for a geometry it
+// cannot build a primitive for and to the reference (reference/nn_conv.cpp) for float64.
+void register_nn_conv_kernels() {
+  kernels::conv2d_forward.set(DeviceType::CPU, &conv2d_forward_dnnl);
+  kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_dnnl);
+  kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_dnnl);
 }
 
 }  // namespace ember::cpu

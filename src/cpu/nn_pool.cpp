@@ -1,6 +1,7 @@
-// Max pooling on the CPU, float32 and float64: one (n, c) plane per OpenMP task, window bounds
-// clipped once per output row/column instead of tested per tap, and a branch-free path for 2x2/2. Same results as the reference,
-// including the first-maximum rule on ties and NaN propagation.
+// Pooling on the CPU, float32 and float64, twin of src/cuda/nn_pool.cu. Max pooling: one (n, c) plane
+// per OpenMP task, window bounds clipped once per output row/column instead of tested per tap, and a
+// branch-free path for 2x2/2; same results as the reference, including the first-maximum rule on
+// ties and NaN propagation. Average and adaptive average: the reference kernels (reference/nn_pool.cpp).
 #include <immintrin.h>
 #include <omp.h>
 
@@ -8,7 +9,7 @@
 #include <cmath>
 #include <limits>
 
-#include "cpu/nn_reference.h"
+#include "cpu/reference/nn.h"
 
 namespace ember::cpu {
 
@@ -184,6 +185,10 @@ void max_pool2d_backward_planes(const Tensor& grad_out, const Tensor& indices, c
 void register_nn_pool_kernels() {
   kernels::max_pool2d_forward.set(DeviceType::CPU, &max_pool2d_forward_planes);
   kernels::max_pool2d_backward.set(DeviceType::CPU, &max_pool2d_backward_planes);
+  kernels::avg_pool2d_forward.set(DeviceType::CPU, &reference::avg_pool2d_forward);
+  kernels::avg_pool2d_backward.set(DeviceType::CPU, &reference::avg_pool2d_backward);
+  kernels::adaptive_avg_pool2d_forward.set(DeviceType::CPU, &reference::adaptive_avg_pool2d_forward);
+  kernels::adaptive_avg_pool2d_backward.set(DeviceType::CPU, &reference::adaptive_avg_pool2d_backward);
 }
 
 }  // namespace ember::cpu

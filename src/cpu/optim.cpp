@@ -1,8 +1,8 @@
-// Fused optimizer updates on the CPU (ops/optim_kernels.h): one pass over each parameter with the
-// element arithmetic of ops/optim_update.h, so the result equals the reference path's in-place ops
+// Fused optimizer updates on the CPU (kernels/optim_kernels.h): one pass over each parameter with the
+// element arithmetic of kernels/optim_update.h, so the result equals the reference path's in-place ops
 // bit for bit while reading and writing each buffer once instead of several times.
-#include "ops/optim_kernels.h"
-#include "ops/optim_update.h"
+#include "kernels/optim_kernels.h"
+#include "kernels/optim_update.h"
 
 #include <omp.h>
 

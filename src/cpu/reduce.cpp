@@ -6,7 +6,7 @@
 #include <numeric>
 
 #include "cpu/loops.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cpu {
 

@@ -5,12 +5,18 @@
 #include <cstdlib>
 
 namespace ember::cpu {
-void register_elementwise_kernels();
-void register_reduce_kernels();
-void register_gemm_kernels();
-void register_nn_kernels();
-void register_optim_kernels();  // optim.cpp
-void register_linear_kernels();  // linear_dnnl.cpp
+// One registration function per op family, in the file of the same name (src/cpu/README.md);
+// the CUDA backend's src/cuda/register.cpp lists the same families.
+void register_elementwise_kernels();  // elementwise.cpp
+void register_reduce_kernels();       // reduce.cpp
+void register_gemm_kernels();         // gemm.cpp
+void register_linear_kernels();       // linear_dnnl.cpp
+void register_nn_conv_kernels();      // nn_conv_dnnl.cpp (oneDNN; im2col and reference fallbacks)
+void register_nn_pool_kernels();      // nn_pool.cpp
+void register_nn_norm_kernels();      // nn_norm.cpp
+void register_nn_softmax_kernels();   // nn_softmax.cpp
+void register_nn_loss_kernels();      // nn_loss.cpp
+void register_optim_kernels();        // optim.cpp
 
 void register_kernels() {
   // Default thread count: the cores this process may use (affinity), unless OMP_NUM_THREADS says.
@@ -21,8 +27,12 @@ void register_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
-  register_nn_kernels();
-  register_optim_kernels();
   register_linear_kernels();
+  register_nn_conv_kernels();
+  register_nn_pool_kernels();
+  register_nn_norm_kernels();
+  register_nn_softmax_kernels();
+  register_nn_loss_kernels();
+  register_optim_kernels();
 }
 }  // namespace ember::cpu

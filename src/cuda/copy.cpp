@@ -4,7 +4,7 @@
 // caller may read or free either buffer as soon as this returns.
 #include "cuda/check.h"
 #include "cuda/context.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cuda {
 

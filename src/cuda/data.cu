@@ -1,9 +1,9 @@
-// The data loader's device-resident batch kernel on CUDA (data/stager_hook.h): gathers a batch of
+// The data loader's device-resident batch kernel on CUDA (kernels/data_kernels.h): gathers a batch of
 // uint8 images and their labels from the dataset held on the GPU and maps every pixel through the
 // transform's (C, 256) float lookup table, the same table the CPU's SampleTransform::apply reads,
 // so the batch equals the CPU's bit for bit. One thread per output element.
 #include "cuda/loops.cuh"
-#include "data/stager_hook.h"
+#include "kernels/data_kernels.h"
 
 namespace ember::cuda {
 
@@ -42,6 +42,6 @@ void resident_gather(const Tensor& images, const Tensor& labels, const Tensor& i
 
 }  // namespace
 
-void register_resident_gather() { data::detail::set_resident_gather(DeviceType::CUDA, &resident_gather); }
+void register_resident_gather() { kernels::resident_gather.set(DeviceType::CUDA, &resident_gather); }
 
 }  // namespace ember::cuda

@@ -8,7 +8,7 @@
 #include <type_traits>
 
 #include "cuda/loops.cuh"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cuda {
 

@@ -11,7 +11,7 @@
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "ember/core/settings.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember::cuda {
 

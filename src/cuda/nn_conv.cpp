@@ -13,8 +13,8 @@
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "ember/core/settings.h"
-#include "ops/kernels.h"
-#include "ops/nn_kernels.h"
+#include "kernels/kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cuda {
 

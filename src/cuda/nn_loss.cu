@@ -1,8 +1,8 @@
-// The negative log-likelihood loss on CUDA, the twin of the nll part of src/cpu/nn_reference.cpp:
+// cross_entropy's nll_loss kernels on CUDA, twin of src/cpu/nn_loss.cpp (cpu/reference/nn_loss.cpp):
 // per-sample losses (the front-end reduces them) and their gradient. Targets were range-checked by
 // the front-end; ignored rows give 0.
 #include "cuda/loops.cuh"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cuda {
 

@@ -1,4 +1,4 @@
-// Batch norm on CUDA, the twin of the batch-norm part of src/cpu/nn_reference.cpp: statistics,
+// Batch norm on CUDA, twin of src/cpu/nn_norm.cpp (src/cpu/reference/nn_norm.cpp): statistics,
 // forward and backward over x (N, C, S), float32 and float64. Our own kernels: the slots split
 // the work differently from cuDNN's batch-norm calls (statistics, forward and backward are
 // separate, with invstd computed by the front-end).
@@ -7,7 +7,7 @@
 // in double (in another order, so results agree to the final rounding, not bit for bit). The
 // statistics take two passes, like the CPU: no cancellation in E[x^2] - E[x]^2.
 #include "cuda/block_reduce.cuh"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cuda {
 

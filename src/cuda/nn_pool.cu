@@ -1,4 +1,4 @@
-// Pooling on CUDA, the twin of src/cpu/nn_pool.cpp and the pooling part of src/cpu/nn_reference.cpp:
+// Pooling on CUDA, the twin of src/cpu/nn_pool.cpp (and src/cpu/reference/nn_pool.cpp):
 // max (with indices), average and adaptive average, forward and backward, float32 and float64.
 // Our own kernels rather than cuDNN's: cuDNN returns no argmax indices and has no ceil mode, and
 // the slots need PyTorch's first-maximum rule and divisors exactly.
@@ -13,7 +13,7 @@
 
 #include "cuda/loops.cuh"
 #include "ember/core/settings.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cuda {
 
@@ -127,7 +127,7 @@ void max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Te
 }
 
 // ---- avg pool ----------------------------------------------------------------------------------
-// PyTorch's window, as avg_window() in nn_reference.cpp: clipped to the padded input for the
+// PyTorch's window, as avg_window() in cpu/reference/nn_pool.cpp: clipped to the padded input for the
 // divisor, to the input for the sum.
 struct AvgWindow {
   int64_t h0, h1, w0, w1;

@@ -1,11 +1,11 @@
-// softmax and log_softmax on CUDA along any dim, the twin of the softmax part of
-// src/cpu/nn_reference.cpp. A contiguous tensor is (outer, D, inner) around the dim; one block per
+// softmax and log_softmax on CUDA along any dim, the twin of src/cpu/nn_softmax.cpp (kernels in
+// src/cpu/reference/nn_softmax.cpp). A contiguous tensor is (outer, D, inner) around the dim; one block per
 // (outer, inner) row reduces its D values (stride `inner`) with a shared-memory tree. As on the
 // CPU: the row maximum is subtracted before exp(), and sums accumulate in double.
 #include <cmath>
 
 #include "cuda/block_reduce.cuh"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 
 namespace ember::cuda {
 

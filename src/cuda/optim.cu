@@ -1,9 +1,9 @@
 // Fused optimizer updates on CUDA, the twin of src/cpu/optim.cpp: one launch per parameter tensor,
-// one thread per element running ops/optim_update.h's arithmetic (explicitly rounded, no FMA), so
+// one thread per element running kernels/optim_update.h's arithmetic (explicitly rounded, no FMA), so
 // each buffer is read and written once and the result equals the CPU's bit for bit.
 #include "cuda/loops.cuh"
-#include "ops/optim_kernels.h"
-#include "ops/optim_update.h"
+#include "kernels/optim_kernels.h"
+#include "kernels/optim_update.h"
 
 namespace ember::cuda {
 

@@ -1,5 +1,5 @@
-// The CUDA BatchStager of the data loader: workers assemble batches straight into pinned host
-// blocks, stage() copies them with cudaMemcpyAsync on the device's copy stream (context.h) into
+// The CUDA TensorStager of the data loader (kernels/data_kernels.h): workers assemble batches into
+// pinned host blocks, upload() copies them with cudaMemcpyAsync on the device's copy stream (context.h) into
 // device blocks the stager owns, records an event after the copies and makes the compute stream
 // wait on it. So the upload of batch k+1 overlaps the kernels of batch k, and the host never waits.
 //
@@ -21,7 +21,7 @@
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "cuda/pinned.h"
-#include "data/stager_hook.h"
+#include "kernels/data_kernels.h"
 
 namespace ember::cuda {
 
@@ -195,14 +195,12 @@ class DevicePool {
   std::vector<Block*> free_;
 };
 
-class CudaStager final : public data::BatchStager {
+class CudaStager final : public kernels::TensorStager {
  public:
   CudaStager(Device device, int ring_batches) : device_(device), ring_blocks_(size_t(std::max(ring_batches, 1)) * 2) {}
   ~CudaStager() override {
     if (ready_) cudaEventDestroy(ready_);  // the event's device need not be current
   }
-
-  Device device() const override { return device_; }
 
   Tensor host_buffer(const Shape& shape, DType dtype) override {
     init();
@@ -210,19 +208,17 @@ class CudaStager final : public data::BatchStager {
     return tensor_over(pinned_, pinned_->acquire(bytes), shape, dtype, Device::cpu());
   }
 
-  data::Batch stage(data::Batch b) override {
+  std::vector<Tensor> upload(const std::vector<Tensor>& host) override {
     init();
     DeviceGuard g(device_.index);
     const cudaStream_t copy = copy_stream(device_.index);
-    data::Batch out;
-    out.epoch = b.epoch;
-    out.step = b.step;
-    out.x = upload(b.x, copy);
-    out.y = upload(b.y, copy);
-    // The compute stream starts on this batch only after both copies; the host does not wait.
+    std::vector<Tensor> out;
+    out.reserve(host.size());
+    for (const Tensor& t : host) out.push_back(upload(t, copy));
+    // The compute stream starts on these tensors only after their copies; the host does not wait.
     EMBER_CUDA_CHECK(cudaEventRecord(ready_, copy));
     EMBER_CUDA_CHECK(cudaStreamWaitEvent(stream(device_.index), ready_, 0));
-    return out;  // b's pinned blocks return to the pool now, marked with their copy events
+    return out;  // the callers' pinned blocks return to the pool when released, marked with their copy events
   }
 
  private:
@@ -261,14 +257,14 @@ class CudaStager final : public data::BatchStager {
   cudaEvent_t ready_ = nullptr;
 };
 
-std::unique_ptr<data::BatchStager> make_stager(Device device, int ring_batches) {
+std::unique_ptr<kernels::TensorStager> make_stager(Device device, int ring_batches) {
   return std::make_unique<CudaStager>(device, ring_batches);
 }
 
 }  // namespace
 
 void register_data_hooks() {
-  data::detail::set_batch_stager_factory(DeviceType::CUDA, &make_stager);
+  kernels::tensor_stager.set(DeviceType::CUDA, &make_stager);
   register_resident_gather();
 }
 

@@ -25,15 +25,15 @@ void append(LabeledImages& dst, LabeledImages&& src) {
   dst.n += src.n;
 }
 
+// io::path_type, not std::filesystem: a symlink loop must be named as one, not taken for "missing".
 void require_dir(const std::filesystem::path& dir, const char* what, const char* expected_name) {
-  std::error_code ec;
-  const auto st = std::filesystem::status(dir, ec);
-  if (!std::filesystem::exists(st)) {
+  const io::PathType type = io::path_type(dir);
+  if (type == io::PathType::missing) {
     internal::throw_io_error(detail::cat(dir.string(), ": ", what, " directory does not exist"),
                              detail::cat("download the binary version (`ember data fetch ", expected_name,
                                          "`) and pass the extracted directory"));
   }
-  if (!std::filesystem::is_directory(st)) {
+  if (type != io::PathType::directory) {
     internal::throw_io_error(detail::cat(dir.string(), ": expected the ", what, " directory, found a file"),
                              "pass the directory that holds the .bin files, not a file");
   }
@@ -43,15 +43,13 @@ void require_dir(const std::filesystem::path& dir, const char* what, const char*
 void require_files(const std::filesystem::path& dir, const std::vector<std::string>& files, const char* what) {
   std::string missing;
   for (const auto& f : files) {
-    std::error_code ec;
-    if (!std::filesystem::exists(dir / f, ec)) missing += (missing.empty() ? "" : ", ") + f;
+    if (io::path_type(dir / f) == io::PathType::missing) missing += (missing.empty() ? "" : ", ") + f;
   }
   if (missing.empty()) return;
   std::string expected;
   for (const auto& f : files) expected += (expected.empty() ? "" : ", ") + f;
   std::string hint = "re-extract the binary version of the dataset into this directory";
-  std::error_code ec;
-  if (std::filesystem::exists(dir / files[0].substr(0, files[0].size() - 4), ec))
+  if (io::path_type(dir / files[0].substr(0, files[0].size() - 4)) != io::PathType::missing)
     hint = "this is the Python (pickle) version of the dataset; ember reads the binary version (*-binary.tar.gz)";
   if (missing == expected) {
     internal::throw_io_error(detail::cat(dir.string(), ": ", what, " directory holds none of its files: missing ",

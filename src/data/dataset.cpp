@@ -4,11 +4,13 @@
 
 #include <cmath>
 #include <cstdlib>
-#include <fstream>
+#include <sstream>
 #include <map>
 #include <mutex>
 
 #include "ember/core/error.h"
+#include "ops/backends.h"
+#include "ember/io/user_file.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
@@ -36,6 +38,9 @@ Tensor adopt_bytes(std::vector<uint8_t>&& bytes, Shape shape) {
     std::lock_guard<std::mutex> lock(g_adopted_mu);
     adopted().emplace(p, std::move(bytes));  // moving a vector keeps its buffer
   }
+  // Every other tensor comes from empty(), which registers the backends first; so must this one,
+  // or a kernel looked up through it before any allocation would find the table empty.
+  ensure_backends();
   auto impl = std::make_shared<TensorImpl>();
   impl->storage = std::make_shared<StorageImpl>(p, n, Device::cpu(), &release_adopted);
   impl->sizes = shape;
@@ -52,7 +57,8 @@ std::vector<std::string> numbered_classes(int64_t k) {
 
 // Class names from a CIFAR meta file (one name per line), when present and complete.
 std::vector<std::string> read_class_names(const fs::path& file, size_t expected) {
-  std::ifstream in(file);
+  if (io::path_type(file) == io::PathType::missing) return {};
+  std::istringstream in(io::read_user_text(file, io::kClassNamesFile));
   std::vector<std::string> names;
   for (std::string line; std::getline(in, line);) {
     while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
@@ -208,16 +214,20 @@ namespace {
                 k.install_hint + (name == "fashion-mnist" ? "" : " (or pass --data-dir DIR)"));
 }
 
+// The existence checks go through io::path_type: a symlink loop or an unreadable directory is an
+// IOError that says so, never std::filesystem's "filesystem error" nor "not found".
+bool path_exists(const fs::path& p) { return io::path_type(p) != io::PathType::missing; }
+
 // "<dir>/<base>" or "<dir>/<base>.gz", whichever exists.
 fs::path find_idx(const std::string& name, const fs::path& dir, const std::string& base) {
   for (const fs::path& p : {dir / base, dir / (base + ".gz")}) {
-    if (fs::exists(p)) return p;
+    if (path_exists(p)) return p;
   }
   throw_missing(name, dir, "no " + base + " or " + base + ".gz");
 }
 
 fs::path find_subdir(const fs::path& dir, const std::string& sub, const std::string& probe) {
-  if (fs::exists(dir / sub / probe)) return dir / sub;
+  if (path_exists(dir / sub / probe)) return dir / sub;
   return dir;
 }
 
@@ -226,7 +236,7 @@ fs::path find_subdir(const fs::path& dir, const std::string& sub, const std::str
 Dataset load_dataset(const std::string& name, const LoadOptions& opt) {
   const KnownDataset& k = known_dataset(name);
   const fs::path dir = opt.data_dir.empty() ? default_data_dir(name) : opt.data_dir;
-  if (!fs::is_directory(dir)) throw_missing(name, dir, "no such directory");
+  if (io::path_type(dir) != io::PathType::directory) throw_missing(name, dir, "no such directory");
   if (name == "fashion-mnist" || name == "mnist") {
     const std::string split = opt.train ? "train" : "t10k";
     const fs::path images = find_idx(name, dir, split + "-images-idx3-ubyte");
@@ -235,14 +245,14 @@ Dataset load_dataset(const std::string& name, const LoadOptions& opt) {
   }
   if (name == "cifar10") {
     const fs::path d = find_subdir(dir, "cifar-10-batches-bin", "test_batch.bin");
-    if (!fs::exists(d / "test_batch.bin")) throw_missing(name, dir, "no cifar-10-batches-bin/test_batch.bin");
+    if (!path_exists(d / "test_batch.bin")) throw_missing(name, dir, "no cifar-10-batches-bin/test_batch.bin");
     auto classes = read_class_names(d / "batches.meta.txt", 10);
     return dataset_from_labeled_images(load_cifar10(d, opt.train), name, classes.empty() ? k.classes : classes,
                                        k.mean, k.std);
   }
   EMBER_ASSERT(name == "cifar100");
   const fs::path d = find_subdir(dir, "cifar-100-binary", "test.bin");
-  if (!fs::exists(d / "test.bin")) throw_missing(name, dir, "no cifar-100-binary/test.bin");
+  if (!path_exists(d / "test.bin")) throw_missing(name, dir, "no cifar-100-binary/test.bin");
   auto classes = read_class_names(d / "fine_label_names.txt", 100);
   return dataset_from_labeled_images(load_cifar100(d, opt.train, true), name, classes.empty() ? k.classes : classes,
                                      k.mean, k.std);

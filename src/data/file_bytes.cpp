@@ -1,14 +1,10 @@
-// Whole-file reading for the dataset readers, with gzip detected by content (1f 8b) and
-// decompressed by zlib in one pass over the bytes already in memory (the file is read once).
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
+// Whole-file reading for the dataset readers (through io::read_user_file: regular files only, capped),
+// with gzip detected by content (1f 8b) and decompressed by zlib in one pass over the bytes already
+// in memory, into a buffer that grows with the output and stops where the format's header says.
 #include <zlib.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <climits>
-#include <cstring>
 #include <new>
 
 #include "data/file_bytes.h"
@@ -21,21 +17,6 @@ namespace internal {
 void throw_data_error(const std::string& msg, const std::string& hint) { throw DataError(msg, hint); }
 void throw_io_error(const std::string& msg, const std::string& hint) { throw IOError(msg, hint); }
 void throw_value_error(const std::string& msg, const std::string& hint) { throw ValueError(msg, hint); }
-
-std::string format_bytes(uint64_t n) {
-  if (n < 1024) return detail::cat(n, " bytes");
-  const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-  double v = static_cast<double>(n);
-  int u = -1;
-  while (v >= 1024 && u < 5) {
-    v /= 1024;
-    ++u;
-  }
-  std::ostringstream os;
-  os.precision(v < 10 ? 2 : 3);
-  os << v << ' ' << units[u];
-  return os.str();
-}
 
 std::string hex_bytes(std::span<const uint8_t> bytes, size_t max_count) {
   static const char* digits = "0123456789abcdef";
@@ -60,23 +41,20 @@ struct InflateGuard {
   ~InflateGuard() { inflateEnd(zs); }
 };
 
-// A first guess at the output size so a single-member file is decompressed without regrowing:
-// ISIZE (the last 4 bytes, little-endian) is the size mod 2^32 of the last member. It is only a
-// hint: bounded by deflate's maximum ratio (1032:1) and the cap, since a forged header must not
-// make us allocate.
-size_t initial_output_guess(std::span<const uint8_t> in, uint64_t max_output) {
-  uint64_t guess = 64 * 1024;
-  if (in.size() >= 18) {
-    const uint8_t* t = in.data() + in.size() - 4;
-    uint64_t isize = uint64_t{t[0]} | uint64_t{t[1]} << 8 | uint64_t{t[2]} << 16 | uint64_t{t[3]} << 24;
-    guess = std::max<uint64_t>(guess, std::min<uint64_t>(isize, uint64_t{in.size()} * 1032));
-  }
-  return static_cast<size_t>(std::min(guess, max_output));
+// The next output buffer size: doubled, and at least twice the compressed size (a typical dataset
+// file decompresses to 1-2x), so a normal file needs one or two resizes; never past the limit. Only
+// data that really arrived makes the buffer grow, so a truncated file costs what it holds.
+size_t grown_size(size_t current, size_t compressed, uint64_t limit) {
+  const uint64_t want = std::max<uint64_t>(uint64_t{current} * 2, uint64_t{compressed} * 2);
+  return static_cast<size_t>(std::min(want, limit));
 }
+
+constexpr size_t kFirstChunk = 64 * 1024;  // enough for any header; decided on before growing
 
 }  // namespace
 
-std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name, uint64_t max_output) {
+std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name, uint64_t max_output,
+                            const SizePromiseFn& promise) {
   z_stream zs{};
   if (int rc = inflateInit2(&zs, 16 + MAX_WBITS); rc != Z_OK) {
     if (rc == Z_MEM_ERROR) throw std::bad_alloc();
@@ -84,16 +62,16 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name
   }
   InflateGuard guard{&zs};
 
-  std::vector<uint8_t> out(initial_output_guess(in, max_output));
+  uint64_t limit = max_output;
+  std::string promised_by;  // non-empty once the header's promise is the limit
+  bool decided = !promise;
+  std::vector<uint8_t> out(static_cast<size_t>(std::min<uint64_t>(kFirstChunk, limit)));
   size_t used = 0;
   size_t member_start = 0;
   zs.next_in = const_cast<Bytef*>(in.data());
   for (;;) {
     const size_t pos = static_cast<size_t>(zs.next_in - in.data());
-    if (used == out.size() && out.size() < max_output) {
-      uint64_t grown = std::max<uint64_t>(uint64_t{out.size()} * 2, 64 * 1024);
-      out.resize(static_cast<size_t>(std::min(grown, max_output)));
-    }
+    if (used == out.size() && out.size() < limit) out.resize(grown_size(out.size(), in.size(), limit));
     // zlib counts in 32-bit uInt: feed huge buffers in slices.
     zs.avail_in = static_cast<uInt>(std::min<size_t>(in.size() - pos, UINT_MAX));
     zs.next_out = out.data() + used;
@@ -101,6 +79,26 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name
     const int rc = inflate(&zs, Z_NO_FLUSH);
     used = static_cast<size_t>(zs.next_out - out.data());
     const size_t now = static_cast<size_t>(zs.next_in - in.data());
+    if (!decided && used > 0 && (rc == Z_OK || rc == Z_STREAM_END || rc == Z_BUF_ERROR)) {
+      SizePromise p = promise(std::span<const uint8_t>(out.data(), used));
+      if (p.status == SizePromise::Status::not_this_format) {
+        out.resize(used);
+        return out;
+      }
+      if (p.status == SizePromise::Status::known) {
+        decided = true;
+        if (p.bytes <= limit) {
+          limit = p.bytes;
+          promised_by = p.source;
+        }
+        if (used > limit) {
+          throw_data_error(detail::cat(name, ": the decompressed data goes on past the ", limit, " bytes that ",
+                                       promised_by, " promises (", used, " bytes or more)"),
+                           kRedownloadHint);
+        }
+        if (out.size() > limit) out.resize(static_cast<size_t>(limit));
+      }
+    }
     switch (rc) {
       case Z_OK:
         continue;
@@ -119,10 +117,15 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name
         member_start = now;
         if (inflateReset(&zs) != Z_OK) throw InternalError("inflateReset failed");
         continue;
-      case Z_BUF_ERROR:  // no progress possible
-        if (zs.avail_out == 0) {
-          throw_data_error(detail::cat(name, ": decompressed data exceeds the limit of ", format_bytes(max_output),
-                                       " (", max_output, " bytes); refusing to continue at compressed byte offset ",
+      case Z_BUF_ERROR:  // no progress possible: out of output room with input left, or out of input
+        if (zs.avail_out == 0 && now < in.size() && !promised_by.empty()) {
+          throw_data_error(detail::cat(name, ": the decompressed data goes on past the ", limit, " bytes that ",
+                                       promised_by, " promises (more data at compressed byte offset ", now, ")"),
+                           kRedownloadHint);
+        }
+        if (zs.avail_out == 0 && now < in.size()) {
+          throw_data_error(detail::cat(name, ": decompressed data exceeds the limit of ", format_bytes(limit),
+                                       " (", limit, " bytes); refusing to continue at compressed byte offset ",
                                        now),
                            "this is not a dataset file ember can read, or it was tampered with");
         }
@@ -146,65 +149,15 @@ std::vector<uint8_t> gunzip(std::span<const uint8_t> in, const std::string& name
   }
 }
 
-namespace {
-
-std::string errno_text(int err) { return std::strerror(err); }
-
-struct FdGuard {
-  int fd;
-  ~FdGuard() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-}  // namespace
-
-FileBytes read_file(const std::filesystem::path& path, bool gunzip_if_gzip) {
+FileBytes read_file(const std::filesystem::path& path, bool gunzip_if_gzip, const SizePromiseFn& promise) {
   const std::string name = path.string();
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int err = errno;
-    std::string hint;
-    if (err == ENOENT) {
-      hint = name.find("/usr/share/datasets/fashion-mnist") != std::string::npos
-                 ? "install the Debian package dataset-fashion-mnist (apt install dataset-fashion-mnist)"
-                 : "check the path; `ember data fetch <dataset>` downloads MNIST, Fashion-MNIST and CIFAR-10";
-    } else if (err == EACCES) {
-      hint = "check the permissions of the file and of its directories (ls -l)";
-    }
-    throw_io_error(detail::cat(name, ": cannot open for reading: ", errno_text(err), " (errno ", err, ")"), hint);
-  }
-  FdGuard guard{fd};
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int err = errno;
-    throw_io_error(detail::cat(name, ": cannot stat: ", errno_text(err)));
-  }
-  if (S_ISDIR(st.st_mode)) {
-    throw_io_error(detail::cat(name, ": is a directory, expected a dataset file"),
-                   "give the path of the file itself, e.g. .../train-images-idx3-ubyte.gz");
-  }
-
-  // Regular files are read with one read() plus the EOF read; pipes and devices grow the buffer.
-  std::vector<uint8_t> buf(S_ISREG(st.st_mode) ? static_cast<size_t>(st.st_size) + 1 : size_t{64} * 1024);
-  size_t used = 0;
-  for (;;) {
-    if (used == buf.size()) buf.resize(buf.size() * 2);
-    const ssize_t r = ::read(fd, buf.data() + used, buf.size() - used);
-    if (r < 0) {
-      const int err = errno;
-      if (err == EINTR) continue;
-      throw_io_error(detail::cat(name, ": read failed at byte offset ", used, ": ", errno_text(err), " (errno ", err,
-                                 ")"));
-    }
-    if (r == 0) break;
-    used += static_cast<size_t>(r);
-  }
-  buf.resize(used);
-
+  io::UserFileKind kind = io::kDatasetFile;
+  if (name.find("/usr/share/datasets/fashion-mnist") != std::string::npos)
+    kind.missing_hint = "install the Debian package dataset-fashion-mnist (apt install dataset-fashion-mnist)";
+  std::vector<uint8_t> buf = io::read_user_file(path, kind);
   FileBytes result;
   if (gunzip_if_gzip && is_gzip(buf)) {
-    result.data = gunzip(buf, name);
+    result.data = gunzip(buf, name, kMaxGunzipBytes, promise);
     result.was_gzip = true;
   } else {
     result.data = std::move(buf);

@@ -66,6 +66,31 @@ uint32_t magic_of(const IdxArray& a) { return (uint32_t{kTypeUint8} << 8) | stat
 
 }  // namespace
 
+namespace internal {
+
+// What the IDX header at the start of decompressed data promises: the header plus the product of
+// the dims, so a .gz is decompressed into no more than that (see internal::gunzip). An invalid
+// header stops decompression early; parse_idx then says what is wrong with it.
+SizePromise idx_size_promise(std::span<const uint8_t> prefix) {
+  using Status = SizePromise::Status;
+  if (prefix.size() < 4) return {};
+  const int ndim = prefix[3];
+  if (prefix[0] != 0 || prefix[1] != 0 || prefix[2] != kTypeUint8 || ndim < 1 || ndim > kMaxDims)
+    return {Status::not_this_format, 0, {}};
+  const size_t header = 4 + 4 * static_cast<size_t>(ndim);
+  if (prefix.size() < header) return {};
+  std::vector<int64_t> dims;
+  uint64_t total = 1;
+  for (int i = 0; i < ndim; ++i) {
+    dims.push_back(read_be32(prefix.data() + 4 + 4 * i));
+    if (__builtin_mul_overflow(total, uint64_t(dims.back()), &total)) return {Status::not_this_format, 0, {}};
+  }
+  if (__builtin_add_overflow(total, uint64_t{header}, &total)) return {Status::not_this_format, 0, {}};
+  return {Status::known, total, detail::cat("the IDX header (dims ", dims_text(dims), ")")};
+}
+
+}  // namespace internal
+
 IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
   const size_t size = bytes.size();
   if (size == 0) {
@@ -137,7 +162,7 @@ IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& name) {
 }
 
 IdxArray read_idx(const std::filesystem::path& path) {
-  internal::FileBytes file = internal::read_file(path, /*gunzip_if_gzip=*/true);
+  internal::FileBytes file = internal::read_file(path, /*gunzip_if_gzip=*/true, internal::idx_size_promise);
   // Offsets in messages refer to the decompressed bytes: say so.
   return parse_idx(file.data, file.was_gzip ? path.string() + " (decompressed)" : path.string());
 }

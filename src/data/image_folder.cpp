@@ -12,6 +12,7 @@
 #include "data/file_bytes.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
+#include "ember/io/user_file.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
@@ -45,7 +46,7 @@ bool resize_hwc(const uint8_t* src, int w, int h, int c, uint8_t* dst, int out_w
 std::string decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t* out) {
   std::vector<uint8_t> bytes;
   try {
-    bytes = read_file_bytes(file, /*gunzip_if_gzip=*/false);
+    bytes = io::read_user_file(file, io::kImageFile);
   } catch (const Error& e) {
     return e.what();
   }
@@ -91,7 +92,7 @@ std::string decode_one(const fs::path& file, const ImageFolderOptions& opt, uint
 Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image: channels must be 1 or 3, got ",
               opt.channels);
-  EMBER_CHECK(fs::is_regular_file(file), IOError, file.string(), ": no such image file");
+  io::check_user_file(file, io::kImageFile);  // IOError: missing, a FIFO or device, a symlink loop, too big
   Tensor out = empty({opt.channels, opt.height, opt.width}, {.dtype = DType::UInt8});
   std::string err = decode_one(file, opt, out.data_ptr<uint8_t>());
   if (!err.empty()) throw DataError(err, "pass a PNG or JPEG image");

@@ -11,10 +11,10 @@
 #include <numeric>
 #include <thread>
 
-#include "core/dispatch.h"
-#include "data/stager_hook.h"
 #include "ember/core/generator.h"
 #include "ember/ops.h"
+#include "kernels/data_kernels.h"
+#include "ops/backends.h"
 
 namespace ember::data {
 namespace {
@@ -54,25 +54,40 @@ class CopyStager final : public BatchStager {
   Device device_;
 };
 
-detail::BatchStagerFactory g_stager_factories[kNumDeviceTypes] = {};
-detail::ResidentGatherFn g_resident_gathers[kNumDeviceTypes] = {};
+// A device whose backend fills kernels::tensor_stager (CUDA: pinned host buffers, a copy stream,
+// events): batches are assembled in its host buffers and uploaded without blocking the host.
+class DeviceStager final : public BatchStager {
+ public:
+  DeviceStager(Device d, std::unique_ptr<kernels::TensorStager> s) : device_(d), stager_(std::move(s)) {}
+  Device device() const override { return device_; }
+  Tensor host_buffer(const Shape& shape, DType dtype) override { return stager_->host_buffer(shape, dtype); }
+  Batch stage(Batch b) override {
+    std::vector<Tensor> on_device = stager_->upload({b.x, b.y});
+    Batch out;
+    out.epoch = b.epoch;
+    out.step = b.step;
+    out.x = std::move(on_device[0]);
+    out.y = std::move(on_device[1]);
+    return out;  // b's host buffers return to the stager's pool now
+  }
 
-detail::ResidentGatherFn resident_gather(Device device) {
+ private:
+  Device device_;
+  std::unique_ptr<kernels::TensorStager> stager_;
+};
+
+kernels::ResidentGatherFn resident_gather(Device device) {
   ensure_backends();
-  return g_resident_gathers[int(device.type)];
+  return kernels::resident_gather.has(device.type) ? kernels::resident_gather(device) : nullptr;
 }
 
 }  // namespace
 
-namespace detail {
-void set_batch_stager_factory(DeviceType type, BatchStagerFactory factory) { g_stager_factories[int(type)] = factory; }
-void set_resident_gather(DeviceType type, ResidentGatherFn fn) { g_resident_gathers[int(type)] = fn; }
-}  // namespace detail
-
 std::unique_ptr<BatchStager> make_batch_stager(Device device, int ring_batches) {
   if (device.is_cpu()) return std::make_unique<CpuStager>();
-  ensure_backends();  // the backend registers its factory there
-  if (auto factory = g_stager_factories[int(device.type)]) return factory(device, ring_batches);
+  ensure_backends();  // the backend registers its stager there
+  if (kernels::tensor_stager.has(device.type))
+    return std::make_unique<DeviceStager>(device, kernels::tensor_stager(device)(device, ring_batches));
   return std::make_unique<CopyStager>(device);
 }
 

@@ -3,13 +3,8 @@
 // reproducible (sorted JSON keys, space padding, data ordered like the Python package).
 #include "ember/io/safetensors.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <array>
-#include <cerrno>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -17,6 +12,7 @@
 #include <utility>
 
 #include "ember/io/atomic_file.h"
+#include "ember/io/user_file.h"
 
 namespace ember::io {
 namespace {
@@ -388,31 +384,7 @@ std::vector<uint8_t> st_serialize(const StFile& file) {
 }
 
 StFile st_load(const std::filesystem::path& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  EMBER_CHECK(fd >= 0, IOError, "st_load: cannot open '", path.string(), "': ", std::strerror(errno));
-  struct stat st {};
-  const bool stat_ok = ::fstat(fd, &st) == 0;
-  if (!stat_ok || !S_ISREG(st.st_mode)) {
-    int err = stat_ok ? 0 : errno;
-    ::close(fd);
-    throw IOError(detail::cat("st_load: '", path.string(), "' is not a readable regular file",
-                              err ? ": " : "", err ? std::strerror(err) : ""));
-  }
-  std::vector<uint8_t> bytes(static_cast<size_t>(st.st_size));
-  size_t got = 0;
-  while (got < bytes.size()) {
-    ssize_t n = ::read(fd, bytes.data() + got, bytes.size() - got);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      int err = n < 0 ? errno : 0;
-      ::close(fd);
-      throw IOError(detail::cat("st_load: cannot read '", path.string(), "': ",
-                                err ? std::strerror(err) : "file shrank while reading"));
-    }
-    got += static_cast<size_t>(n);
-  }
-  ::close(fd);
-  return st_parse(bytes, path.string());
+  return st_parse(read_user_file(path, kCheckpointFile), path.string());
 }
 
 void st_save(const std::filesystem::path& path, const StFile& file) {

@@ -2,13 +2,13 @@
 // key = integer | float | "string" | true/false — read line by line so every error names its line.
 #include "ember/nn/spec.h"
 
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <variant>
 
+#include "ember/io/user_file.h"
 #include "ember/nn/layers.h"
 
 namespace ember::nn {
@@ -245,10 +245,7 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
 namespace ember::nn {
 std::shared_ptr<Module> load_model_spec(const std::filesystem::path& path, int64_t num_classes, int64_t in_channels,
                                         int64_t image_size, Generator* gen) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) throw IOError("cannot read the model spec '" + path.string() + "'", "check the --model path");
-  std::ostringstream ss;
-  ss << f.rdbuf();
-  return model_from_spec(ss.str(), path.string(), num_classes, in_channels, image_size, gen);
+  return model_from_spec(io::read_user_text(path, io::kModelSpecFile), path.string(), num_classes, in_channels,
+                         image_size, gen);
 }
 }  // namespace ember::nn

@@ -1,7 +1,8 @@
-// The one place that knows which backends were compiled: registers them on first use.
-#include <omp.h>
+// The one place that knows which backends were compiled: registers them on first use (the first
+// empty(), set_num_threads() or data loader) and tells core's dispatch table it is filled.
+#include "ops/backends.h"
 
-#include <sched.h>
+#include <omp.h>
 
 #include "core/dispatch.h"
 #include "ember/ops.h"
@@ -18,6 +19,7 @@ void ensure_backends() {
 #ifdef EMBER_WITH_CUDA
     cuda::register_kernels();
 #endif
+    detail::mark_backends_registered();
     return true;
   }();
   (void)done;

@@ -4,7 +4,7 @@
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 #include "ops/util.h"
 
 namespace ember {
@@ -284,19 +284,23 @@ Tensor abs(const Tensor& a) {
   return out;
 }
 Tensor sign(const Tensor& a) { return unary_raw(UnaryOp::Sign, a); }
+namespace {
+// ReLU's backward front-end, from the forward output: one pass when the backend has the kernel,
+// else ReluGrad and a multiply.
+Tensor relu_backward(const Tensor& g, const Tensor& out) {
+  if (g.dtype() == out.dtype() && g.sizes() == out.sizes() && kernels::relu_backward.has(out.device().type)) {
+    Tensor gx = empty(out.sizes(), {.dtype = out.dtype(), .device = out.device()});
+    kernels::relu_backward(out.device())(g, out.contiguous(), gx);
+    return gx;
+  }
+  return mul(g, unary_raw(UnaryOp::ReluGrad, out));
+}
+}  // namespace
 Tensor relu(const Tensor& a) {
   Tensor out = unary_forward(UnaryOp::Relu, a);
   if (autograd::any_requires_grad({&a})) {
     SavedTensor so(out);
-    record_unary("ReluBackward", a, out, [so](const Tensor& g) {
-      Tensor o = so.unpack("ReluBackward");
-      if (g.dtype() == o.dtype() && g.sizes() == o.sizes() && kernels::relu_backward.has(o.device().type)) {
-        Tensor gx = empty(o.sizes(), {.dtype = o.dtype(), .device = o.device()});
-        kernels::relu_backward(o.device())(g, o.contiguous(), gx);
-        return gx;
-      }
-      return mul(g, unary_raw(UnaryOp::ReluGrad, o));
-    });
+    record_unary("ReluBackward", a, out, [so](const Tensor& g) { return relu_backward(g, so.unpack("ReluBackward")); });
   }
   return out;
 }

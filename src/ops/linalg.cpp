@@ -1,8 +1,11 @@
 // matmul and linear. Everything reduces to one differentiable primitive, a batched 3-D GEMM;
 // broadcasting and 1-D promotion are views, so their gradients come for free.
+#include <tuple>
+#include <utility>
+
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 #include "ops/util.h"
 
 namespace ember {
@@ -30,6 +33,24 @@ Tensor bmm3(const Tensor& a, const Tensor& b) {
 // gradient in its final layout: grad_x = g @ W (N, I), grad_W = g^T @ x (O, I), grad_b = sum_0 g;
 // the composed matmul + add form made extra views, a transposed weight gradient that
 // AccumulateGrad had to copy, and a broadcast-add node.
+// Backward front-ends of linear. grad_x (N, I) = grad_out (N, O) @ w (O, I).
+Tensor linear_input_grad(const Tensor& go, const Tensor& w) {
+  Tensor gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
+  kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
+  return gx;
+}
+// grad_w (O, I) = grad_out^T @ x, and grad_b (O) when need_b and the backend produced it in the
+// same pass (CPU: oneDNN); an undefined grad_b otherwise (the caller sums grad_out).
+std::pair<Tensor, Tensor> linear_weight_grads(const Tensor& go, const Tensor& xs, bool need_b) {
+  const Device d = go.device();
+  Tensor gw = empty({go.size(1), xs.size(1)}, {.dtype = go.dtype(), .device = d});
+  Tensor gb_out = need_b ? empty({go.size(1)}, {.dtype = go.dtype(), .device = d}) : Tensor();
+  if (kernels::linear_backward_weights.has(d.type) && kernels::linear_backward_weights(d)(go, xs, gw, gb_out))
+    return {gw, gb_out};  // gb_out undefined when no bias gradient is needed
+  kernels::batched_gemm(d)(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
+  return {gw, Tensor()};
+}
+
 Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const int64_t N = x.size(0), O = weight.size(0);
   const Device dev = x.device();
@@ -55,24 +76,8 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
         autograd::make_node("LinearBackward", [=](const std::vector<Tensor>& g) {
           Tensor go = g[0];
           Tensor gx, gw, gb;
-          if (need_x) {
-            Tensor w = sw.unpack("LinearBackward");
-            gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
-            kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
-          }
-          if (need_w) {
-            Tensor xs = sx.unpack("LinearBackward");
-            const Device d = go.device();
-            gw = empty({go.size(1), xs.size(1)}, {.dtype = go.dtype(), .device = d});
-            // A backend may produce both gradients in one pass (CPU: oneDNN).
-            Tensor gb_out = need_b ? empty({go.size(1)}, {.dtype = go.dtype(), .device = d}) : Tensor();
-            if (kernels::linear_backward_weights.has(d.type) &&
-                kernels::linear_backward_weights(d)(go, xs, gw, gb_out)) {
-              gb = gb_out;  // undefined when no bias gradient is needed
-            } else {
-              kernels::batched_gemm(d)(go.t().unsqueeze(0), xs.unsqueeze(0), gw.view({1, gw.size(0), gw.size(1)}));
-            }
-          }
+          if (need_x) gx = linear_input_grad(go, sw.unpack("LinearBackward"));
+          if (need_w) std::tie(gw, gb) = linear_weight_grads(go, sx.unpack("LinearBackward"), need_b);
           if (need_b && !gb.defined()) gb = sum(go, {0});
           return std::vector<Tensor>{gx, gw, gb};
         }),

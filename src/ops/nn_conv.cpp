@@ -3,7 +3,7 @@
 // gradient = grad_out summed over N, H, W).
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {

@@ -5,7 +5,7 @@
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -34,6 +34,13 @@ void check_class_inputs(const Tensor& scores, const Tensor& target, const CrossE
                 " is out of range for ", C, " classes (expected 0..", C - 1, " or ignore_index ", opt.ignore_index, ")");
 }
 
+// Backward front-end: the gradient (N, C) of the per-sample losses w.r.t. log_probs.
+Tensor nll_loss_backward(const Tensor& grad_out, const Tensor& target, int64_t ignore_index, const Shape& lp_shape) {
+  Tensor gl = empty(lp_shape, {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  kernels::nll_loss_backward(gl.device())(grad_out.contiguous(), target, ignore_index, gl);
+  return gl;
+}
+
 // -log_probs[i, target[i]] per sample (N), 0 where ignored; differentiable in log_probs.
 Tensor nll_per_sample(const Tensor& log_probs, const Tensor& target, int64_t ignore_index) {
   Tensor lp = log_probs.detach().contiguous(), tc = target.detach().contiguous();
@@ -42,9 +49,7 @@ Tensor nll_per_sample(const Tensor& log_probs, const Tensor& target, int64_t ign
   if (autograd::any_requires_grad({&log_probs})) {
     Shape s = lp.sizes();
     autograd::record(autograd::make_node("NllLossBackward", [tc, ignore_index, s](const std::vector<Tensor>& g) {
-                       Tensor gl = empty(s, {.dtype = g[0].dtype(), .device = g[0].device()});
-                       kernels::nll_loss_backward(gl.device())(g[0].contiguous(), tc, ignore_index, gl);
-                       return std::vector<Tensor>{gl};
+                       return std::vector<Tensor>{nll_loss_backward(g[0], tc, ignore_index, s)};
                      }),
                      {log_probs}, {out});
   }

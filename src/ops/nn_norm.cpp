@@ -1,10 +1,12 @@
 // batch_norm and dropout front-ends. batch_norm reduces every layout to (N, C, S) with S the
 // product of the spatial dims; dropout draws its keep-mask from the Philox stream (generator.h),
 // so one seed gives the same mask on every device.
+#include <tuple>
+
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/kernels.h"
-#include "ops/nn_kernels.h"
+#include "kernels/kernels.h"
+#include "kernels/nn_kernels.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -17,6 +19,18 @@ void check_channel_vector(const Tensor& t, const Tensor& x, const char* name) {
               shape_str(t.sizes()), " but the input ", shape_str(x.sizes()), " has ", x.size(1), " channels");
   EMBER_CHECK(t.dtype() == x.dtype(), DTypeError, "batch_norm: ", name, " is ", dtype_name(t.dtype()),
               " but the input is ", dtype_name(x.dtype()));
+}
+
+// Backward front-end: gradients of x (x_shape), weight and bias (C) from the saved x3 (N, C, S).
+std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, const Tensor& x3, const Tensor& mean,
+                                                       const Tensor& invstd, const Tensor& weight, bool training,
+                                                       const Shape& x_shape) {
+  const int64_t N = x3.size(0), C = x3.size(1), S = x3.size(2);
+  const TensorOptions copt{.dtype = x3.dtype(), .device = x3.device()};
+  Tensor gx = empty(x_shape, copt), gw = empty({C}, copt), gb = empty({C}, copt);
+  kernels::batch_norm_backward(gx.device())(grad_out.contiguous().view({N, C, S}), x3, mean, invstd, weight, training,
+                                            gx.view({N, C, S}), gw, gb);
+  return {gx, gw, gb};
 }
 }  // namespace
 
@@ -72,10 +86,8 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
     autograd::SavedTensor sx(x3), sw(w);
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("BatchNormBackward", [=](const std::vector<Tensor>& g) {
-                       Tensor x3s = sx.unpack("BatchNormBackward"), ws = sw.unpack("BatchNormBackward");
-                       Tensor gx = empty(xs, copt), gw = empty({C}, copt), gb = empty({C}, copt);
-                       kernels::batch_norm_backward(gx.device())(g[0].contiguous().view({N, C, S}), x3s, mean,
-                                                                 invstd, ws, training, gx.view({N, C, S}), gw, gb);
+                       auto [gx, gw, gb] = batch_norm_backward(g[0], sx.unpack("BatchNormBackward"), mean, invstd,
+                                                               sw.unpack("BatchNormBackward"), training, xs);
                        return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
                      }),
                      {x, weight, bias}, {out});

@@ -3,7 +3,7 @@
 // 3-D inputs (C, H, W) are treated as a batch of one.
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -44,6 +44,23 @@ std::pair<kernels::Pool2dParams, Shape> pool_geometry(const Tensor& x, const Poo
   return {p, Shape{x.size(0), x.size(1), OH, OW}};
 }
 
+// Backward front-ends: allocate the input gradient (x's shape) and dispatch the backward kernel.
+Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const Shape& x_shape) {
+  Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  kernels::max_pool2d_backward(gx.device())(grad_out.contiguous(), indices, gx);
+  return gx;
+}
+Tensor avg_pool2d_backward(const Tensor& grad_out, const kernels::Pool2dParams& p, const Shape& x_shape) {
+  Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  kernels::avg_pool2d_backward(gx.device())(grad_out.contiguous(), p, gx);
+  return gx;
+}
+Tensor adaptive_avg_pool2d_backward(const Tensor& grad_out, const Shape& x_shape) {
+  Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  kernels::adaptive_avg_pool2d_backward(gx.device())(grad_out.contiguous(), gx);
+  return gx;
+}
+
 }  // namespace
 
 Tensor max_pool2d(const Tensor& x, Pool2dOptions opt) {
@@ -57,9 +74,7 @@ Tensor max_pool2d(const Tensor& x, Pool2dOptions opt) {
   if (autograd::any_requires_grad({&x})) {
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("MaxPool2dBackward", [indices, xs](const std::vector<Tensor>& g) {
-                       Tensor gx = empty(xs, {.dtype = g[0].dtype(), .device = g[0].device()});
-                       kernels::max_pool2d_backward(gx.device())(g[0].contiguous(), indices, gx);
-                       return std::vector<Tensor>{gx};
+                       return std::vector<Tensor>{max_pool2d_backward(g[0], indices, xs)};
                      }),
                      {x}, {out});
   }
@@ -75,9 +90,7 @@ Tensor avg_pool2d(const Tensor& x, Pool2dOptions opt) {
   if (autograd::any_requires_grad({&x})) {
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("AvgPool2dBackward", [p, xs](const std::vector<Tensor>& g) {
-                       Tensor gx = empty(xs, {.dtype = g[0].dtype(), .device = g[0].device()});
-                       kernels::avg_pool2d_backward(gx.device())(g[0].contiguous(), p, gx);
-                       return std::vector<Tensor>{gx};
+                       return std::vector<Tensor>{avg_pool2d_backward(g[0], p, xs)};
                      }),
                      {x}, {out});
   }
@@ -96,9 +109,7 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size) 
   if (autograd::any_requires_grad({&x})) {
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("AdaptiveAvgPool2dBackward", [xs](const std::vector<Tensor>& g) {
-                       Tensor gx = empty(xs, {.dtype = g[0].dtype(), .device = g[0].device()});
-                       kernels::adaptive_avg_pool2d_backward(gx.device())(g[0].contiguous(), gx);
-                       return std::vector<Tensor>{gx};
+                       return std::vector<Tensor>{adaptive_avg_pool2d_backward(g[0], xs)};
                      }),
                      {x}, {out});
   }

@@ -2,12 +2,19 @@
 // so large logits never overflow exp().
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/nn_kernels.h"
+#include "kernels/nn_kernels.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
 
 namespace {
+// Backward front-end: the input gradient from the forward output y.
+Tensor softmax_backward(const Tensor& grad_out, const Tensor& y, int64_t dim, bool log) {
+  Tensor gx = empty(y.sizes(), {.dtype = y.dtype(), .device = y.device()});
+  kernels::softmax_backward(gx.device())(grad_out.contiguous(), y, dim, log, gx);
+  return gx;
+}
+
 Tensor softmax_impl(const Tensor& x, int64_t dim_in, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
   EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError, op,
@@ -20,10 +27,7 @@ Tensor softmax_impl(const Tensor& x, int64_t dim_in, bool log) {
     autograd::SavedTensor so(out);
     std::string name = log ? "LogSoftmaxBackward" : "SoftmaxBackward";
     autograd::record(autograd::make_node(name, [so, dim, log, name](const std::vector<Tensor>& g) {
-                       Tensor y = so.unpack(name);
-                       Tensor gx = empty(y.sizes(), {.dtype = y.dtype(), .device = y.device()});
-                       kernels::softmax_backward(gx.device())(g[0].contiguous(), y, dim, log, gx);
-                       return std::vector<Tensor>{gx};
+                       return std::vector<Tensor>{softmax_backward(g[0], so.unpack(name), dim, log)};
                      }),
                      {x}, {out});
   }

@@ -3,7 +3,7 @@
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 
 namespace ember {
 

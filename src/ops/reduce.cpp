@@ -4,7 +4,7 @@
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ops/kernels.h"
+#include "kernels/kernels.h"
 #include "ops/util.h"
 
 namespace ember {

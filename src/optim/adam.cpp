@@ -5,8 +5,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/optim/optimizer.h"
-#include "ops/optim_kernels.h"
-#include "optim/fused.h"
+#include "ops/optim_step.h"
 
 namespace ember::optim {
 
@@ -54,8 +53,8 @@ void Adam::step() {
       Tensor none;
       auto max_it = st.buffers.find("max_exp_avg_sq");
       const Tensor* max_sq = opt_.amsgrad && max_it != st.buffers.end() ? &max_it->second : &none;
-      if (opt_.fused && detail::can_fuse(kernels::adam_step, p, p.grad(),
-                                         {&st.buffers.at("exp_avg"), &st.buffers.at("exp_avg_sq"), max_sq})) {
+      if (opt_.fused && fused::can_adam_step(p, p.grad(),
+                                     {&st.buffers.at("exp_avg"), &st.buffers.at("exp_avg_sq"), max_sq})) {
         step_fused(p, st, group.lr, group.weight_decay);
       } else {
         step_reference(p, st, group.lr, group.weight_decay);
@@ -69,12 +68,9 @@ void Adam::step_fused(Tensor& p, ParamState& st, double lr, double wd) {
   Tensor& exp_avg = st.buffers.at("exp_avg");
   Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
   Tensor max_sq = opt_.amsgrad ? st.buffers.at("max_exp_avg_sq") : Tensor();
-  kernels::adam_step(p.device())(p, p.grad(), exp_avg, exp_avg_sq, max_sq,
-                                 {.lr = lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
-                                  .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad,
-                                  .step = st.step});
-  for (Tensor* t : {&p, &exp_avg, &exp_avg_sq, &max_sq})
-    if (t->defined()) t->storage()->bump_version();
+  fused::adam_step(p, p.grad(), exp_avg, exp_avg_sq, max_sq,
+                   {.lr = lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
+                    .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad, .step = st.step});
 }
 
 void Adam::step_reference(Tensor& p, ParamState& st, double lr, double wd) {

@@ -4,8 +4,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/optim/optimizer.h"
-#include "ops/optim_kernels.h"
-#include "optim/fused.h"
+#include "ops/optim_step.h"
 
 namespace ember::optim {
 
@@ -39,7 +38,7 @@ void SGD::step() {
       auto it = st.buffers.find("momentum_buffer");
       const bool has_buf = it != st.buffers.end();
       Tensor none;
-      if (opt_.fused && detail::can_fuse(kernels::sgd_step, p, p.grad(), {has_buf ? &it->second : &none})) {
+      if (opt_.fused && fused::can_sgd_step(p, p.grad(), {has_buf ? &it->second : &none})) {
         step_fused(p, st, group.lr, group.weight_decay);
       } else {
         step_reference(p, st, group.lr, group.weight_decay);
@@ -62,11 +61,9 @@ void SGD::step_fused(Tensor& p, ParamState& st, double lr, double weight_decay) 
     }
     buf = it->second;
   }
-  kernels::sgd_step(p.device())(p, p.grad(), buf,
-                                {.lr = lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
-                                 .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step});
-  p.storage()->bump_version();
-  if (buf.defined()) buf.storage()->bump_version();
+  fused::sgd_step(p, p.grad(), buf,
+                  {.lr = lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
+                   .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step});
 }
 
 void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_decay) {

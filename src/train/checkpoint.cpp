@@ -9,10 +9,11 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "ember/data/readers.h"
+#include "ember/io/sha256.h"
 #include "ember/io/atomic_file.h"
 #include "io/json_fields.h"
 #include "ember/io/safetensors.h"
+#include "ember/io/user_file.h"
 
 namespace ember::train {
 namespace fs = std::filesystem;
@@ -135,7 +136,7 @@ void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointMani
   }
   std::vector<uint8_t> bytes = io::st_serialize(file);
   m.weights = fmt::format("step-{:09}.safetensors", m.step);
-  m.weights_sha256 = data::sha256_hex(bytes);
+  m.weights_sha256 = io::sha256_hex(bytes);
   io::write_file_atomic(dir / m.weights, bytes);
   std::string text = manifest_to_json(m);
   io::write_file_atomic(dir / (tag + ".json"), std::span(reinterpret_cast<const uint8_t*>(text.data()), text.size()));
@@ -143,7 +144,7 @@ void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointMani
 }
 
 void tag_checkpoint(const fs::path& dir, const std::string& from_tag, const std::string& to_tag) {
-  std::vector<uint8_t> bytes = data::read_file_bytes(dir / (from_tag + ".json"), false);
+  std::vector<uint8_t> bytes = io::read_user_file(dir / (from_tag + ".json"), io::kManifestFile);
   io::write_file_atomic(dir / (to_tag + ".json"), bytes);
   prune_checkpoints(dir);
 }
@@ -154,7 +155,7 @@ void prune_checkpoints(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     if (e.path().extension() != ".json") continue;
     try {
-      auto bytes = data::read_file_bytes(e.path(), false);
+      auto bytes = io::read_user_file(e.path(), io::kManifestFile);
       keep.insert(manifest_from_json(std::string(bytes.begin(), bytes.end()), e.path().string()).weights);
     } catch (const Error&) {
       return;  // an unreadable manifest: delete nothing rather than guess
@@ -170,31 +171,32 @@ void prune_checkpoints(const fs::path& dir) {
 
 Checkpoint load_checkpoint(const fs::path& path_in) {
   fs::path path = path_in;
-  std::error_code ec;
-  if (fs::is_directory(path, ec)) {
-    if (fs::exists(path / "checkpoints" / "latest.json")) path = path / "checkpoints" / "latest.json";
-    else if (fs::exists(path / "latest.json")) path = path / "latest.json";
+  // io::path_type, not std::filesystem: a symlink loop is named as one, not "does not exist".
+  auto exists = [](const fs::path& p) { return io::path_type(p) != io::PathType::missing; };
+  if (io::path_type(path) == io::PathType::directory) {
+    if (exists(path / "checkpoints" / "latest.json")) path = path / "checkpoints" / "latest.json";
+    else if (exists(path / "latest.json")) path = path / "latest.json";
     else
       throw IOError(fmt::format("no checkpoint in '{}': neither checkpoints/latest.json nor latest.json exists",
                                 path.string()),
                     "give a run directory (runs/<name>), its checkpoints/ directory, or a .json/.safetensors file");
   }
-  if (!fs::exists(path, ec))
+  if (!exists(path))
     throw IOError(fmt::format("checkpoint '{}' does not exist", path.string()),
                   "give a run directory (runs/<name>) or a checkpoint file; `ls runs/` lists the runs");
   Checkpoint ck;
   fs::path weights = path;
   std::vector<uint8_t> bytes;
   if (path.extension() == ".json") {
-    auto text = data::read_file_bytes(path, false);
+    auto text = io::read_user_file(path, io::kManifestFile);
     ck.manifest = manifest_from_json(std::string(text.begin(), text.end()), path.string());
     weights = path.parent_path() / ck.manifest.weights;
-    if (!fs::exists(weights, ec))
+    if (!exists(weights))
       throw FormatError(fmt::format("checkpoint '{}' names weights '{}', which do not exist", path.string(),
                                     weights.string()),
                         kHint);
-    bytes = data::read_file_bytes(weights, false);
-    std::string sha = data::sha256_hex(bytes);
+    bytes = io::read_user_file(weights, io::kCheckpointFile);
+    std::string sha = io::sha256_hex(bytes);
     if (sha != ck.manifest.weights_sha256)
       throw FormatError(fmt::format("checkpoint weights '{}' are corrupt or truncated: SHA-256 {} does not match "
                                     "the manifest's {} ({} bytes on disk)",
@@ -202,7 +204,7 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
                                     bytes.size()),
                         kHint);
   } else {
-    bytes = data::read_file_bytes(path, false);
+    bytes = io::read_user_file(path, io::kCheckpointFile);
   }
   ck.weights_path = weights;
   io::StFile file;

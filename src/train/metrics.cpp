@@ -6,10 +6,11 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
+#include <sstream>
 #include <nlohmann/json.hpp>
 
 #include "ember/core/error.h"
+#include "ember/io/user_file.h"
 
 namespace ember::train {
 
@@ -49,7 +50,8 @@ void MetricsWriter::write(const MetricRecord& r) {
 
 std::vector<MetricRecord> read_metrics(const std::filesystem::path& path) {
   std::vector<MetricRecord> out;
-  std::ifstream in(path);
+  if (io::path_type(path) == io::PathType::missing) return out;
+  std::istringstream in(io::read_user_text(path, io::kMetricsFile));
   std::string line;
   while (std::getline(in, line)) {
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(line, nullptr, /*allow_exceptions=*/false);

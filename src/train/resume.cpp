@@ -8,9 +8,10 @@
 #include <vector>
 
 #include "ember/core/error.h"
-#include "ember/data/readers.h"
+#include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 #include "ember/train/checkpoint.h"
+#include "io/json_fields.h"
 
 namespace ember::train {
 namespace fs = std::filesystem;
@@ -52,7 +53,7 @@ std::optional<fs::path> run_dir_of(const fs::path& path_in) {
 ResumePoint find_resume_point(const fs::path& path_in) {
   const fs::path p = tidy(path_in);
   std::error_code ec;
-  if (!fs::exists(p, ec))
+  if (io::path_type(p) == io::PathType::missing)
     throw IOError(fmt::format("--resume: '{}' does not exist", path_in.string()),
                   std::string(kForms) + "; `ls runs/` lists the runs");
   ResumePoint rp;
@@ -93,7 +94,7 @@ ResumePoint find_resume_point(const fs::path& path_in) {
             [&](const fs::path& a, const fs::path& b) { return std::pair(rank(a), a) < std::pair(rank(b), b); });
   for (const fs::path& m : manifests) {
     try {
-      auto text = data::read_file_bytes(m, false);
+      auto text = io::read_user_file(m, io::kManifestFile);
       if (manifest_from_json(std::string(text.begin(), text.end()), m.string()).weights == p.filename().string()) {
         rp.manifest = m;
         return rp;
@@ -117,5 +118,47 @@ std::string run_model(const std::string& model, const fs::path& run_dir) {
   if (fs::path(model).filename() == fs::path(model) && fs::is_regular_file(copy, ec)) return copy.string();
   return model;
 }
+
+struct RunSettings::Impl {
+  nlohmann::json j = nlohmann::json::object();
+  std::string where, hint;
+};
+
+RunSettings::RunSettings(const std::string& config_json, const std::string& manifest, bool required) {
+  auto impl = std::make_shared<Impl>();
+  impl->where = fmt::format("checkpoint manifest '{}'", manifest);
+  impl->hint = "the manifest was damaged or edited; resume from the run's checkpoints/best.json, restore the value, "
+               "or start a new run";
+  if (!config_json.empty()) impl->j = nlohmann::json::parse(config_json, nullptr, false);
+  if (!impl->j.is_object()) {
+    if (required)
+      throw FormatError(fmt::format("{}: \"config\" is not a JSON object", impl->where), impl->hint);
+    impl->j = nlohmann::json::object();
+  }
+  if (required && impl->j.empty())
+    throw FormatError(fmt::format("{} has no run config (\"config\"), so the run's settings are unknown", impl->where),
+                      "only checkpoints written by `ember train` can be resumed; `ember eval` reads any checkpoint");
+  impl_ = std::move(impl);
+}
+
+bool RunSettings::contains(const std::string& key) const { return impl_->j.contains(key); }
+
+template <class T>
+T RunSettings::get(const std::string& key) const {
+  return io::json_get<T>(impl_->j, key, impl_->where, impl_->hint, "config." + key);
+}
+template std::string RunSettings::get<std::string>(const std::string&) const;
+template bool RunSettings::get<bool>(const std::string&) const;
+template int RunSettings::get<int>(const std::string&) const;
+template int64_t RunSettings::get<int64_t>(const std::string&) const;
+template uint64_t RunSettings::get<uint64_t>(const std::string&) const;
+template double RunSettings::get<double>(const std::string&) const;
+
+std::string RunSettings::flag_text(const std::string& key) const {
+  const nlohmann::json& v = impl_->j.at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+const std::string& RunSettings::where() const { return impl_->where; }
+const std::string& RunSettings::hint() const { return impl_->hint; }
 
 }  // namespace ember::train

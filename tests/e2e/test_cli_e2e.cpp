@@ -1,6 +1,7 @@
 // End-to-end tests of the real `ember` binary: exit codes and messages for bad input, resume
 // exactness, signals, doctor and bench. Each test writes a tiny IDX dataset of its own.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -400,4 +401,52 @@ TEST_F(Cli, FullDiskKeepsThePreviousCheckpoint) {
   r = run("eval " + (dir / "run").string() + " --data-dir " + data.string());
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "epoch 1");
+}
+
+// Paths that are not regular files (issue 15, item 6): a FIFO as a dataset file, as latest.json or
+// as the --config file used to block forever; a symlink loop printed "internal error ... filesystem
+// error"; a symlink to /dev/zero read until memory ran out. Each now fails at once with what the
+// path is. `timeout 60` turns a regression into a failure (exit 124) instead of a hung suite.
+TEST_F(Cli, FifosDevicesAndSymlinkLoopsAreRefusedPromptly) {
+  const std::string timeout = "timeout 60 ";
+  fs::create_directories(dir / "fifo");
+  fs::copy(data, dir / "fifo", fs::copy_options::recursive);
+  fs::remove(dir / "fifo" / "train-images-idx3-ubyte");
+  ASSERT_EQ(::mkfifo((dir / "fifo" / "train-images-idx3-ubyte").c_str(), 0600), 0);
+  Result r = run(tiny("r1") + " --data-dir " + (dir / "fifo").string(), timeout);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "train-images-idx3-ubyte is a FIFO (named pipe), not a regular file: expected a dataset file");
+
+  fs::create_directories(dir / "loop");
+  fs::copy(data, dir / "loop", fs::copy_options::recursive);
+  fs::remove(dir / "loop" / "train-images-idx3-ubyte");
+  fs::create_symlink("train-images-idx3-ubyte", dir / "loop" / "train-images-idx3-ubyte");
+  r = run(tiny("r2") + " --data-dir " + (dir / "loop").string(), timeout);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "too many levels of symbolic links: " + (dir / "loop" / "train-images-idx3-ubyte").string());
+  EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+
+  fs::create_directories(dir / "zero");
+  fs::copy(data, dir / "zero", fs::copy_options::recursive);
+  fs::remove(dir / "zero" / "t10k-labels-idx1-ubyte");
+  fs::create_symlink("/dev/zero", dir / "zero" / "t10k-labels-idx1-ubyte");
+  r = run(tiny("r3") + " --data-dir " + (dir / "zero").string(), timeout);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "is a character device (it resolves to /dev/zero), not a regular file");
+
+  r = run(tiny("run"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  fs::remove(dir / "run" / "checkpoints" / "latest.json");
+  ASSERT_EQ(::mkfifo((dir / "run" / "checkpoints" / "latest.json").c_str(), 0600), 0);
+  r = run("eval " + (dir / "run").string() + " --data-dir " + data.string(), timeout);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "latest.json is a FIFO (named pipe), not a regular file: expected a checkpoint manifest");
+  r = run("train --resume " + (dir / "run").string() + " --epochs 2", timeout);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "latest.json is a FIFO");
+
+  ASSERT_EQ(::mkfifo((dir / "cfg.toml").c_str(), 0600), 0);
+  r = run(tiny("r4") + " --config " + (dir / "cfg.toml").string(), timeout);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--config: " + (dir / "cfg.toml").string() + " is a FIFO (named pipe), not a regular file");
 }

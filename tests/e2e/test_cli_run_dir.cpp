@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "e2e_util.h"
-#include "ember/data/readers.h"
+#include "ember/io/sha256.h"
 #include "ember/io/safetensors.h"
 
 extern char** environ;
@@ -264,7 +264,7 @@ TEST_F(CliRunDir, MissingOptimizerTensorNamesTheTensorAndTheFile) {
   ASSERT_EQ(file.tensors.size(), n - 1);
   std::vector<uint8_t> bytes = ember::io::st_serialize(file);
   std::ofstream(weights, std::ios::binary).write(reinterpret_cast<const char*>(bytes.data()), std::streamsize(bytes.size()));
-  m["weights_sha256"] = ember::data::sha256_hex(bytes);
+  m["weights_sha256"] = ember::io::sha256_hex(bytes);
   write_json(manifest, m);
   const auto before = snapshot(dir / "run");
   Result r = run("train --resume " + (dir / "run").string());

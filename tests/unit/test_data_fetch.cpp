@@ -11,7 +11,7 @@
 #include <chrono>
 #include <thread>
 
-#include "data_test_util.h"
+#include "support/files.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/fetch.h"

@@ -5,7 +5,7 @@
 
 #include <cstdlib>
 
-#include "data_test_util.h"
+#include "support/files.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 

@@ -15,6 +15,8 @@
 #include "data/file_bytes.h"
 #include "ember/core/error.h"
 #include "ember/data/readers.h"
+#include "support/files.h"
+#include "support/child_process.h"
 
 namespace fs = std::filesystem;
 using Bytes = std::vector<uint8_t>;
@@ -38,20 +40,8 @@ Bytes iota_bytes(size_t n, uint8_t start = 0) {
   return b;
 }
 
-// One gzip member (zlib's deflate with the gzip wrapper).
-Bytes gzip_bytes(const Bytes& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  Bytes out(deflateBound(&zs, in.size()) + 32);
-  zs.next_in = const_cast<Bytef*>(in.data());
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+// One gzip member at zlib's best compression (the corrupt-data tests below count bytes in it).
+Bytes gzip_bytes(const Bytes& in) { return ember::test::gzip_bytes(in, 9); }
 
 // Runs f, expects an exception of exactly type E (or derived) whose what() contains `piece`;
 // returns the caught error so hints can be checked.
@@ -264,7 +254,8 @@ TEST_F(DataReaders, EmptyFile) {
 
 TEST_F(DataReaders, DirectoryInsteadOfFile) {
   fs::create_directories(dir_ / "sub");
-  auto e = expect_error<ember::IOError>([&] { read_idx(dir_ / "sub"); }, "is a directory, expected a dataset file");
+  auto e = expect_error<ember::IOError>([&] { read_idx(dir_ / "sub"); },
+                                        "is a directory, not a regular file: expected a dataset file");
   EXPECT_TRUE(contains(e.what(), (dir_ / "sub").string()));
 }
 
@@ -342,6 +333,84 @@ TEST_F(DataReaders, GzipOutputCap) {
   Bytes forged = gz;
   for (size_t i = forged.size() - 4; i < forged.size(); ++i) forged[i] = 0xff;
   expect_error<ember::DataError>([&] { internal::gunzip(forged, "forged.gz"); }, "incorrect length check");
+}
+
+// A gzip member of stored (uncompressed) deflate blocks: every byte of `in` appears verbatim in the
+// output, so the bytes at the end of a truncated copy can be set at will and still be valid data.
+Bytes gzip_stored(const Bytes& in) {
+  z_stream zs{};
+  EXPECT_EQ(deflateInit2(&zs, 0, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  Bytes out(deflateBound(&zs, in.size()) + 64);
+  zs.next_in = const_cast<Bytef*>(in.data());
+  zs.avail_in = static_cast<uInt>(in.size());
+  zs.next_out = out.data();
+  zs.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+  out.resize(zs.total_out);
+  deflateEnd(&zs);
+  return out;
+}
+
+// A partial download whose last 4 bytes, read as the gzip trailer's ISIZE, claim 3 000 000 000
+// bytes. Sizing the output from ISIZE (at most 1032x the 4 MiB input) allocated and zero-filled
+// 3 GB before the "truncated gzip" error; the output must grow only with the data that arrives.
+TEST_F(DataReaders, TruncatedGzipWithHugeIsizeStaysSmall) {
+  const uint32_t n = 60000;  // the header promises 60000 x 28 x 28 = 47 MB; the file holds 4 MiB of it
+  Bytes gz = gzip_stored(make_idx({n, 28, 28}, iota_bytes(size_t(n) * 28 * 28)));
+  gz.resize(4u << 20);
+  const uint32_t isize = 3000000000u;
+  for (int i = 0; i < 4; ++i) gz[gz.size() - 4 + i] = uint8_t(isize >> (8 * i));
+  const fs::path p = write("partial-idx3-ubyte.gz", gz);
+  const auto t0 = std::chrono::steady_clock::now();
+  ember::test::ChildResult r = ember::test::run_in_child(
+      [&]() -> std::string {
+        try {
+          read_idx(p);
+        } catch (const ember::DataError& e) {
+          return e.what();
+        }
+        return "no DataError";
+      },
+      60, /*max_extra_bytes=*/8ul << 30);  // room for the old behaviour to show, not to take the machine
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_TRUE(contains(r.output, "partial-idx3-ubyte.gz: truncated gzip data: the file ends at byte 4194304"))
+      << r.output;
+  EXPECT_LT(r.rss_growth_kb, 100 * 1024) << "peak RSS grew by " << r.rss_growth_kb / 1024 << " MiB";
+  EXPECT_LT(secs, 10);
+  std::printf("truncated .gz with ISIZE 3e9: peak RSS +%ld MiB, %.2f s\n", r.rss_growth_kb / 1024, secs);
+}
+
+TEST_F(DataReaders, GzipOutputStopsAtWhatTheIdxHeaderPromises) {
+  // 4 data bytes promised, a megabyte of zeros delivered (a bomb behind a small header).
+  Bytes idx = make_idx({4}, {1, 2, 3, 4});
+  idx.resize(idx.size() + (1u << 20), 0);
+  expect_error<ember::DataError>([&] { read_idx(write("long.gz", gzip_bytes(idx))); },
+                                 "long.gz: the decompressed data goes on past the 12 bytes that the IDX header "
+                                 "(dims 4) promises");
+  // Exactly the promise, in two gzip members, is fine.
+  const Bytes exact = make_idx({2, 3}, iota_bytes(6));
+  Bytes two = gzip_bytes(Bytes(exact.begin(), exact.begin() + 5));
+  const Bytes second = gzip_bytes(Bytes(exact.begin() + 5, exact.end()));
+  two.insert(two.end(), second.begin(), second.end());
+  EXPECT_EQ(read_idx(write("exact.gz", two)).data, iota_bytes(6));
+}
+
+TEST_F(DataReaders, GzipOfSomethingElseStopsAtItsFirstBytes) {
+  // A gzipped HTML page (a login page saved as the download): the IDX parser names it from the
+  // first decompressed bytes; the rest is never decompressed.
+  std::string page = "<html><body>" + std::string(1u << 20, 'x') + "</body></html>";
+  const Bytes html(page.begin(), page.end());
+  auto e = expect_error<ember::DataError>([&] { read_idx(write("page-idx3-ubyte.gz", gzip_bytes(html))); },
+                                          "page-idx3-ubyte.gz (decompressed): not an IDX file");
+  EXPECT_TRUE(contains(e.hint(), "HTML"));
+  const std::vector<uint8_t> prefix = internal::gunzip(gzip_bytes(html), "page.gz", internal::kMaxGunzipBytes,
+                                                       [](std::span<const uint8_t>) {
+                                                         return internal::SizePromise{
+                                                             internal::SizePromise::Status::not_this_format, 0, {}};
+                                                       });
+  EXPECT_LT(prefix.size(), html.size());
+  EXPECT_EQ(Bytes(html.begin(), html.begin() + long(prefix.size())), prefix);
 }
 
 // ---- pairing ----------------------------------------------------------------------------------

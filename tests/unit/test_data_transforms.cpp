@@ -5,7 +5,7 @@
 
 #include <set>
 
-#include "data_test_util.h"
+#include "support/files.h"
 #include "ember/core/error.h"
 #include "ember/data/transforms.h"
 

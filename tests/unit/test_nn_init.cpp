@@ -82,11 +82,24 @@ TEST(NNInit, KaimingNormalAndXavier) {
   EXPECT_THROW(nn::init::kaiming_uniform_(w, 0.0, "fan_sideways"), ValueError);
 }
 
+// One seed, the same parameters; another seed, different ones (so initialisation cannot have
+// ignored the seed: a constant or unseeded init fails one half or the other).
 TEST(NNInit, SeedReproducible) {
-  manual_seed(99);
-  auto a = models::mlp();
-  manual_seed(99);
-  auto b = models::mlp();
-  for (size_t i = 0; i < a->parameters().size(); ++i)
-    EXPECT_TRUE(allclose(a->parameters()[i], b->parameters()[i], 0, 0));
+  auto params_for = [](uint64_t seed) {
+    manual_seed(seed);
+    return models::mlp()->parameters();
+  };
+  const auto a = params_for(99), b = params_for(99), c = params_for(100);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_EQ(a.size(), c.size());
+  ASSERT_FALSE(a.empty());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(allclose(a[i], b[i], 0, 0)) << "parameter " << i << ", same seed";
+  // Every weight matrix is drawn from the generator: each must change with the seed.
+  size_t weights = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].dim() < 2) continue;
+    ++weights;
+    EXPECT_FALSE(allclose(a[i], c[i], 0, 0)) << "parameter " << i << " is the same for seeds 99 and 100";
+  }
+  EXPECT_GT(weights, 0u);
 }

@@ -8,21 +8,12 @@
 #include <sstream>
 
 #include "golden/golden_file.h"
+#include "support/errors.h"
 
 using namespace ember;
+using ember::test::message_of;
 
 namespace {
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
 
 // A small custom module with a child Sequential and a buffer, as a user would write one.
 class Net : public nn::Module {

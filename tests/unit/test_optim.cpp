@@ -13,7 +13,10 @@
 
 #include <functional>
 
+#include "support/errors.h"
+
 using namespace ember;
+using ember::test::message_of;
 using Rows = std::vector<std::vector<double>>;
 
 namespace {
@@ -38,17 +41,6 @@ void expect_trajectory(const std::function<std::unique_ptr<optim::Optimizer>(std
   }
 }
 
-template <class E, class F>
-std::string message_of(F&& f) {
-  try {
-    f();
-  } catch (const E& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    return std::string("wrong exception type: ") + e.what();
-  }
-  return "no exception";
-}
 }  // namespace
 
 TEST(Optim, SGDMatchesPyTorch) {

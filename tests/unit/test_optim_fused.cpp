@@ -1,4 +1,4 @@
-// The fused optimizer kernels (src/ops/optim_kernels.h) against the reference path of in-place
+// The fused optimizer kernels (src/kernels/optim_kernels.h) against the reference path of in-place
 // tensor ops (options.fused = false), which test_optim.cpp ties to PyTorch. Both round at the same
 // places, so every option combination must agree bit for bit over several steps, in float32 and
 // float64, for a small parameter and one large enough for the CPU loop's OpenMP split. The *_CUDA

@@ -13,30 +13,14 @@
 #include "ember/train/checkpoint.h"
 #include "ember/train/resume.h"
 #include "io/json_fields.h"
+#include "support/files.h"
 
 using namespace ember;
 namespace fs = std::filesystem;
 
 namespace {
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    path = fs::temp_directory_path() / ("ember_rundir_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
-  }
-  ~TempDir() { fs::remove_all(path); }
-};
-
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no exception)";
-}
+using test::message_of;
+using test::TempDir;
 
 // A run directory with checkpoints at steps 3 (best) and 5 (latest).
 fs::path make_run(const fs::path& root) {
@@ -52,56 +36,56 @@ fs::path make_run(const fs::path& root) {
 }  // namespace
 
 TEST(RunDir, LockIsExclusiveNamesTheOwnerAndIsReleased) {
-  TempDir d;
+  TempDir d("rundir");
   {
-    io::RunDirLock first(d.path);
-    EXPECT_TRUE(fs::exists(d.path / ".lock"));
+    io::RunDirLock first(d.path());
+    EXPECT_TRUE(fs::exists(d.path() / ".lock"));
     // flock locks belong to an open file, so a second open in this process conflicts like a
     // second process would.
     try {
-      io::RunDirLock second(d.path);
+      io::RunDirLock second(d.path());
       FAIL() << "a second lock was granted";
     } catch (const io::RunDirInUse& e) {
       EXPECT_NE(std::string(e.what()).find("(pid " + std::to_string(::getpid()) + ")"), std::string::npos) << e.what();
       EXPECT_NE(e.hint().find("kill " + std::to_string(::getpid())), std::string::npos) << e.hint();
     }
   }
-  EXPECT_FALSE(fs::exists(d.path / ".lock")) << "release removes the lock file";
+  EXPECT_FALSE(fs::exists(d.path() / ".lock")) << "release removes the lock file";
   // A lock file left by a process that died (nobody holds the flock) does not block.
-  std::ofstream(d.path / ".lock") << "999999\n";
-  io::RunDirLock again(d.path);
-  std::ifstream f(d.path / ".lock");
+  std::ofstream(d.path() / ".lock") << "999999\n";
+  io::RunDirLock again(d.path());
+  std::ifstream f(d.path() / ".lock");
   std::string pid;
   f >> pid;
   EXPECT_EQ(pid, std::to_string(::getpid()));
 }
 
 TEST(RunDir, NewRunDirRemovesWhatItCreatedUnlessKept) {
-  TempDir d;
+  TempDir d("rundir");
   {
-    io::NewRunDir nd(d.path / "a" / "b" / "run");
+    io::NewRunDir nd(d.path() / "a" / "b" / "run");
     EXPECT_TRUE(nd.created());
-    EXPECT_TRUE(fs::is_directory(d.path / "a" / "b" / "run"));
-    std::ofstream(d.path / "a" / "b" / "run" / "config.json") << "{}";
+    EXPECT_TRUE(fs::is_directory(d.path() / "a" / "b" / "run"));
+    std::ofstream(d.path() / "a" / "b" / "run" / "config.json") << "{}";
   }
-  EXPECT_FALSE(fs::exists(d.path / "a")) << "the topmost directory it created is removed";
+  EXPECT_FALSE(fs::exists(d.path() / "a")) << "the topmost directory it created is removed";
   {
-    io::NewRunDir nd(d.path / "kept");
+    io::NewRunDir nd(d.path() / "kept");
     nd.keep();
   }
-  EXPECT_TRUE(fs::is_directory(d.path / "kept"));
-  std::ofstream(d.path / "kept" / "mine.txt") << "x";
+  EXPECT_TRUE(fs::is_directory(d.path() / "kept"));
+  std::ofstream(d.path() / "kept" / "mine.txt") << "x";
   {
-    io::NewRunDir nd(d.path / "kept");  // existed: never removed
+    io::NewRunDir nd(d.path() / "kept");  // existed: never removed
     EXPECT_FALSE(nd.created());
   }
-  EXPECT_TRUE(fs::exists(d.path / "kept" / "mine.txt"));
+  EXPECT_TRUE(fs::exists(d.path() / "kept" / "mine.txt"));
   EXPECT_THROW(io::NewRunDir(fs::path("/proc/ember-cannot-write-here")), IOError);
 }
 
 TEST(RunDir, ResumePointAcceptsTheRunItsCheckpointsAndNamedWeights) {
-  TempDir d;
-  const fs::path run = make_run(d.path);
+  TempDir d("rundir");
+  const fs::path run = make_run(d.path());
   const fs::path ckd = run / "checkpoints";
   for (const fs::path& p : {run, fs::path(run.string() + "/"), ckd, ckd / "latest.json"}) {
     train::ResumePoint rp = train::find_resume_point(p);
@@ -118,25 +102,25 @@ TEST(RunDir, ResumePointAcceptsTheRunItsCheckpointsAndNamedWeights) {
                 .find("no checkpoint manifest"),
             std::string::npos);
   EXPECT_THROW(train::find_resume_point(ckd / "step-000000004.safetensors"), ValueError);
-  fs::copy_file(ckd / "latest.json", d.path / "loose.json");
-  EXPECT_THROW(train::find_resume_point(d.path / "loose.json"), ValueError);
-  EXPECT_THROW(train::find_resume_point(d.path), ValueError);
-  EXPECT_THROW(train::find_resume_point(d.path / "nothing"), IOError);
-  fs::create_directories(d.path / "runs" / "empty" / "checkpoints");
-  EXPECT_THROW(train::find_resume_point(d.path / "runs" / "empty"), IOError);  // no checkpoint yet
+  fs::copy_file(ckd / "latest.json", d.path() / "loose.json");
+  EXPECT_THROW(train::find_resume_point(d.path() / "loose.json"), ValueError);
+  EXPECT_THROW(train::find_resume_point(d.path()), ValueError);
+  EXPECT_THROW(train::find_resume_point(d.path() / "nothing"), IOError);
+  fs::create_directories(d.path() / "runs" / "empty" / "checkpoints");
+  EXPECT_THROW(train::find_resume_point(d.path() / "runs" / "empty"), IOError);  // no checkpoint yet
   EXPECT_EQ(train::run_dir_of(ckd / "step-000000005.safetensors"), ckd.parent_path());
-  EXPECT_FALSE(train::run_dir_of(d.path / "loose.json").has_value());
+  EXPECT_FALSE(train::run_dir_of(d.path() / "loose.json").has_value());
 }
 
 TEST(RunDir, SpecModelsResolveToTheRunsCopy) {
-  TempDir d;
+  TempDir d("rundir");
   EXPECT_EQ(train::spec_copy_name("/abs/path/my_net.toml"), "my_net.toml");
   EXPECT_EQ(train::spec_copy_name("rel/my_net.toml"), "my_net.toml");
-  EXPECT_EQ(train::run_model("lenet5", d.path), "lenet5");
-  EXPECT_EQ(train::run_model("my_net.toml", d.path), "my_net.toml");  // no copy: as recorded
-  std::ofstream(d.path / "my_net.toml") << "";
-  EXPECT_EQ(train::run_model("my_net.toml", d.path), (d.path / "my_net.toml").string());
-  EXPECT_EQ(train::run_model("old/rel/my_net.toml", d.path), "old/rel/my_net.toml");  // runs before the copy
+  EXPECT_EQ(train::run_model("lenet5", d.path()), "lenet5");
+  EXPECT_EQ(train::run_model("my_net.toml", d.path()), "my_net.toml");  // no copy: as recorded
+  std::ofstream(d.path() / "my_net.toml") << "";
+  EXPECT_EQ(train::run_model("my_net.toml", d.path()), (d.path() / "my_net.toml").string());
+  EXPECT_EQ(train::run_model("old/rel/my_net.toml", d.path()), "old/rel/my_net.toml");  // runs before the copy
 }
 
 TEST(RunDir, TypedJsonFieldsNameKeyTypeAndFile) {

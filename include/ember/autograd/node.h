@@ -4,6 +4,8 @@
 // A Node maps the gradients of its outputs to the gradients of its inputs, and holds one Edge per
 // input pointing at the node that produced that input (or at the leaf's gradient accumulator).
 // Backward formulas are written with ember ops, so they run on whatever device the tensors live on.
+// This header is the tape only (layer "tape", below ops: it knows no op); the engine that runs
+// backward over it is ember/autograd/engine.h (layer "autograd", above ops). docs/architecture.md.
 //
 // Accumulation: backward() ADDS into the .grad of every leaf that requires grad (never
 // overwrites). Nodes release their saved tensors after backward unless retain_graph is set;
@@ -94,13 +96,6 @@ inline std::shared_ptr<Node> make_node(std::string name, BackwardFn fn) {
   return std::make_shared<FunctionNode>(std::move(name), std::move(fn));
 }
 Edge gradient_edge(const Tensor& t);
-
-// Runs backward from `roots` with seed gradients `grads` (same length).
-void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph);
-
-// Gradients of `outputs` w.r.t. `inputs` without touching .grad (used by gradient checks).
-std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false);
 
 }  // namespace ember::autograd
 

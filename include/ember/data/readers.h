@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "ember/io/sha256.h"
+
 namespace ember::data {
 
 // A uint8 IDX array (element type byte 0x08), row-major, dims as stored in the header.
@@ -28,10 +30,12 @@ struct LabeledImages {
   int64_t num_classes = 0;
 };
 
-// Reads a whole file. When gunzip_if_gzip is set and the content starts with the gzip magic
-// (1f 8b) it is decompressed (all concatenated members, output capped at 4 GiB); detection is by
-// content, never by file name. Throws IOError (missing file, directory, permission, read error)
-// or DataError (truncated/corrupt gzip); messages name the file.
+// Reads a whole file through io::read_user_file (a regular file of at most 4 GiB: a FIFO, a device
+// or a directory is refused unread). When gunzip_if_gzip is set and the content starts with the gzip
+// magic (1f 8b) it is decompressed (all concatenated members, output capped at 4 GiB and grown with
+// the data, never sized from the gzip trailer); detection is by content, never by file name. Throws
+// IOError (missing file, not a regular file, symlink loop, permission, read error, over the cap) or
+// DataError (truncated/corrupt gzip); messages name the file.
 std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path, bool gunzip_if_gzip = true);
 
 // The pure IDX parser: header checks (magic 00 00 08 ndim, 1 <= ndim <= 4), dims product checked
@@ -39,7 +43,8 @@ std::vector<uint8_t> read_file_bytes(const std::filesystem::path& path, bool gun
 // every error message. Throws DataError.
 IdxArray parse_idx(std::span<const uint8_t> bytes, const std::string& source_name);
 
-// read_file_bytes + parse_idx. Plain or gzip (detected by content).
+// read_file_bytes + parse_idx. Plain or gzip (detected by content); a .gz is decompressed into no
+// more than the size its IDX header promises (header + product of the dims).
 IdxArray read_idx(const std::filesystem::path& path);
 
 // An IDX image file (3 dims: N, H, W -> c = 1; or 4 dims read as N, C, H, W) and an IDX label file
@@ -64,7 +69,7 @@ LabeledImages load_cifar10(const std::filesystem::path& dir, bool train);
 // labels.
 LabeledImages load_cifar100(const std::filesystem::path& dir, bool train, bool fine_labels = true);
 
-// SHA-256 of bytes as 64 lowercase hex digits (FIPS 180-4; no external dependency).
-std::string sha256_hex(std::span<const uint8_t> bytes);
+// SHA-256 of bytes as 64 lowercase hex digits: lives in the io layer (ember/io/sha256.h).
+using io::sha256_hex;
 
 }  // namespace ember::data

@@ -77,7 +77,8 @@ std::vector<uint8_t> st_serialize(const StFile& file);
 // tensor; throws SafetensorsError naming `source_name`. Offsets need not be aligned (data is memcpy'd).
 StFile st_parse(std::span<const uint8_t> bytes, const std::string& source_name);
 
-// Reads the whole file and parses it. IOError when it cannot be read, SafetensorsError when malformed.
+// Reads the whole file (through read_user_file: a regular file of at most kCheckpointFile's cap) and
+// parses it. IOError when it cannot be read or is not a regular file, SafetensorsError when malformed.
 StFile st_load(const std::filesystem::path& path);
 
 // st_serialize + write_file_atomic: the previous file survives any failure.

@@ -3,7 +3,7 @@
 //
 // Two paths, same numbers: by default (options.fused) a parameter that is a contiguous float32 or
 // float64 tensor, with a contiguous gradient of its dtype and contiguous state buffers, is updated by
-// one fused kernel (one pass on the CPU, one launch on CUDA: src/ops/optim_kernels.h); every other
+// one fused kernel (one pass on the CPU, one launch on CUDA: src/kernels/optim_kernels.h); every other
 // parameter, and every parameter when fused = false, goes through the reference path of in-place
 // tensor ops, which works on any device. Both round at the same places, so they agree bit for bit.
 //

@@ -37,7 +37,8 @@ class MetricsWriter {
 };
 
 std::string to_json_line(const MetricRecord& r);  // without the newline
-// Reads a metrics file; malformed lines (a crash mid-write) are skipped. Records whose step is
+// Reads a metrics file (none: no records; a FIFO, a device or more than io::kMetricsFile's cap:
+// IOError); malformed lines (a crash mid-write) are skipped. Records whose step is
 // not above an earlier one of the same kind replace it (a resumed run rewrites the tail).
 std::vector<MetricRecord> read_metrics(const std::filesystem::path& path);
 

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -34,5 +35,27 @@ std::string spec_copy_name(const std::string& spec_path);
 // in `run_dir` when that exists (runs from before the copy recorded the path they were started
 // with, which is returned unchanged); zoo names are returned unchanged.
 std::string run_model(const std::string& model, const std::filesystem::path& run_dir);
+
+// The run settings a checkpoint manifest carries (its "config" object, as `ember train` wrote it),
+// read back with their types checked: a wrong-typed value is a FormatError naming the file, the key
+// ("config.batch_size"), the type expected and what was found, never a JSON library exception.
+class RunSettings {
+ public:
+  // `manifest` names the file in messages. With `required`, a missing or empty config is a
+  // FormatError (the run's settings are unknown); without, it reads as having no keys.
+  RunSettings(const std::string& config_json, const std::string& manifest, bool required = true);
+  bool contains(const std::string& key) const;
+  // T is std::string, bool, int, int64_t, uint64_t or double; integers must be integers in range.
+  template <class T>
+  T get(const std::string& key) const;
+  // The value as a command-line flag would spell it: strings bare, numbers and booleans as JSON.
+  std::string flag_text(const std::string& key) const;
+  const std::string& where() const;  // "checkpoint manifest '<path>'"
+  const std::string& hint() const;   // what to do about a damaged value
+
+ private:
+  struct Impl;
+  std::shared_ptr<const Impl> impl_;
+};
 
 }  // namespace ember::train

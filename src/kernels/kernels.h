@@ -1,0 +1,78 @@
+// The kernel contract between op front-ends (src/ops) and backends (src/cpu, src/cuda): one slot
+// per kernel in the dispatch table. Front-ends have already checked arguments, broadcast inputs to
+// the output shape (stride-0 views) and allocated outputs; kernels only compute. Same device for all.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "core/dispatch.h"
+#include "ember/core/tensor.h"
+
+namespace ember::kernels {
+
+enum class BinaryOp : uint8_t { Add, Sub, Mul, Div, Pow, Max, Min, Eq, Ne, Lt, Le, Gt, Ge };
+inline bool is_comparison(BinaryOp op) { return op >= BinaryOp::Eq; }
+enum class UnaryOp : uint8_t {
+  Neg, Exp, Log, Sqrt, Rsqrt, Abs, Relu, Gelu, Sigmoid, Tanh, Sign,
+  PowScalar,   // x ^ p0
+  Clamp,       // clamp(x, p0, p1); use +-inf for a missing side
+  AddScalar,   // x + p0
+  MulScalar,   // x * p0
+  ReluGrad,    // (x > 0) ? 1 : 0   (x is the forward input)
+  GeluGrad,    // d gelu / dx
+  Reciprocal,  // 1 / x
+};
+enum class ReduceOp : uint8_t { Sum, Max, Min, ArgMax, ArgMin };
+enum class RandomDist : uint8_t { Uniform, Normal, RandInt, Bernoulli };
+
+// out = a (op) (alpha * b) for Add/Sub; a (op) b otherwise. a, b, out have out's shape; a and b
+// have the same dtype; out is Bool for comparisons.
+using BinaryFn = void (*)(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha);
+using UnaryFn = void (*)(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1);
+// dst = src converted to dst's dtype; src already broadcast to dst's shape.
+using CopyFn = void (*)(const Tensor& src, const Tensor& dst);
+using FillFn = void (*)(const Tensor& dst, double value);
+using WhereFn = void (*)(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
+// Reduces `in` over the sorted `dims`; out has in's rank with those dims of size 1.
+using ReduceFn = void (*)(ReduceOp op, const Tensor& in, const std::vector<int64_t>& dims, const Tensor& out);
+// out[b] = a[b] @ b[b] for 3-D tensors (B, M, K) x (B, K, N) -> (B, M, N). Inputs may be
+// transposed views in their last two dims (either unit stride); out is contiguous.
+using BatchedGemmFn = void (*)(const Tensor& a, const Tensor& b, const Tensor& out);
+// Fills `out` from the Philox stream at (seed, offset); p0/p1: (low, high), (mean, std), (low, high), (p, -).
+using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1);
+// Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
+// dtype and numel, on different devices. Registered under the non-CPU side's device type (the
+// source's when both are non-CPU); returns when dst holds the data.
+using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
+
+// ReLU's backward from its forward output: grad_x = out > 0 ? grad_out : 0 (0, not NaN, where
+// out <= 0 or is NaN, as PyTorch's threshold_backward). out and grad_x are contiguous, of one
+// floating dtype and out's shape; grad_out has that dtype and shape, any strides (broadcast views
+// included). One pass instead of ReluGrad + mul; a backend may leave it empty (the front-end then
+// composes those two kernels).
+using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x);
+// linear without autograd: out (N, O) = x (N, I) @ w (O, I)^T + b (b may be undefined). Returns
+// false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
+// uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
+using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
+// linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
+// grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
+// does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
+using LinearBackwardWeightsFn = bool (*)(const Tensor& grad_out, const Tensor& x, const Tensor& grad_w,
+                                         const Tensor& grad_b);
+
+inline KernelSlot<BinaryFn> binary("binary");
+inline KernelSlot<UnaryFn> unary("unary");
+inline KernelSlot<CopyFn> copy("copy");
+inline KernelSlot<FillFn> fill("fill");
+inline KernelSlot<WhereFn> where("where");
+inline KernelSlot<ReduceFn> reduce("reduce");
+inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
+inline KernelSlot<RandomFn> random("random");
+inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
+inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
+inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
+inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
+
+}  // namespace ember::kernels

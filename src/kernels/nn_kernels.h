@@ -1,0 +1,108 @@
+// The kernel contract for the neural-network ops of ember::nn::functional (conv, pooling, batch
+// norm, softmax, nll). Same pattern as kernels/kernels.h: front-ends (src/ops/nn_*.cpp) check the
+// arguments, make inputs contiguous and allocate outputs; kernels only compute.
+//
+// Every kernel OVERWRITES its outputs (never accumulates) and receives contiguous tensors of one
+// floating dtype (float32 or float64) on one device; index tensors are int64.
+#pragma once
+
+#include <cstdint>
+
+#include "core/dispatch.h"
+#include "ember/core/tensor.h"
+
+namespace ember::kernels {
+
+struct Conv2dParams {
+  int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
+  int64_t groups = 1;
+};
+struct Pool2dParams {
+  int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
+  bool count_include_pad = true;  // avg only
+};
+
+// x (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW), bias (C_out) or undefined,
+// out (N, C_out, OH, OW).
+using Conv2dForwardFn = void (*)(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                 const Conv2dParams& p, const Tensor& out);
+// grad_x (N, C_in, H, W) = d out / d x applied to grad_out (N, C_out, OH, OW).
+using Conv2dBackwardDataFn = void (*)(const Tensor& grad_out, const Tensor& weight,
+                                      const Conv2dParams& p, const Tensor& grad_x);
+// grad_weight (C_out, C_in/groups, kH, kW), summed over the batch.
+using Conv2dBackwardWeightFn = void (*)(const Tensor& grad_out, const Tensor& x,
+                                        const Conv2dParams& p, const Tensor& grad_weight);
+
+// x (N, C, H, W) -> out (N, C, OH, OW); indices (int64, out's shape) hold the flat h*W+w position
+// of each maximum inside its (n, c) plane (the first one on ties). Padding counts as -inf.
+using MaxPool2dForwardFn = void (*)(const Tensor& x, const Pool2dParams& p, const Tensor& out,
+                                    const Tensor& indices);
+// grad_x (N, C, H, W): grad_out scattered (added) to the recorded positions, zeros elsewhere.
+using MaxPool2dBackwardFn = void (*)(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_x);
+// Average over each window as PyTorch: the window may extend into the padding and (ceil_mode)
+// past it; the divisor counts the padding when count_include_pad, never the part past it.
+using AvgPool2dForwardFn = void (*)(const Tensor& x, const Pool2dParams& p, const Tensor& out);
+using AvgPool2dBackwardFn = void (*)(const Tensor& grad_out, const Pool2dParams& p, const Tensor& grad_x);
+// Window i of n over a length L: [floor(i*L/n), ceil((i+1)*L/n)).
+using AdaptiveAvgPool2dForwardFn = void (*)(const Tensor& x, const Tensor& out);
+using AdaptiveAvgPool2dBackwardFn = void (*)(const Tensor& grad_out, const Tensor& grad_x);
+
+// x (N, C, S) -> mean (C), var (C) biased (divided by N*S).
+using BatchNormStatsFn = void (*)(const Tensor& x, const Tensor& mean, const Tensor& var);
+// out = (x - mean[c]) * invstd[c] * weight[c] + bias[c]; all of mean, invstd, weight, bias are (C).
+using BatchNormForwardFn = void (*)(const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                    const Tensor& weight, const Tensor& bias, const Tensor& out);
+// Gradients of the above. training: mean/invstd are the batch statistics of x, so they depend on
+// x too; eval: they are constants. grad_weight = sum(g * x_hat), grad_bias = sum(g), both (C).
+using BatchNormBackwardFn = void (*)(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                     const Tensor& invstd, const Tensor& weight, bool training,
+                                     const Tensor& grad_x, const Tensor& grad_weight,
+                                     const Tensor& grad_bias);
+
+// softmax (or log_softmax when `log`) of x along `dim`; out has x's shape.
+using SoftmaxForwardFn = void (*)(const Tensor& x, int64_t dim, bool log, const Tensor& out);
+// grad_x from grad_out and the forward output `out`.
+using SoftmaxBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, int64_t dim, bool log,
+                                   const Tensor& grad_x);
+
+// log_probs (N, C), target (N) int64 with every value in [0, C) or == ignore_index (checked by the
+// front-end); out (N): -log_probs[i, target[i]], 0 where ignored.
+using NllLossForwardFn = void (*)(const Tensor& log_probs, const Tensor& target, int64_t ignore_index,
+                                  const Tensor& out);
+// grad_log_probs (N, C): -grad_out[i] at (i, target[i]), 0 elsewhere and on ignored rows.
+using NllLossBackwardFn = void (*)(const Tensor& grad_out, const Tensor& target, int64_t ignore_index,
+                                   const Tensor& grad_log_probs);
+
+inline KernelSlot<Conv2dForwardFn> conv2d_forward("conv2d_forward");
+inline KernelSlot<Conv2dBackwardDataFn> conv2d_backward_data("conv2d_backward_data");
+inline KernelSlot<Conv2dBackwardWeightFn> conv2d_backward_weight("conv2d_backward_weight");
+inline KernelSlot<MaxPool2dForwardFn> max_pool2d_forward("max_pool2d_forward");
+inline KernelSlot<MaxPool2dBackwardFn> max_pool2d_backward("max_pool2d_backward");
+inline KernelSlot<AvgPool2dForwardFn> avg_pool2d_forward("avg_pool2d_forward");
+inline KernelSlot<AvgPool2dBackwardFn> avg_pool2d_backward("avg_pool2d_backward");
+inline KernelSlot<AdaptiveAvgPool2dForwardFn> adaptive_avg_pool2d_forward("adaptive_avg_pool2d_forward");
+inline KernelSlot<AdaptiveAvgPool2dBackwardFn> adaptive_avg_pool2d_backward("adaptive_avg_pool2d_backward");
+inline KernelSlot<BatchNormStatsFn> batch_norm_stats("batch_norm_stats");
+inline KernelSlot<BatchNormForwardFn> batch_norm_forward("batch_norm_forward");
+inline KernelSlot<BatchNormBackwardFn> batch_norm_backward("batch_norm_backward");
+inline KernelSlot<SoftmaxForwardFn> softmax_forward("softmax_forward");
+inline KernelSlot<SoftmaxBackwardFn> softmax_backward("softmax_backward");
+inline KernelSlot<NllLossForwardFn> nll_loss_forward("nll_loss_forward");
+inline KernelSlot<NllLossBackwardFn> nll_loss_backward("nll_loss_backward");
+
+// The (outer, D, inner) split of a contiguous tensor around `dim`, as the softmax kernels of
+// every backend walk it.
+struct DimSplit {
+  int64_t outer = 1, d = 1, inner = 1;
+};
+inline DimSplit split_at(const Tensor& t, int64_t dim) {
+  DimSplit s;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    if (i < dim) s.outer *= t.size(i);
+    else if (i == dim) s.d = t.size(i);
+    else s.inner *= t.size(i);
+  }
+  return s;
+}
+
+}  // namespace ember::kernels

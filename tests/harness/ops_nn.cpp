@@ -1,0 +1,261 @@
+// Op table, nn::functional: conv2d (every CPU conv kernel set, groups, depthwise, dilation), the
+// three poolings (ties, NaN, ceil mode, padding), batch norm, softmax/log_softmax, the losses,
+// dropout. One entry per op, with its PyTorch golden cases from golden/ops_v1.bin.
+#include "harness/harness.h"
+
+#include <gtest/gtest.h>
+
+#include "support/nn_cases.h"
+
+namespace ember::test::ops {
+namespace {
+
+namespace F = ember::nn::functional;
+using test::kConvCases;
+using test::kPoolCases;
+
+const DType F32 = DType::Float32, F64 = DType::Float64;
+const std::vector<DType> kFloats = {F32, F64};
+
+// (N, C, H, W) seen through a transposed (N, C, W, H) storage.
+Input nchw_transposed(const Shape& s) {
+  return in({s[0], s[1], s[3], s[2]}).as([](const Tensor& t) { return t.transpose(2, 3); });
+}
+
+F::Reduction reduction(int64_t r) { return r == 0 ? F::Reduction::None : r == 1 ? F::Reduction::Mean : F::Reduction::Sum; }
+
+const bool registered = [] {
+  // ---- conv2d -----------------------------------------------------------------------------------------
+  {
+    // float32: OpenBLAS/oneDNN/cuDNN sum in their own order: relative to the largest output.
+    OpEntry e{"Conv2d", {}, {1e-4, 1e-11}};
+    for (const auto& c : kConvCases) {
+      std::vector<Input> ins = {in(c.x), in(c.w)};
+      if (c.bias) ins.push_back(in({c.w[0]}));
+      const F::Conv2dOptions opt = test::conv_options(c.p);
+      e.cases.push_back({c.label, ins, [opt](auto& v) { return F::conv2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); },
+                         kFloats, shape_numel(c.x) < 200});
+      // The same geometry on non-contiguous input and weight.
+      std::vector<Input> nc = {nchw_transposed(c.x), nchw_transposed(c.w)};
+      if (c.bias) nc.push_back(in({c.w[0]}));
+      e.cases.push_back({c.label + "_noncontiguous", nc,
+                         [opt](auto& v) { return F::conv2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); }, kFloats, false});
+    }
+    // Input stored as (N, H, W, C) and permuted; stride, padding and dilation differ per axis.
+    e.cases.push_back({"nhwc_input_stride_pad_dilation",
+                       {in({2, 7, 6, 3}).as([](const Tensor& t) { return t.permute({0, 3, 1, 2}); }), in({4, 3, 3, 2}), in({4})},
+                       [](auto& v) { return F::conv2d(v[0], v[1], v[2], {.stride = {2, 1}, .padding = {1, 0}, .dilation = {1, 2}}); }});
+    e.cases.push_back({"groups_batch1_no_bias", {in({1, 4, 5, 6}), in({6, 2, 2, 3})},
+                       [](auto& v) { return F::conv2d(v[0], v[1], {}, {.padding = {1, 1}, .groups = 2}); }});
+    e.cases.push_back({"depthwise_transposed_weight",
+                       {in({2, 4, 5, 5}), in({4, 1, 1, 3}).as([](const Tensor& t) { return t.transpose(2, 3); })},
+                       [](auto& v) { return F::conv2d(v[0], v[1], {}, {.stride = {1, 2}, .groups = 4}); }});
+    e.golden = Golden{"conv2d", 7, [](const GoldenCase& c) {
+                        auto p = c.params();
+                        F::Conv2dOptions opt{.stride = {p[0], p[1]}, .padding = {p[2], p[3]}, .dilation = {p[4], p[5]}, .groups = p[6]};
+                        std::vector<std::string> leaves = {"input", "weight"};
+                        if (p[7]) leaves.push_back("bias");
+                        c.check(leaves, [&](auto& in) { return F::conv2d(in["input"], in["weight"], p[7] ? in["bias"] : Tensor(), opt); });
+                      }};
+    register_op(std::move(e));
+  }
+
+  // ---- pooling ---------------------------------------------------------------------------------------------
+  {
+    OpEntry e{"MaxPool2d", {}, {1e-6, 1e-12}};
+    for (const auto& c : kPoolCases) {
+      const F::Pool2dOptions opt = c.opt;
+      e.cases.push_back({c.label, {nchw_transposed(c.x)}, [opt](auto& v) { return F::max_pool2d(v[0], opt); }, kFloats, false});
+      // Integer values in [0, 3): most windows hold several maxima and the first must win.
+      e.cases.push_back({c.label + "_ties", {in(c.x).ints(0, 3)}, [opt](auto& v) { return F::max_pool2d(v[0], opt); }, kFloats, false});
+      e.cases.push_back({c.label + "_nan", {in(c.x).nans(11)}, [opt](auto& v) { return F::max_pool2d(v[0], opt); }, kFloats, false});
+    }
+    e.cases.push_back({"mnistnet_64x32x26x26", {in({64, 32, 26, 26})}, [](auto& v) { return F::max_pool2d(v[0], {.kernel = {2, 2}}); },
+                       kFloats, false});
+    // The 2x2/2 fast path on ties and NaNs: odd sizes; LeNet-5's rows of 14 and 5 outputs; rows of
+    // 16, 17 and 40 outputs (one, two and three 16-wide vector steps, the last one partial).
+    for (Shape s : std::vector<Shape>{{3, 4, 9, 7}, {2, 3, 28, 28}, {2, 3, 10, 10}, {2, 2, 6, 32}, {1, 2, 5, 35}, {1, 1, 4, 81}})
+      e.cases.push_back({"2x2_ties_nan_" + shape_str(s), {in(s).ints(0, 3).nans(13)},
+                         [](auto& v) { return F::max_pool2d(v[0], {.kernel = {2, 2}}); }, kFloats, false});
+    // Gradients: distinct values (no ties within eps), ceil mode, a transposed view, a 3-D input.
+    e.cases.push_back({"distinct_ceil_padded", {in({2, 3, 7, 6}).distinct()},
+                       [](auto& v) { return F::max_pool2d(v[0], {.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 1}, .ceil_mode = true}); }});
+    e.cases.push_back({"distinct_transposed", {in({2, 3, 7, 6}).distinct().as([](const Tensor& t) { return t.transpose(2, 3); })},
+                       [](auto& v) { return F::max_pool2d(v[0], {.kernel = {2, 2}}); }});
+    e.cases.push_back({"distinct_3d_input", {in({3, 7, 6}).distinct()}, [](auto& v) { return F::max_pool2d(v[0], {.kernel = {2, 3}}); }});
+    e.golden = Golden{"max_pool2d", 0, [](const GoldenCase& c) {
+                        auto p = c.params();
+                        ASSERT_EQ(p[6], 1);  // dilation is not an option of ours
+                        ASSERT_EQ(p[7], 1);
+                        F::Pool2dOptions opt{.kernel = {p[0], p[1]}, .stride = {p[2], p[3]}, .padding = {p[4], p[5]}, .ceil_mode = p[8] != 0};
+                        c.check({"input"}, [&](auto& in) { return F::max_pool2d(in["input"], opt); });
+                      }};
+    register_op(std::move(e));
+  }
+  {
+    OpEntry e{"AvgPool2d", {}, {1e-6, 1e-12}};
+    for (auto c : kPoolCases)
+      for (bool include_pad : {true, false}) {
+        c.opt.count_include_pad = include_pad;
+        const F::Pool2dOptions opt = c.opt;
+        e.cases.push_back({c.label + (include_pad ? "" : "_exclude_pad"), {nchw_transposed(c.x)},
+                           [opt](auto& v) { return F::avg_pool2d(v[0], opt); }, kFloats, false});
+      }
+    for (bool include : {true, false})
+      for (bool ceil : {true, false}) {
+        F::Pool2dOptions ap{.kernel = {3, 2}, .stride = {2, 2}, .padding = {1, 1}, .ceil_mode = ceil, .count_include_pad = include};
+        e.cases.push_back({std::string("grad_") + (include ? "include_pad" : "exclude_pad") + (ceil ? "_ceil" : ""), {in({1, 2, 7, 5})},
+                           [ap](auto& v) { return F::avg_pool2d(v[0], ap); }});
+      }
+    e.cases.push_back({"grad_transposed", {in({1, 2, 7, 5}).as([](const Tensor& t) { return t.transpose(2, 3); })},
+                       [](auto& v) { return F::avg_pool2d(v[0], {.kernel = {2, 3}, .stride = {1, 1}}); }});
+    e.golden = Golden{"avg_pool2d", 3, [](const GoldenCase& c) {
+                        auto p = c.params();
+                        F::Pool2dOptions opt{.kernel = {p[0], p[1]}, .stride = {p[2], p[3]}, .padding = {p[4], p[5]},
+                                             .ceil_mode = p[6] != 0, .count_include_pad = p[7] != 0};
+                        c.check({"input"}, [&](auto& in) { return F::avg_pool2d(in["input"], opt); });
+                      }};
+    register_op(std::move(e));
+  }
+  {
+    OpEntry e{"AdaptiveAvgPool2d", {}, {1e-6, 1e-12}};
+    struct A { Shape x; int64_t oh, ow; };
+    for (const A& a : std::vector<A>{{{2, 4, 8, 8}, 1, 1},     // global average (resnet_small's head)
+                                     {{2, 3, 10, 7}, 3, 4},    // windows of different sizes that overlap
+                                     {{1, 2, 5, 5}, 5, 5},     // identity
+                                     {{1, 2, 3, 4}, 6, 7},     // larger output: inputs feed several outputs
+                                     {{2, 3, 5, 7}, 2, 3}}) {
+      const int64_t oh = a.oh, ow = a.ow;
+      e.cases.push_back({shape_str(a.x) + "_to_" + std::to_string(oh) + "x" + std::to_string(ow), {in(a.x)},
+                         [oh, ow](auto& v) { return F::adaptive_avg_pool2d(v[0], {oh, ow}); }, kFloats, shape_numel(a.x) < 300});
+    }
+    e.cases.push_back({"transposed_to_4x3", {in({2, 3, 5, 7}).as([](const Tensor& t) { return t.transpose(2, 3); })},
+                       [](auto& v) { return F::adaptive_avg_pool2d(v[0], {4, 3}); }});
+    e.golden = Golden{"adaptive_avg_pool2d", 0, [](const GoldenCase& c) {
+                        auto p = c.params();
+                        c.check({"input"}, [&](auto& in) { return F::adaptive_avg_pool2d(in["input"], {p[0], p[1]}); });
+                      }};
+    register_op(std::move(e));
+  }
+
+  // ---- batch norm (running stats are inputs the op updates: compared after the op too) ------------------
+  {
+    // In training the input gradient is a difference of nearly equal terms: a looser bound.
+    OpEntry e{"BatchNorm", {}, {1e-4, 5e-11}};
+    auto stats = [](int64_t c) { return std::vector<Input>{in({c}).no_grad(), in({c}).uniform(0.5, 1.5).no_grad()}; };
+    for (bool training : {true, false}) {
+      const std::string mode = training ? "training" : "eval";
+      for (Shape s : std::vector<Shape>{{3, 4, 2, 3}, {8, 4, 36}, {3, 5, 1}, {2, 3, 700}, {6, 3, 5, 4}}) {
+        std::vector<Input> ins = {s.size() == 4 ? nchw_transposed(s) : in(s).uniform(2, 4)};
+        for (auto& i : stats(s[1])) ins.push_back(i);
+        ins.push_back(in({s[1]}));
+        ins.push_back(in({s[1]}));
+        e.cases.push_back({mode + "_" + shape_str(s), ins,
+                           [training](auto& v) { return F::batch_norm(v[0], v[1], v[2], v[3], v[4], training, 0.1, 1e-5); },
+                           kFloats, shape_numel(s) <= 72});
+      }
+    }
+    // 2-D (N, C) input as a transposed view, weight and bias undefined; no running stats at all.
+    e.cases.push_back({"2d_transposed_no_affine", {in({5, 4}).as(test::transposed), in({5}).no_grad(), in({5}).uniform(0.5, 1.5).no_grad()},
+                       [](auto& v) { return F::batch_norm(v[0], v[1], v[2], {}, {}, true); }});
+    e.cases.push_back({"no_running_stats_bias_only", {in({3, 4, 2, 3}), in({4})},
+                       [](auto& v) { return F::batch_norm(v[0], {}, {}, {}, v[1], true, 0.1, 1e-3); }});
+    e.golden = Golden{"batch_norm", 3, [](const GoldenCase& c) {
+                        const bool training = c.params()[0] != 0;
+                        auto s = c.scalars();
+                        Tensor rm = c.get("running_mean"), rv = c.get("running_var");
+                        c.check({"input", "weight", "bias"}, [&](auto& in) {
+                          return F::batch_norm(in["input"], rm, rv, in["weight"], in["bias"], training, s[0], s[1]);
+                        });
+                        c.expect_close(rm, "running_mean_after");
+                        c.expect_close(rv, "running_var_after");
+                      }};
+    register_op(std::move(e));
+  }
+
+  // ---- softmax ------------------------------------------------------------------------------------------------
+  for (bool log : {false, true}) {
+    OpEntry e{log ? "LogSoftmax" : "Softmax", {}, {2e-6, 1e-12}};
+    auto op = [log](const Tensor& x, int64_t d) { return log ? F::log_softmax(x, d) : F::softmax(x, d); };
+    for (int64_t dim : {0, 1, 2, -1})
+      e.cases.push_back({"3x4x5_dim" + std::to_string(dim), {in({3, 4, 5})}, [op, dim](auto& v) { return op(v[0], dim); }});
+    e.cases.push_back({"transposed_dim1", {in({3, 4, 5}).as([](const Tensor& t) { return t.transpose(0, 2); })},
+                       [op](auto& v) { return op(v[0], 1); }});
+    // Large logits (x 30, one of 800): the row maximum must be subtracted before exp().
+    for (Shape s : std::vector<Shape>{{4, 10}, {3, 5, 7}, {2, 1000}, {1, 1}})
+      for (int64_t dim = 0; dim < int64_t(s.size()); ++dim)
+        e.cases.push_back({"large_logits_" + shape_str(s) + "_dim" + std::to_string(dim), {in(s)},
+                           [op, dim](auto& v) {
+                             Tensor x = mul(v[0], 30.0);
+                             x = cat({full({1}, 800.0, {.dtype = x.dtype(), .device = x.device()}), x.flatten().narrow(0, 1, x.numel() - 1)}).view(x.sizes());
+                             return op(x, dim);
+                           },
+                           kFloats, false, 1e-6, true});
+    e.golden = Golden{log ? "log_softmax" : "softmax", 2, [op](const GoldenCase& c) {
+                        const int64_t dim = c.params()[0];
+                        c.check({"input"}, [&](auto& in) { return op(in["input"], dim); });
+                      }};
+    register_op(std::move(e));
+  }
+
+  // ---- losses -----------------------------------------------------------------------------------------------------
+  {
+    const std::vector<int64_t> target = {0, 3, -100, 1, 2, 3};
+    OpEntry ce{"CrossEntropy", {}, {2e-6, 1e-12}}, nll{"NllLoss", {}, {2e-6, 1e-12}};
+    for (auto r : {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None})
+      for (double ls : {0.0, 0.2}) {
+        const F::CrossEntropyOptions opt{.reduction = r, .label_smoothing = ls};
+        const std::string label = std::string(r == F::Reduction::Mean ? "mean" : r == F::Reduction::Sum ? "sum" : "none") +
+                                  (ls > 0 ? "_smoothing0.2" : "");
+        ce.cases.push_back({label, {in({6, 4}), index(target)}, [opt](auto& v) { return F::cross_entropy(v[0], v[1], opt); }});
+        ce.cases.push_back({label + "_transposed", {in({4, 6}).as(test::transposed), index(target)},
+                            [opt](auto& v) { return F::cross_entropy(v[0], v[1], opt); }, kFloats, ls > 0});
+        if (ls == 0) nll.cases.push_back({label, {in({6, 4}), index(target)}, [opt](auto& v) { return F::nll_loss(v[0], v[1], opt); }});
+      }
+    ce.cases.push_back({"ignore_index3_transposed", {in({4, 6}).as(test::transposed), index({0, 3, 2, 1, 3, 3})},
+                        [](auto& v) { return F::cross_entropy(v[0], v[1], {.ignore_index = 3}); }});
+    nll.cases.push_back({"log_softmax_sum_transposed", {in({6, 8}).as(test::transposed), index({0, 5, 2, -100, 3, 3, 1, 4})},
+                         [](auto& v) { return F::nll_loss(F::log_softmax(v[0], 1), v[1], {.reduction = F::Reduction::Sum}); }});
+    nll.cases.push_back({"ignored_rows_none", {in({9, 5}), index({0, 4, -100, 2, 2, 1, -100, 3, 0})},
+                         [](auto& v) { return F::nll_loss(v[0], v[1], {.reduction = F::Reduction::None}); }});
+    ce.golden = Golden{"cross_entropy", 7, [](const GoldenCase& c) {
+                         auto p = c.params();
+                         F::CrossEntropyOptions opt{.reduction = reduction(p[0]), .ignore_index = p[1], .label_smoothing = c.scalars()[0]};
+                         Tensor t = c.get("target");
+                         c.check({"input"}, [&](auto& in) { return F::cross_entropy(in["input"], t, opt); });
+                       }};
+    nll.golden = Golden{"nll_loss", 3, [](const GoldenCase& c) {
+                          auto p = c.params();
+                          F::CrossEntropyOptions opt{.reduction = reduction(p[0]), .ignore_index = p[1]};
+                          Tensor t = c.get("target");
+                          c.check({"input"}, [&](auto& in) { return F::nll_loss(in["input"], t, opt); });
+                        }};
+    register_op(std::move(ce));
+    register_op(std::move(nll));
+  }
+  {
+    OpEntry e{"MseLoss", {}, {2e-6, 1e-12}};
+    for (auto r : {F::Reduction::Mean, F::Reduction::Sum, F::Reduction::None})
+      e.cases.push_back({r == F::Reduction::Mean ? "mean" : r == F::Reduction::Sum ? "sum" : "none", {in({3, 5}), in({3, 5}).as(test::transposed)},
+                         [r](auto& v) { return F::mse_loss(v[0], v[1].t(), r); }});
+    e.golden = Golden{"mse_loss", 2, [](const GoldenCase& c) {
+                        auto r = reduction(c.params()[0]);
+                        std::vector<std::string> leaves = {"input"};
+                        if (c.has("grad_target")) leaves.push_back("target");
+                        Tensor fixed = c.get("target");
+                        c.check(leaves, [&](auto& in) { return F::mse_loss(in["input"], in.count("target") ? in["target"] : fixed, r); });
+                      }};
+    register_op(std::move(e));
+  }
+  {
+    // A fresh generator per call: the same mask every time the op runs (and on every device).
+    OpEntry e{"Dropout", {}, {1e-6, 1e-12}};
+    e.cases.push_back({"p0.3", {in({4, 5})}, [](auto& v) { Generator g(5); return F::dropout(v[0], 0.3, true, &g); }});
+    e.cases.push_back({"p1_all_dropped", {in({4, 5})}, [](auto& v) { return F::dropout(v[0], 1.0, true); }, kFloats, true, 1e-6, true});
+    register_op(std::move(e));
+  }
+  return true;
+}();
+
+}  // namespace
+}  // namespace ember::test::ops
