@@ -4,8 +4,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <unistd.h>
 
 #include "cli.h"
 #include "ember/core/settings.h"
@@ -57,6 +59,22 @@ struct MatmulOpts {
   bool json = false;
 };
 
+// --sizes entries whose A, B and C (float32, n x n each) cannot fit in this machine's memory are a
+// usage error naming the largest n that fits, before anything is allocated.
+void check_matmul_sizes_fit(const std::vector<int64_t>& sizes) {
+  const double mem = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGE_SIZE));
+  if (mem <= 0) return;
+  for (int64_t n : sizes) {
+    const double need = 3.0 * 4.0 * double(n) * double(n);
+    if (need <= mem) continue;
+    const auto largest = int64_t(std::sqrt(mem / 12.0));
+    throw UsageError(fmt::format("--sizes {}: the {} x {} matmul holds A, B and C in float32, {:.1f} GB, more than this "
+                                 "machine's {:.1f} GB of memory", n, n, n, need / 1e9, mem / 1e9),
+                     fmt::format("use smaller --sizes (the largest n that fits is about {}; e.g. --sizes 1024,2048,4096)",
+                                 largest));
+  }
+}
+
 // The classic "is my GPU working, and faster?" check: two uniform [0, 10) matrices (seed 0)
 // multiplied on the CPU and on each GPU; warm-up excluded, GPU timed with CUDA events.
 int run_matmul(const MatmulOpts& o) {
@@ -64,15 +82,20 @@ int run_matmul(const MatmulOpts& o) {
     throw UsageError(fmt::format("--dtype {}: not supported yet; ember computes in float32 (TF32 on GPUs on request), "
                                  "bfloat16/float16 are storage types so far", o.dtype),
                      "use --dtype float32 or --dtype tf32");
-  if (o.threads > 0) set_num_threads(o.threads);
+  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
   auto sizes = parse_list(o.sizes, "--sizes");
+  check_matmul_sizes_fit(sizes);
   const int ngpu = cuda::device_count();
   const bool tf32 = o.dtype == "tf32";
   nlohmann::json j = {{"threads", get_num_threads()}, {"dtype", o.dtype}, {"results", nlohmann::json::array()}};
   if (!o.json) {
-    fmt::print("matmul C = A @ B, n x n, A and B uniform [0, 10) from seed 0, {} on the GPU\n",
-               tf32 ? "TF32 tensor cores" : "float32");
-    fmt::print("placement: cpu ({} threads){}\n", get_num_threads(),
+    if (ngpu > 0)
+      fmt::print("matmul C = A @ B, n x n, A and B uniform [0, 10) from seed 0, float32 on the CPU, {} on the GPU\n",
+                 tf32 ? "TF32 tensor cores" : "float32");
+    else
+      fmt::print("matmul C = A @ B, n x n, A and B uniform [0, 10) from seed 0, float32 on the CPU only{}\n",
+                 tf32 ? " (--dtype tf32 applies to GPUs)" : "");
+    fmt::print("placement: cpu ({}){}\n", plural(get_num_threads(), "thread"),
                ngpu ? fmt::format(" and cuda:0..{} (A, B, C on the device, no copies timed)", ngpu - 1) : "");
     if (ngpu == 0) fmt::print("no GPU column: no CUDA device: {}\n", cuda::unavailable_reason());
     fmt::print("{:>6}  {:>10}  {:>11}", "n", "cpu ms", "cpu GFLOP/s");
@@ -127,7 +150,11 @@ struct BandwidthOpts {
 // Host<->device and device<->device copy bandwidth, pinned and pageable, as CUDA's bandwidthTest.
 int run_bandwidth(const BandwidthOpts& o) {
   if (cuda::device_count() == 0) {
-    fmt::print(stderr, "ember: no CUDA device: {}\n  hint: run `ember doctor` to see what is missing\n",
+    // --json readers get JSON on stdout either way: no results, and why.
+    if (o.json)
+      fmt::print("{}\n", nlohmann::json{{"gpu", "no CUDA device: " + cuda::unavailable_reason()},
+                                        {"results", nlohmann::json::array()}}.dump(2));
+    fmt::print(stderr, "ember: error: no CUDA device: {}\n  hint: run `ember doctor` to see what is missing\n",
                cuda::unavailable_reason());
     return kExitFailed;
   }
@@ -154,7 +181,7 @@ int run_bandwidth(const BandwidthOpts& o) {
         fmt::print("{:>7} {:>5} {:>13.2f} {:>13.2f} {:>11.2f} {:>11.2f} {:>9.1f}\n", fmt::format("cuda:{}", g), m,
                    b.h2d_pageable, b.d2h_pageable, b.h2d_pinned, b.d2h_pinned, b.d2d);
     }
-  if (o.json) fmt::print("{}\n", j.dump(2));
+  if (o.json) fmt::print("{}\n", nlohmann::json{{"results", j}}.dump(2));
   return kExitOk;
 }
 
@@ -166,7 +193,7 @@ struct TrainBenchOpts {
 };
 
 int run_train_bench(const TrainBenchOpts& o) {
-  if (o.threads > 0) set_num_threads(o.threads);
+  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
   auto bss = parse_list(o.batch_sizes, "--batch-sizes");
   std::vector<Device> devices;
   if (o.device == "all") {
@@ -191,8 +218,8 @@ int run_train_bench(const TrainBenchOpts& o) {
   nlohmann::json j = {{"model", o.model}, {"threads", get_num_threads()}, {"steps", o.steps},
                       {"warmup", o.warmup}, {"results", nlohmann::json::array()}};
   if (!o.json)
-    fmt::print("training throughput of {} ({} steps after {} warm-up), {} CPU threads\n{:>8}  {:>10}  {:>12}\n", o.model,
-               o.steps, o.warmup, get_num_threads(), "device", "batch", "samples/s");
+    fmt::print("training throughput of {} ({} after {} warm-up), {}\n{:>8}  {:>10}  {:>12}\n", o.model,
+               plural(o.steps, "step"), o.warmup, plural(get_num_threads(), "CPU thread"), "device", "batch", "samples/s");
   for (Device dev : devices)
     for (int64_t bs : bss) {
       Generator gen(0);
@@ -228,14 +255,15 @@ void register_bench(CLI::App& root, Runner& run) {
   auto mm = std::make_shared<MatmulOpts>();
   auto* m = bench->add_subcommand("matmul", "Matrix-multiply GFLOP/s on the CPU and on each GPU");
   m->add_option("--sizes", mm->sizes, "Comma-separated matrix sizes n (n x n)")->capture_default_str();
-  m->add_option("--threads", mm->threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
+  add_number(m, "--threads", mm->threads, "CPU threads (default: all cores)", thread_count_rule());
   m->add_option("--dtype", mm->dtype, "float32, or tf32 (TF32 tensor cores on the GPU)")->capture_default_str();
   m->add_flag("--json", mm->json, "Print JSON");
   m->callback([&run, mm] { run = [mm] { return run_matmul(*mm); }; });
 
   auto bwo = std::make_shared<BandwidthOpts>();
   auto* bw = bench->add_subcommand("bandwidth", "Host<->device copy bandwidth (needs a CUDA device)");
-  bw->add_option("--mib", bwo->mib, "Transfer size in MiB (quick mode)")->check(CLI::PositiveNumber)->capture_default_str();
+  add_number(bw, "--mib", bwo->mib, "Transfer size in MiB (quick mode)",
+             between(1, 1 << 20, "1 TiB is beyond any GPU's memory"))->capture_default_str();
   bw->add_flag("--range", bwo->range, "Sizes 1..256 MiB, doubling");
   bw->add_flag("--csv", bwo->csv, "Print CSV");
   bw->add_flag("--json", bwo->json, "Print JSON");
@@ -246,9 +274,9 @@ void register_bench(CLI::App& root, Runner& run) {
   t->add_option("--model", tb->model, "Zoo model")->capture_default_str();
   t->add_option("--device", tb->device, "cpu, cuda, cuda:N or all")->capture_default_str();
   t->add_option("--batch-sizes", tb->batch_sizes, "Comma-separated batch sizes")->capture_default_str();
-  t->add_option("--threads", tb->threads, "CPU threads (default: all cores)")->check(CLI::NonNegativeNumber);
-  t->add_option("--steps", tb->steps, "Timed steps per batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--warmup", tb->warmup, "Untimed warm-up steps")->check(CLI::NonNegativeNumber)->capture_default_str();
+  add_number(t, "--threads", tb->threads, "CPU threads (default: all cores)", thread_count_rule());
+  add_number(t, "--steps", tb->steps, "Timed steps per batch size", at_least(1))->capture_default_str();
+  add_number(t, "--warmup", tb->warmup, "Untimed warm-up steps", at_least(0))->capture_default_str();
   t->add_flag("--json", tb->json, "Print JSON");
   t->callback([&run, tb] { run = [tb] { return run_train_bench(*tb); }; });
 }

@@ -4,8 +4,13 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <limits>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "ember/core/error.h"
 
@@ -35,5 +40,78 @@ void register_data(CLI::App& root, Runner& run);
 
 // Prints "ember: warning: ..." on stderr.
 void warn(const std::string& msg);
+
+// ---- numeric flags (cli_args.cpp) ----------------------------------------------------------------
+// CLI11's own Range/PositiveNumber print 309-digit bounds, let NaN and inf through, and let "-1" or
+// "1e23" wrap into an unsigned seed. Every numeric flag goes through add_number instead: the value
+// is checked as written (digits only for whole numbers, finite for reals, inside the bounds) and
+// refused with "--epochs must be at least 1 (got 0)" (exit 2).
+struct NumberRule {
+  long double min = -std::numeric_limits<long double>::infinity();
+  long double max = std::numeric_limits<long double>::infinity();
+  bool min_exclusive = false;  // "greater than min" rather than "at least min"
+  std::string max_why;         // why the upper bound exists, said when it is exceeded
+  // What the field's type can hold (set by add_number); named only when a value is beyond it.
+  long double type_min = -std::numeric_limits<long double>::infinity();
+  long double type_max = std::numeric_limits<long double>::infinity();
+};
+inline NumberRule any_number() { return {}; }
+inline NumberRule at_least(long double min) {
+  NumberRule r;
+  r.min = min;
+  return r;
+}
+inline NumberRule above(long double min) {
+  NumberRule r = at_least(min);
+  r.min_exclusive = true;
+  return r;
+}
+inline NumberRule between(long double lo, long double hi, std::string why = {}) { return {lo, hi, false, std::move(why)}; }
+
+// Attaches the check to an option already added; whole = the field is an integer type.
+CLI::Option* check_number(CLI::Option* opt, NumberRule rule, bool whole);
+
+// add_option + check_number, with the bounds narrowed to what the field's type can hold.
+template <class T>
+CLI::Option* add_number(CLI::App* app, const std::string& names, T& field, const std::string& help, NumberRule rule) {
+  static_assert(std::is_arithmetic_v<T>, "add_number is for numeric flags");
+  if constexpr (std::is_integral_v<T>) {
+    rule.type_min = static_cast<long double>(std::numeric_limits<T>::min());
+    rule.type_max = static_cast<long double>(std::numeric_limits<T>::max());
+  }
+  return check_number(app->add_option(names, field, help), std::move(rule), std::is_integral_v<T>);
+}
+
+// The largest --threads / --workers ember accepts (see cli_args.cpp for why 1024).
+inline constexpr int kMaxThreads = 1024;
+NumberRule thread_count_rule();
+// Warns when --threads asks for more threads than this machine has hardware threads (allowed, for
+// a bitwise-identical resume of a run trained elsewhere, but slower: 1024 on 2 cores trained at
+// 12 samples/s).
+void warn_if_oversubscribed(int threads);
+
+// ---- messages ------------------------------------------------------------------------------------
+// "1 epoch", "2 epochs"; plural defaults to singular + "s".
+std::string plural(int64_t n, const std::string& singular, const std::string& plural_form = {});
+
+// The closest of `candidates` to `typed` (edit distance, transpositions count as one), or "" when
+// none is close enough to be the intended one.
+std::string closest_name(const std::string& typed, const std::vector<std::string>& candidates);
+
+// The most specific subcommand the command line chose (`ember bench matmul` -> matmul), or root.
+const CLI::App* chosen_subcommand(const CLI::App& root);
+
+// "ember bench matmul" for the matmul subcommand.
+std::string command_path(const CLI::App& sub);
+
+// Every flag name of a subcommand ("--lr", "--learning-rate", "-b", ...).
+std::vector<std::string> flag_names(const CLI::App& sub);
+
+// The usage error for arguments CLI11 did not expect, in the order typed (CLI11 2.1's ExtrasError
+// joins them backwards), with "did you mean --X?" for a mistyped flag or subcommand. Prints it.
+void print_unexpected_arguments(const CLI::App& root);
+
+// The hint after an out-of-memory error: names only flags the chosen subcommand has.
+std::string memory_hint(const CLI::App& root);
 
 }  // namespace ember::cli

@@ -2,21 +2,62 @@
 #include <fmt/format.h>
 
 #include "cli.h"
+#include "ember/data/dataset.h"
 #include "ember/data/fetch.h"
 
 namespace ember::cli {
+namespace fs = std::filesystem;
 namespace {
 struct DataOpts {
   std::string name, dir, base_url;
   bool force = false;
 };
 
+// What to do when the download cannot reach the server (offline, or a firewall that blocks the
+// default hosts): the folder the files belong in, their names and addresses, and --base-url.
+std::string offline_hint(const DataOpts& o) {
+  const fs::path dir = data::fetch_target_dir(o.name, o.dir);
+  const std::string base = o.base_url.empty() ? data::canonical_base_url(o.name) : o.base_url;
+  std::string names, first;
+  bool tar = false;
+  for (const auto& f : data::dataset_files(o.name)) {
+    names += (names.empty() ? "" : ", ") + f.name;
+    if (first.empty()) first = f.name;
+    tar = tar || f.kind.ends_with("-tar");
+  }
+  const std::string url = base + (base.ends_with("/") ? "" : "/");
+  const std::string verify = fmt::format("`ember data verify {} --data-dir {}` checks {}", o.name, dir.string(), tar ? "it" : "them");
+  // `ember train --data NAME` looks in default_data_dir(NAME); a folder elsewhere needs --data-dir.
+  const std::string train = dir == data::default_data_dir(o.name)
+                                ? std::string()
+                                : fmt::format(" and `ember train --data {} --data-dir {}` uses {}", o.name, dir.string(), tar ? "it" : "them");
+  std::string h = "the server could not be reached (offline, or a firewall blocks it). Either:\n";
+  if (tar)
+    h += fmt::format("    - copy it in by hand: download {}{} on a machine that can reach it, then extract it into {}\n"
+                     "      (`mkdir -p {} && tar xzf {} -C {}`); {}{}, or\n",
+                     url, names, dir.string(), dir.string(), names, dir.string(), verify, train);
+  else
+    h += fmt::format("    - copy them in by hand: download {} from {} on a machine that can reach it and put them,\n"
+                     "      as they are (.gz), in {}/ (e.g. {}{}); {}{}, or\n",
+                     names, url, dir.string(), url, first, verify, train);
+  h += fmt::format("    - fetch from a mirror that serves the same file names: `ember data fetch {} --base-url URL`", o.name);
+  if (o.name == "fashion-mnist") h += ",\n      or install the Debian package: `apt-get install dataset-fashion-mnist`";
+  return h;
+}
+
 int run_fetch(const DataOpts& o) {
   data::FetchOptions fo;
   fo.base_url = o.base_url;
   fo.force = o.force;
   fo.progress = true;
-  data::FetchReport r = data::fetch_dataset(o.name, o.dir, fo);
+  data::FetchReport r;
+  try {
+    r = data::fetch_dataset(o.name, o.dir, fo);
+  } catch (const IOError& e) {
+    // Transfer failures start "download of <url> failed"; others (an unwritable folder) keep theirs.
+    if (!std::string(e.what()).starts_with("download of ")) throw;
+    throw IOError(e.what(), offline_hint(o));
+  }
   fmt::print("{} in {} (from {})\n", r.dataset, r.dir.string(), r.base_url);
   for (const auto& f : r.files)
     fmt::print("  {:<32} {:<16} {:>10} bytes  {}\n", f.name, f.status, f.bytes,
@@ -42,7 +83,8 @@ void register_data(CLI::App& root, Runner& run) {
   auto* f = d->add_subcommand("fetch", "Download a dataset (fashion-mnist, mnist, cifar10, ...)");
   f->add_option("name", fo->name, "Dataset name")->required();
   f->add_option("--data-dir", fo->dir, "Target directory (default: $EMBER_DATA_DIR/<name> or ~/.cache/ember/datasets/<name>)");
-  f->add_option("--base-url", fo->base_url, "Download from this mirror instead");
+  f->add_option("--base-url", fo->base_url,
+                "Download from this mirror instead (it must serve the same file names, e.g. URL/train-images-idx3-ubyte.gz)");
   f->add_flag("--force", fo->force, "Download again even when the files verify");
   f->callback([&run, fo] { run = [fo] { return run_fetch(*fo); }; });
   auto vo = std::make_shared<DataOpts>();

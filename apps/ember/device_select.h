@@ -18,8 +18,9 @@ struct DeviceChoice {
 
 // Throws UsageError for a malformed spec, DeviceError when a GPU is required or an index that
 // does not exist was asked for. A plain `cuda` without a usable GPU falls back to the CPU with a
-// warning unless require_gpu.
-inline DeviceChoice choose_device(const std::string& spec, bool require_gpu) {
+// warning unless require_gpu; has_require_gpu_flag says whether the subcommand has --require-gpu,
+// so the warning suggests it only where it exists (eval and predict do not have it).
+inline DeviceChoice choose_device(const std::string& spec, bool require_gpu, bool has_require_gpu_flag = true) {
   const int n = cuda::device_count();
   const std::string reason = n ? std::string() : cuda::unavailable_reason();
   if (spec == "auto") {
@@ -46,8 +47,9 @@ inline DeviceChoice choose_device(const std::string& spec, bool require_gpu) {
   if (require_gpu)
     throw DeviceError(fmt::format("--device {} with --require-gpu: no usable CUDA device: {}", spec, reason),
                       "run `ember doctor` to see what to fix, or drop --require-gpu to fall back to the CPU");
-  warn(fmt::format("--device {}: no usable CUDA device ({}); falling back to the CPU (add --require-gpu to make this an error)",
-                   spec, reason));
+  warn(fmt::format("--device {}: no usable CUDA device ({}); falling back to the CPU{}", spec, reason,
+                   has_require_gpu_flag ? " (add --require-gpu to make this an error)"
+                                        : "; run `ember doctor` to see what is missing"));
   return {Device::cpu(), "fallback: " + reason};
 }
 

@@ -7,6 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "cli_image_check.h"
+#include "data_source.h"
 #include "device_select.h"
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
@@ -23,6 +25,7 @@ struct EvalOpts {
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
   bool json = false;
+  bool invert = false;              // predict: 255 - v before normalising (dark-on-light pictures)
 };
 
 struct Loaded {
@@ -40,14 +43,16 @@ Loaded load(const EvalOpts& o) {
   std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
+  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
   const train::RunSettings settings(ck.manifest.config_json, o.path, false);
-  std::string dir = !o.data_dir.empty() ? o.data_dir
-                    : settings.contains("data_dir") ? settings.get<std::string>("data_dir") : std::string();
-  if (dir.empty() || !fs::exists(dir)) dir = data::default_data_dir(data).string();
+  std::string dir = o.data_dir;
+  normalise_data_arg(data, dir);  // `--data PATH`: an image folder
+  if (dir.empty() && settings.contains("data_dir")) dir = settings.get<std::string>("data_dir");
+  if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
-  l.test = train::load_split(data, dir, false, o.limit_test);
-  l.device = choose_device(o.device, false).device;
+  l.test = load_run_test_data(data, dir, cfg, o.limit_test);
+  l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
   Generator gen(0);
   l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
   StateDict sd;
@@ -80,7 +85,8 @@ int run_eval(const EvalOpts& o) {
   }
   fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.manifest.model,
              l.test.name);
-  fmt::print("test accuracy: {:.2f}% ({} samples), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, r.samples, r.loss);
+  fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
+             r.loss);
   for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
     fmt::print("  {:>2} {:<12} {:6.2f}%\n", i, i < names.size() ? names[i] : "", 100 * r.per_class_accuracy[i]);
   fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n     ");
@@ -132,22 +138,34 @@ int run_predict(const EvalOpts& o) {
   // loader code as the test set (one-sample dataset with the test set's mean/std).
   data::ImageFolderOptions io;
   io.channels = l.test.channels(), io.height = l.test.height(), io.width = l.test.width();
+  // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
+  if (l.test.name.starts_with("image-folder:")) io.resize = data::ResizeMode::CenterCrop;
   for (const std::string& file : o.images) {
     data::Dataset one = l.test;
     one.images = data::load_image(file, io).unsqueeze(0).contiguous();
+    if (o.invert) invert_u8(one.images);
+    bool colour = false;
+    if (io.channels == 1) {
+      data::ImageFolderOptions rgb = io;
+      rgb.channels = 3;
+      colour = has_colour(data::load_image(file, rgb).unsqueeze(0));
+    }
+    if (std::string why = unlike_training_data(one.images, l.test, colour, o.invert); !why.empty())
+      warn(file + " " + why);
     one.labels = zeros({1}, {.dtype = DType::Int64});
     data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
-    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {})", file, io.channels, io.height, io.width, l.test.name));
+    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.test.name,
+                                           o.invert ? ", inverted" : ""));
   }
   return kExitOk;
 }
 
 void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--model", o.model, "Model name (default: from the checkpoint manifest)");
-  s->add_option("--data", o.data, "Dataset (default: from the manifest)");
-  s->add_option("--data-dir", o.data_dir, "Dataset directory");
+  s->add_option("--data", o.data, "Dataset, or the image folder a run was trained on (default: from the manifest)");
+  s->add_option("--data-dir", o.data_dir, "Dataset directory (an image-folder run: its folder, if it moved)");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  s->add_option("--limit-test", o.limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
+  add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
 }
 }  // namespace
 
@@ -156,7 +174,7 @@ void register_eval(CLI::App& root, Runner& run) {
   auto* e = root.add_subcommand("eval", "Test accuracy, per-class accuracy and confusion matrix of a run");
   e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
   common(e, *o);
-  e->add_option("--batch-size", o->batch_size, "Evaluation batch size")->check(CLI::PositiveNumber)->capture_default_str();
+  add_number(e, "-b,--batch-size", o->batch_size, "Evaluation batch size", at_least(1))->capture_default_str();
   e->add_flag("--json", o->json, "Print JSON");
   e->callback([&run, o] { run = [o] { return run_eval(*o); }; });
 
@@ -164,8 +182,11 @@ void register_eval(CLI::App& root, Runner& run) {
   auto* pr = root.add_subcommand("predict", "Top-k classes of a test-set sample (--index) or of image files");
   pr->add_option("checkpoint", p->path, "Run directory or checkpoint")->required();
   pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
-  pr->add_option("--index", p->index, "Test-set sample index")->check(CLI::NonNegativeNumber);
-  pr->add_option("--top-k", p->top_k, "How many classes to show")->check(CLI::PositiveNumber)->capture_default_str();
+  add_number(pr, "--index", p->index, "Test-set sample index", at_least(0));
+  add_number(pr, "--top-k", p->top_k, "How many classes to show", at_least(1))->capture_default_str();
+  pr->add_flag("--invert", p->invert,
+               "Invert image files (255 - v) before classifying: for dark-on-light pictures given to a model trained "
+               "on light-on-dark data (Fashion-MNIST, MNIST)");
   common(pr, *p);
   pr->callback([&run, p] { run = [p] { return run_predict(*p); }; });
 }

@@ -79,11 +79,21 @@ int main(int argc, char** argv) {
   try {
     std::vector<std::string> args = expand_config(argc, argv);
     if (!args.empty() && !args[0].starts_with("-") && app.get_subcommands([&](CLI::App* s) { return s->get_name() == args[0]; }).empty()) {
-      fmt::print(stderr, "ember: usage error: unknown command '{}'\n  hint: the commands are train, eval, predict, doctor, bench{}; run 'ember --help'\n",
-                 args[0], app.get_subcommands([](CLI::App* s) { return s->get_name() == "data"; }).empty() ? "" : ", data");
+      std::vector<std::string> commands;
+      for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(s->get_name());
+      const std::string guess = closest_name(args[0], commands);
+      fmt::print(stderr, "ember: usage error: unknown command '{}'\n", args[0]);
+      if (!guess.empty()) fmt::print(stderr, "  hint: did you mean 'ember {}'?\n", guess);
+      std::string list;
+      for (size_t i = 0; i < commands.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == commands.size() ? " and " : ", ") + commands[i];
+      fmt::print(stderr, "  hint: the commands are {}; run 'ember --help'\n", list);
       return kExitUsage;
     }
-    std::reverse(args.begin(), args.end());  // CLI11 takes the vector in reverse order
+    // App::parse(std::vector&) takes the arguments last-first (it pops them off the back), so the
+    // vector is reversed here; CLI11 2.1.2's ExtrasError then joins its list backwards, which is why
+    // unexpected arguments are reported by print_unexpected_arguments instead.
+    std::reverse(args.begin(), args.end());
     app.parse(args);
   } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
@@ -91,9 +101,26 @@ int main(int argc, char** argv) {
     return app.exit(e);
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
+  } catch (const CLI::ExtrasError&) {
+    print_unexpected_arguments(app);
+    return kExitUsage;
+  } catch (const CLI::ValidationError& e) {
+    // "--epochs: --epochs must be at least 1 (got 0)": CLI11 prefixes the option's name to what
+    // check_number already says in a sentence that starts with it.
+    std::string what = e.what();
+    const size_t colon = what.find(": ");
+    if (colon != std::string::npos && what.compare(colon + 2, colon, what, 0, colon) == 0) what = what.substr(colon + 2);
+    fmt::print(stderr, "ember: usage error: {}\n", what);
+    fmt::print(stderr, "  hint: run '{} --help' for the valid values\n", command_path(*chosen_subcommand(app)));
+    return kExitUsage;
   } catch (const CLI::ParseError& e) {
+    // `ember bench matmu`: CLI11 says "A subcommand is required"; the unexpected word says more.
+    if (!app.remaining(true).empty()) {
+      print_unexpected_arguments(app);
+      return kExitUsage;
+    }
     fmt::print(stderr, "ember: usage error: {}\n", e.what());
-    fmt::print(stderr, "  hint: run 'ember --help' or 'ember <command> --help' for the valid commands and flags\n");
+    fmt::print(stderr, "  hint: run '{} --help' for the valid commands and flags\n", command_path(*chosen_subcommand(app)));
     return kExitUsage;
   }
   try {
@@ -102,6 +129,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ember: usage error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
     return kExitUsage;
+  } catch (const ember::OutOfMemoryError& e) {
+    // The allocators' hints name --batch-size, which not every subcommand has.
+    fmt::print(stderr, "ember: error: {}\n  hint: {}\n", e.what(), memory_hint(app));
+    return kExitFailed;
   } catch (const ember::Error& e) {
     fmt::print(stderr, "ember: error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
@@ -112,7 +143,7 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ember: error: {}: {}\n", e.path1().string(), e.code().message());
     return kExitFailed;
   } catch (const std::bad_alloc&) {
-    fmt::print(stderr, "ember: error: out of host memory\n  hint: use a smaller --batch-size or model\n");
+    fmt::print(stderr, "ember: error: out of host memory\n  hint: {}\n", memory_hint(app));
     return kExitFailed;
   } catch (const std::exception& e) {
     fmt::print(stderr, "ember: internal error: {}\n  hint: this is a bug in ember; please report it with `ember doctor --json`\n",

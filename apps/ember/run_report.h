@@ -6,17 +6,33 @@
 #include <string>
 #include <vector>
 
+#include "ember/io/report.h"
 #include "ember/train/fit.h"
+#include "ember/train/metrics.h"
 
 namespace ember::cli {
 
 struct RunReportInput {
   std::string model, dataset, device;
   int threads = 0;
-  nlohmann::json config;
+  nlohmann::json config;                 // config.json: name, label_smoothing, ... are read from it
   std::filesystem::path run_dir;
   double wall_seconds = 0;
+  std::string model_summary;             // Module::summary() of the model
+  int64_t num_parameters = 0;
 };
+
+// The charts of a run from its metrics records: loss, accuracy, learning rate and throughput per
+// step interval, the test set's values at the end of each epoch, epoch ends and resume points
+// marked. label_smoothing > 0 is named in the train loss's legend (the test loss is plain
+// cross-entropy, so the two differ by more than overfitting).
+// epoch_eval_set: what the per-epoch "test_*" metrics were measured on ("test", or "val" for an
+// image folder with a val/ split).
+std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
+                                  const std::string& epoch_eval_set = "test");
+
+// The run's name as the report shows it: config "name", else the run directory's name.
+std::string run_display_name(const RunReportInput& in);
 
 // final_eval may be null (an interrupted or failed run): the report then has no confusion matrix.
 void write_run_report(const RunReportInput& in, const train::EvalResult* final_eval,

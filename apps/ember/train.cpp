@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "data_source.h"
 #include "device_select.h"
 #include "ember/ember.h"
 #include "ember/io/atomic_file.h"
@@ -67,6 +68,7 @@ struct TrainConfig {
   double label_smoothing = 0.1;  // training loss; seeds 0/1/2: 91.58 / 91.40 / 91.28% vs 91.35 / 91.03 / 91.35% at 0
   double hflip = 0.0;         // augmentation: probability of a horizontal flip per sample
   int64_t crop_padding = 0;   // augmentation: random crop from the image zero-padded by this many pixels
+  FolderFlags folder;         // --data PATH (an image folder): size, channels, test share of a one-level folder
   uint64_t seed = 0;
   int workers = 1, threads = 0;
   std::string device = "auto", name, run_dir, resume;
@@ -101,10 +103,22 @@ void adopt_checkpoint_config(TrainConfig& c, const train::Checkpoint& ck, const 
   r.adopt("crop_padding", c.crop_padding, "--crop-padding", std::optional<int64_t>(0));
   // Runs from before the flag existed trained without label smoothing.
   r.adopt("label_smoothing", c.label_smoothing, "--label-smoothing", std::optional<double>(0.0));
+  // An image-folder run: the same images as the run saw (size, channels, test share).
+  const nlohmann::json j = nlohmann::json::parse(ck.manifest.config_json, nullptr, false);
+  if (j.is_object() && j.contains("image_folder") && j["image_folder"].is_object()) {
+    const train::RunSettings f(j["image_folder"].dump(), manifest.string(), false);
+    auto num = [&](const char* k, auto fallback) { return f.contains(k) ? f.get<decltype(fallback)>(k) : fallback; };
+    c.folder = {num("image_size", int64_t(0)), num("channels", int64_t(0)), num("test_fraction", 0.2)};
+  }
   r.adopt_unless_flag("epochs", c.epochs, "--epochs");
   r.adopt_unless_flag("data_dir", c.data_dir, "--data-dir");
   r.adopt_unless_flag("threads", c.threads, "--threads");
+  r.adopt_unless_flag("name", c.name, "--name");  // the report keeps the run's name
 }
+
+// Steps per metrics.jsonl step record when --log-every is not given: about 200 points on the
+// report's per-step curves, however short the run, and at most 50 steps apart.
+int64_t default_log_every(int64_t total_steps) { return std::clamp<int64_t>(total_steps / 200, 1, 50); }
 
 // 61706 -> "61,706" (built by appending: GCC 12's -Wrestrict misfires on std::string::insert here).
 std::string thousands(int64_t v) {
@@ -116,6 +130,14 @@ std::string thousands(int64_t v) {
     out += digits[i];
   }
   return out;
+}
+
+// A batch larger than the training set (--limit-train 100 with the default batch of 128) trains
+// on one smaller batch per epoch, as PyTorch's DataLoader does with drop_last=False.
+void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
+  if (batch_size > samples)
+    warn(fmt::format("--batch-size {} is larger than the training set ({}): each epoch is one batch of {}",
+                     batch_size, plural(samples, "sample"), samples));
 }
 
 int run_train(TrainConfig c, CLI::App& app) {
@@ -134,9 +156,10 @@ int run_train(TrainConfig c, CLI::App& app) {
     adopt_checkpoint_config(c, *ck, rp.manifest, app);
     run_dir = rp.run_dir;
   }
+  normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
   const ModelSource model_src = model_source(c.model, run_dir);
   // ---- settings that do not need data ----
-  if (c.threads > 0) set_num_threads(c.threads);
+  if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
   if (ck && ck->manifest.threads && ck->manifest.threads != c.threads)
     warn(fmt::format("the checkpoint was trained with {} threads, this run uses {}: the result will not be bitwise "
@@ -144,11 +167,15 @@ int run_train(TrainConfig c, CLI::App& app) {
                      ck->manifest.threads, c.threads, ck->manifest.threads));
   DeviceChoice dev = choose_device(c.device, c.require_gpu);
   if (run_dir.empty()) {
+    if (c.name.empty() && !c.run_dir.empty()) {
+      c.name = fs::path(c.run_dir).lexically_normal().filename().string();  // the run is named after its folder
+      if (c.name.empty()) c.name = fs::path(c.run_dir).lexically_normal().parent_path().filename().string();
+    }
     if (c.name.empty()) {
       std::time_t t = std::time(nullptr);
       char buf[32];
       std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-      c.name = fmt::format("{}-{}-{}", model_src.label(), c.data, buf);
+      c.name = fmt::format("{}-{}-{}", model_src.label(), data_label(c.data, c.data_dir), buf);
     }
     run_dir = c.run_dir.empty() ? fs::path("runs") / c.name : fs::path(c.run_dir);
     refuse_existing_run(run_dir);
@@ -156,14 +183,15 @@ int run_train(TrainConfig c, CLI::App& app) {
   c.run_dir = run_dir.string();
 
   // ---- data ----
+  if (c.data == kImageFolder && c.data_dir.empty())
+    throw UsageError("--data image-folder needs the folder", "pass --data path/to/images (or --data-dir PATH)");
   fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  data::Dataset train_ds = train::load_split(c.data, data_dir, true, c.limit_train);
-  data::Dataset test_ds = train::load_split(c.data, data_dir, false, c.limit_test);
-  if (c.batch_size > train_ds.size())
-    throw UsageError(fmt::format("--batch-size {} is larger than the training set ({} samples)", c.batch_size,
-                                 train_ds.size()),
-                     fmt::format("use --batch-size {} or less", train_ds.size()));
+  RunData rd = load_run_data(c.data, data_dir, c.folder, c.seed, c.limit_train, c.limit_test);
+  const data::Dataset& train_ds = rd.train;
+  const data::Dataset& test_ds = rd.test;
+  const data::Dataset& epoch_eval_ds = rd.val.size() ? rd.val : rd.test;  // val/ when the folder has one
+  warn_batch_larger_than_set(c.batch_size, train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
     throw UsageError(fmt::format("--crop-padding {} is not smaller than the images ({}x{}): the crops would be "
@@ -185,6 +213,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   else
     opt = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
   const int64_t steps_per_epoch = (train_ds.size() + c.batch_size - 1) / c.batch_size;
+  if (!app.count("--log-every")) c.log_every = default_log_every(steps_per_epoch * c.epochs);
   std::unique_ptr<optim::LRScheduler> sched;
   bool per_step = false;
   if (c.schedule == "step") sched = std::make_unique<optim::StepLR>(*opt, std::max<int64_t>(1, c.epochs / 3), 0.1);
@@ -198,19 +227,20 @@ int run_train(TrainConfig c, CLI::App& app) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {} classes\n", c.data, data_dir.string(),
+  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {}\n", c.data, data_dir.string(),
              train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
-             train_ds.num_classes());
+             plural(train_ds.num_classes(), "class", "classes"));
+  if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
-  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} epochs x {} steps (batch {}), seed {}\n",
-             c.optimizer, c.lr, c.weight_decay, c.schedule, c.label_smoothing, c.epochs, steps_per_epoch, c.batch_size,
-             c.seed);
+  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} x {} (batch {}), seed {}\n",
+             c.optimizer, c.lr, c.weight_decay, c.schedule, c.label_smoothing, plural(c.epochs, "epoch"),
+             plural(steps_per_epoch, "step"), c.batch_size, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
-  fmt::print("loader     {} worker thread(s), uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
-             c.workers, double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
+  fmt::print("loader     {}, uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
+             plural(c.workers, "worker thread"), double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
              augment.empty() ? ", no augmentation" : augment);
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {
@@ -230,6 +260,7 @@ int run_train(TrainConfig c, CLI::App& app) {
 
   // ---- fit ----
   nlohmann::json cfg = to_json(c);
+  if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
   train::FitOptions fo;
   fo.epochs = c.epochs;
   fo.transforms.hflip_p = c.hflip;
@@ -248,7 +279,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   fo.config_json = cfg.dump();
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
-  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
+  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, epoch_eval_ds, fo);
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
   // ---- the run directory: created and owned only now that the start is known to work ----
@@ -267,7 +298,8 @@ int run_train(TrainConfig c, CLI::App& app) {
   fitter.on_epoch = [&](const train::EpochStats& s) {
     if (!header) {
       fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9}  {:>9}  {:>7}\n", "epoch", "train loss", "train acc",
-                 "test loss", "test acc", "samples/s", "data wait", "seconds");
+                 rd.val.size() ? "val loss" : "test loss", rd.val.size() ? "val acc" : "test acc", "samples/s",
+                 "data wait", "seconds");
       header = true;
     }
     fmt::print("{:>5}  {:>10.4f}  {:>8.2f}%  {:>9.4f}  {:>7.2f}%  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, s.train_loss,
@@ -278,7 +310,9 @@ int run_train(TrainConfig c, CLI::App& app) {
   train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  RunReportInput rep{c.model, c.data, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall};
+  const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
+  RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
+                     model->num_parameters()};
   if (r.status == train::FitStatus::NonFiniteLoss) {
     write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
@@ -296,7 +330,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   }
   train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
-  fmt::print("test accuracy: {:.2f}% ({} samples; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, ev.samples,
+  fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
   fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());
   return kExitOk;
@@ -322,27 +356,44 @@ void register_train(CLI::App& root, Runner& run) {
         return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
       },
       "ZOO NAME or FILE.toml");
-  t->add_option("--model", c->model, "Zoo model name, or a model spec file (*.toml)")->check(zoo_or_spec)->capture_default_str();
-  t->add_option("--data", c->data, "Dataset")->check(CLI::IsMember(data::known_dataset_names()))->capture_default_str();
+  std::string zoo;
+  for (const auto& n : names) zoo += (zoo.empty() ? "" : ", ") + n;
+  t->add_option("--model", c->model, "Zoo model (" + zoo + "), or a model spec file (*.toml)")
+      ->check(zoo_or_spec)->capture_default_str();
+    t->add_option("--data", c->data, "Dataset name, or a folder of your own images (PATH/<class>/*.png|jpg, or "
+                "PATH/train/<class>/ and PATH/test/<class>/, optionally PATH/val/<class>/)")
+      ->check(CLI::Validator([](std::string& v) { return check_data_arg(v); }, "NAME or FOLDER"))
+      ->capture_default_str();
+  add_number(t, "--image-size", c->folder.image_size,
+             "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
+             between(1, 4096));
+  t->add_option("--channels", c->folder.channels, "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)")
+      ->check(CLI::IsMember({1, 3}));
+  add_number(t, "--test-fraction", c->folder.test_fraction,
+             "Image folders without train/ and test/: share of each class held out for testing (seeded by --seed)",
+             between(0.01, 0.99))->capture_default_str();
   t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
-  t->add_option("--epochs", c->epochs, "Epochs")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--batch-size", c->batch_size, "Mini-batch size")->check(CLI::PositiveNumber)->capture_default_str();
-  t->add_option("--lr", c->lr, "Learning rate (peak lr for onecycle)")->check(CLI::PositiveNumber)->capture_default_str();
+  // Second names are the ones PyTorch and Keras users type first.
+  add_number(t, "--epochs,--max-epochs", c->epochs, "Epochs", at_least(1))->capture_default_str();
+  add_number(t, "-b,--batch-size", c->batch_size, "Mini-batch size (a smaller last batch is kept)", at_least(1))
+      ->capture_default_str();
+  add_number(t, "--lr,--learning-rate", c->lr, "Learning rate (peak lr for onecycle)", above(0))->capture_default_str();
   t->add_option("--optimizer", c->optimizer, "sgd (momentum 0.9, Nesterov), adam or adamw")
       ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
   t->add_option("--schedule", c->schedule, "Learning-rate schedule")
       ->check(CLI::IsMember({"none", "step", "cosine", "onecycle"}))->capture_default_str();
-  t->add_option("--weight-decay", c->weight_decay, "Weight decay")->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation")->capture_default_str();
-  t->add_option("--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  t->add_option("--label-smoothing", c->label_smoothing, "Cross-entropy label smoothing for training (0: off)")
-      ->check(CLI::Range(0.0, 1.0))->capture_default_str();
-  t->add_option("--crop-padding", c->crop_padding,
-                "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)")
-      ->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--workers", c->workers, "Data-loading threads (0: in-line)")->check(CLI::NonNegativeNumber);
-  t->add_option("--threads", c->threads, "CPU compute threads (default: all cores)")->check(threads_range());
+  add_number(t, "--weight-decay", c->weight_decay, "Weight decay", at_least(0))->capture_default_str();
+  add_number(t, "--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation", at_least(0))
+      ->capture_default_str();
+  add_number(t, "--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right", between(0, 1))
+      ->capture_default_str();
+  add_number(t, "--label-smoothing", c->label_smoothing, "Cross-entropy label smoothing for training (0: off)",
+             between(0, 1))->capture_default_str();
+  add_number(t, "--crop-padding", c->crop_padding,
+             "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)", at_least(0))
+      ->capture_default_str();
+  add_number(t, "--workers,--num-workers", c->workers, "Data-loading threads (0: in-line)", thread_count_rule());
+  add_number(t, "--threads", c->threads, "CPU compute threads (default: all cores)", thread_count_rule());
   t->add_option("--device", c->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   t->add_flag("--require-gpu", c->require_gpu, "Fail instead of falling back to the CPU");
   t->add_flag("--log-placement", c->log_placement, "Print where each parameter and buffer lives");
@@ -352,11 +403,11 @@ void register_train(CLI::App& root, Runner& run) {
                 "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
                 "a step-N.safetensors one of them names");
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
-  t->add_option("--limit-train", c->limit_train, "Use only the first N training samples")->check(CLI::NonNegativeNumber);
-  t->add_option("--limit-test", c->limit_test, "Use only the first N test samples")->check(CLI::NonNegativeNumber);
-  t->add_option("--log-every", c->log_every, "Steps per metrics.jsonl step record")->check(CLI::NonNegativeNumber)->capture_default_str();
-  t->add_option("--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps")
-      ->check(CLI::NonNegativeNumber)->group("");
+  add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
+  add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));
+  add_number(t, "--log-every", c->log_every, "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)", at_least(0));
+  add_number(t, "--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps", at_least(0))
+      ->group("");
   t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
   t->callback([&run, c, t] { run = [c, t] { return run_train(*c, *t); }; });
 }

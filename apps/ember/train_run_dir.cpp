@@ -3,9 +3,6 @@
 // model spec copy.
 #include "train_run_dir.h"
 
-#include <algorithm>
-#include <thread>
-
 #include "ember/io/atomic_file.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/models.h"
@@ -50,19 +47,6 @@ std::unique_ptr<io::RunDirLock> lock_run_dir(const fs::path& run_dir) {
   } catch (const io::RunDirInUse& e) {
     throw UsageError(e.what(), e.hint());
   }
-}
-
-CLI::Validator threads_range() {
-  const int64_t most = 4 * int64_t(std::max(1u, std::thread::hardware_concurrency()));
-  return CLI::Validator(
-      [most](std::string& v) -> std::string {
-        int64_t n = -1;
-        if (!CLI::detail::lexical_cast(v, n) || n < 0 || n > most)
-          return fmt::format("must be 0 (all cores) to {} (4x this machine's {} hardware threads), got {}", most,
-                             most / 4, v);
-        return "";
-      },
-      fmt::format("0..{}", most));
 }
 
 void refuse_existing_run(const fs::path& run_dir) {

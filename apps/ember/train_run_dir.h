@@ -28,10 +28,6 @@ train::ResumePoint resume_point(const std::string& resume, const std::string& ru
 // naming its pid.
 std::unique_ptr<io::RunDirLock> lock_run_dir(const std::filesystem::path& run_dir);
 
-// --threads and a resumed run's "threads": 0 (all cores) up to 4x the machine's hardware threads;
-// more only oversubscribes, and libgomp crashes on absurd counts (100000 segfaults).
-CLI::Validator threads_range();
-
 // A fresh run may not start in a directory that already holds one (UsageError, hint: --resume).
 void refuse_existing_run(const std::filesystem::path& run_dir);
 

@@ -264,17 +264,20 @@ FetchReport fetch_files(const std::vector<RemoteFile>& files, const std::string&
   return report;
 }
 
-FetchReport fetch_dataset(const std::string& name, const fs::path& dir, const FetchOptions& opt) {
-  fs::path target = dir;
-  if (target.empty()) {
-    target = default_data_dir(name);
-    if (target == "/usr/share/datasets/fashion-mnist") {
-      const char* env = std::getenv("EMBER_DATA_DIR");
-      const char* home = std::getenv("HOME");
-      target = env && *env ? fs::path(env) / name
-                           : fs::path(home && *home ? home : ".") / ".cache" / "ember" / "datasets" / name;
-    }
+fs::path fetch_target_dir(const std::string& name, const fs::path& dir) {
+  if (!dir.empty()) return dir;
+  fs::path target = default_data_dir(name);
+  if (target == "/usr/share/datasets/fashion-mnist") {
+    const char* env = std::getenv("EMBER_DATA_DIR");
+    const char* home = std::getenv("HOME");
+    target = env && *env ? fs::path(env) / name
+                         : fs::path(home && *home ? home : ".") / ".cache" / "ember" / "datasets" / name;
   }
+  return target;
+}
+
+FetchReport fetch_dataset(const std::string& name, const fs::path& dir, const FetchOptions& opt) {
+  const fs::path target = fetch_target_dir(name, dir);
   const std::string base = opt.base_url.empty() ? canonical_base_url(name) : opt.base_url;
   FetchReport r = fetch_files(dataset_files(name), base, target, opt);
   r.dataset = name;

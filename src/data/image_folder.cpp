@@ -99,6 +99,33 @@ Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   return out;
 }
 
+ImageInfo probe_image(const fs::path& file) {
+  std::vector<uint8_t> bytes = read_file_bytes(file, /*gunzip_if_gzip=*/false);
+  int w = 0, h = 0, c = 0;
+  if (!stbi_info_from_memory(bytes.data(), int(std::min<size_t>(bytes.size(), INT32_MAX)), &w, &h, &c)) {
+    const char* why = stbi_failure_reason();
+    throw DataError(detail::cat(file.string(), ": cannot read the image header (stb_image: ", why ? why : "unknown error",
+                                ")"),
+                    "pass a PNG or JPEG image");
+  }
+  return {w, h, c};
+}
+
+fs::path first_image_in_folder(const fs::path& root) {
+  std::error_code ec;
+  std::vector<fs::path> classes;
+  for (const auto& entry : fs::directory_iterator(root, ec))
+    if (entry.is_directory()) classes.push_back(entry.path());
+  std::sort(classes.begin(), classes.end());
+  for (const auto& dir : classes) {
+    std::vector<fs::path> files;
+    for (const auto& entry : fs::directory_iterator(dir, ec))
+      if (entry.is_regular_file() && is_image_name(entry.path())) files.push_back(entry.path());
+    if (!files.empty()) return *std::min_element(files.begin(), files.end());
+  }
+  return {};
+}
+
 Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, ImageFolderReport* report) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image_folder: channels must be 1 or 3, got ",
               opt.channels);

@@ -80,23 +80,49 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
                    html_escape(c.x_label));
   o += fmt::format("<text transform=\"translate(12,{:.1f}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n", mt + ph / 2,
                    html_escape(c.y_label));
+  for (const Marker& m : c.markers) {
+    if (!(m.x >= x0 && m.x <= x1)) continue;
+    if (m.strong)
+      o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#ff7f0e\" "
+                       "stroke-width=\"1.5\" stroke-dasharray=\"5,3\"><title>{3}</title></line>"
+                       "<text x=\"{4:.1f}\" y=\"{5:.1f}\" fill=\"#c55a00\" font-size=\"10\">{3}</text>\n",
+                       px(m.x), mt, mt + ph, html_escape(m.label), px(m.x) + 3, mt + ph - 4);
+    else
+      o += fmt::format("<line x1=\"{0:.1f}\" y1=\"{1:.1f}\" x2=\"{0:.1f}\" y2=\"{2:.1f}\" stroke=\"#bbb\" "
+                       "stroke-dasharray=\"2,3\"><title>{3}</title></line>\n",
+                       px(m.x), mt, mt + ph, html_escape(m.label));
+  }
+  std::string legend;
+  size_t longest = 0;
   for (size_t k = 0; k < c.series.size(); ++k) {
     const Series& s = c.series[k];
     const char* color = kColors[k % std::size(kColors)];
     std::string pts;
     std::string dots;
+    size_t finite = 0;
+    for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
+      finite += std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+    const bool with_dots = finite <= std::max<size_t>(s.dots_up_to, 1);
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
       if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
       pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", px(s.x[i]), py(s.y[i]));
-      dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(s.x[i]), py(s.y[i]), color);
+      if (with_dots)
+        dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(s.x[i]), py(s.y[i]), color);
     }
     if (!pts.empty())
-      o += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\"/>{}\n", color, pts, dots);
-    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
-                     "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
-                     ml + 8, mt + 6 + 14.0 * double(k), color, ml + 22, mt + 15 + 14.0 * double(k), html_escape(s.name));
+      o += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"{}\" points=\"{}\"/>{}\n", color,
+                       with_dots ? "2" : "1.5", pts, dots);
+    legend += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"10\" height=\"10\" fill=\"{}\"/>"
+                          "<text x=\"{:.1f}\" y=\"{:.1f}\">{}</text>\n",
+                          ml + 8, mt + 6 + 14.0 * double(k), color, ml + 22, mt + 15 + 14.0 * double(k), html_escape(s.name));
+    longest = std::max(longest, s.name.size());
   }
-  o += "</svg>\n";
+  // The legend over a translucent white box, so a curve passing under it does not hide it.
+  if (!c.series.empty())
+    o += fmt::format("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" fill=\"white\" "
+                     "fill-opacity=\"0.8\"/>\n",
+                     ml + 4, mt + 3, 22 + 6.2 * double(longest), 4 + 14.0 * double(c.series.size()));
+  o += legend + "</svg>\n";
   return o;
 }
 
@@ -136,7 +162,7 @@ std::string render_report_html(const ReportData& d) {
       "</title>\n<style>\nbody{font-family:sans-serif;margin:24px;color:#222}\n"
       "table{border-collapse:collapse;margin:8px 0 16px}\nth,td{border:1px solid #ddd;padding:3px 8px;text-align:right}\n"
       "table.kv th{text-align:left;background:#f6f6f6}\ntable.kv td{text-align:left}\n"
-      ".charts svg{margin:4px;border:1px solid #eee}\n</style>\n</head>\n<body>\n<h1>" +
+      ".charts svg{margin:4px;border:1px solid #eee}\npre{background:#f6f6f6;padding:8px;overflow-x:auto}\n</style>\n</head>\n<body>\n<h1>" +
       html_escape(d.title) + "</h1>\n";
   if (!d.summary.empty()) o += "<h2>Summary</h2>\n" + kv_table(d.summary);
   if (!d.charts.empty()) {
@@ -156,6 +182,8 @@ std::string render_report_html(const ReportData& d) {
     o += "</table>\n";
   }
   if (!d.confusion.empty()) o += "<h2>Confusion matrix (test set)</h2>\n" + html_confusion_matrix(d.class_names, d.confusion);
+  for (const auto& [heading, text] : d.preformatted)
+    o += "<h2>" + html_escape(heading) + "</h2>\n<pre>" + html_escape(text) + "</pre>\n";
   if (!d.environment.empty()) o += "<h2>Environment</h2>\n" + kv_table(d.environment);
   if (!d.config.empty()) o += "<h2>Configuration</h2>\n" + kv_table(d.config);
   o += "</body>\n</html>\n";

@@ -169,13 +169,19 @@ FitResult Fitter::run(const Checkpoint* resume_arg) {
     manual_seed(o_.seed + 1);  // dropout masks; model init used its own Generator(seed)
   }
   MetricsWriter metrics(o_.run_dir / "metrics.jsonl");
+  if (resume) metrics.write({"resume", start_epoch + 1, step, {{"batch_in_epoch", double(start_batch)}}});  // the report marks it
   res.best_test_acc = best;
+  // Wall time of whole epochs (training and evaluation) in this invocation: the run's ETA.
+  double whole_epoch_seconds = 0;
+  int64_t whole_epochs = 0;
 
   for (int64_t e = start_epoch; e < o_.epochs; ++e) {
     const int64_t first = e == start_epoch ? start_batch : 0;
+    const auto wall_start = Clock::now();
     loader.begin_epoch(e, first);
     model_.train();
     ProgressBar bar(nb, o_.interactive);
+    bar.set_position({e + 1, o_.epochs, whole_epochs ? whole_epoch_seconds / double(whole_epochs) : 0.0});
     const auto epoch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(train_time));
     double iv_loss = 0, iv_correct = 0, iv_seen = 0;
     auto iv_start = Clock::now();
@@ -231,8 +237,12 @@ FitResult Fitter::run(const Checkpoint* resume_arg) {
       }
     }
     bar.finish();
+    if (o_.log_every > 0 && iv_seen > 0)  // the epoch's last, shorter interval: curves reach the epoch's end
+      metrics.write({"step", e + 1, step, {{"loss", iv_loss / iv_seen}, {"acc", iv_correct / iv_seen},
+                                           {"lr", opt_.lr()}, {"samples_per_s", iv_seen / std::max(since(iv_start), 1e-9)}}});
     if (sched_ && !sched_per_step_) sched_->step();
     EvalResult ev = evaluate(model_, test_, std::max<int64_t>(bs, 256), o_.device, o_.workers);
+    if (first == 0) whole_epoch_seconds += since(wall_start), ++whole_epochs;
     EpochStats st;
     st.epoch = e + 1;
     st.train_loss = seen ? loss_sum / seen : NAN;

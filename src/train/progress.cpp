@@ -1,15 +1,24 @@
-// ProgressBar: Keras-style '\r' redraws, rate-limited, silent when not on a terminal.
+// ProgressBar: Keras-style '\r' redraws, rate-limited, fitted to the terminal's width by dropping
+// the least important fields first, silent when not on a terminal.
 #include "ember/train/progress.h"
 
 #include <fmt/format.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
 namespace ember::train {
 
-ProgressBar::ProgressBar(int64_t target, bool interactive, std::FILE* out, double interval, int width)
-    : target_(std::max<int64_t>(target, 1)), interactive_(interactive), out_(out), interval_(interval), width_(width) {}
+ProgressBar::ProgressBar(int64_t target, bool interactive, std::FILE* out, double interval, int bar_width, int columns)
+    : target_(std::max<int64_t>(target, 1)),
+      interactive_(interactive),
+      out_(out),
+      interval_(interval),
+      bar_width_(std::max(bar_width, 1)),
+      columns_(columns) {}
 
 std::string ProgressBar::format_duration(double s) {
   if (!std::isfinite(s) || s < 0) return "?";
@@ -18,32 +27,93 @@ std::string ProgressBar::format_duration(double s) {
   return fmt::format("{}:{:02}", t / 60, t % 60);
 }
 
-std::string ProgressBar::render(int64_t step, const NamedValues& values, double samples_per_s, double now) const {
+int ProgressBar::terminal_columns(std::FILE* out) {
+  winsize ws{};
+  if (out && ioctl(fileno(out), TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) return int(ws.ws_col);
+  if (const char* env = std::getenv("COLUMNS")) {
+    char* end = nullptr;
+    long v = std::strtol(env, &end, 10);
+    if (end != env && *end == '\0' && v > 0 && v < 100000) return int(v);
+  }
+  return 80;
+}
+
+namespace {
+// The pieces of a line, most important first; `level` says how many of the optional ones to drop.
+struct Parts {
+  std::string epoch, steps, eta, run_eta, rate;
+  std::vector<std::string> values;
+};
+
+std::string bar_text(int width, int64_t step, int64_t target) {
+  std::string bar(size_t(width), '.');
+  const int done = int(double(width) * double(step) / double(target));
+  for (int i = 0; i < done; ++i) bar[size_t(i)] = '=';
+  if (step < target && done < width) bar[size_t(done)] = '>';
+  return "[" + bar + "]";
+}
+
+// Levels of degradation: 0 everything; 1 no samples/s; 2 only the first value (the loss); 3 no
+// bar; 4 no values; 5 no run ETA.
+std::string compose(const Parts& p, int level, const std::string& bar) {
+  std::string line = p.epoch.empty() ? "" : p.epoch + " ";
+  line += p.steps;
+  if (level < 3 && !bar.empty()) line += " " + bar;
+  line += " " + p.eta;
+  if (level < 5 && !p.run_eta.empty()) line += " " + p.run_eta;
+  const size_t nv = level < 2 ? p.values.size() : level < 4 ? std::min<size_t>(1, p.values.size()) : 0;
+  for (size_t i = 0; i < nv; ++i) line += " - " + p.values[i];
+  if (level < 1 && !p.rate.empty()) line += " - " + p.rate;
+  return line;
+}
+}  // namespace
+
+std::string ProgressBar::render(int64_t step, const NamedValues& values, double samples_per_s, double now,
+                                int columns) const {
   step = std::clamp<int64_t>(step, 0, target_);
   const int digits = int(std::to_string(target_).size());
-  std::string bar(size_t(width_), '.');
-  const int done = int(double(width_) * double(step) / double(target_));
-  for (int i = 0; i < done; ++i) bar[size_t(i)] = '=';
-  if (step < target_ && done < width_) bar[size_t(done)] = '>';
-  std::string line = fmt::format("{:>{}}/{} [{}]", step, digits, target_, bar);
-  if (step < target_) {
-    double eta = step > 0 ? now / double(step) * double(target_ - step) : NAN;
-    line += " - ETA: " + format_duration(eta);
-  } else {
-    line += " - " + format_duration(now);
+  Parts p;
+  if (pos_.epoch > 0) {
+    const int edigits = int(std::to_string(std::max(pos_.epochs, pos_.epoch)).size());
+    p.epoch = fmt::format("epoch {:>{}}/{}", pos_.epoch, edigits, std::max(pos_.epochs, pos_.epoch));
   }
-  for (const auto& [k, v] : values) line += fmt::format(" - {}: {:.4f}", k, v);
-  if (samples_per_s > 0) line += fmt::format(" - {:.0f} samples/s", samples_per_s);
-  return line;
+  p.steps = fmt::format("{:>{}}/{}", step, digits, target_);
+  const double per_step = step > 0 ? now / double(step) : NAN;
+  const double epoch_eta = step < target_ ? per_step * double(target_ - step) : 0.0;
+  p.eta = step < target_ ? "ETA " + format_duration(epoch_eta) : "in " + format_duration(now);
+  if (pos_.epoch > 0 && pos_.epochs > pos_.epoch) {
+    const double per_epoch = pos_.seconds_per_epoch > 0 ? pos_.seconds_per_epoch : per_step * double(target_);
+    p.run_eta = "(run " + format_duration(epoch_eta + double(pos_.epochs - pos_.epoch) * per_epoch) + ")";
+  }
+  for (const auto& [k, v] : values) p.values.push_back(fmt::format("{}: {:.4f}", k, v));
+  if (samples_per_s > 0) p.rate = fmt::format("{:.0f} samples/s", samples_per_s);
+
+  const size_t room = size_t(std::max(columns, 2) - 1);
+  constexpr int kMinBar = 10;
+  for (int level = 0; level <= 5; ++level) {
+    if (level < 3) {
+      // The bar takes what is left, up to its full width; below kMinBar it is not worth showing.
+      const size_t without = compose(p, level, "[]").size();
+      if (without + kMinBar <= room)
+        return compose(p, level, bar_text(int(std::min<size_t>(size_t(bar_width_), room - without)), step, target_));
+      continue;
+    }
+    std::string line = compose(p, level, "");
+    if (line.size() <= room) return line;
+  }
+  return compose(p, 5, "").substr(0, room);
 }
 
 bool ProgressBar::update(int64_t step, const NamedValues& values, double samples_per_s, double now) {
   if (!interactive_) return false;
   if (step < target_ && now - last_draw_ < interval_) return false;
-  std::string line = render(step, values, samples_per_s, now);
-  // Pad with spaces so a shorter line fully covers the previous one.
-  size_t len = line.size();
-  if (len < last_len_) line.append(last_len_ - len, ' ');
+  const int columns = columns_ > 0 ? columns_ : terminal_columns(out_);
+  std::string line = render(step, values, samples_per_s, now, columns);
+  // Pad with spaces so a shorter line fully covers the previous one, never past the last column
+  // but one (a terminal narrowed since the last draw must not wrap either).
+  const size_t len = line.size();
+  const size_t cover = std::min(last_len_, size_t(std::max(columns, 2) - 1));
+  if (len < cover) line.append(cover - len, ' ');
   fmt::print(out_, "\r{}", line);
   std::fflush(out_);
   last_len_ = len;

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
 
 #include <array>
 #include <cstdlib>
@@ -11,6 +14,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <thread>
 
 #include "core/runtime.h"
 
@@ -109,7 +113,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
       {"--model nope", "nope"},         {"--data nope", "nope"},         {"--epochs 0", "--epochs"},
       {"--epochs -1", "--epochs"},      {"--batch-size 0", "--batch-size"}, {"--batch-size -5", "--batch-size"},
       {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
-      {"--device gpu", "invalid device"}, {"--limit-train 100 --batch-size 200", "larger than the training set"},
+      {"--device gpu", "invalid device"},
       {"--hflip 1.5", "--hflip"},       {"--crop-padding -1", "--crop-padding"},
       {"--label-smoothing 2", "--label-smoothing"}, {"--crop-padding 28", "not smaller than the images (28x28)"},
   };
@@ -122,7 +126,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
 }
 
 TEST_F(Cli, DeviceRequestsWithoutAGpu) {
-  if (ember::cuda_device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  if (ember::cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
   Result r = run(tiny("c7") + " --device cuda:7");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "no CUDA device 7");
@@ -325,7 +329,7 @@ TEST_F(Cli, DoctorAndBench) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "FAIL");
   EXPECT_EQ(run("data frob").code, 2);
-  if (ember::cuda_device_count() == 0) {
+  if (ember::cuda::device_count() == 0) {
     EXPECT_HAS(run("bench matmul --sizes 64").out, "no CUDA device");
     r = run("bench bandwidth");
     EXPECT_EQ(r.code, 1) << r.out;
@@ -449,4 +453,214 @@ TEST_F(Cli, FifosDevicesAndSymlinkLoopsAreRefusedPromptly) {
   r = run(tiny("r4") + " --config " + (dir / "cfg.toml").string(), timeout);
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_HAS(r.out, "--config: " + (dir / "cfg.toml").string() + " is a FIFO (named pipe), not a regular file");
+}
+
+// ---- issue 15: messages, bounds, aliases, hints ---------------------------------------------------
+
+namespace {
+// stdout only (stderr dropped): what a `--json` reader sees.
+Result run_stdout(const std::string& args) {
+  Result r = run(args + " 2>/dev/null; exit $?", "");
+  return r;
+}
+bool has(const std::string& out, const std::string& piece) { return out.find(piece) != std::string::npos; }
+}  // namespace
+
+// Item 5: --threads far beyond the machine used to segfault in libgomp (100000) or exit 1 with only
+// libgomp's message (50000); now a usage error that says the bound and why.
+TEST_F(Cli, ThreadCountsAreBounded) {
+  for (const std::string& args : {tiny("t") + " --threads 100000", tiny("t") + " --threads 50000",
+                                   tiny("t") + " --workers 100000", std::string("bench matmul --sizes 64 --threads 5000"),
+                                   std::string("bench train --threads 2000")}) {
+    Result r = run(args);
+    EXPECT_EQ(r.code, 2) << args << "\n" << r.out;
+    EXPECT_HAS(r.out, "must be between 0 and 1024");
+    EXPECT_HAS(r.out, "hardware thread");
+    EXPECT_FALSE(has(r.out, "libgomp")) << r.out;
+  }
+  Result r = run("bench matmul --sizes 64 --threads 1024");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "cpu (1024 threads)");
+  if (std::thread::hardware_concurrency() < 1024) EXPECT_HAS(r.out, "compute will be slower");
+}
+
+// Item 9: range errors in words (no 309-digit bound), NaN/inf refused with exit 2 for every float
+// flag, and a seed that does not fit (negative, 1e23, 10^23) refused instead of becoming 2^64-1.
+TEST_F(Cli, NumericFlagsAreCheckedInWords) {
+  struct Case {
+    std::string args, piece;
+  };
+  const Case cases[] = {
+      {"--epochs 0", "--epochs must be at least 1 (got 0)"},
+      {"--batch-size 0", "--batch-size must be at least 1 (got 0)"},
+      {"--epochs 2.5", "--epochs must be a whole number"},
+      {"--lr nan", "--lr must be a finite number"},
+      {"--lr inf", "--lr must be a finite number"},
+      {"--lr 0", "--lr must be greater than 0 (got 0)"},
+      {"--label-smoothing nan", "--label-smoothing must be a finite number"},
+      {"--label-smoothing 1.5", "--label-smoothing must be between 0 and 1 (got 1.5)"},
+      {"--hflip nan", "--hflip must be a finite number"},
+      {"--weight-decay nan", "--weight-decay must be a finite number"},
+      {"--weight-decay -inf", "--weight-decay must be a finite number"},
+      {"--seed -1", "--seed must be at least 0 (got -1)"},
+      {"--seed 1e23", "--seed must be at most 18446744073709551615"},
+      {"--seed 10^23", "--seed must be a whole number"},
+      {"--seed 18446744073709551616", "--seed must be at most 18446744073709551615"},
+      {"--epochs 99999999999999999999", "--epochs must be at most 9223372036854775807"},
+  };
+  for (const Case& c : cases) {
+    Result r = run(tiny("bad") + " " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_HAS(r.out, c.piece);
+    EXPECT_FALSE(has(r.out, "1797693")) << r.out;
+    EXPECT_FALSE(has(r.out, "--epochs: --epochs")) << r.out;
+  }
+  // The same check reads values from a --config file, and covers the other subcommands' flags.
+  std::ofstream(dir / "nan.toml") << "lr = \"nan\"\n";
+  Result r = run("train --config " + (dir / "nan.toml").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--lr must be a finite number");
+  r = run("eval " + dir.string() + " --batch-size 0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--batch-size must be at least 1 (got 0)");
+  r = run("bench train --steps 0");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--steps must be at least 1 (got 0)");
+}
+
+// Item 10: unexpected arguments in the order typed (CLI11 2.1.2 joined them backwards), "did you
+// mean" for mistyped flags and commands, and the names PyTorch/Keras users type first.
+TEST_F(Cli, UnknownFlagsInOrderWithSuggestionsAndAliases) {
+  Result r = run("train --learnig-rate 0.01 --frob");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--learnig-rate 0.01 --frob");
+  EXPECT_HAS(r.out, "did you mean --learning-rate?");
+  r = run("train --epoch 3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "did you mean --epochs?");
+  r = run("trian");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "did you mean 'ember train'?");
+  r = run("bench matmu");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "did you mean 'ember bench matmul'?");
+  // The aliases set the same settings as the canonical flags (config.json records them).
+  r = run("train --model lenet5 --data-dir " + data.string() + " --threads 2 --limit-test 32 --run-dir " +
+          (dir / "alias").string() + " --learning-rate 0.005 --max-epochs 1 -b 64 --num-workers 0 --seed 18446744073709551615");
+  ASSERT_EQ(r.code, 0) << r.out;
+  auto cfg = nlohmann::json::parse(std::ifstream(dir / "alias" / "config.json"));
+  EXPECT_EQ(cfg["lr"], 0.005);
+  EXPECT_EQ(cfg["epochs"], 1);
+  EXPECT_EQ(cfg["batch_size"], 64);
+  EXPECT_EQ(cfg["workers"], 0);
+  EXPECT_EQ(cfg["seed"], 18446744073709551615ull);
+  // Item 11: eval has no --require-gpu, so its CPU fallback must not suggest it.
+  if (ember::cuda::device_count() == 0) {
+    r = run("eval " + (dir / "alias").string() + " --device cuda --data-dir " + data.string());
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "falling back to the CPU");
+    EXPECT_FALSE(has(r.out, "--require-gpu")) << r.out;
+    r = run("predict " + (dir / "alias").string() + " --index 0 --device cuda");
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_FALSE(has(r.out, "--require-gpu")) << r.out;
+  }
+}
+
+// Item 12: a download that cannot reach its server says where the files go, which files, how to
+// copy them in by hand, and --base-url; --base-url fetches from a mirror (a local HTTP server).
+TEST_F(Cli, DataFetchOfflineSaysWhatToDoAndBaseUrlUsesAMirror) {
+  const fs::path target = dir / "mnist";
+  Result r = run("data fetch mnist --data-dir " + target.string() + " --base-url http://127.0.0.1:1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "could not be reached");
+  EXPECT_HAS(r.out, target.string() + "/");
+  EXPECT_HAS(r.out, "train-images-idx3-ubyte.gz, train-labels-idx1-ubyte.gz, t10k-images-idx3-ubyte.gz");
+  EXPECT_HAS(r.out, "--base-url URL");
+  EXPECT_HAS(r.out, "ember data verify mnist --data-dir " + target.string());
+  EXPECT_HAS(r.out, "ember train --data mnist --data-dir " + target.string());
+  r = run("data fetch cifar10 --data-dir " + (dir / "c10").string() + " --base-url http://127.0.0.1:1");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "tar xzf cifar-10-binary.tar.gz -C " + (dir / "c10").string());
+
+  const fs::path debian = "/usr/share/datasets/fashion-mnist";
+  if (!fs::exists(debian / "train-images-idx3-ubyte.gz")) GTEST_SKIP() << "dataset-fashion-mnist is not installed";
+  const int port = 20000 + int(getpid() % 20000);
+  const fs::path pidfile = dir / "http.pid";
+  const std::string serve = "cd " + debian.string() + " && python3 -m http.server " + std::to_string(port) +
+                            " --bind 127.0.0.1 > " + (dir / "http.log").string() + " 2>&1 & echo $! > " + pidfile.string();
+  ASSERT_EQ(std::system(serve.c_str()), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(port);
+  for (int i = 0; i < 100 && std::system(("curl -sf -o /dev/null " + url + "/").c_str()) != 0; ++i) usleep(100000);
+  r = run("data fetch fashion-mnist --data-dir " + (dir / "fm").string() + " --base-url " + url);
+  int pid = 0;
+  std::ifstream(pidfile) >> pid;
+  if (pid > 0) kill(pid, SIGTERM);
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(from " + url + ")");
+  EXPECT_HAS(r.out, "downloaded");
+  EXPECT_TRUE(fs::exists(dir / "fm" / "t10k-labels-idx1-ubyte.gz"));
+}
+
+// Item 16: the zoo in --help, a batch larger than a limited training set trains (one smaller
+// batch), "1 epoch", and predict says when an image looks unlike the training data (--invert).
+TEST_F(Cli, NewcomerDefaultsAndPredictOnUnlikeImages) {
+  Result r = run("train --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_HAS(r.out, "lenet5, mnistnet");
+  r = run("train --model lenet5 --data-dir " + data.string() + " --epochs 1 --threads 2 --limit-train 100 --limit-test 32 "
+          "--run-dir " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "--batch-size 128 is larger than the training set (100 samples): each epoch is one batch of 100");
+  EXPECT_HAS(r.out, "1 epoch x 1 step (batch 128)");
+  EXPECT_FALSE(has(r.out, "1 epochs")) << r.out;
+  r = run("eval " + (dir / "run").string() + " --limit-test 1");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(1 sample)");
+  // White-on-black like the training data; the same picture black-on-white; a colour picture.
+  std::vector<unsigned char> px(40 * 40), inv(40 * 40), rgb(40 * 40 * 3);
+  for (int i = 0; i < 40 * 40; ++i) {
+    px[size_t(i)] = (i / 40) / 4 == 3 ? 230 : 10;
+    inv[size_t(i)] = uint8_t(255 - px[size_t(i)]);
+    rgb[size_t(3 * i)] = 220, rgb[size_t(3 * i + 1)] = uint8_t(40 + i % 40), rgb[size_t(3 * i + 2)] = 30;
+  }
+  ASSERT_NE(stbi_write_png((dir / "band.png").c_str(), 40, 40, 1, px.data(), 40), 0);
+  ASSERT_NE(stbi_write_png((dir / "inverted.png").c_str(), 40, 40, 1, inv.data(), 40), 0);
+  ASSERT_NE(stbi_write_png((dir / "colour.png").c_str(), 40, 40, 3, rgb.data(), 40 * 3), 0);
+  const std::string pred = "predict " + (dir / "run").string() + " --data-dir " + data.string() + " ";
+  r = run(pred + (dir / "band.png").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(has(r.out, "looks unlike")) << r.out;
+  r = run(pred + (dir / "inverted.png").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "inverted.png looks unlike the images the model was trained on: its background is light");
+  EXPECT_HAS(r.out, "try --invert");
+  r = run(pred + (dir / "inverted.png").string() + " --invert");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_FALSE(has(r.out, "looks unlike")) << r.out;
+  EXPECT_HAS(r.out, "inverted.png (1x28x28 as fashion-mnist, inverted)");
+  r = run(pred + (dir / "colour.png").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "it is a colour image and fashion-mnist is greyscale");
+}
+
+// Item 17: bench matmul without a GPU says it runs on the CPU (and why no GPU); a size too large
+// names --sizes (not --batch-size); bench bandwidth --json prints JSON with the reason.
+TEST_F(Cli, BenchMessagesWithoutAGpu) {
+  Result r = run("bench matmul --sizes 1000000");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--sizes 1000000");
+  EXPECT_HAS(r.out, "use smaller --sizes");
+  EXPECT_FALSE(has(r.out, "--batch-size")) << r.out;
+  if (ember::cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
+  r = run("bench matmul --sizes 64 --threads 2");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "float32 on the CPU only");
+  EXPECT_HAS(r.out, "no CUDA device: ");
+  EXPECT_FALSE(has(r.out, "on the GPU")) << r.out;
+  r = run_stdout("bench bandwidth --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  nlohmann::json j;
+  ASSERT_NO_THROW(j = nlohmann::json::parse(r.out)) << r.out;
+  EXPECT_TRUE(j["results"].empty());
+  EXPECT_NE(j["gpu"].get<std::string>().find("no CUDA device"), std::string::npos);
 }

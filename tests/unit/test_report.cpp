@@ -2,6 +2,7 @@
 // on empty or NaN series.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -70,4 +71,33 @@ TEST(Report, FullPageIsBalancedAndEscaped) {
   std::string back((std::istreambuf_iterator<char>(in)), {});
   EXPECT_EQ(back, h);
   std::filesystem::remove(path);
+}
+
+// Issue 15 item 15: resume points and epoch ends as vertical markers, dense per-step series as
+// plain lines, and the model summary as escaped preformatted text.
+TEST(Report, MarkersDenseSeriesAndPreformattedText) {
+  Series dense{"train loss", {}, {}};
+  for (int i = 1; i <= 100; ++i) dense.x.push_back(i), dense.y.push_back(1.0 / i);
+  Series sparse{"test loss", {50, 100}, {0.3, 0.2}};
+  Chart c{"Loss", "step", "loss", {dense, sparse}, {{50, "end of epoch 1", false}, {30, "resumed at step 30", true},
+                                                     {500, "outside the data", true}}};
+  const std::string svg = svg_line_chart(c);
+  // 100 points: a line without dots; the 2-point test series keeps its dots.
+  size_t circles = 0;
+  for (size_t p = svg.find("<circle"); p != std::string::npos; p = svg.find("<circle", p + 1)) ++circles;
+  EXPECT_EQ(circles, 2u) << svg;
+  EXPECT_NE(svg.find("stroke=\"#ff7f0e\" stroke-width=\"1.5\" stroke-dasharray=\"5,3\"><title>resumed at step 30</title>"),
+            std::string::npos) << svg;
+  EXPECT_NE(svg.find(">resumed at step 30</text>"), std::string::npos);
+  EXPECT_NE(svg.find("<title>end of epoch 1</title>"), std::string::npos);
+  EXPECT_EQ(svg.find("outside the data"), std::string::npos);  // beyond the x range: not drawn
+  EXPECT_EQ(balance(svg, "svg"), 0);
+  EXPECT_EQ(balance(svg, "line"), 0);
+
+  ReportData d;
+  d.title = "t";
+  d.preformatted = {{"Model", "conv1 (Conv2d) <6 ch>"}};
+  const std::string h = render_report_html(d);
+  EXPECT_NE(h.find("<h2>Model</h2>\n<pre>conv1 (Conv2d) &lt;6 ch&gt;</pre>"), std::string::npos) << h;
+  EXPECT_EQ(balance(h, "pre"), 0);
 }

@@ -1,7 +1,9 @@
 // Progress bar rendering and rate limiting, and the metrics.jsonl writer/reader.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -14,11 +16,76 @@ using namespace ember::train;
 
 TEST(TrainProgress, RenderLooksLikeKeras) {
   ProgressBar bar(100, true, stdout, 0.05, 10);
-  EXPECT_EQ(bar.render(25, {{"loss", 0.5}, {"acc", 0.75}}, 1234.4, 5.0),
-            " 25/100 [==>.......] - ETA: 0:15 - loss: 0.5000 - acc: 0.7500 - 1234 samples/s");
-  EXPECT_EQ(bar.render(100, {}, 0, 65.0), "100/100 [==========] - 1:05");
-  EXPECT_EQ(bar.render(0, {}, 0, 0.0), "  0/100 [>.........] - ETA: ?");
+  EXPECT_EQ(bar.render(25, {{"loss", 0.5}, {"acc", 0.75}}, 1234.4, 5.0, 200),
+            " 25/100 [==>.......] ETA 0:15 - loss: 0.5000 - acc: 0.7500 - 1234 samples/s");
+  EXPECT_EQ(bar.render(100, {}, 0, 65.0, 200), "100/100 [==========] in 1:05");
+  EXPECT_EQ(bar.render(0, {}, 0, 0.0, 200), "  0/100 [>.........] ETA ?");
   EXPECT_EQ(ProgressBar::format_duration(3725), "1:02:05");
+}
+
+// Issue 15 item 13: one line per redraw at any width (never the last column), the epoch i/N and the
+// run's ETA always there, and fields dropped least important first as the terminal narrows.
+TEST(TrainProgress, FitsTheTerminalWidthAndShowsEpochAndRunEta) {
+  ProgressBar bar(469, true);
+  // Epoch 3 of 15; whole epochs took 20 s so far; 120 steps done in 5 s: 14.5 s left in this
+  // epoch, 12 more epochs of 20 s.
+  bar.set_position({3, 15, 20.0});
+  const NamedValues values = {{"loss", 0.4512}, {"acc", 0.8421}};
+  const std::string w120 = bar.render(120, values, 2310, 5.0, 120);
+  const std::string w80 = bar.render(120, values, 2310, 5.0, 80);
+  const std::string w40 = bar.render(120, values, 2310, 5.0, 40);
+  EXPECT_EQ(w120,
+            "epoch  3/15 120/469 [=======>......................] ETA 0:15 (run 4:15) - loss: 0.4512 - acc: 0.8421 - "
+            "2310 samples/s");
+  EXPECT_EQ(w80, "epoch  3/15 120/469 [=====>................] ETA 0:15 (run 4:15) - loss: 0.4512");
+  EXPECT_EQ(w40, "epoch  3/15 120/469 ETA 0:15 (run 4:15)");
+  for (int cols = 10; cols <= 200; ++cols) {
+    const std::string line = bar.render(120, values, 2310, 5.0, cols);
+    ASSERT_LE(line.size(), size_t(cols - 1)) << "at " << cols << " columns: " << line;
+    if (cols >= 40) {
+      EXPECT_NE(line.find("epoch  3/15"), std::string::npos) << line;
+      EXPECT_NE(line.find("(run 4:15)"), std::string::npos) << line;
+    }
+  }
+  // Without a measured epoch, the run's ETA comes from this epoch's step rate: 469 steps / 24 per s.
+  bar.set_position({1, 2, 0.0});
+  EXPECT_EQ(bar.render(469, {}, 0, 19.0, 80), "epoch 1/2 469/469 [==============================] in 0:19 (run 0:19)");
+  bar.set_position({2, 2, 0.0});  // the last epoch: its ETA is the run's
+  EXPECT_EQ(bar.render(469, {}, 0, 19.0, 80), "epoch 2/2 469/469 [==============================] in 0:19");
+}
+
+TEST(TrainProgress, RedrawsStayOnOneLineOfANarrowTerminal) {
+  std::FILE* f = std::tmpfile();
+  ProgressBar bar(1000, true, f, 0.0, 30, 80);
+  bar.set_position({1, 3, 0.0});
+  for (int s = 1; s <= 1000; ++s) bar.update(s, {{"loss", 1.0 / s}, {"acc", 0.5}}, 100.0 * s, 0.01 * s);
+  bar.finish();
+  std::rewind(f);
+  std::string all;
+  for (int ch; (ch = std::fgetc(f)) != EOF;) all += char(ch);
+  std::fclose(f);
+  EXPECT_EQ(std::count(all.begin(), all.end(), '\n'), 1);
+  size_t start = 0;
+  while (start < all.size()) {  // every '\r'-separated redraw fits in 79 columns
+    size_t end = all.find_first_of("\r\n", start + 1);
+    if (end == std::string::npos) end = all.size();
+    EXPECT_LE(end - start - (all[start] == '\r' ? 1 : 0), 79u);
+    start = end;
+  }
+}
+
+TEST(TrainProgress, TerminalColumnsFallsBackToColumnsThenEighty) {
+  std::FILE* f = std::tmpfile();  // not a terminal: TIOCGWINSZ fails
+  const char* old = std::getenv("COLUMNS");
+  std::string saved = old ? old : "";
+  setenv("COLUMNS", "132", 1);
+  EXPECT_EQ(ProgressBar::terminal_columns(f), 132);
+  setenv("COLUMNS", "wide", 1);
+  EXPECT_EQ(ProgressBar::terminal_columns(f), 80);
+  unsetenv("COLUMNS");
+  EXPECT_EQ(ProgressBar::terminal_columns(f), 80);
+  if (old) setenv("COLUMNS", saved.c_str(), 1);
+  std::fclose(f);
 }
 
 TEST(TrainProgress, RedrawsAtMostEveryIntervalAndAlwaysAtTheEnd) {

@@ -76,6 +76,43 @@ Dataset load_image_folder(const std::filesystem::path& root, const ImageFolderOp
 // naming the file (and what it starts with) when it cannot be decoded; IOError when unreadable.
 Tensor load_image(const std::filesystem::path& file, const ImageFolderOptions& opt);
 
+// The size and channel count an image file declares in its header (no full decode). DataError
+// naming the file when it is not a readable image.
+struct ImageInfo {
+  int64_t width = 0, height = 0, channels = 0;  // channels as stored: 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
+};
+ImageInfo probe_image(const std::filesystem::path& file);
+// The first image load_image_folder(root) would read (first class folder, first file, both by
+// name); empty when there is none.
+std::filesystem::path first_image_in_folder(const std::filesystem::path& root);
+
+// ---- an image folder as train / test (/ val) splits --------------------------------------------
+// Layouts:
+//   root/train/<class>/*, root/test/<class>/* (and optionally root/val/<class>/*): used as they are;
+//   root/<class>/*: one level of class folders, split per class by a seeded shuffle (test_fraction
+//                   of each class held out for test, at least one image when the class has two).
+// Every split is normalised with the training split's per-channel mean and std (or the given ones),
+// and must have the same class folders as the training split.
+struct ImageFolderSplitOptions {
+  int64_t size = 0;                   // square side in pixels; 0: the first training image's shorter
+                                      // side, at most kAutoMaxSide (larger photos are scaled down)
+  int64_t channels = 0;               // 1 or 3; 0: from the first training image (grey: 1, else 3)
+  double test_fraction = 0.2;         // one-level layout only; in (0, 1)
+  uint64_t seed = 0;                  // one-level layout: the split's shuffle
+  bool load_train = true;             // false: only the test split (eval, predict); needs mean/std
+  std::vector<std::string> classes;   // non-empty: the folder must have exactly these classes
+  std::vector<float> mean, std;       // non-empty: normalise with these instead of the train split's
+  static constexpr int64_t kAutoMaxSide = 64;
+};
+struct ImageFolderSplits {
+  Dataset train, test, val;           // val.size() == 0 without a val/ folder; train empty when !load_train
+  std::string layout;                 // "train/ and test/ folders", "one folder, seeded 80/20 split", ...
+  std::string size_source;            // how the size and channels were chosen (for the banner)
+};
+// Throws IOError (no such directory), DataError (no classes or images, classes differing between
+// splits or from opt.classes, a train/ folder without test/) or ValueError (bad options).
+ImageFolderSplits load_image_folder_splits(const std::filesystem::path& root, const ImageFolderSplitOptions& opt);
+
 // ---- known datasets by name ------------------------------------------------------------------
 struct KnownDataset {
   std::string name;                   // "fashion-mnist"

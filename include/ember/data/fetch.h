@@ -62,6 +62,11 @@ std::vector<RemoteFile> dataset_files(const std::string& dataset);
 FetchReport fetch_files(const std::vector<RemoteFile>& files, const std::string& base_url,
                         const std::filesystem::path& dir, const FetchOptions& opt = {});
 
+// Where fetch_dataset writes: dir itself, or for "" default_data_dir(name), except that the
+// read-only Debian directory of fashion-mnist becomes $EMBER_DATA_DIR/<name> or
+// ~/.cache/ember/datasets/<name>.
+std::filesystem::path fetch_target_dir(const std::string& name, const std::filesystem::path& dir = {});
+
 // fetch_files for a known dataset; dir "" = default_data_dir(name) (for fashion-mnist the Debian
 // directory is read-only, so "" means $EMBER_DATA_DIR or ~/.cache/ember/datasets/fashion-mnist).
 FetchReport fetch_dataset(const std::string& name, const std::filesystem::path& dir = {},

@@ -1,6 +1,7 @@
 // metrics.jsonl: one JSON object per line, appended and flushed as training runs, so a crashed or
 // interrupted run keeps everything up to its last line. Every record has "kind" ("step" for a
-// step interval, "epoch" for an epoch summary, "test" ...), "epoch" and "step"; the rest are
+// step interval (the last one of an epoch may be shorter), "epoch" for an epoch summary, "resume"
+// where a resumed run picked up, "test" ...), "epoch" and "step"; the rest are
 // numbers. Non-finite numbers are written as null (JSON has no NaN) and read back as NaN.
 #pragma once
 

@@ -1,0 +1,48 @@
+// The data of a run for `ember train`, `eval` and `predict`: a known dataset by name, or a folder
+// of the user's own images (`--data path/to/images`), whose settings (size, channels, split,
+// class names, normalisation) are written into config.json so eval, predict and resume see the
+// same data the run was trained on.
+#pragma once
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ember/data/dataset.h"
+
+namespace ember::cli {
+
+inline constexpr const char* kImageFolder = "image-folder";  // the "data" value of a folder run
+
+// `--data VALUE`: "" when VALUE is a known dataset name or "image-folder", else the reason it is
+// neither a known name nor a directory (for the CLI11 validator).
+std::string check_data_arg(const std::string& value);
+// Turns `--data PATH` (an existing directory that is not a known name) into data = "image-folder",
+// data_dir = the absolute path; with data = "image-folder", makes data_dir absolute. Other values
+// are left as they are.
+void normalise_data_arg(std::string& data, std::string& data_dir);
+// A short label for run names: the dataset name, or the folder's own name.
+std::string data_label(const std::string& data, const std::string& data_dir);
+
+// Image-folder settings given on the command line (0: from the data).
+struct FolderFlags {
+  int64_t image_size = 0, channels = 0;
+  double test_fraction = 0.2;
+};
+
+struct RunData {
+  data::Dataset train, test;
+  data::Dataset val;          // size 0 unless the folder has val/
+  std::string details;        // an extra banner line for folders ("" for known datasets)
+  nlohmann::json config;      // for folders: image_size, channels, test_fraction, layout, classes, mean, std
+};
+
+// Loads train and test (and val) for `ember train`; limits > 0 keep the first N samples.
+RunData load_run_data(const std::string& data, const std::filesystem::path& dir, const FolderFlags& flags,
+                      uint64_t seed, int64_t limit_train, int64_t limit_test);
+// The test split of a trained run for eval/predict, from its config.json ("data", "data_dir",
+// "seed" and, for folders, "image_folder"). dir_override: --data-dir (or --data PATH).
+data::Dataset load_run_test_data(const std::string& data, const std::filesystem::path& dir,
+                                 const nlohmann::json& run_config, int64_t limit_test);
+
+}  // namespace ember::cli
