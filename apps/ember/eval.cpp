@@ -14,6 +14,7 @@
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/train/fit.h"
+#include "ember/train/resume.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -36,14 +37,17 @@ struct Loaded {
 
 Loaded load(const EvalOpts& o) {
   train::Checkpoint ck = train::load_checkpoint(o.path);
-  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
-  std::string model = !o.model.empty() ? o.model : ck.manifest.model;
+  // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
+  const std::optional<fs::path> run_dir = train::run_dir_of(o.path);
+  std::string model = !o.model.empty() ? o.model : train::run_model(ck.manifest.model, run_dir.value_or(fs::path()));
   std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
   if (model.empty())
     throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
+  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
+  const train::RunSettings settings(ck.manifest.config_json, o.path, false);
   std::string dir = o.data_dir;
   normalise_data_arg(data, dir);  // `--data PATH`: an image folder
-  if (dir.empty()) dir = cfg.value("data_dir", std::string());
+  if (dir.empty() && settings.contains("data_dir")) dir = settings.get<std::string>("data_dir");
   if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;

@@ -22,6 +22,7 @@
 #include "ember/train/fit.h"
 #include "ember/train/metrics.h"
 #include "run_report.h"
+#include "train_run_dir.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -85,37 +86,34 @@ nlohmann::json to_json(const TrainConfig& c) {
 
 // On --resume, the run's identity (model, data, optimizer, recipe, seed, subset) comes from the
 // checkpoint; flags may change only how it runs (epochs to extend it, device, threads, paths).
-void adopt_checkpoint_config(TrainConfig& c, const nlohmann::json& j, const CLI::App& app) {
-  auto take = [&](const char* key, auto& field, const char* flag) {
-    if (!j.contains(key)) return;
-    auto v = j[key].get<std::decay_t<decltype(field)>>();
-    if (app.count(flag) && v != field)
-      warn(fmt::format("{} is ignored with --resume: the run was started with {} = {}", flag, key, nlohmann::json(v).dump()));
-    field = v;
-  };
-  take("model", c.model, "--model");
-  take("data", c.data, "--data");
-  take("optimizer", c.optimizer, "--optimizer");
-  take("schedule", c.schedule, "--schedule");
-  take("lr", c.lr, "--lr");
-  take("weight_decay", c.weight_decay, "--weight-decay");
-  take("batch_size", c.batch_size, "--batch-size");
-  take("seed", c.seed, "--seed");
-  take("limit_train", c.limit_train, "--limit-train");
-  take("limit_test", c.limit_test, "--limit-test");
-  take("hflip", c.hflip, "--hflip");
-  take("crop_padding", c.crop_padding, "--crop-padding");
+// Every value is type-checked and validated like its flag (RunConfig) before anything is written.
+void adopt_checkpoint_config(TrainConfig& c, const train::Checkpoint& ck, const fs::path& manifest, CLI::App& app) {
+  RunConfig r(ck.manifest.config_json, manifest.string(), app);
+  r.adopt("model", c.model, "--model");
+  r.adopt("data", c.data, "--data");
+  r.adopt("optimizer", c.optimizer, "--optimizer");
+  r.adopt("schedule", c.schedule, "--schedule");
+  r.adopt("lr", c.lr, "--lr");
+  r.adopt("weight_decay", c.weight_decay, "--weight-decay");
+  r.adopt("batch_size", c.batch_size, "--batch-size");
+  r.adopt("seed", c.seed, "--seed");
+  r.adopt("limit_train", c.limit_train, "--limit-train", std::optional<int64_t>(0));
+  r.adopt("limit_test", c.limit_test, "--limit-test", std::optional<int64_t>(0));
+  r.adopt("hflip", c.hflip, "--hflip", std::optional<double>(0.0));
+  r.adopt("crop_padding", c.crop_padding, "--crop-padding", std::optional<int64_t>(0));
   // Runs from before the flag existed trained without label smoothing.
-  if (!j.contains("label_smoothing")) c.label_smoothing = 0.0;
-  take("label_smoothing", c.label_smoothing, "--label-smoothing");
-  if (j.contains("image_folder") && j["image_folder"].is_object()) {  // the same images as the run saw
-    const auto& f = j["image_folder"];
-    c.folder = {f.value("image_size", int64_t(0)), f.value("channels", int64_t(0)), f.value("test_fraction", 0.2)};
+  r.adopt("label_smoothing", c.label_smoothing, "--label-smoothing", std::optional<double>(0.0));
+  // An image-folder run: the same images as the run saw (size, channels, test share).
+  const nlohmann::json j = nlohmann::json::parse(ck.manifest.config_json, nullptr, false);
+  if (j.is_object() && j.contains("image_folder") && j["image_folder"].is_object()) {
+    const train::RunSettings f(j["image_folder"].dump(), manifest.string(), false);
+    auto num = [&](const char* k, auto fallback) { return f.contains(k) ? f.get<decltype(fallback)>(k) : fallback; };
+    c.folder = {num("image_size", int64_t(0)), num("channels", int64_t(0)), num("test_fraction", 0.2)};
   }
-  if (!app.count("--epochs") && j.contains("epochs")) c.epochs = j["epochs"];
-  if (!app.count("--data-dir") && j.contains("data_dir")) c.data_dir = j["data_dir"];
-  if (!app.count("--threads") && j.contains("threads")) c.threads = j["threads"];
-  if (!app.count("--name") && j.contains("name")) c.name = j["name"];  // the report keeps the run's name
+  r.adopt_unless_flag("epochs", c.epochs, "--epochs");
+  r.adopt_unless_flag("data_dir", c.data_dir, "--data-dir");
+  r.adopt_unless_flag("threads", c.threads, "--threads");
+  r.adopt_unless_flag("name", c.name, "--name");  // the report keeps the run's name
 }
 
 // Steps per metrics.jsonl step record when --log-every is not given: about 200 points on the
@@ -142,21 +140,24 @@ void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
                      batch_size, plural(samples, "sample"), samples));
 }
 
-int run_train(TrainConfig c, const CLI::App& app) {
+int run_train(TrainConfig c, CLI::App& app) {
   install_signal_handlers();
-  // ---- resume: find the checkpoint and the run it belongs to ----
+  // Nothing is written until the start is known to work: a resume's run, checkpoint, settings and
+  // state are checked, and a new run's data and model are loaded, before the run directory is
+  // created or touched (train_run_dir.h).
+  // ---- resume: own the run, read its checkpoint and settings ----
   std::optional<train::Checkpoint> ck;
+  std::unique_ptr<io::RunDirLock> lock;
   fs::path run_dir;
   if (!c.resume.empty()) {
-    ck = train::load_checkpoint(c.resume);
-    if (!ck->manifest.config_json.empty())
-      adopt_checkpoint_config(c, nlohmann::json::parse(ck->manifest.config_json), app);
-    fs::path p = c.resume;
-    if (fs::is_directory(p)) run_dir = fs::exists(p / "checkpoints") ? p : p.parent_path();
-    else run_dir = p.parent_path().parent_path();
-    if (!c.run_dir.empty()) run_dir = c.run_dir;
+    train::ResumePoint rp = resume_point(c.resume, c.run_dir, c.name);
+    lock = lock_run_dir(rp.run_dir);
+    ck = train::load_checkpoint(rp.manifest);
+    adopt_checkpoint_config(c, *ck, rp.manifest, app);
+    run_dir = rp.run_dir;
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
+  const ModelSource model_src = model_source(c.model, run_dir);
   // ---- settings that do not need data ----
   if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
   c.threads = get_num_threads();
@@ -175,21 +176,12 @@ int run_train(TrainConfig c, const CLI::App& app) {
       std::time_t t = std::time(nullptr);
       char buf[32];
       std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-      c.name = fmt::format("{}-{}-{}", c.model, data_label(c.data, c.data_dir), buf);
+      c.name = fmt::format("{}-{}-{}", model_src.label(), data_label(c.data, c.data_dir), buf);
     }
     run_dir = c.run_dir.empty() ? fs::path("runs") / c.name : fs::path(c.run_dir);
-    if (fs::exists(run_dir / "checkpoints" / "latest.json"))
-      throw UsageError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
-                       fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
-                                   run_dir.string()));
+    refuse_existing_run(run_dir);
   }
   c.run_dir = run_dir.string();
-  std::error_code ec;
-  fs::create_directories(run_dir, ec);
-  if (ec || access(run_dir.c_str(), W_OK) != 0)
-    throw IOError(fmt::format("cannot create or write the run directory '{}': {}", run_dir.string(),
-                              ec ? ec.message() : std::string(std::strerror(errno))),
-                  "pass a writable --run-dir (or --name to create runs/<name> in the current directory)");
 
   // ---- data ----
   if (c.data == kImageFolder && c.data_dir.empty())
@@ -209,7 +201,8 @@ int run_train(TrainConfig c, const CLI::App& app) {
 
   // ---- model, optimizer, schedule ----
   Generator init_gen(c.seed);
-  auto model = models::create(c.model, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  auto model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
   std::unique_ptr<optim::Optimizer> opt;
@@ -266,12 +259,9 @@ int run_train(TrainConfig c, const CLI::App& app) {
   }
   std::fflush(stdout);
 
+  // ---- fit ----
   nlohmann::json cfg = to_json(c);
   if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
-  std::string cfg_text = cfg.dump(2) + "\n";
-  io::write_file_atomic(run_dir / "config.json", std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
-
-  // ---- fit ----
   train::FitOptions fo;
   fo.epochs = c.epochs;
   fo.transforms.hflip_p = c.hflip;
@@ -291,6 +281,20 @@ int run_train(TrainConfig c, const CLI::App& app) {
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, epoch_eval_ds, fo);
+  if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
+
+  // ---- the run directory: created and owned only now that the start is known to work ----
+  std::optional<io::NewRunDir> created;
+  if (!ck) {
+    created.emplace(run_dir);
+    lock = lock_run_dir(run_dir);
+    refuse_existing_run(run_dir);  // again, now that we own it: another run may have finished there
+  }
+  keep_spec_copy(model_src, run_dir);
+  const std::string cfg_text = cfg.dump(2) + "\n";
+  io::write_file_atomic(run_dir / "config.json", std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
+  if (created) created->keep();
+
   bool header = false;
   fitter.on_epoch = [&](const train::EpochStats& s) {
     if (!header) {
@@ -304,7 +308,7 @@ int run_train(TrainConfig c, const CLI::App& app) {
     std::fflush(stdout);
   };
   const auto t0 = std::chrono::steady_clock::now();
-  train::FitResult r = fitter.run(ck ? &*ck : nullptr);
+  train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
@@ -396,7 +400,9 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_flag("--log-placement", c->log_placement, "Print where each parameter and buffer lives");
   t->add_option("--name", c->name, "Run name: the run directory is runs/<name>");
   t->add_option("--run-dir", c->run_dir, "Run directory (overrides --name)");
-  t->add_option("--resume", c->resume, "Continue a run: its directory or a checkpoint .json");
+  t->add_option("--resume", c->resume,
+                "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
+                "a step-N.safetensors one of them names");
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
   add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
   add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));

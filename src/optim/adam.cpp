@@ -100,6 +100,11 @@ void Adam::step_reference(Tensor& p, ParamState& st, double lr, double wd) {
   p.add_(div(exp_avg, denom), -step_size);
 }
 
+std::vector<std::string> Adam::state_buffer_names() const {
+  if (opt_.amsgrad) return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
+  return {"exp_avg", "exp_avg_sq"};
+}
+
 std::vector<std::pair<std::string, double>> Adam::options_list() const {
   return {{"beta1", opt_.betas[0]}, {"beta2", opt_.betas[1]}, {"eps", opt_.eps},
           {"amsgrad", opt_.amsgrad ? 1.0 : 0.0}};

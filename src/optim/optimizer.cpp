@@ -103,6 +103,9 @@ void Optimizer::load_state_dict(const StateDict& d) {
       ParamState& st = new_state[gi][pi];
       st.step = d.integer(sp + "step");
       const Tensor& p = g.params[pi];
+      for (const std::string& buf : state_buffer_names())
+        EMBER_CHECK(d.contains(sp + buf), ValueError, name_, ".load_state_dict: missing '", sp, buf,
+                    "' (parameter ", flat, " has a step count, so its ", buf, " must be saved too)");
       for (const auto& [key, t] : d) {
         if (key.compare(0, sp.size(), sp) != 0 || key == sp + "step") continue;
         EMBER_CHECK(t.sizes() == p.sizes(), ShapeError, name_, ".load_state_dict: '", key, "' has shape ",

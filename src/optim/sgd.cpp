@@ -86,6 +86,10 @@ void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_dec
 std::vector<std::pair<std::string, double>> SGD::options_list() const {
   return {{"momentum", opt_.momentum}, {"dampening", opt_.dampening}, {"nesterov", opt_.nesterov ? 1.0 : 0.0}};
 }
+std::vector<std::string> SGD::state_buffer_names() const {
+  if (opt_.momentum == 0.0) return {};
+  return {"momentum_buffer"};
+}
 void SGD::set_option(const std::string& name, double v) {
   if (name == "momentum") opt_.momentum = v;
   else if (name == "dampening") opt_.dampening = v;

@@ -11,6 +11,7 @@
 
 #include "ember/io/sha256.h"
 #include "ember/io/atomic_file.h"
+#include "io/json_fields.h"
 #include "ember/io/safetensors.h"
 #include "ember/io/user_file.h"
 
@@ -69,37 +70,51 @@ std::string manifest_to_json(const CheckpointManifest& m) {
 }
 
 CheckpointManifest manifest_from_json(const std::string& text, const std::string& source) {
+  const std::string where = fmt::format("checkpoint manifest '{}'", source);
+  json j;
   try {
-    json j = json::parse(text);
-    CheckpointManifest m;
-    if (!j.is_object()) throw FormatError("not a JSON object");
-    m.format = j.at("format").get<int>();
-    if (m.format != 1) throw FormatError(fmt::format("unsupported format {}", m.format));
-    m.ember_version = j.value("ember_version", "");
-    m.device = j.value("device", "");
-    m.model = j.value("model", "");
-    m.dataset = j.value("dataset", "");
-    m.epoch = j.at("epoch").get<int64_t>();
-    m.step = j.at("step").get<int64_t>();
-    m.batch_in_epoch = j.at("batch_in_epoch").get<int64_t>();
-    m.seed = j.at("seed").get<uint64_t>();
-    m.rng_seed = j.at("rng").at("seed").get<uint64_t>();
-    m.rng_offset = j.at("rng").at("offset").get<uint64_t>();
-    m.threads = j.value("threads", 0);
-    m.best_metric = j.value("best_metric", 0.0);
-    m.last_metric = j.value("last_metric", 0.0);
-    m.optimizer_scalars = j.value("optimizer", std::map<std::string, double>{});
-    m.weights = j.at("weights").get<std::string>();
-    m.weights_sha256 = j.at("weights_sha256").get<std::string>();
-    if (j.contains("config")) m.config_json = j["config"].dump();
-    if (m.weights.empty() || m.weights.find('/') != std::string::npos)
-      throw FormatError("'weights' must be a file name in the same directory");
-    return m;
+    j = json::parse(text);
   } catch (const json::exception& e) {
-    throw FormatError(fmt::format("checkpoint manifest '{}' is not valid: {}", source, e.what()), kHint);
-  } catch (const FormatError& e) {
-    throw FormatError(fmt::format("checkpoint manifest '{}' is not valid: {}", source, e.what()), kHint);
+    throw FormatError(fmt::format("{} is not valid JSON: {}", where, e.what()), kHint);
   }
+  if (!j.is_object()) throw FormatError(fmt::format("{} is not valid: not a JSON object", where), kHint);
+  // Every field is read with its type checked: a wrong-typed value names the key, the type and the file.
+  auto get = [&](const char* key, auto fallback, bool required) {
+    using T = decltype(fallback);
+    return required ? io::json_get<T>(j, key, where, kHint) : io::json_get_or<T>(j, key, fallback, where, kHint);
+  };
+  CheckpointManifest m;
+  m.format = get("format", int(0), true);
+  if (m.format != 1)
+    throw FormatError(fmt::format("{} is not valid: unsupported format {}", where, m.format),
+                      "it was written by another version of ember; use that version or start a new run");
+  m.ember_version = get("ember_version", std::string(), false);
+  m.device = get("device", std::string(), false);
+  m.model = get("model", std::string(), false);
+  m.dataset = get("dataset", std::string(), false);
+  m.epoch = get("epoch", int64_t(0), true);
+  m.step = get("step", int64_t(0), true);
+  m.batch_in_epoch = get("batch_in_epoch", int64_t(0), true);
+  m.seed = get("seed", uint64_t(0), true);
+  const json rng = io::json_get<json>(j, "rng", where, kHint);
+  m.rng_seed = io::json_get<uint64_t>(rng, "seed", where, kHint, "rng.seed");
+  m.rng_offset = io::json_get<uint64_t>(rng, "offset", where, kHint, "rng.offset");
+  m.threads = get("threads", int(0), false);
+  m.best_metric = get("best_metric", 0.0, false);
+  m.last_metric = get("last_metric", 0.0, false);
+  m.optimizer_scalars = get("optimizer", std::map<std::string, double>{}, false);
+  m.weights = get("weights", std::string(), true);
+  m.weights_sha256 = get("weights_sha256", std::string(), true);
+  if (j.contains("config")) {
+    if (!j["config"].is_object())
+      throw FormatError(fmt::format("{}: \"config\" must be an object, it is {}", where, j["config"].dump()), kHint);
+    m.config_json = j["config"].dump();
+  }
+  if (m.epoch < 0 || m.step < 0 || m.batch_in_epoch < 0)
+    throw FormatError(fmt::format("{} is not valid: epoch, step and batch_in_epoch must not be negative", where), kHint);
+  if (m.weights.empty() || m.weights.find('/') != std::string::npos)
+    throw FormatError(fmt::format("{} is not valid: 'weights' must be a file name in the same directory", where), kHint);
+  return m;
 }
 
 void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointManifest m, const NamedTensors& tensors) {
@@ -191,6 +206,7 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   } else {
     bytes = io::read_user_file(path, io::kCheckpointFile);
   }
+  ck.weights_path = weights;
   io::StFile file;
   try {
     file = io::st_parse(bytes, weights.string());

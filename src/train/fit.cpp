@@ -42,16 +42,28 @@ NamedTensors training_state(nn::Module& model, optim::Optimizer& opt, optim::LRS
 
 void restore_training_state(const Checkpoint& ck, nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched) {
   const char* hint = "resume with the --model, --optimizer and --schedule the run was started with";
+  const std::string file = ck.weights_path.string();
   try {
     model.load_state_dict(sub_dict(ck, "model/"));
   } catch (const Error& e) {
-    throw FormatError(fmt::format("checkpoint does not fit model '{}': {}", ck.manifest.model, e.what()), hint);
+    throw FormatError(fmt::format("checkpoint '{}' does not fit model '{}': {}", file, ck.manifest.model, e.what()), hint);
   }
+  // A tensor missing from a checkpoint whose config matches the run means the file was damaged.
+  const char* damaged = "the checkpoint is damaged or was edited; resume from another checkpoint of the run (best.json) "
+                        "or start a new run";
   try {
     opt.load_state_dict(sub_dict(ck, "optim/"));
+  } catch (const Error& e) {
+    throw FormatError(fmt::format("checkpoint '{}': the optimizer state (tensors 'optim/...') does not fit: {}", file,
+                                  e.what()),
+                      ck.manifest.config_json.empty() ? hint : damaged);
+  }
+  try {
     if (sched) sched->load_state_dict(sub_dict(ck, "sched/"));
   } catch (const Error& e) {
-    throw FormatError(fmt::format("checkpoint's optimizer/schedule state does not fit: {}", e.what()), hint);
+    throw FormatError(fmt::format("checkpoint '{}': the learning-rate schedule state (tensors 'sched/...') does not "
+                                  "fit: {}", file, e.what()),
+                      ck.manifest.config_json.empty() ? hint : damaged);
   }
 }
 
@@ -119,7 +131,14 @@ void Fitter::save(const std::string& tag, int64_t epoch, int64_t step, int64_t b
   save_checkpoint(o_.run_dir / "checkpoints", tag, m, training_state(model_, opt_, sched_));
 }
 
-FitResult Fitter::run(const Checkpoint* resume) {
+void Fitter::resume_from(const Checkpoint& ck) {
+  restore_training_state(ck, model_, opt_, sched_);
+  resume_ = &ck;
+}
+
+FitResult Fitter::run(const Checkpoint* resume_arg) {
+  if (resume_arg && resume_arg != resume_) resume_from(*resume_arg);
+  const Checkpoint* resume = resume_;
   FitResult res;
   const int64_t bs = o_.batch_size;
   data::LoaderOptions lo;
@@ -137,7 +156,6 @@ FitResult Fitter::run(const Checkpoint* resume) {
   double loss_sum = 0, seen = 0, correct = 0, data_time = 0, train_time = 0;
   if (resume) {
     const auto& m = resume->manifest;
-    restore_training_state(*resume, model_, opt_, sched_);
     start_epoch = m.epoch, start_batch = m.batch_in_epoch, step = m.step;
     best = m.best_metric, last = m.last_metric;
     default_generator().set_state(m.rng_seed, m.rng_offset);

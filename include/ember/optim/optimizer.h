@@ -63,7 +63,8 @@ class Optimizer {
 
   StateDict state_dict() const;
   // Restores a state_dict() of the same optimizer type over the same parameter layout. Throws
-  // ValueError when the group count, a group's parameter count or a required key differs,
+  // ValueError when the group count, a group's parameter count or a required key differs (a
+  // parameter with a step count must have every buffer state_buffer_names() lists),
   // ShapeError when a buffer's shape differs from its parameter's. Buffers are copied onto each
   // parameter's device and dtype. Nothing is modified when it throws.
   void load_state_dict(const StateDict& dict);
@@ -79,6 +80,9 @@ class Optimizer {
   // Shared settings as (name, value), saved under "options.<name>" and restored by set_option.
   virtual std::vector<std::pair<std::string, double>> options_list() const = 0;
   virtual void set_option(const std::string& name, double value) = 0;
+  // The buffers every stepped parameter's state holds with the current settings ("exp_avg", ...);
+  // load_state_dict refuses a state without them. Default: none required.
+  virtual std::vector<std::string> state_buffer_names() const { return {}; }
   void check_lr_wd(double lr, double weight_decay) const;
 
   std::string name_;
@@ -111,6 +115,7 @@ class SGD : public Optimizer {
  protected:
   std::vector<std::pair<std::string, double>> options_list() const override;
   void set_option(const std::string& name, double value) override;
+  std::vector<std::string> state_buffer_names() const override;
 
  private:
   void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);
@@ -142,6 +147,7 @@ class Adam : public Optimizer {
   Adam(std::string name, std::vector<ParamGroupSpec> groups, AdamOptions opt, bool decoupled);
   std::vector<std::pair<std::string, double>> options_list() const override;
   void set_option(const std::string& name, double value) override;
+  std::vector<std::string> state_buffer_names() const override;
 
  private:
   void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);

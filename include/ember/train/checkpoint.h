@@ -45,6 +45,7 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 struct Checkpoint {
   CheckpointManifest manifest;
   NamedTensors tensors;  // in file order (sorted by name), on the CPU
+  std::filesystem::path weights_path;  // the safetensors file the tensors came from (for messages)
   const Tensor* find(const std::string& name) const;  // nullptr when absent
 };
 

@@ -83,7 +83,12 @@ class Fitter {
  public:
   Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched, bool sched_per_step,
          const data::Dataset& train, const data::Dataset& test, FitOptions opt_);
-  // Starts from `resume` when given (its manifest's epoch/step/position), else from scratch.
+  // Restores the model, optimizer and schedule from `ck` now, so that a checkpoint that does not fit
+  // fails (FormatError naming the file and the tensor) before the caller writes anything; run()
+  // then continues from its epoch, step and data position. `ck` must outlive run().
+  void resume_from(const Checkpoint& ck);
+  // Starts from `resume` when given (as resume_from), else from the checkpoint given to
+  // resume_from, else from scratch.
   FitResult run(const Checkpoint* resume = nullptr);
   // Called after each epoch with its stats (the CLI prints the table row).
   std::function<void(const EpochStats&)> on_epoch;
@@ -98,6 +103,7 @@ class Fitter {
   const data::Dataset& train_;
   const data::Dataset& test_;
   FitOptions o_;
+  const Checkpoint* resume_ = nullptr;  // restored by resume_from
 };
 
 }  // namespace ember::train

@@ -1,0 +1,109 @@
+// Run-directory safety for `ember train` (see train_run_dir.h): --resume resolution and its
+// --run-dir check, the run lock as a usage error, settings read back from a checkpoint, and the
+// model spec copy.
+#include "train_run_dir.h"
+
+#include "ember/io/atomic_file.h"
+#include "ember/io/user_file.h"
+#include "ember/nn/models.h"
+#include "ember/nn/spec.h"
+
+namespace ember::cli {
+namespace fs = std::filesystem;
+
+namespace {
+bool same_dir(const fs::path& a, const fs::path& b) {
+  std::error_code ec;
+  if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
+  return fs::weakly_canonical(a, ec) == fs::weakly_canonical(b, ec);
+}
+}  // namespace
+
+train::ResumePoint resume_point(const std::string& resume, const std::string& run_dir_flag, const std::string& name_flag) {
+  train::ResumePoint rp;
+  try {
+    rp = train::find_resume_point(resume);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what(), e.hint());
+  }
+  auto refuse = [&](const std::string& flag, const fs::path& other) {
+    throw UsageError(
+        fmt::format("--resume continues the run in its own directory '{}', but {} names another directory '{}'; "
+                    "nothing was written",
+                    rp.run_dir.string(), flag, other.string()),
+        fmt::format("drop {} to continue the run in place; to branch it off into a new directory, copy it first "
+                    "(cp -r {} {}) and resume the copy",
+                    flag, rp.run_dir.string(), other.string()));
+  };
+  if (!run_dir_flag.empty() && !same_dir(run_dir_flag, rp.run_dir)) refuse("--run-dir", run_dir_flag);
+  if (run_dir_flag.empty() && !name_flag.empty() && !same_dir(fs::path("runs") / name_flag, rp.run_dir))
+    refuse("--name", fs::path("runs") / name_flag);
+  return rp;
+}
+
+std::unique_ptr<io::RunDirLock> lock_run_dir(const fs::path& run_dir) {
+  try {
+    return std::make_unique<io::RunDirLock>(run_dir);
+  } catch (const io::RunDirInUse& e) {
+    throw UsageError(e.what(), e.hint());
+  }
+}
+
+void refuse_existing_run(const fs::path& run_dir) {
+  if (fs::exists(run_dir / "checkpoints" / "latest.json"))
+    throw UsageError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
+                     fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
+                                 run_dir.string()));
+}
+
+void RunConfig::check_like_flag(const char* key, const char* flag) const {
+  CLI::Option* opt = app_.get_option_no_throw(flag);
+  if (!opt) return;
+  const std::string text = s_.flag_text(key);
+  for (int i = 0;; ++i) {
+    CLI::Validator* v = nullptr;
+    try {
+      v = opt->get_validator(i);
+    } catch (const CLI::OptionNotFound&) {
+      break;
+    }
+    std::string copy = text;  // validators may rewrite their input
+    const std::string err = (*v)(copy);
+    if (!err.empty())
+      throw UsageError(fmt::format("{}: the run's {} = {} is not a valid {}: {}", s_.where(), key, text, flag, err),
+                       s_.hint());
+  }
+}
+
+std::string ModelSource::label() const { return is_spec() ? fs::path(name).stem().string() : name; }
+
+ModelSource model_source(const std::string& model, const fs::path& run_dir) {
+  ModelSource m;
+  if (!nn::is_spec_file(model)) {
+    m.name = model;
+    return m;
+  }
+  m.spec_origin = train::run_model(model, run_dir);
+  m.name = train::spec_copy_name(model);
+  try {
+    m.spec_text = io::read_user_text(m.spec_origin, io::kModelSpecFile);
+  } catch (const IOError& e) {
+    if (run_dir.empty()) throw;
+    throw IOError(e.what(), fmt::format("the run keeps its spec as {}; restore that file", (run_dir / m.name).string()));
+  }
+  return m;
+}
+
+std::shared_ptr<nn::Module> build_model(const ModelSource& m, int64_t num_classes, int64_t channels, int64_t image_size,
+                                        Generator* gen) {
+  if (m.is_spec()) return nn::model_from_spec(m.spec_text, m.spec_origin, num_classes, channels, image_size, gen);
+  return models::create(m.name, num_classes, channels, image_size, gen);
+}
+
+void keep_spec_copy(const ModelSource& m, const fs::path& run_dir) {
+  if (!m.is_spec()) return;
+  io::write_file_atomic(run_dir / m.name,
+                        std::span(reinterpret_cast<const uint8_t*>(m.spec_text.data()), m.spec_text.size()));
+}
+
+}  // namespace ember::cli

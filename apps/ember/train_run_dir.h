@@ -1,0 +1,95 @@
+// `ember train`'s run-directory safety: what --resume may point at, the lock that makes one process
+// own a run, the run's settings read back from a checkpoint (typed, and checked by the flags' own
+// validators), and the model spec copy a run keeps. Nothing here writes before it is asked to.
+#pragma once
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "cli.h"
+#include "ember/core/generator.h"
+#include "ember/io/run_dir.h"
+#include "ember/nn/module.h"
+#include "ember/train/resume.h"
+
+namespace ember::cli {
+
+// --resume PATH: the run and manifest to continue (see train::find_resume_point). A resume
+// continues its run in place, so a --run-dir or --name naming another directory is refused
+// (UsageError with the reason and the fix) instead of rewriting that directory's checkpoints.
+train::ResumePoint resume_point(const std::string& resume, const std::string& run_dir_flag, const std::string& name_flag);
+
+// Owns `run_dir` for this process (io::RunDirLock); another live owner is a UsageError (exit 2)
+// naming its pid.
+std::unique_ptr<io::RunDirLock> lock_run_dir(const std::filesystem::path& run_dir);
+
+// A fresh run may not start in a directory that already holds one (UsageError, hint: --resume).
+void refuse_existing_run(const std::filesystem::path& run_dir);
+
+// The run settings stored in a checkpoint manifest's "config", read back for --resume. Each value
+// is type-checked (FormatError naming the key, the type and the file) and then passed through the
+// validators of the flag that sets it, so a damaged or edited value (batch_size 0, threads 100000)
+// is the same usage error (exit 2) as the flag would be.
+class RunConfig {
+ public:
+  // FormatError when the manifest carries no run config (it was not written by `ember train`).
+  RunConfig(const std::string& config_json, const std::string& manifest, CLI::App& app)
+      : s_(config_json, manifest), app_(app) {}
+
+  // The run's identity: the checkpoint's value wins; a flag given with another value is ignored
+  // with a warning. A missing key is an error unless `absent` gives the value older runs had.
+  template <class T>
+  void adopt(const char* key, T& field, const char* flag, std::optional<T> absent = std::nullopt) {
+    T v;
+    if (!s_.contains(key)) {
+      if (!absent) throw FormatError(fmt::format("{}: the run config has no \"{}\"", s_.where(), key), s_.hint());
+      v = *absent;
+    } else {
+      v = s_.get<T>(key);
+      check_like_flag(key, flag);
+    }
+    if (app_.count(flag) && v != field)
+      warn(fmt::format("{} is ignored with --resume: the run was started with {} = {}", flag, key,
+                       nlohmann::json(v).dump()));
+    field = v;
+  }
+  // How the run is run (epochs to extend it, data directory, threads): a flag given wins, else the
+  // checkpoint's value when it has one.
+  template <class T>
+  void adopt_unless_flag(const char* key, T& field, const char* flag) {
+    if (app_.count(flag) || !s_.contains(key)) return;
+    field = s_.get<T>(key);
+    check_like_flag(key, flag);
+  }
+
+ private:
+  void check_like_flag(const char* key, const char* flag) const;
+  train::RunSettings s_;
+  CLI::App& app_;
+};
+
+// The model of a run: a zoo name, or a spec file read once, so that the model built and the copy
+// kept in the run directory are the same bytes. `name` is what the run records: the zoo name, or
+// the spec's file name (the copy's, resolved against the run directory by eval, predict, resume).
+struct ModelSource {
+  std::string name;
+  std::string spec_text;    // empty for a zoo model
+  std::string spec_origin;  // where the spec was read from (for messages)
+  bool is_spec() const { return !spec_origin.empty(); }
+  // For run names: the zoo name, or the spec file's stem ("my_net" for path/to/my_net.toml).
+  std::string label() const;
+};
+// `model` as given or recorded; `run_dir` (on --resume) is where a recorded spec's copy lives.
+// IOError when a spec file cannot be read.
+ModelSource model_source(const std::string& model, const std::filesystem::path& run_dir);
+std::shared_ptr<nn::Module> build_model(const ModelSource& m, int64_t num_classes, int64_t channels, int64_t image_size,
+                                        Generator* gen);
+// Writes the spec copy into the run directory (atomically); nothing for a zoo model.
+void keep_spec_copy(const ModelSource& m, const std::filesystem::path& run_dir);
+
+}  // namespace ember::cli

@@ -1,0 +1,164 @@
+// Finding a run from a path: the resume point of `ember train --resume`, the run directory of a
+// checkpoint, and the model spec copy a run keeps (see include/ember/train/resume.h).
+#include "ember/train/resume.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "ember/core/error.h"
+#include "ember/io/user_file.h"
+#include "ember/nn/spec.h"
+#include "ember/train/checkpoint.h"
+#include "io/json_fields.h"
+
+namespace ember::train {
+namespace fs = std::filesystem;
+
+namespace {
+const char* kForms =
+    "give the run directory (ember train --resume runs/<name>), or its checkpoints/latest.json or best.json";
+
+// `p` without a trailing separator; made absolute when it has too few components to name parents.
+fs::path tidy(const fs::path& p) {
+  fs::path q = p.lexically_normal();
+  if (q.filename().empty() && q.has_parent_path()) q = q.parent_path();
+  return q;
+}
+fs::path parent_of(const fs::path& p) {
+  fs::path q = p.parent_path();
+  if (q.empty() || q.filename() == "..") q = fs::absolute(p).lexically_normal().parent_path();
+  return q;
+}
+bool is_checkpoints_dir(const fs::path& dir) {
+  std::error_code ec;
+  return fs::weakly_canonical(dir, ec).filename() == "checkpoints" || dir.filename() == "checkpoints";
+}
+}  // namespace
+
+std::optional<fs::path> run_dir_of(const fs::path& path_in) {
+  const fs::path p = tidy(path_in);
+  std::error_code ec;
+  if (fs::is_directory(p, ec)) {
+    if (fs::is_directory(p / "checkpoints", ec)) return p;
+    if (is_checkpoints_dir(p)) return parent_of(p);
+    return std::nullopt;
+  }
+  const fs::path dir = parent_of(p);
+  if (is_checkpoints_dir(dir)) return parent_of(dir);
+  return std::nullopt;
+}
+
+ResumePoint find_resume_point(const fs::path& path_in) {
+  const fs::path p = tidy(path_in);
+  std::error_code ec;
+  if (io::path_type(p) == io::PathType::missing)
+    throw IOError(fmt::format("--resume: '{}' does not exist", path_in.string()),
+                  std::string(kForms) + "; `ls runs/` lists the runs");
+  ResumePoint rp;
+  if (fs::is_directory(p, ec)) {
+    std::optional<fs::path> run = run_dir_of(p);
+    if (!run)
+      throw ValueError(fmt::format("--resume: '{}' is not a run directory (it has no checkpoints/ directory)",
+                                   path_in.string()),
+                       kForms);
+    rp.run_dir = *run;
+    rp.manifest = *run / "checkpoints" / "latest.json";
+    if (!fs::exists(rp.manifest, ec))
+      throw IOError(fmt::format("--resume: the run '{}' has no checkpoint yet ({} does not exist)",
+                                rp.run_dir.string(), rp.manifest.string()),
+                    "the run stopped before its first checkpoint; start it again without --resume");
+    return rp;
+  }
+  std::optional<fs::path> run = run_dir_of(p);
+  const std::string ext = p.extension().string();
+  if (!run || (ext != ".json" && ext != ".safetensors"))
+    throw ValueError(fmt::format("--resume: '{}' is not a checkpoint of a run (expected a run directory, or a "
+                                 ".json manifest or .safetensors file in a run's checkpoints/ directory)",
+                                 path_in.string()),
+                     kForms);
+  rp.run_dir = *run;
+  if (ext == ".json") {
+    rp.manifest = p;
+    return rp;
+  }
+  // A weights file: continue through the manifest that names it, which carries the run's
+  // settings, position and RNG state (the weights alone would restart the run from scratch).
+  const fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::vector<fs::path> manifests;
+  for (const auto& e : fs::directory_iterator(dir, ec))
+    if (e.path().extension() == ".json") manifests.push_back(e.path());
+  auto rank = [](const fs::path& m) { return m.filename() == "latest.json" ? 0 : m.filename() == "best.json" ? 1 : 2; };
+  std::sort(manifests.begin(), manifests.end(),
+            [&](const fs::path& a, const fs::path& b) { return std::pair(rank(a), a) < std::pair(rank(b), b); });
+  for (const fs::path& m : manifests) {
+    try {
+      auto text = io::read_user_file(m, io::kManifestFile);
+      if (manifest_from_json(std::string(text.begin(), text.end()), m.string()).weights == p.filename().string()) {
+        rp.manifest = m;
+        return rp;
+      }
+    } catch (const Error&) {
+      // A damaged manifest names nothing we can trust; look at the others.
+    }
+  }
+  throw ValueError(fmt::format("--resume: no checkpoint manifest in '{}' names '{}', so its run settings, position "
+                               "and optimizer state are unknown",
+                               dir.string(), p.filename().string()),
+                   kForms);
+}
+
+std::string spec_copy_name(const std::string& spec_path) { return fs::path(spec_path).filename().string(); }
+
+std::string run_model(const std::string& model, const fs::path& run_dir) {
+  if (!nn::is_spec_file(model) || run_dir.empty()) return model;
+  std::error_code ec;
+  const fs::path copy = run_dir / fs::path(model).filename();
+  if (fs::path(model).filename() == fs::path(model) && fs::is_regular_file(copy, ec)) return copy.string();
+  return model;
+}
+
+struct RunSettings::Impl {
+  nlohmann::json j = nlohmann::json::object();
+  std::string where, hint;
+};
+
+RunSettings::RunSettings(const std::string& config_json, const std::string& manifest, bool required) {
+  auto impl = std::make_shared<Impl>();
+  impl->where = fmt::format("checkpoint manifest '{}'", manifest);
+  impl->hint = "the manifest was damaged or edited; resume from the run's checkpoints/best.json, restore the value, "
+               "or start a new run";
+  if (!config_json.empty()) impl->j = nlohmann::json::parse(config_json, nullptr, false);
+  if (!impl->j.is_object()) {
+    if (required)
+      throw FormatError(fmt::format("{}: \"config\" is not a JSON object", impl->where), impl->hint);
+    impl->j = nlohmann::json::object();
+  }
+  if (required && impl->j.empty())
+    throw FormatError(fmt::format("{} has no run config (\"config\"), so the run's settings are unknown", impl->where),
+                      "only checkpoints written by `ember train` can be resumed; `ember eval` reads any checkpoint");
+  impl_ = std::move(impl);
+}
+
+bool RunSettings::contains(const std::string& key) const { return impl_->j.contains(key); }
+
+template <class T>
+T RunSettings::get(const std::string& key) const {
+  return io::json_get<T>(impl_->j, key, impl_->where, impl_->hint, "config." + key);
+}
+template std::string RunSettings::get<std::string>(const std::string&) const;
+template bool RunSettings::get<bool>(const std::string&) const;
+template int RunSettings::get<int>(const std::string&) const;
+template int64_t RunSettings::get<int64_t>(const std::string&) const;
+template uint64_t RunSettings::get<uint64_t>(const std::string&) const;
+template double RunSettings::get<double>(const std::string&) const;
+
+std::string RunSettings::flag_text(const std::string& key) const {
+  const nlohmann::json& v = impl_->j.at(key);
+  return v.is_string() ? v.get<std::string>() : v.dump();
+}
+const std::string& RunSettings::where() const { return impl_->where; }
+const std::string& RunSettings::hint() const { return impl_->hint; }
+
+}  // namespace ember::train
