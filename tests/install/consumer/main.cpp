@@ -1,4 +1,5 @@
-// A project outside ember's tree: finds the installed package, builds a tensor, runs autograd.
+// A project outside ember's tree, built against an install (find_package or pkg-config) or the
+// build tree (tests/install/run_install_test.cmake): builds a tensor, runs autograd, checks the sums.
 #include <ember/ember.h>
 #include <iostream>
 
