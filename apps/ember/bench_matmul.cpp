@@ -86,7 +86,7 @@ int run_matmul(const MatmulOpts& o) {
     else
       fmt::print("matmul C = A @ B, n x n, {}, float32 on the CPU only{}\n", from,
                  tf32 ? " (--dtype tf32 applies to GPUs)" : "");
-    fmt::print("placement: cpu ({}, n <= {}){}\n", plural(get_num_threads(), "thread"), o.cpu_max_size,
+    fmt::print("placement: cpu ({}) for n <= {}{}\n", plural(get_num_threads(), "thread"), o.cpu_max_size,
                ngpu ? fmt::format(" and cuda:0..{} (A, B, C on the device, no copies timed)", ngpu - 1) : "");
     if (ngpu == 0) fmt::print("no GPU column: {}\n", no_gpu);
     else fmt::print("max rel diff: max |C_gpu - C_cpu| / |C_cpu| over all elements (n <= {} only)\n", o.cpu_max_size);
