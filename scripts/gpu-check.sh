@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One-shot check of the CUDA backend on a machine with an NVIDIA GPU (written for one GPU, 16
 # cores; cuBLAS/cuDNN may come from the nvidia-* Python wheels). Runs the GPU tests, `ember
-# doctor`, the benches, a 2-epoch Fashion-MNIST run on the GPU and PyTorch's side (bench/torch_gpu.py,
-# ember/PyTorch ratio rows by bench/gpu_ratios.py), then the CPU tests, and prints one table last. Bounded to 8 minutes in all (a timeout per step).
+# doctor`, the benches, a 2-epoch Fashion-MNIST run on the GPU and PyTorch's side (bench/torch_gpu.py;
+# ember/PyTorch ratio rows by bench/gpu_ratios.py), then the CPU tests, and prints one table last.
+# Bounded to 8 minutes in all (a timeout per step).
 # Without a usable GPU it still runs the CPU-side steps and says the GPU steps were skipped.
 #   usage: scripts/gpu-check.sh [--bundle DIR] [OUTDIR]   (OUTDIR default: $OUT, else ./gpu-check-out)
 # --bundle DIR: builds nothing; runs the binaries of a bundle made by scripts/gpu-bundle.sh (unpacked
