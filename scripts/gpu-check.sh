@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One-shot check of the CUDA backend on a machine with an NVIDIA GPU (written for one GPU, 16
 # cores; cuBLAS/cuDNN may come from the nvidia-* Python wheels). Runs the GPU tests, `ember
-# doctor`, the benches, a 2-epoch Fashion-MNIST run on the GPU and PyTorch's side, then the CPU
-# tests, and prints one table last. Bounded to 8 minutes in all (a timeout per step).
+# doctor`, the benches, a 2-epoch Fashion-MNIST run on the GPU and PyTorch's side (bench/torch_gpu.py;
+# ember/PyTorch ratio rows by bench/gpu_ratios.py), then the CPU tests, and prints one table last.
+# Bounded to 8 minutes in all (a timeout per step).
 # Without a usable GPU it still runs the CPU-side steps and says the GPU steps were skipped.
 #   usage: scripts/gpu-check.sh [--bundle DIR] [OUTDIR]   (OUTDIR default: $OUT, else ./gpu-check-out)
 # --bundle DIR: builds nothing; runs the binaries of a bundle made by scripts/gpu-bundle.sh (unpacked
@@ -117,7 +118,8 @@ for d in "${EMBER_DATA_DIR:+$EMBER_DATA_DIR/fashion-mnist}" /usr/share/datasets/
 done
 e=$build/ember
 fi
-gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train train_gpu torch_side)
+gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train bench_train_mnistnet128
+  train_gpu torch_side torch_ratios)
 
 # ---- GPU steps: only with a GPU -----------------------------------------------------------------
 if (( gpu_count == 0 )); then
@@ -132,10 +134,14 @@ else
   fi
   run doctor 30 "$e" doctor
   "$e" doctor --json >"$out/doctor.json" 2>/dev/null
-  run bench_matmul 50 bash -c "'$e' bench matmul --sizes 256,1024,4096,8192 --json | tee '$out/bench_matmul.json'"
-  run bench_matmul_tf32 40 bash -c "'$e' bench matmul --sizes 1024,4096,8192 --dtype tf32 --json | tee '$out/bench_matmul_tf32.json'"
+  # The guides' seeded sizes 50..8192 (the CPU side up to 4096, each GPU C compared with it).
+  run bench_matmul 90 bash -c "'$e' bench matmul --json | tee '$out/bench_matmul.json'"
+  run bench_matmul_tf32 60 bash -c "'$e' bench matmul --dtype tf32 --json | tee '$out/bench_matmul_tf32.json'"
   run bench_bandwidth 30 bash -c "'$e' bench bandwidth --json | tee '$out/bench_bandwidth.json'"
-  run bench_train 90 bash -c "'$e' bench train --model mnistnet --device all --batch-sizes 64,128,256,512 --json | tee '$out/bench_train.json'"
+  # The GPU-vs-CPU speed-up table: lenet5, mnistnet, resnet_small at batch 32..1024 (a few steps each).
+  run bench_train 150 bash -c "'$e' bench train --device all --steps 2 --warmup 1 | tee '$out/bench_train.txt'"
+  run bench_train_mnistnet128 40 bash -c "'$e' bench train --models mnistnet --device cuda --batch-sizes 128 \
+    --steps 50 --warmup 5 --json | tee '$out/bench_train_mnistnet128.json'"
   if [[ -n $data_dir ]]; then
     run train_gpu 120 "$e" train --device cuda --require-gpu --data-dir "$data_dir" --epochs 2 --batch-size 128 \
       --run-dir "$out/train-run"
@@ -143,9 +149,16 @@ else
     skip train_gpu "no Fashion-MNIST files (install dataset-fashion-mnist or carry data/fashion-mnist/*.gz)"
   fi
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
-    run torch_side 90 bash -c "python3 '$root/bench/torch_gpu.py' | tee '$out/torch_side.json'"
+    # PyTorch's side on the same card: matmul fp32/TF32 at the same sizes, pinned copy_, mnistnet b128.
+    run torch_side 120 bash -c "python3 '$root/bench/torch_gpu.py' --device cuda --train-steps 50 --train-warmup 5 \
+      > '$out/torch_side.json'; rc=\$?; cat '$out/torch_side.json'; exit \$rc"
+    # ember / PyTorch, one row each in the final table (targets: matmul and pinned >= 0.9, train > 1.0).
+    while IFS=$'\t' read -r rname rstatus; do
+      names+=("$rname"); statuses+=("$rstatus"); seconds+=(0)
+    done < <(python3 "$root/bench/gpu_ratios.py" "$out" 2>"$out/torch_ratios.log")
   else
     skip torch_side "no Python with CUDA torch here"
+    skip torch_ratios "no PyTorch figures"
   fi
 fi
 
@@ -176,9 +189,9 @@ failed=0
   echo "}"
 } >"$out/summary.json"
 echo
-printf '%-14s %-44s %s\n' STEP STATUS SECONDS
+printf '%-24s %-44s %s\n' STEP STATUS SECONDS
 for i in "${!names[@]}"; do
-  printf '%-14s %-44s %s\n' "${names[$i]}" "${statuses[$i]}" "${seconds[$i]}"
+  printf '%-24s %-44s %s\n' "${names[$i]}" "${statuses[$i]}" "${seconds[$i]}"
   [[ ${statuses[$i]} == FAIL* ]] && failed=1
 done
 (( gpu_count == 0 )) && echo "NOTE: no GPU here: the GPU steps were SKIPPED; only CPU-side steps ran."
