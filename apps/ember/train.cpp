@@ -228,19 +228,21 @@ int run_train(TrainConfig c, CLI::App& app) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("data       {} from {}: {} train, {} test, {}x{}x{}, {}\n", c.data, data_dir.string(),
-             train_ds.size(), test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
-             plural(train_ds.num_classes(), "class", "classes"));
+  // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
+  fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, train_ds.size(),
+             test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
+             plural(train_ds.num_classes(), "class", "classes"), data_dir.string());
   if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
-  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, schedule {}, label smoothing {:g}; {} x {} (batch {}), seed {}\n",
-             c.optimizer, c.lr, c.weight_decay, c.schedule, c.label_smoothing, plural(c.epochs, "epoch"),
+  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, c.weight_decay,
+             c.label_smoothing);
+  fmt::print("schedule   {}; {} x {} (batch {}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
              plural(steps_per_epoch, "step"), c.batch_size, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
-  fmt::print("loader     {}, uint8 data held once ({:.1f} MB), batches normalised on the fly{}\n",
+  fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
              plural(c.workers, "worker thread"), double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
              augment.empty() ? ", no augmentation" : augment);
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");

@@ -298,9 +298,10 @@ std::string Module::summary(Shape input_shape) {
   train(was_training);
 
   std::ostringstream os;
-  os << std::left << std::setw(36) << "Layer (type)" << std::setw(22) << "Output shape"
-     << std::right << std::setw(14) << "Param #" << std::setw(16) << "FLOPs" << "\n";
-  os << std::string(88, '=') << "\n";
+  // 79 columns in all, so the table fits an 80-column terminal without wrapping.
+  os << std::left << std::setw(32) << "Layer (type)" << std::setw(20) << "Output shape"
+     << std::right << std::setw(12) << "Param #" << std::setw(15) << "FLOPs" << "\n";
+  os << std::string(79, '=') << "\n";
   int64_t total_flops = 0;
   std::vector<const CallRecord*> order;  // call order (a module appears once per call)
   for (const auto& r : log)
@@ -310,11 +311,13 @@ std::string Module::summary(Shape input_shape) {
     std::string label = std::string(size_t(depth) * 2, ' ') + name + " (" + r->module->type_name() + ")";
     int64_t flops = r->module->forward_flops(r->input, r->output);
     if (flops > 0 && r->module->children().empty()) total_flops += flops;
-    os << std::left << std::setw(36) << label << std::setw(22) << shape_str(r->output) << std::right
-       << std::setw(14) << with_commas(r->module->num_parameters()) << std::setw(16)
+    if (label.size() >= 32) os << label << "\n" << std::string(32, ' ');  // a deep name gets its own line
+    else os << std::left << std::setw(32) << label;
+    os << std::left << std::setw(20) << shape_str(r->output) << std::right
+       << std::setw(12) << with_commas(r->module->num_parameters()) << std::setw(15)
        << (flops >= 0 ? with_commas(flops) : std::string("-")) << "\n";
   }
-  os << std::string(88, '=') << "\n";
+  os << std::string(79, '=') << "\n";
   os << "Input shape: " << shape_str(input_shape) << ", output shape: " << shape_str(y.sizes()) << "\n";
   os << "Total params: " << with_commas(num_parameters()) << "\n";
   os << "Trainable params: " << with_commas(num_parameters(true)) << "\n";

@@ -261,6 +261,18 @@ TEST(NNModule, SummaryOfMlp) {
   EXPECT_TRUE(model->is_training());  // restored
 }
 
+// The summary is printed in the training banner: every zoo model's table fits an 80-column
+// terminal (it was 88 columns wide and wrapped every line).
+TEST(NNModule, SummaryFitsEightyColumns) {
+  for (const auto& name : models::names()) {
+    Generator gen(0);
+    const bool rgb = name == "resnet_small" || name == "alexnet_cifar";
+    auto model = models::create(name, 10, rgb ? 3 : 1, rgb ? 32 : 28, &gen);
+    std::istringstream lines(model->summary({1, rgb ? 3 : 1, rgb ? 32 : 28, rgb ? 32 : 28}));
+    for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 79u) << name << ": " << line;
+  }
+}
+
 TEST(NNModels, CreateAndNames) {
   EXPECT_EQ(models::names().size(), 5u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
