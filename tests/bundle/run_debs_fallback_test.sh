@@ -24,12 +24,20 @@ done
 deps=$(cd "$b" && ninja -t deps 2>/dev/null)
 sys=$(grep -E '^ +/usr/include/(fmt|nlohmann|CLI|oneapi|dnnl|stb|zlib\.h|zconf\.h|cblas|x86_64-linux-gnu/(curl|openblas|cblas))' <<<"$deps" | sort -u)
 [[ -z $sys ]] && ok "no dependency header from /usr/include" || bad "headers from the system: $sys"
-grep -q "^ *$p/usr/include/fmt/core.h" <<<"$deps" && ok "fmt/core.h from the prefix" || bad "fmt/core.h not from $p"
-grep -q "^ *$p/usr/include/oneapi/dnnl/dnnl.hpp" <<<"$deps" && ok "oneapi/dnnl/dnnl.hpp from the prefix" || bad "dnnl.hpp not from $p"
-# Libraries: the build's run path points into the prefix, even without LD_LIBRARY_PATH.
+# (ccache with CCACHE_BASEDIR writes the prefix's paths relative: match the path's tail.)
+for h in fmt/core.h oneapi/dnnl/dnnl.hpp stb/stb_image.h x86_64-linux-gnu/openblas-openmp/cblas.h zlib.h; do
+  grep -qE "^ +(\.\./|$out/check/)debs-prefix/usr/include/$h\$" <<<"$deps" && ok "$h from the prefix" || bad "$h not from $p"
+done
+# Libraries: the build's run path points into the prefix, even without LD_LIBRARY_PATH ...
 libs=$(env -u LD_LIBRARY_PATH ldd "$b/ember" 2>&1)
-for l in libdnnl.so.2 libopenblas.so.0 libfmt.so.9 libstb.so.0 libz.so.1; do
-  grep -q "$l => $p/" <<<"$libs" && ok "$l from the prefix" || bad "$l: $(grep "$l" <<<"$libs")"
+for l in libdnnl.so.2 libopenblas.so.0 libfmt.so.9 libstb.so.0; do
+  grep -q "$l => $p/" <<<"$libs" && ok "$l from the prefix (run path)" || bad "$l: $(grep "$l" <<<"$libs")"
+done
+# ... and with the LD_LIBRARY_PATH gpu-check.sh exports, their own dependencies do too.
+L=$p/usr/lib/x86_64-linux-gnu
+libs=$(LD_LIBRARY_PATH="$L:$L/openblas-openmp:$p/lib/x86_64-linux-gnu" ldd "$b/ember" 2>&1)
+for l in libz.so.1 libOpenCL.so.1 libgfortran.so.5 libquadmath.so.0; do
+  grep -q "$l => $p/" <<<"$libs" && ok "$l from the prefix (LD_LIBRARY_PATH)" || bad "$l: $(grep "$l" <<<"$libs")"
 done
 echo "--- gpu-check table"; tail -n 25 "$out/check.log"
 exit $fail
