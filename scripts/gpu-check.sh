@@ -127,7 +127,7 @@ if [[ -n $bundle || -n $debs ]]; then
       else python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$a" "$2"; fi
     done
     cat "$1/MANIFEST.txt"' unpack "$bundle" "$broot"
-  run libraries 20 bash -c "ldd '$e' '$tests_bin'; ! ldd '$e' '$tests_bin' | grep 'not found'"
+  run libraries 20 bash -c "ldd '$e' '$tests_bin' && ! ldd '$e' '$tests_bin' | grep 'not found'"
   run version 20 "$e" --version
   fi
   # The bundle's CLI does not start (or there is none, or EMBER_GPU_CHECK_FORCE_FALLBACK=1): build.
