@@ -5,21 +5,28 @@
 # ember/PyTorch ratio rows by bench/gpu_ratios.py), then the CPU tests, and prints one table last.
 # Bounded to 8 minutes in all (a timeout per step).
 # Without a usable GPU it still runs the CPU-side steps and says the GPU steps were skipped.
-#   usage: scripts/gpu-check.sh [--bundle DIR] [OUTDIR]   (OUTDIR default: $OUT, else ./gpu-check-out)
+#   usage: scripts/gpu-check.sh [--bundle DIR] [--debs DIR] [OUTDIR]   (OUTDIR default: $OUT, else ./gpu-check-out)
 # --bundle DIR: builds nothing; runs the binaries of a bundle made by scripts/gpu-bundle.sh (unpacked
 #   into OUTDIR/bundle-root), with cuBLAS/cuDNN/NCCL found in the python wheels (site-packages/
 #   nvidia/*/lib of the python3 on PATH). Without it: configures and builds Release here first.
+# --debs DIR: the fallback, packages from scripts/gpu-debs.sh: when the bundle's `ember --version`
+#   fails (or with no --bundle, or EMBER_GPU_CHECK_FORCE_FALLBACK=1) builds ember + ember_tests in
+#   OUTDIR/debs-build against those packages unpacked into OUTDIR/debs-prefix, then goes on from it.
 # Writes OUTDIR/<step>.log for every step and OUTDIR/summary.json. Exit status: 0 when every step
 # that ran passed, 1 otherwise. Status: untested on a GPU as of 2026-11-30 (see docs/gpu.md).
 set -u
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bundle=""
-if [[ ${1:-} == --bundle ]]; then
-  [[ -n ${2:-} ]] || { echo "usage: $0 [--bundle DIR] [OUTDIR]" >&2; exit 2; }
-  bundle=$(cd "$2" && pwd) || { echo "gpu-check: no bundle directory $2 (make one with scripts/gpu-bundle.sh)" >&2; exit 2; }
+bundle="" debs=""
+while [[ ${1:-} == --bundle || ${1:-} == --debs ]]; do
+  [[ -n ${2:-} ]] || { echo "usage: $0 [--bundle DIR] [--debs DIR] [OUTDIR]" >&2; exit 2; }
+  if [[ $1 == --bundle ]]; then
+    bundle=$(cd "$2" && pwd) || { echo "gpu-check: no bundle directory $2 (make one with scripts/gpu-bundle.sh)" >&2; exit 2; }
+  else
+    debs=$(cd "$2" && pwd) || { echo "gpu-check: no directory $2 (make one with scripts/gpu-debs.sh)" >&2; exit 2; }
+  fi
   shift 2
-fi
+done
 out=${1:-${OUT:-./gpu-check-out}}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 build=${BUILD_DIR:-$root/build-gpu-check}
@@ -72,11 +79,48 @@ done
 gpu_count=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 gpu_count=${gpu_count:-0}
 
+# ---- fallback: build from the Debian packages of scripts/gpu-debs.sh ---------------------------
+# build_from_debs DEBS_DIR: unpacks the .debs into OUTDIR/debs-prefix (scripts/gpu-debs-prefix.sh
+# rewrites their /usr paths), configures and builds OUTDIR/debs-build against that prefix only,
+# puts its libraries on LD_LIBRARY_PATH and points e/tests_bin/broot at the build, so the bundle's
+# steps go on from it. Writes nothing outside OUTDIR. EMBER_GPU_CHECK_FALLBACK_TARGETS (default
+# "ember_cli ember_tests") and EMBER_GPU_CHECK_FALLBACK_ARGS (more cmake -D options) narrow it.
+build_from_debs() {
+  local p=$out/debs-prefix b=$out/debs-build
+  local L=$p/usr/lib/x86_64-linux-gnu
+  run debs_unpack 90 "$root/scripts/gpu-debs-prefix.sh" "$1" "$p"
+  [[ ${statuses[-1]} == PASS ]] || { skip debs_configure "debs_unpack failed"; return 1; }
+  local gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
+  local archs=${EMBER_CUDA_ARCHS:-$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d . | sed 's/$/-real/')}
+  # Every dependency named explicitly (the GPU machine's CMake may not know the Debian multiarch
+  # directory, and OpenBLAS's libopenblas.so / cblas.h are update-alternatives links in Debian,
+  # not in the packages); pkg-config sees the prefix's .pc files only.
+  run debs_configure 120 env PKG_CONFIG_LIBDIR="$L/pkgconfig:$p/usr/share/pkgconfig" \
+    cmake -S "$root" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_BUILD_BENCH=OFF \
+    ${archs:+"-DEMBER_CUDA_ARCHS=$archs"} "-DCMAKE_PREFIX_PATH=${prefix_path:+$prefix_path;}$p/usr" \
+    "-DCMAKE_INCLUDE_PATH=$p/usr/include" "-DCMAKE_LIBRARY_PATH=$L;$p/lib/x86_64-linux-gnu" \
+    "-Dfmt_DIR=$L/cmake/fmt" "-DGTest_DIR=$L/cmake/GTest" "-Dnlohmann_json_DIR=$p/usr/share/cmake/nlohmann_json" \
+    "-DCLI11_DIR=$p/usr/share/cmake/CLI11" "-DDNNL_INCLUDE_DIR=$p/usr/include" "-DDNNL_LIBRARY=$L/libdnnl.so" \
+    "-DCBLAS_INCLUDE_DIR=$p/usr/include/x86_64-linux-gnu/openblas-openmp" \
+    "-DOPENBLAS_LIBRARY=$L/openblas-openmp/libopenblas.so" "-DZLIB_INCLUDE_DIR=$p/usr/include" \
+    "-DZLIB_LIBRARY=$L/libz.so" "-DCURL_INCLUDE_DIR=$p/usr/include/x86_64-linux-gnu" \
+    "-DCURL_LIBRARY=$L/libcurl.so" "-DSTB_LIBRARY=$L/libstb.so" ${EMBER_GPU_CHECK_FALLBACK_ARGS:-}
+  [[ ${statuses[-1]} == PASS ]] || { skip debs_build "debs_configure failed"; return 1; }
+  run debs_build "${EMBER_GPU_CHECK_BUILD_SECONDS:-330}" cmake --build "$b" -j "$jobs" --target ${EMBER_GPU_CHECK_FALLBACK_TARGETS:-ember_cli ember_tests}
+  [[ ${statuses[-1]} == PASS ]] || return 1
+  export LD_LIBRARY_PATH="$L:$L/openblas-openmp:$p/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  e=$b/ember tests_bin=$b/tests/ember_tests broot=$b build=$b
+  run debs_version 20 "$e" --version
+}
+
 # ---- CPU-side steps: always --------------------------------------------------------------------
-if [[ -n $bundle ]]; then
+if [[ -n $bundle || -n $debs ]]; then
   # Unpack, check every library resolves (the CUDA ones may come later, from the wheels: none is
   # linked), and start the CLI. Tests run from the unpacked root, where ./golden is.
   broot=$out/bundle-root
+  e=$broot/bin/ember
+  tests_bin=$broot/bin/ember_tests
+  if [[ -n $bundle ]]; then
   run unpack 60 bash -c 'set -e; rm -rf "$2"; mkdir -p "$2"
     for a in "$1/payload.tar.xz" "$1/cxx-runtime.tar.xz"; do
       [[ -f $a ]] || continue
@@ -84,14 +128,19 @@ if [[ -n $bundle ]]; then
       else python3 -c "import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])" "$a" "$2"; fi
     done
     cat "$1/MANIFEST.txt"' unpack "$bundle" "$broot"
-  e=$broot/bin/ember
-  tests_bin=$broot/bin/ember_tests
-  run libraries 20 bash -c "ldd '$e' '$tests_bin'; ! ldd '$e' '$tests_bin' | grep 'not found'"
+  run libraries 20 bash -c "ldd '$e' '$tests_bin' && ! ldd '$e' '$tests_bin' | grep 'not found'"
   run version 20 "$e" --version
+  fi
+  # The bundle's CLI does not start (or there is none, or EMBER_GPU_CHECK_FORCE_FALLBACK=1): build.
+  if [[ -n $debs ]] && [[ -z $bundle || ${statuses[-1]} != PASS || ${EMBER_GPU_CHECK_FORCE_FALLBACK:-0} == 1 ]]; then
+    build_from_debs "$debs"
+  fi
   run doctor_json 60 bash -c "'$e' doctor --json > '$out/doctor.json'"
   [[ -x $e && -x $tests_bin ]] && built=1 || built=0
   data_dir=""
-  [[ -f $bundle/data/fashion-mnist/train-images-idx3-ubyte.gz ]] && data_dir=$bundle/data/fashion-mnist
+  for d in "$bundle/data/fashion-mnist" "$debs/data/fashion-mnist"; do
+    [[ -f $d/train-images-idx3-ubyte.gz ]] && { data_dir=$d; break; }
+  done
   if [[ -n $data_dir ]]; then  # the bundled data reads, and a few CPU steps train on it
     run train_cpu_smoke 60 "$e" train --device cpu --data-dir "$data_dir" --epochs 1 --limit-train 512 \
       --limit-test 256 --run-dir "$out/train-cpu-smoke"
@@ -127,7 +176,7 @@ if (( gpu_count == 0 )); then
 elif (( ! built )); then
   for s in "${gpu_steps[@]}"; do skip "$s" "no build"; done
 else
-  if [[ -n $bundle ]]; then
+  if [[ -n $bundle || -n $debs ]]; then
     run gpu_tests 150 bash -c "cd '$broot' && '$tests_bin' --gtest_filter='*_CUDA*' --gtest_output=json:'$out/gpu_tests.json'"
   else
     run gpu_tests 150 ctest --test-dir "$build" -L gpu --output-on-failure
@@ -163,7 +212,7 @@ else
 fi
 
 # CPU suite last, with whatever time is left (CI runs it in full on every change).
-if (( built )) && [[ -n $bundle ]]; then
+if (( built )) && [[ -n $bundle || -n $debs ]]; then
   # The unit suite, sharded over the cores (gtest's own sharding); CPU_TESTS_FILTER narrows it.
   run cpu_tests 240 bash -c "cd '$broot' && pids=() && for i in \$(seq 0 $(( jobs - 1 ))); do \
     GTEST_TOTAL_SHARDS=$jobs GTEST_SHARD_INDEX=\$i '$tests_bin' --gtest_filter='${CPU_TESTS_FILTER:-*}:-*_CUDA*' \
