@@ -289,8 +289,13 @@ int run_train(TrainConfig c, CLI::App& app) {
   std::optional<io::NewRunDir> created;
   if (!ck) {
     created.emplace(run_dir);
-    lock = lock_run_dir(run_dir);
-    refuse_existing_run(run_dir);  // again, now that we own it: another run may have finished there
+    try {
+      lock = lock_run_dir(run_dir);
+      refuse_existing_run(run_dir);  // again, now that we own it: another run may have finished there
+    } catch (...) {
+      created->keep();  // another process uses this directory (it may have made it first): never remove it
+      throw;
+    }
   }
   keep_spec_copy(model_src, run_dir);
   const std::string cfg_text = cfg.dump(2) + "\n";

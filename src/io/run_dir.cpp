@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <vector>
 
 namespace ember::io {
 namespace fs = std::filesystem;
@@ -35,7 +36,12 @@ RunDirLock::RunDirLock(const fs::path& run_dir) : path_(run_dir / ".lock") {
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int err = errno;
       if (err == EWOULDBLOCK) {
-        const std::string pid = read_owner(fd);
+        // The owner writes its pid just after taking the lock: give it a moment (at most ~0.2 s).
+        std::string pid = read_owner(fd);
+        for (int i = 0; pid.empty() && i < 20; ++i) {
+          ::usleep(10000);
+          pid = read_owner(fd);
+        }
         ::close(fd);
         const std::string who = pid.empty() ? "another process" : "another process (pid " + pid + ")";
         throw RunDirInUse(
@@ -73,19 +79,29 @@ RunDirLock::~RunDirLock() {
 }
 
 NewRunDir::NewRunDir(const fs::path& dir) {
-  std::error_code ec;
-  fs::path top;
+  // Each missing level is made with mkdir(2), and only a level whose mkdir succeeded here is ours:
+  // two processes starting in one new directory both saw it missing, but only one made it, and the
+  // other must never remove it (it held the winner's checkpoints: CliRunDir.TwoRunsStartedAtOnce...).
+  std::vector<fs::path> levels;  // dir and its parents, deepest first
   for (fs::path p = dir.lexically_normal(); !p.empty() && p != p.root_path(); p = p.parent_path()) {
-    if (p.filename().empty()) continue;  // a trailing separator
-    if (fs::exists(p, ec)) break;
-    top = p;
+    if (!p.filename().empty()) levels.push_back(p);  // skip a trailing separator
     if (!p.has_parent_path()) break;
   }
-  fs::create_directories(dir, ec);
-  if (ec || ::access(dir.c_str(), W_OK) != 0) {
-    const std::string why = ec ? ec.message() : std::string(std::strerror(errno));
+  fs::path top;
+  int err = 0;
+  for (auto it = levels.rbegin(); it != levels.rend(); ++it) {
+    if (::mkdir(it->c_str(), 0777) == 0) {
+      if (top.empty()) top = *it;
+    } else if (errno != EEXIST) {
+      err = errno;
+      break;
+    }
+  }
+  if (err == 0 && ::access(dir.c_str(), W_OK) != 0) err = errno;
+  if (err != 0) {
+    std::error_code ec;
     if (!top.empty()) fs::remove_all(top, ec);
-    throw IOError("cannot create or write the run directory '" + dir.string() + "': " + why,
+    throw IOError("cannot create or write the run directory '" + dir.string() + "': " + std::strerror(err),
                   "pass a writable --run-dir (or --name to create runs/<name> in the current directory)");
   }
   top_ = top;
