@@ -1,5 +1,5 @@
-// Shared by the end-to-end tests of the image-folder and report items: runs the real `ember`
-// binary (exit code, stdout + stderr together) and writes a small learnable image folder.
+// Shared by the end-to-end tests of the image-folder, report and bench items: runs the real `ember`
+// binary through e2e_util.h and writes a small learnable image folder.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -12,41 +12,19 @@
 #include <string>
 #include <vector>
 
+#include "e2e_util.h"
+
 #define STB_IMAGE_WRITE_STATIC  // each test file gets its own copy (test_cli_e2e.cpp has one too)
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #include <stb/stb_image_write.h>
 
 namespace ember::e2e {
 
-struct CliResult {
-  int code = -1;
-  std::string out;  // stdout + stderr
-};
+using CliResult = ::e2e::Result;
 
 // `prefix` goes before the binary (e.g. "cd DIR && " or "COLUMNS=80 ").
-inline CliResult run_ember(const std::string& args, const std::string& prefix = "") {
-  std::string cmd = prefix + std::string(EMBER_BIN) + " " + args + " 2>&1";
-  CliResult r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-inline std::string read_text(const std::string& path) {
-  std::string s;
-  if (FILE* f = std::fopen(path.c_str(), "rb")) {
-    std::array<char, 4096> buf;
-    size_t n;
-    while ((n = std::fread(buf.data(), 1, buf.size(), f)) > 0) s.append(buf.data(), n);
-    std::fclose(f);
-  }
-  return s;
-}
+inline CliResult run_ember(const std::string& args, const std::string& prefix = "") { return ::e2e::run(args, prefix); }
+inline std::string read_text(const std::string& path) { return ::e2e::read_text(path); }
 
 // A 24x24 RGB image of class k: 0 "disc" (red disc), 1 "ring" (green ring), 2 "stripes" (blue
 // vertical stripes), on a noisy dark background, jittered by `i`.

@@ -15,7 +15,6 @@ using ember::e2e::run_ember;
 namespace {
 
 bool has(const std::string& s, const std::string& sub) { return s.find(sub) != std::string::npos; }
-#define EXPECT_HAS(s, sub) EXPECT_TRUE(has(s, sub)) << "missing '" << (sub) << "' in:\n" << (s)
 
 nlohmann::json run_json(const std::string& args) {
   auto r = run_ember(args);

@@ -18,6 +18,7 @@
 #include <thread>
 
 #include "core/runtime.h"
+#include "e2e_util.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG
@@ -29,63 +30,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Result {
-  int code = -1;
-  std::string out;  // stdout + stderr
-};
+using e2e::be32;
+using e2e::Result;
+using e2e::run;
+using e2e::write_split;
 
-Result run(const std::string& args, const std::string& prefix = "") {
-  std::string cmd = prefix + std::string(EMBER_BIN) + " " + args + " 2>&1";
-  Result r;
-  FILE* p = popen(cmd.c_str(), "r");
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
-  return r;
-}
-
-void be32(std::ofstream& f, uint32_t v) {
-  unsigned char b[4] = {uint8_t(v >> 24), uint8_t(v >> 16), uint8_t(v >> 8), uint8_t(v)};
-  f.write(reinterpret_cast<char*>(b), 4);
-}
-// n images whose label decides which horizontal band is bright: learnable in a few steps.
-void write_split(const fs::path& dir, const std::string& split, uint32_t n) {
-  std::ofstream im(dir / (split + "-images-idx3-ubyte"), std::ios::binary), lb(dir / (split + "-labels-idx1-ubyte"), std::ios::binary);
-  be32(im, 0x803), be32(im, n), be32(im, 28), be32(im, 28);
-  be32(lb, 0x801), be32(lb, n);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint8_t label = uint8_t((i * 7 + 3) % 10);
-    for (int r = 0; r < 28; ++r)
-      for (int c = 0; c < 28; ++c) {
-        uint8_t v = (r / 3 == label) ? uint8_t(200 + (i + c) % 50) : uint8_t((i * 31 + r * 7 + c) % 40);
-        im.put(char(v));
-      }
-    lb.put(char(label));
-  }
-}
-
-class Cli : public ::testing::Test {
- protected:
-  fs::path dir, data;
-  void SetUp() override {
-    dir = fs::temp_directory_path() /
-          ("ember_e2e_" + std::to_string(getpid()) + "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir);
-    data = dir / "data";
-    fs::create_directories(data);
-    write_split(data, "train", 256);
-    write_split(data, "t10k", 64);
-  }
-  void TearDown() override { fs::remove_all(dir); }
-  std::string tiny(const std::string& name) const {
-    return "train --model lenet5 --data-dir " + data.string() + " --epochs 1 --batch-size 32 --threads 2 --run-dir " +
-           (dir / name).string();
-  }
-};
-
-#define EXPECT_HAS(out, piece) EXPECT_NE((out).find(piece), std::string::npos) << "output:\n" << (out)
+class Cli : public e2e::Fixture {};
 
 }  // namespace
 
