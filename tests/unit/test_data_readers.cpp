@@ -337,19 +337,7 @@ TEST_F(DataReaders, GzipOutputCap) {
 
 // A gzip member of stored (uncompressed) deflate blocks: every byte of `in` appears verbatim in the
 // output, so the bytes at the end of a truncated copy can be set at will and still be valid data.
-Bytes gzip_stored(const Bytes& in) {
-  z_stream zs{};
-  EXPECT_EQ(deflateInit2(&zs, 0, Z_DEFLATED, 16 + MAX_WBITS, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  Bytes out(deflateBound(&zs, in.size()) + 64);
-  zs.next_in = const_cast<Bytef*>(in.data());
-  zs.avail_in = static_cast<uInt>(in.size());
-  zs.next_out = out.data();
-  zs.avail_out = static_cast<uInt>(out.size());
-  EXPECT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  deflateEnd(&zs);
-  return out;
-}
+Bytes gzip_stored(const Bytes& in) { return ember::test::gzip_bytes(in, 0); }  // level 0: stored blocks
 
 // A partial download whose last 4 bytes, read as the gzip trailer's ISIZE, claim 3 000 000 000
 // bytes. Sizing the output from ISIZE (at most 1032x the 4 MiB input) allocated and zero-filled
