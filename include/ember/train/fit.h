@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
@@ -30,13 +31,21 @@ namespace ember::train {
 
 struct FitOptions {
   int64_t epochs = 1;
-  int64_t batch_size = 64;
+  int64_t batch_size = 64;          // micro-batch: samples per forward/backward
+  int64_t accumulate = 1;           // micro-batches per optimizer step (effective batch = batch_size x accumulate)
   Device device = Device::cpu();
   uint64_t seed = 0;
   int threads = 1;
   int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
   data::TransformOptions transforms;  // per-sample augmentation and normalisation
   double label_smoothing = 0.0;     // training loss only (the test loss is plain cross-entropy)
+  // Model selection ("best", early stopping) uses a validation set, never the test set: `val` when
+  // given (an image folder's val/), else a seeded `val_split` share of the training set; with
+  // neither, the test set (the old behaviour, --val-split 0).
+  double val_split = 0.0;
+  const data::Dataset* val = nullptr;
+  int64_t early_stop_patience = 0;  // epochs without a validation improvement before stopping (0: off)
+  bool device_resident = false;     // the whole dataset uploaded to the device once (LoaderOptions)
   int64_t log_every = 50;           // steps per "step" record in metrics.jsonl
   bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
   std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here
@@ -48,6 +57,7 @@ struct FitOptions {
 struct EpochStats {
   int64_t epoch = 0;  // 1-based
   double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;
+  double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
   double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
 };
 
