@@ -134,7 +134,7 @@ TEST(TrainSettings, OptimizersAndSchedulesComeFromTheRegistries) {
   EXPECT_EQ(optim::find_schedule("none").make(*sgd, {}), nullptr);
   auto one = optim::find_schedule("onecycle").make(*sgd, {.lr = 0.5, .epochs = 2, .steps_per_epoch = 3});
   ASSERT_NE(one, nullptr);
-  for (int i = 0; i < 5; ++i) one->step();  // 6 steps in all: the last one allowed
+  for (int i = 0; i < 6; ++i) one->step();  // the schedule's 2 x 3 steps
   EXPECT_THROW(one->step(), ValueError);
 
   // A new entry shows up in the flag's allowed values at once.
@@ -252,10 +252,12 @@ TEST_F(SettingsFile, FlatKeysAndATrainTableWithFlagsWinning) {
   EXPECT_EQ(set.size(), 6u);
   // An inline table and dotted keys are the same [train] table.
   TrainSettings w;
-  train::apply_settings_file(w, write("train = { epochs = 2, optimizer = \"sgd\" }\ntrain.seed = 5\n"), nothing_given);
+  train::apply_settings_file(w, write("train = { epochs = 2, optimizer = \"sgd\" }\n"), nothing_given);
   EXPECT_EQ(w.epochs, 2);
   EXPECT_EQ(w.optimizer, "sgd");
+  train::apply_settings_file(w, write("train.seed = 5\ntrain.hflip = 0.5\n"), nothing_given);
   EXPECT_EQ(w.seed, 5u);
+  EXPECT_DOUBLE_EQ(w.hflip, 0.5);
 }
 
 TEST_F(SettingsFile, MistakesNameTheFileLineKeyAndType) {
@@ -301,7 +303,7 @@ TEST_F(SettingsFile, MistakesNameTheFileLineKeyAndType) {
 TEST(TrainSettings, ValidationSplitIsSeededAndPerClass) {
   const int64_t n = 40;
   std::vector<uint8_t> px(size_t(n) * 4);
-  std::vector<int64_t> lab(size_t(n));
+  std::vector<int64_t> lab(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) {
     for (int k = 0; k < 4; ++k) px[size_t(i * 4 + k)] = uint8_t(i);
     lab[size_t(i)] = i % 4;
