@@ -119,20 +119,16 @@ void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
                      batch_size, plural(samples, "sample"), samples));
 }
 
-// The banner's line about model selection: which set chooses the best epoch (and stops early).
+// The banner's lines about model selection: which set chooses the best epoch (and stops early).
 void print_validation_line(const TrainConfig& c, bool val_folder, int64_t val_size) {
-  std::string what;
   const std::string samples = fmt::format("{} sample{}", thousands(val_size), val_size == 1 ? "" : "s");
-  if (val_folder) what = fmt::format("the folder's val/ ({})", samples);
-  else if (val_size > 0) what = fmt::format("{:g}% of the training set ({}), seeded", 100 * c.val_split, samples);
-  if (what.empty()) {
-    fmt::print("validation none (--val-split 0): the best epoch is chosen on the test set\n");
-  } else {
-    fmt::print("validation {}\n           chooses the best epoch{}; the test set is only reported\n", what,
-               c.early_stop_patience > 0 ? fmt::format(" and stops after {} without a better one",
-                                                       plural(c.early_stop_patience, "epoch"))
-                                         : "");
-  }
+  if (val_folder) fmt::print("validation the folder's val/: {}\n", samples);
+  else if (val_size > 0) fmt::print("validation {:g}% of the training set, seeded: {}\n", 100 * c.val_split, samples);
+  else fmt::print("validation none (--val-split 0): the best epoch is chosen on the test set\n");
+  if (val_size > 0) fmt::print("           chooses the best epoch; the test set is only reported\n");
+  if (c.early_stop_patience > 0)
+    fmt::print("           early stop after {} without a better {} accuracy\n", plural(c.early_stop_patience, "epoch"),
+               val_size > 0 ? "validation" : "test");
 }
 
 // The per-epoch table. With a validation set it has train, val and test columns under a group
