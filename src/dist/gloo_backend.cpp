@@ -1,0 +1,183 @@
+// The CPU backend: Gloo (Debian libgloo-dev) over TCP. The ranks exchange their pair addresses
+// through our TcpStore (an adapter to gloo::rendezvous::Store), then every collective runs on the
+// group's worker thread with Gloo's per-operation timeout, so a stopped peer costs at most the
+// timeout and a dead one a closed socket (seconds). Compiled only when Gloo is found.
+#include <gloo/allgather.h>
+#include <gloo/allreduce.h>
+#include <gloo/barrier.h>
+#include <gloo/broadcast.h>
+#include <gloo/common/error.h>
+#include <gloo/math.h>
+#include <gloo/rendezvous/context.h>
+#include <gloo/rendezvous/store.h>
+#include <gloo/transport/tcp/device.h>
+
+#include "dist/backends.h"
+#include "dist/work_queue.h"
+
+namespace ember::dist {
+namespace {
+
+// gloo's view of our store: keys under a prefix, blocking gets bounded by the group's timeout.
+class GlooStore : public gloo::rendezvous::Store {
+ public:
+  GlooStore(TcpStore& store, std::string prefix, std::chrono::milliseconds timeout)
+      : store_(store), prefix_(std::move(prefix)), timeout_(timeout) {}
+  void set(const std::string& key, const std::vector<char>& data) override {
+    store_.set(prefix_ + key, std::string(data.begin(), data.end()));
+  }
+  std::vector<char> get(const std::string& key) override {
+    const std::string v = store_.get(prefix_ + key, timeout_);
+    return {v.begin(), v.end()};
+  }
+  void wait(const std::vector<std::string>& keys) override { wait(keys, timeout_); }
+  void wait(const std::vector<std::string>& keys, const std::chrono::milliseconds& timeout) override {
+    std::vector<std::string> full;
+    for (const auto& k : keys) full.push_back(prefix_ + k);
+    store_.wait(full, timeout);
+  }
+
+ private:
+  TcpStore& store_;
+  std::string prefix_;
+  std::chrono::milliseconds timeout_;
+};
+
+void check_cpu_contiguous(const Tensor& t, const char* op, const char* arg) {
+  EMBER_CHECK(t.defined(), ValueError, "dist::", op, ": ", arg, " is an undefined tensor");
+  EMBER_CHECK(t.is_cpu(), DeviceError, "dist::", op, " (gloo backend): ", arg, " is on ", t.device().str(),
+              "; gloo reduces CPU tensors (use the nccl backend for CUDA tensors)");
+  EMBER_CHECK(t.is_contiguous(), ValueError, "dist::", op, ": ", arg, " must be contiguous (call .contiguous())");
+}
+
+class GlooGroup : public ProcessGroup {
+ public:
+  GlooGroup(int rank, int size, std::chrono::milliseconds timeout, std::shared_ptr<TcpStore> store,
+            const std::string& prefix)
+      : ProcessGroup(rank, size, timeout, std::move(store)) {
+    gloo::transport::tcp::attr attr;
+    // The address the other ranks reach us at: the interface that routes to rank 0's store.
+    attr.hostname = store_->local_address();
+    try {
+      auto device = gloo::transport::tcp::CreateDevice(attr);
+      GlooStore gs(*store_, prefix + "gloo/", timeout);
+      context_ = std::make_shared<gloo::rendezvous::Context>(rank, size);
+      context_->setTimeout(timeout);
+      context_->connectFullMesh(gs, device);
+    } catch (const DistError&) {
+      throw;
+    } catch (const std::exception& e) {
+      std::rethrow_exception(collective_failure(*this, "connecting the gloo mesh", e.what(),
+                                                std::string(e.what()).find("Timed out") != std::string::npos));
+    }
+  }
+  ~GlooGroup() override { queue_.reset(); }
+
+  std::string backend() const override { return "gloo"; }
+
+  WorkPtr all_reduce(Tensor& t, ReduceOp op) override {
+    check_cpu_contiguous(t, "all_reduce", "the tensor");
+    EMBER_CHECK(t.dtype() == DType::Float32, DTypeError, "dist::all_reduce: float32 tensors only, got ",
+                dtype_name(t.dtype()));
+    float* p = t.data_ptr<float>();
+    const size_t n = size_t(t.numel());
+    const uint32_t tag = next_tag_++;
+    const int world = size_;
+    return enqueue(detail::cat("all_reduce of ", n, " floats"), [this, p, n, tag, op, world] {
+      gloo::AllreduceOptions o(context_);
+      o.setInput(p, n);
+      o.setOutput(p, n);
+      o.setReduceFunction(static_cast<void (*)(void*, const void*, const void*, size_t)>(&gloo::sum<float>));
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::allreduce(o);
+      if (op == ReduceOp::avg) {
+        const float inv = 1.0f / float(world);
+        for (size_t i = 0; i < n; ++i) p[i] *= inv;
+      }
+    }, t);
+  }
+
+  WorkPtr broadcast(Tensor& t, int root) override {
+    check_cpu_contiguous(t, "broadcast", "the tensor");
+    EMBER_CHECK(root >= 0 && root < size_, ValueError, "dist::broadcast: root ", root, " is not a rank of a world of ",
+                size_);
+    char* p = static_cast<char*>(t.raw_data());
+    const size_t n = t.nbytes();
+    const uint32_t tag = next_tag_++;
+    return enqueue(detail::cat("broadcast of ", n, " bytes from rank ", root), [this, p, n, tag, root] {
+      gloo::BroadcastOptions o(context_);
+      if (rank_ == root) o.setInput(p, n);
+      o.setOutput(p, n);
+      o.setRoot(root);
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::broadcast(o);
+    }, t);
+  }
+
+  WorkPtr all_gather(const Tensor& in, Tensor& out) override {
+    check_cpu_contiguous(in, "all_gather", "input");
+    check_cpu_contiguous(out, "all_gather", "output");
+    EMBER_CHECK(out.dtype() == in.dtype() && out.nbytes() == in.nbytes() * size_t(size_), ShapeError,
+                "dist::all_gather: the output must hold world size (", size_, ") x input (", in.numel(), " ",
+                dtype_name(in.dtype()), "), got ", out.numel(), " ", dtype_name(out.dtype()));
+    const char* src = static_cast<const char*>(in.raw_data());
+    char* dst = static_cast<char*>(out.raw_data());
+    const size_t n = in.nbytes();
+    const uint32_t tag = next_tag_++;
+    const int world = size_;
+    return enqueue(detail::cat("all_gather of ", n, " bytes"), [this, src, dst, n, tag, world] {
+      gloo::AllgatherOptions o(context_);
+      o.setInput(const_cast<char*>(src), n);
+      o.setOutput(dst, n * size_t(world));
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::allgather(o);
+    }, in, out);
+  }
+
+  WorkPtr barrier() override {
+    const uint32_t tag = next_tag_++;
+    return enqueue("barrier", [this, tag] {
+      gloo::BarrierOptions o(context_);
+      o.setTag(tag);
+      o.setTimeout(timeout_);
+      gloo::barrier(o);
+    });
+  }
+
+ private:
+  // Runs fn on the worker thread; gloo's errors become typed errors naming the peer. Keeps the
+  // tensors alive until the collective is done. Once one collective failed, the pairs are
+  // unusable: later ones fail at once with the first error.
+  template <class... Keep>
+  WorkPtr enqueue(std::string what, std::function<void()> fn, Keep... keep) {
+    auto work = std::make_shared<QueuedWork>(what, rank_, timeout_);
+    queue_->push(work, [this, what, fn = std::move(fn), keep...] {
+      if (broken_) std::rethrow_exception(broken_);
+      try {
+        fn();
+      } catch (const gloo::Exception& e) {
+        const std::string raw = e.what();
+        broken_ = collective_failure(*this, what, raw, raw.find("Timed out") != std::string::npos);
+        std::rethrow_exception(broken_);
+      }
+    });
+    return work;
+  }
+
+  std::shared_ptr<gloo::rendezvous::Context> context_;
+  uint32_t next_tag_ = 1;
+  std::exception_ptr broken_;  // touched by the worker thread only
+  std::unique_ptr<WorkQueue> queue_ = std::make_unique<WorkQueue>();
+};
+
+}  // namespace
+
+std::shared_ptr<ProcessGroup> make_gloo_group(int rank, int size, std::chrono::milliseconds timeout,
+                                              std::shared_ptr<TcpStore> store, const std::string& prefix) {
+  return std::make_shared<GlooGroup>(rank, size, timeout, std::move(store), prefix);
+}
+
+}  // namespace ember::dist
