@@ -59,8 +59,15 @@ WorldInfo world_from_env(const EnvGetter& get_in) {
     check_agree("LOCAL_WORLD_SIZE", local_world, "OMPI_COMM_WORLD_LOCAL_SIZE", mpi_local_world);
     w.rank = *rank;
     w.world_size = *world;
-    w.local_rank = local_rank.value_or(mpi_local_rank.value_or(0));
-    w.local_world_size = local_world.value_or(mpi_local_world.value_or(local_rank ? *world : 1));
+    if (!local_rank && !local_world && !mpi_local_rank && !mpi_local_world) {
+      // Nothing says how the ranks spread over machines: assume all on this one (what a plain
+      // `RANK=i WORLD_SIZE=n` loop in a shell does); a multi-node job sets MASTER_ADDR anyway.
+      w.local_rank = *rank;
+      w.local_world_size = *world;
+    } else {
+      w.local_rank = local_rank.value_or(mpi_local_rank.value_or(0));
+      w.local_world_size = local_world.value_or(mpi_local_world.value_or(*world));
+    }
     w.source = "torchrun";
   } else if (mpi_rank || mpi_world) {
     if (!mpi_rank || !mpi_world) {

@@ -5,19 +5,12 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <atomic>
-#include <map>
 
 #include "dist/backends.h"
 #include "dist/socket.h"
 
 namespace ember::dist {
 namespace {
-
-std::atomic<int> g_group_count{0};
-// Per (store, name): how many check_same calls this process made, so repeated names get fresh keys.
-std::mutex g_check_mu;
-std::map<std::pair<const void*, std::string>, int> g_check_seq;
 
 std::pair<std::string, std::string> shorten_at_difference(const std::string& a, const std::string& b) {
   size_t i = 0;
@@ -80,7 +73,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& o) {
     store = std::make_shared<TcpStore>(so);
   }
   store->set(detail::cat("ember/host/", w.rank), detail::cat("host ", net::hostname(), ", pid ", ::getpid()));
-  const std::string prefix = detail::cat("ember/pg", g_group_count.fetch_add(1), "/");
+  const std::string prefix = detail::cat("ember/pg", store->next_sequence("process_group"), "/");
 #ifdef EMBER_WITH_GLOO
   if (backend == "gloo") return make_gloo_group(w.rank, w.world_size, o.timeout, store, prefix);
 #endif
@@ -95,11 +88,7 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& o) {
 }
 
 void check_same(ProcessGroup& pg, const std::string& name, const std::string& value) {
-  int seq;
-  {
-    std::lock_guard<std::mutex> lock(g_check_mu);
-    seq = g_check_seq[{&pg.store(), name}]++;
-  }
+  const int64_t seq = pg.store().next_sequence("check/" + name);
   const std::string base = detail::cat("ember/check/", name, "/", seq, "/");
   pg.store().set(base + std::to_string(pg.rank()), value);
   std::vector<std::string> keys;

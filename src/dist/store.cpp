@@ -258,6 +258,11 @@ void TcpStore::wait(const std::vector<std::string>& keys, std::chrono::milliseco
   }
 }
 
+int64_t TcpStore::next_sequence(const std::string& name) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return sequences_[name]++;
+}
+
 std::string TcpStore::local_address() const { return net::local_address(fd_); }
 
 int64_t TcpStore::add(const std::string& key, int64_t delta) {

@@ -21,7 +21,10 @@ class QueuedWork : public Work {
  public:
   QueuedWork(std::string what, int rank, std::chrono::milliseconds default_timeout)
       : what_(std::move(what)), rank_(rank), default_timeout_(default_timeout) {}
-  void wait() override { wait(default_timeout_); }
+  // The backend bounds each collective by the group's timeout and reports why it failed; the
+  // default wait gives it that long plus a margin (queued collectives start later), so its
+  // message, naming the peer, is the one the caller sees.
+  void wait() override { wait(default_timeout_ * 2 + std::chrono::seconds(10)); }
   void wait(std::chrono::milliseconds timeout) override;
   bool is_completed() override;
   void finish(std::exception_ptr error);

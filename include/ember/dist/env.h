@@ -24,8 +24,9 @@ struct WorldInfo {
 inline constexpr int kDefaultMasterPort = 29500;
 
 // Reads the world from `get` (getenv by default). torchrun's variables win when both sets are
-// present and must agree with Open MPI's; MASTER_ADDR defaults to 127.0.0.1 only when every rank
-// is on this machine (LOCAL_WORLD_SIZE == WORLD_SIZE), MASTER_PORT to 29500. Throws DistError
+// present and must agree with Open MPI's. Without LOCAL_RANK/LOCAL_WORLD_SIZE (nor MPI's) every
+// rank is taken to be on this machine (local rank = rank). MASTER_ADDR defaults to 127.0.0.1 only
+// when every rank is on this machine (LOCAL_WORLD_SIZE == WORLD_SIZE), MASTER_PORT to 29500. Throws DistError
 // naming the variable, its value and the fix for a non-integer, negative or inconsistent value
 // (RANK >= WORLD_SIZE, LOCAL_RANK >= LOCAL_WORLD_SIZE, torchrun and MPI disagreeing, a multi-node
 // job without MASTER_ADDR).

@@ -28,7 +28,8 @@ enum class ReduceOp { sum, avg };
 class Work {
  public:
   virtual ~Work() = default;
-  // Blocks until done; rethrows its error. The default timeout is the group's.
+  // Blocks until done; rethrows its error (PeerFailureError, DistTimeoutError). The backend bounds
+  // each collective by the group's timeout; this waits up to twice that plus 10 s for its verdict.
   virtual void wait() = 0;
   // Blocks at most `timeout`; DistTimeoutError naming the rank and collective when not done.
   virtual void wait(std::chrono::milliseconds timeout) = 0;

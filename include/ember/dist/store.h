@@ -10,6 +10,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ class TcpStore {
   // This end's IP address on the connection to the store: the interface that routes to rank 0,
   // which backends advertise to the other ranks.
   std::string local_address() const;
+  // A per-connection counter: how many times this process asked for `name` on this store (0, 1,
+  // ...). Ranks that make the same calls in the same order get the same numbers, which keeps the
+  // keys of repeated rendezvous (a second group, a second check_same) apart.
+  int64_t next_sequence(const std::string& name);
   int port() const { return port_; }
   const std::string& host() const { return host_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
@@ -59,6 +64,7 @@ class TcpStore {
   int rank_ = -1;
   std::chrono::milliseconds timeout_;
   int fd_ = -1;
+  std::map<std::string, int64_t> sequences_;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
