@@ -2,7 +2,7 @@
 // tests/dist/*.sh): it joins the world its environment describes (torchrun or mpirun variables)
 // and runs one scenario, printing what the test checks. Exit codes: 0 ok, 1 wrong result,
 // 2 a dist error (its message printed on stderr), 3 a rank that fails on purpose.
-//   dist_worker collectives | die-mid-collective | stop-mid-collective | check VALUE [R] | env |
+//   dist_worker backends | collectives | die-mid-collective | stop-mid-collective | check VALUE [R] | env |
 //               fail-rank R | sleep
 #include <signal.h>
 #include <unistd.h>
@@ -92,6 +92,10 @@ int main(int argc, char** argv) {
                   w.rank, w.world_size, w.local_rank, w.local_world_size, w.master_addr.c_str(), w.master_port,
                   w.source.c_str(), std::getenv("OMP_NUM_THREADS") ? std::getenv("OMP_NUM_THREADS") : "-",
                   std::getenv("CUDA_VISIBLE_DEVICES") ? std::getenv("CUDA_VISIBLE_DEVICES") : "-");
+      return 0;
+    }
+    if (what == "backends") {
+      for (const auto& b : dist::available_backends()) std::printf("%s\n", b.c_str());
       return 0;
     }
     if (what == "fail-rank") {
