@@ -183,6 +183,10 @@ LaunchResult launch_local(const LaunchOptions& o) {
   bool killed = false;
   for (;;) {
     int alive = 0;
+    // Ranks reaped in this pass. When several failed since the last pass, the one killed by a
+    // signal is named first: the others are usually reacting to it (a survivor exits with an
+    // error code once it sees its peer gone, within the same 10 ms).
+    int culprit = -1;
     for (int i = 0; i < n; ++i) {
       Rank& r = ranks[i];
       if (r.done) continue;
@@ -195,13 +199,15 @@ LaunchResult launch_local(const LaunchOptions& o) {
       r.done = true;
       r.status = status;
       const bool failed = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      if (failed && result.failed_rank < 0 && result.exit_code == 0) {
-        result.failed_rank = i;
-        result.exit_code = exit_code_of(status);
-        result.message = detail::cat("rank ", i, " (pid ", r.pid, ") ", describe_status(status));
-        stop_all(SIGTERM);
-        kill_at = std::chrono::steady_clock::now() + o.kill_grace;
-      }
+      if (failed && (culprit < 0 || (WIFSIGNALED(status) && !WIFSIGNALED(ranks[culprit].status)))) culprit = i;
+    }
+    if (culprit >= 0 && result.failed_rank < 0 && result.exit_code == 0) {
+      const Rank& r = ranks[culprit];
+      result.failed_rank = culprit;
+      result.exit_code = exit_code_of(r.status);
+      result.message = detail::cat("rank ", culprit, " (pid ", r.pid, ") ", describe_status(r.status));
+      stop_all(SIGTERM);
+      kill_at = std::chrono::steady_clock::now() + o.kill_grace;
     }
     if (alive == 0) break;
     if (const int sig = g_interrupt.exchange(0); sig != 0 && result.failed_rank < 0) {
