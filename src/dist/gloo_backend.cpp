@@ -186,6 +186,18 @@ class GlooGroup : public ProcessGroup {
   template <class... Keep>
   WorkPtr enqueue(std::string what, std::function<void()> fn, Keep... keep) {
     auto work = std::make_shared<QueuedWork>(what, rank_, timeout_);
+    if (size_ == 1) {
+      // A world of one has nobody to wait for: no hand-off to the worker thread (measured: it cost
+      // lenet5 2-7 ms per step on this loaded 2-core machine, for a no-op all-reduce).
+      std::exception_ptr error;
+      try {
+        fn();
+      } catch (...) {
+        error = std::current_exception();
+      }
+      work->finish(error);
+      return work;
+    }
     queue_->push(work, [this, what, fn = std::move(fn), keep...] {
       if (broken_) std::rethrow_exception(broken_);
       try {
