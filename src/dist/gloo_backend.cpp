@@ -13,6 +13,7 @@
 #include <gloo/transport/tcp/device.h>
 
 #include <pthread.h>
+#include <mutex>
 #include <signal.h>
 
 #include "dist/backends.h"
@@ -103,7 +104,22 @@ class GlooGroup : public ProcessGroup {
                                                 std::string(e.what()).find("Timed out") != std::string::npos));
     }
   }
-  ~GlooGroup() override { queue_.reset(); }
+  ~GlooGroup() override {
+    if (broken()) {
+      // The worker may still sit in a gloo call that only its timeout will end (the watchdog
+      // failed the wait first). Joining it would hold the caller, usually a process on its way
+      // out with the error, for up to the timeout: leave the thread and the context behind; the
+      // guard keeps the worker from touching this object afterwards.
+      {
+        std::lock_guard<std::mutex> lock(guard_->mu);
+        guard_->dead = true;
+      }
+      (void)queue_.release();
+      new std::shared_ptr<gloo::rendezvous::Context>(context_);  // gloo may still use it
+      return;
+    }
+    queue_.reset();
+  }
 
   std::string backend() const override { return "gloo"; }
 
@@ -185,7 +201,11 @@ class GlooGroup : public ProcessGroup {
   // unusable: later ones fail at once with the first error.
   template <class... Keep>
   WorkPtr enqueue(std::string what, std::function<void()> fn, Keep... keep) {
-    auto work = std::make_shared<QueuedWork>(what, rank_, timeout_);
+    auto work = std::make_shared<QueuedWork>(what, rank_, timeout_, [this, what]() -> std::exception_ptr {
+      std::exception_ptr lost = lost_peer_failure(*this, what);
+      if (lost) set_broken(lost);
+      return lost;
+    });
     if (size_ == 1) {
       // A world of one has nobody to wait for: no hand-off to the worker thread (measured: it cost
       // lenet5 2-7 ms per step on this loaded 2-core machine, for a no-op all-reduce).
@@ -198,22 +218,45 @@ class GlooGroup : public ProcessGroup {
       work->finish(error);
       return work;
     }
-    queue_->push(work, [this, what, fn = std::move(fn), keep...] {
-      if (broken_) std::rethrow_exception(broken_);
+    queue_->push(work, [this, guard = guard_, what, fn = std::move(fn), keep...] {
+      {
+        std::lock_guard<std::mutex> lock(guard->mu);
+        if (guard->dead) throw PeerFailureError("the process group was destroyed");
+        if (std::exception_ptr b = broken()) std::rethrow_exception(b);
+      }
       try {
-        fn();
+        fn();  // touches only gloo's own copy of the context once inside gloo
       } catch (const gloo::Exception& e) {
         const std::string raw = e.what();
-        broken_ = collective_failure(*this, what, raw, raw.find("Timed out") != std::string::npos);
-        std::rethrow_exception(broken_);
+        // `this` may be gone if the group was destroyed while gloo blocked (see ~GlooGroup).
+        std::lock_guard<std::mutex> lock(guard->mu);
+        if (guard->dead) throw PeerFailureError("the process group was destroyed [" + raw + "]");
+        if (std::exception_ptr b = broken()) std::rethrow_exception(b);  // the watchdog was first
+        set_broken(collective_failure(*this, what, raw, raw.find("Timed out") != std::string::npos));
+        std::rethrow_exception(broken());
       }
     });
     return work;
   }
 
+  std::exception_ptr broken() {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    return broken_;
+  }
+  void set_broken(std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(broken_mu_);
+    if (!broken_) broken_ = std::move(e);
+  }
+
   std::shared_ptr<gloo::rendezvous::Context> context_;
   uint32_t next_tag_ = 1;
-  std::exception_ptr broken_;  // touched by the worker thread only
+  struct Guard {
+    std::mutex mu;
+    bool dead = false;
+  };
+  std::shared_ptr<Guard> guard_ = std::make_shared<Guard>();
+  std::mutex broken_mu_;
+  std::exception_ptr broken_;  // the first failure; later collectives fail with it at once
   std::unique_ptr<WorkQueue> queue_;
 };
 

@@ -4,12 +4,26 @@
 
 #include <thread>
 
+#include "dist/socket.h"
+
 namespace ember::dist {
 
 void QueuedWork::wait(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  if (!cv_.wait_for(lock, timeout, [&] { return done_; })) {
-    throw DistTimeoutError(detail::cat("rank ", rank_, ": ", what_, " did not finish within ",
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (!done_ && std::chrono::steady_clock::now() < deadline) {
+    const auto slice = std::min<std::chrono::steady_clock::duration>(std::chrono::seconds(1),
+                                                                     deadline - std::chrono::steady_clock::now());
+    if (cv_.wait_for(lock, slice, [&] { return done_; })) break;
+    if (watchdog_) {
+      lock.unlock();
+      std::exception_ptr lost = watchdog_();
+      lock.lock();
+      if (lost && !done_) std::rethrow_exception(lost);
+    }
+  }
+  if (!done_) {
+    throw DistTimeoutError(detail::cat("rank ", rank_, " (host ", net::hostname(), "): ", what_, " did not finish within ",
                                        timeout.count() / 1000.0, " s"),
                            "a peer is slow, stopped or stuck; raise the timeout only if the peers are known to be alive");
   }
@@ -67,6 +81,18 @@ void WorkQueue::loop() {
     }
     item.first->finish(error);
   }
+}
+
+std::exception_ptr lost_peer_failure(ProcessGroup& pg, const std::string& what) {
+  std::vector<int> lost;
+  try {
+    lost = pg.store().lost_ranks();
+  } catch (const std::exception& e) {
+    if (pg.rank() == 0) return nullptr;
+    return collective_failure(pg, what, e.what(), false);
+  }
+  if (lost.empty()) return nullptr;
+  return collective_failure(pg, what, "seen by the watchdog: the rank's store connection closed", false);
 }
 
 std::exception_ptr collective_failure(ProcessGroup& pg, const std::string& what, const std::string& raw,

@@ -19,8 +19,11 @@ namespace ember::dist {
 
 class QueuedWork : public Work {
  public:
-  QueuedWork(std::string what, int rank, std::chrono::milliseconds default_timeout)
-      : what_(std::move(what)), rank_(rank), default_timeout_(default_timeout) {}
+  // Called about once a second while wait() blocks; returns the error to fail with when a peer is
+  // known to be gone (see lost_peer_failure), null otherwise.
+  using Watchdog = std::function<std::exception_ptr()>;
+  QueuedWork(std::string what, int rank, std::chrono::milliseconds default_timeout, Watchdog watchdog = {})
+      : what_(std::move(what)), rank_(rank), default_timeout_(default_timeout), watchdog_(std::move(watchdog)) {}
   // The backend bounds each collective by the group's timeout and reports why it failed; the
   // default wait gives it that long plus a margin (queued collectives start later), so its
   // message, naming the peer, is the one the caller sees.
@@ -34,6 +37,7 @@ class QueuedWork : public Work {
   std::string what_;
   int rank_;
   std::chrono::milliseconds default_timeout_;
+  Watchdog watchdog_;
   std::mutex mu_;
   std::condition_variable cv_;
   bool done_ = false;
@@ -62,5 +66,11 @@ class WorkQueue {
 // backend gave up waiting rather than seeing a closed connection.
 std::exception_ptr collective_failure(ProcessGroup& pg, const std::string& what, const std::string& raw,
                                       bool timed_out);
+
+// The watchdog's question, without waiting: has the store seen a rank's connection drop, or is the
+// store (rank 0) itself gone? Returns the PeerFailureError to throw, or null. Gloo does not always
+// notice a dead peer by itself: in ~1 of 20 runs a survivor whose send was pending waited out the
+// whole timeout (gloo's "Timed out waiting 60000ms for send operation to complete").
+std::exception_ptr lost_peer_failure(ProcessGroup& pg, const std::string& what);
 
 }  // namespace ember::dist

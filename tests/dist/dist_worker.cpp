@@ -2,7 +2,7 @@
 // tests/dist/*.sh): it joins the world its environment describes (torchrun or mpirun variables)
 // and runs one scenario, printing what the test checks. Exit codes: 0 ok, 1 wrong result,
 // 2 a dist error (its message printed on stderr), 3 a rank that fails on purpose.
-//   dist_worker backends | collectives | die-mid-collective | stop-mid-collective | check VALUE [R] | env |
+//   dist_worker backends | collectives | die-mid-collective [R] | stop-mid-collective | check VALUE [R] | env |
 //               fail-rank R | sleep
 #include <signal.h>
 #include <unistd.h>
@@ -56,9 +56,9 @@ int collectives(dist::ProcessGroup& pg) {
   return 0;
 }
 
-// Both ranks loop on 4 MB all-reduces; rank 1 kills itself (SIGKILL: no goodbye) after 0.5 s.
-int die_mid_collective(dist::ProcessGroup& pg) {
-  if (pg.rank() == 1) {
+// Both ranks loop on 4 MB all-reduces; rank `victim` kills itself (SIGKILL: no goodbye) after 0.5 s.
+int die_mid_collective(dist::ProcessGroup& pg, int victim) {
+  if (pg.rank() == victim) {
     std::thread([] {
       std::this_thread::sleep_for(500ms);
       ::raise(SIGKILL);
@@ -111,7 +111,7 @@ int main(int argc, char** argv) {
     if (const char* t = std::getenv("EMBER_DIST_TIMEOUT_MS")) o.timeout = std::chrono::milliseconds(std::atoi(t));
     auto pg = dist::init_process_group(o);
     if (what == "collectives") return collectives(*pg);
-    if (what == "die-mid-collective") return die_mid_collective(*pg);
+    if (what == "die-mid-collective") return die_mid_collective(*pg, argc > 2 ? std::atoi(argv[2]) : 1);
     if (what == "stop-mid-collective") return stop_mid_collective(*pg);
     if (what == "check") {
       // check VALUE [R]: rank R (if given) says VALUE-changed instead.

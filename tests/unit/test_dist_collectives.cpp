@@ -2,6 +2,11 @@
 // avg, broadcast, all_gather, barrier, asynchronous handles, argument errors, and check_same
 // refusing ranks that disagree.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
 
 #include <ember/dist/process_group.h>
 #include <ember/ember.h>
@@ -106,4 +111,38 @@ TEST(DistCollectives, UnknownBackendSaysWhatTheBuildHas) {
   dist::InitOptions o;
   o.backend = "mpi";
   expect_error<dist::DistError>([&] { dist::init_process_group(o); }, "'mpi' is not in this build");
+}
+
+// Gloo does not always notice a dead peer (a pending send once waited out its whole timeout), so a
+// waiting rank also asks the store every second whether a rank's connection dropped. Here rank 1
+// is alive but never joins the all-reduce, and a process posing as rank 1 closes its store
+// connection without a goodbye: rank 0's wait must fail naming rank 1 long before the 30 s timeout.
+TEST(DistCollectives, WatchdogFailsAWaitWhenAPeerIsLost) {
+  EMBER_REQUIRE_GLOO();
+  std::atomic<bool> done{false};
+  const auto errors = run_ranks(2, [&](dist::ProcessGroup& pg) {
+    if (pg.rank() == 1) {
+      while (!done) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      return;
+    }
+    std::fflush(nullptr);
+    const pid_t pid = ::fork();
+    if (pid == 0) {
+      dist::TcpStore::Options o;
+      o.port = pg.store().port();
+      o.rank = 1;
+      dist::TcpStore rude(o);
+      ::_exit(0);  // no goodbye: the store marks rank 1 lost
+    }
+    ::waitpid(pid, nullptr, 0);
+    Tensor t = ones({16});
+    auto work = pg.all_reduce(t);
+    const auto start = std::chrono::steady_clock::now();
+    expect_error<dist::PeerFailureError>([&] { work->wait(); }, "rank 1");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+    Tensor u = ones({16});
+    expect_error<dist::PeerFailureError>([&] { pg.all_reduce(u)->wait(); }, "rank 1");  // broken from here on
+    done = true;
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << what_of(e);
 }

@@ -4,13 +4,16 @@
 // other rank within seconds with a message naming the culprit, never hang.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <ember/dist/error.h>
 #include <ember/dist/launch.h>
@@ -124,10 +127,15 @@ TEST(DistFault, RankKilledMidCollectiveIsNamedWithinSeconds) {
   std::printf("launcher: %s (%.1f s)\nranks:\n%s", r.message.c_str(), s, out.c_str());
 }
 
-// Without a launcher to stop it (the launcher SIGTERMs the others as soon as one rank dies), the
-// surviving rank itself must end, naming the dead one: two ranks started by a shell.
-TEST(DistFault, SurvivorThrowsNamingTheDeadRank) {
-  EMBER_REQUIRE_GLOO();
+namespace {
+// Two ranks started by a shell (no launcher to stop the survivor), rank `victim` SIGKILLs itself in
+// the middle of a loop of all-reduces; returns the survivor's output, its exit status and seconds.
+struct Survivor {
+  std::string out;
+  int status = -1;
+  double seconds = 0;
+};
+Survivor run_without_launcher(int victim) {
   int port;
   {
     dist::TcpStore::Options so;
@@ -135,25 +143,68 @@ TEST(DistFault, SurvivorThrowsNamingTheDeadRank) {
     dist::TcpStore probe(so);
     port = probe.port();
   }
+  const int survivor = 1 - victim;
   const std::string dir = ::testing::TempDir();
-  const std::string log0 = dir + "dist_survivor0.log", log1 = dir + "dist_survivor1.log";
+  const std::string log = dir + "dist_survivor" + std::to_string(survivor) + ".log";
   const std::string env = "WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
                           " EMBER_DIST_TIMEOUT_MS=60000 ";
-  const std::string cmd = "(RANK=1 " + env + EMBER_DIST_WORKER " die-mid-collective >" + log1 + " 2>&1 &); RANK=0 " +
-                          env + EMBER_DIST_WORKER " die-mid-collective >" + log0 + " 2>&1";
+  const std::string args = std::string(" die-mid-collective ") + std::to_string(victim);
+  const std::string cmd = "(RANK=" + std::to_string(victim) + " " + env + EMBER_DIST_WORKER + args +
+                          " >/dev/null 2>&1 &); RANK=" + std::to_string(survivor) + " " + env + EMBER_DIST_WORKER +
+                          args + " >" + log + " 2>&1";
+  Survivor s;
   const auto start = std::chrono::steady_clock::now();
-  const int status = std::system(cmd.c_str());
-  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::ifstream f(log0);
+  s.status = std::system(cmd.c_str());
+  s.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream f(log);
   std::stringstream ss;
   ss << f.rdbuf();
-  const std::string out = ss.str();
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << status << "\n" << out;
-  EXPECT_LT(s, 20.0) << out;
-  EXPECT_NE(out.find("dist_worker error: rank 0 (gloo): all_reduce"), std::string::npos) << out;
-  EXPECT_NE(out.find("rank 1 (host"), std::string::npos) << out;
-  EXPECT_NE(out.find("has died"), std::string::npos) << out;
-  std::printf("survivor ended after %.1f s:\n%s", s, out.c_str());
+  s.out = ss.str();
+  return s;
+}
+}  // namespace
+
+// Without a launcher to stop it (the launcher SIGTERMs the others as soon as one rank dies), the
+// surviving rank itself must end, naming the dead one.
+TEST(DistFault, SurvivorThrowsNamingTheDeadRank) {
+  EMBER_REQUIRE_GLOO();
+  const Survivor s = run_without_launcher(1);
+  EXPECT_TRUE(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 2) << s.status << "\n" << s.out;
+  EXPECT_LT(s.seconds, 20.0) << s.out;
+  EXPECT_NE(s.out.find("dist_worker error: rank 0 (gloo): all_reduce"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("rank 1 (host"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("has died"), std::string::npos) << s.out;
+  std::printf("survivor ended after %.1f s:\n%s", s.seconds, s.out.c_str());
+}
+
+// Rank 0 also serves the store; when it dies, rank 1 cannot ask who died, and says rank 0 is gone.
+TEST(DistFault, RankZeroKilledIsNamedByTheOthers) {
+  EMBER_REQUIRE_GLOO();
+  const Survivor s = run_without_launcher(0);
+  EXPECT_TRUE(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 2) << s.status << "\n" << s.out;
+  EXPECT_LT(s.seconds, 20.0) << s.out;
+  EXPECT_NE(s.out.find("dist_worker error: rank 1 (gloo): all_reduce"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("rank 0 (the rendezvous store's host"), std::string::npos) << s.out;
+  std::printf("survivor ended after %.1f s:\n%s", s.seconds, s.out.c_str());
+}
+
+TEST(DistLaunch, SignalToTheLauncherStopsTheRanks) {
+  std::thread killer([] {
+    std::this_thread::sleep_for(500ms);
+    ::kill(::getpid(), SIGTERM);  // caught by launch_local's handler while it runs
+  });
+  dist::LaunchOptions o;
+  o.nproc_per_node = 2;
+  o.argv = {EMBER_DIST_WORKER, "fail-rank", "9"};  // no rank 9: both sleep 120 s
+  o.kill_grace = 2s;
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = dist::launch_local(o);
+  killer.join();
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  EXPECT_EQ(r.exit_code, 128 + SIGTERM) << r.message;
+  EXPECT_EQ(r.failed_rank, -1);
+  EXPECT_NE(r.message.find("got signal 15"), std::string::npos) << r.message;
+  EXPECT_LT(s, 10.0);
 }
 
 TEST(DistFault, StoppedRankTimesOutInsteadOfHanging) {
