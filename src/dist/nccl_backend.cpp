@@ -144,6 +144,7 @@ class NcclGroup : public ProcessGroup, public std::enable_shared_from_this<NcclG
   // communicator) on an asynchronous NCCL error.
   bool poll_event(cudaEvent_t ev, Clock::time_point deadline, const std::string& what) {
     cuda::DeviceGuard guard(device_);
+    auto next_watch = Clock::now() + std::chrono::seconds(1);
     for (auto pause = std::chrono::microseconds(20);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
       if (broken_) std::rethrow_exception(broken_);
       const cudaError_t q = cudaEventQuery(ev);
@@ -153,6 +154,16 @@ class NcclGroup : public ProcessGroup, public std::enable_shared_from_this<NcclG
       ncclCommGetAsyncError(comm_, &st);
       if (st != ncclSuccess && st != ncclInProgress) fail(what, st, false);
       if (Clock::now() >= deadline) return false;
+      if (Clock::now() >= next_watch) {
+        // As for Gloo: a rank the store saw die ends the wait now, not at the deadline.
+        next_watch = Clock::now() + std::chrono::seconds(1);
+        if (std::exception_ptr lost = lost_peer_failure(*this, what)) {
+          ncclCommAbort(comm_);
+          comm_ = nullptr;
+          broken_ = lost;
+          std::rethrow_exception(lost);
+        }
+      }
       std::this_thread::sleep_for(pause);
     }
   }
