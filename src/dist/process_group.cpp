@@ -69,7 +69,6 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& o) {
     so.is_server = w.rank == 0;
     so.rank = w.rank;
     so.timeout = o.timeout;
-    if (!w.distributed() && so.port == 0) so.port = 0;  // one process: any free port
     store = std::make_shared<TcpStore>(so);
   }
   store->set(detail::cat("ember/host/", w.rank), detail::cat("host ", net::hostname(), ", pid ", ::getpid()));
