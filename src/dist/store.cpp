@@ -183,7 +183,9 @@ TcpStore::~TcpStore() {
   }
 }
 
-std::string TcpStore::request(uint8_t op, const std::string& key, const std::string& value, bool* found) {
+std::string TcpStore::request(uint8_t op, const std::string& key, const std::string& value, bool* found,
+                              std::chrono::milliseconds timeout) {
+  if (timeout.count() <= 0) timeout = timeout_;
   std::lock_guard<std::mutex> lock(impl_->mu);
   const auto where = [&] { return detail::cat("the rendezvous store at ", host_, ":", port_, " (served by rank 0)"); };
   if (impl_->broken) throw PeerFailureError(detail::cat("rank ", rank_, ": lost the connection to ", where()));
@@ -192,7 +194,7 @@ std::string TcpStore::request(uint8_t op, const std::string& key, const std::str
   put_u32(frame, static_cast<uint32_t>(value.size()));
   frame += key;
   frame += value;
-  const auto deadline = net::Clock::now() + timeout_;
+  const auto deadline = net::Clock::now() + timeout;
   std::string error;
   int rc = net::write_all(fd_, frame.data(), frame.size(), deadline, &error);
   char head[5];
@@ -209,7 +211,7 @@ std::string TcpStore::request(uint8_t op, const std::string& key, const std::str
   impl_->broken = true;
   if (rc == -1) {
     throw DistTimeoutError(detail::cat("rank ", rank_, ": ", where(), " did not answer within ",
-                                       timeout_.count() / 1000.0, " s"),
+                                       timeout.count() / 1000.0, " s"),
                            "rank 0 may be stopped or overloaded");
   }
   throw PeerFailureError(detail::cat("rank ", rank_, ": ", where(), " closed the connection",
@@ -269,8 +271,10 @@ int64_t TcpStore::add(const std::string& key, int64_t delta) {
   return std::stoll(request(kAdd, key, std::to_string(delta)));
 }
 
-std::vector<int> TcpStore::lost_ranks() {
-  const std::string s = request(kLost, {}, {});
+std::vector<int> TcpStore::lost_ranks() { return lost_ranks(timeout_); }
+
+std::vector<int> TcpStore::lost_ranks(std::chrono::milliseconds timeout) {
+  const std::string s = request(kLost, {}, {}, nullptr, timeout);
   std::vector<int> out;
   size_t i = 0;
   while (i < s.size()) {

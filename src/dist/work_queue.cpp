@@ -2,6 +2,7 @@
 // report that turns a backend's "connection closed" into "rank 1 (host h, pid p) died".
 #include "dist/work_queue.h"
 
+#include <algorithm>
 #include <thread>
 
 #include "dist/socket.h"
@@ -86,7 +87,8 @@ void WorkQueue::loop() {
 std::exception_ptr lost_peer_failure(ProcessGroup& pg, const std::string& what) {
   std::vector<int> lost;
   try {
-    lost = pg.store().lost_ranks();
+    // Short: a store that cannot answer in 10 s belongs to a rank 0 that is stopped or gone.
+    lost = pg.store().lost_ranks(std::min<std::chrono::milliseconds>(pg.timeout(), std::chrono::seconds(10)));
   } catch (const std::exception& e) {
     if (pg.rank() == 0) return nullptr;
     return collective_failure(pg, what, e.what(), false);
@@ -105,7 +107,7 @@ std::exception_ptr collective_failure(ProcessGroup& pg, const std::string& what,
     // The server sees the dead rank's store connection close at about the time we saw its
     // collective socket close; give it a moment.
     for (;;) {
-      lost = pg.store().lost_ranks();
+      lost = pg.store().lost_ranks(std::min<std::chrono::milliseconds>(pg.timeout(), std::chrono::seconds(10)));
       if (!lost.empty() || std::chrono::steady_clock::now() >= deadline) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     }
@@ -118,7 +120,7 @@ std::exception_ptr collective_failure(ProcessGroup& pg, const std::string& what,
   if (store_gone && pg.rank() != 0) {
     return std::make_exception_ptr(PeerFailureError(
         detail::cat(head, ": rank 0 (the rendezvous store's host ", pg.store().host(),
-                    ") is gone, so it has probably died [", raw, "]"),
+                    ") does not answer: it has died or is stopped [", raw, "; ", store_error, "]"),
         hint));
   }
   if (!lost.empty()) {

@@ -2,7 +2,7 @@
 // tests/dist/*.sh): it joins the world its environment describes (torchrun or mpirun variables)
 // and runs one scenario, printing what the test checks. Exit codes: 0 ok, 1 wrong result,
 // 2 a dist error (its message printed on stderr), 3 a rank that fails on purpose.
-//   dist_worker backends | collectives | die-mid-collective [R] | stop-mid-collective | check VALUE [R] | env |
+//   dist_worker backends | collectives | die-mid-collective [R] | stop-mid-collective [R] | check VALUE [R] | env |
 //               fail-rank R | sleep
 #include <signal.h>
 #include <unistd.h>
@@ -72,11 +72,11 @@ int die_mid_collective(dist::ProcessGroup& pg, int victim) {
   }
 }
 
-// Rank 1 stops (SIGSTOP: alive but silent); rank 0 must give up after the group's timeout.
-int stop_mid_collective(dist::ProcessGroup& pg) {
+// Rank `victim` stops (SIGSTOP: alive but silent); the other must give up after the group's timeout.
+int stop_mid_collective(dist::ProcessGroup& pg, int victim) {
   Tensor t = ones({1024});
   pg.all_reduce(t)->wait();
-  if (pg.rank() == 1) ::raise(SIGSTOP);
+  if (pg.rank() == victim) ::raise(SIGSTOP);
   pg.all_reduce(t)->wait();
   return 1;
 }
@@ -112,7 +112,7 @@ int main(int argc, char** argv) {
     auto pg = dist::init_process_group(o);
     if (what == "collectives") return collectives(*pg);
     if (what == "die-mid-collective") return die_mid_collective(*pg, argc > 2 ? std::atoi(argv[2]) : 1);
-    if (what == "stop-mid-collective") return stop_mid_collective(*pg);
+    if (what == "stop-mid-collective") return stop_mid_collective(*pg, argc > 2 ? std::atoi(argv[2]) : 1);
     if (what == "check") {
       // check VALUE [R]: rank R (if given) says VALUE-changed instead.
       std::string value = argc > 2 ? argv[2] : "";

@@ -184,7 +184,7 @@ TEST(DistFault, RankZeroKilledIsNamedByTheOthers) {
   EXPECT_TRUE(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 2) << s.status << "\n" << s.out;
   EXPECT_LT(s.seconds, 20.0) << s.out;
   EXPECT_NE(s.out.find("dist_worker error: rank 1 (gloo): all_reduce"), std::string::npos) << s.out;
-  EXPECT_NE(s.out.find("rank 0 (the rendezvous store's host"), std::string::npos) << s.out;
+  EXPECT_NE(s.out.find("rank 0 (the rendezvous store's host 127.0.0.1) does not answer"), std::string::npos) << s.out;
   std::printf("survivor ended after %.1f s:\n%s", s.seconds, s.out.c_str());
 }
 
@@ -227,6 +227,31 @@ TEST(DistFault, StoppedRankTimesOutInsteadOfHanging) {
   EXPECT_EQ(r.exit_code, 2) << r.message;
   EXPECT_NE(out.find("no answer from a peer within 3 s"), std::string::npos) << out;
   EXPECT_LT(s, 20.0);
+}
+
+// Rank 0 stopped: it serves the store too, so rank 1 can neither finish the collective nor ask
+// who died; it must still end, within its 3 s timeout plus the store's, naming rank 0.
+TEST(DistFault, StoppedRankZeroTimesOutNamingIt) {
+  EMBER_REQUIRE_GLOO();
+  const std::string log = ::testing::TempDir() + "dist_stopped0.log";
+  std::remove(log.c_str());
+  dist::LaunchOptions o;
+  o.nproc_per_node = 2;
+  o.argv = {"/bin/sh", "-c", "exec \"$0\" stop-mid-collective 0 >>" + log + " 2>&1", EMBER_DIST_WORKER};
+  o.extra_env = {"EMBER_DIST_TIMEOUT_MS=3000"};
+  o.kill_grace = 1s;
+  const auto start = std::chrono::steady_clock::now();
+  const auto r = dist::launch_local(o);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  std::ifstream f(log);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  const std::string out = ss.str();
+  EXPECT_EQ(r.failed_rank, 1) << r.message << "\n" << out;
+  EXPECT_NE(out.find("dist_worker error: rank 1 (gloo)"), std::string::npos) << out;
+  EXPECT_NE(out.find("rank 0 (the rendezvous store's host 127.0.0.1) does not answer"), std::string::npos) << out;
+  EXPECT_LT(s, 30.0);
+  std::printf("ended after %.1f s:\n%s", s, out.c_str());
 }
 
 TEST(DistFault, MismatchedFingerprintsAreRefused) {

@@ -41,8 +41,10 @@ class TcpStore {
   void wait(const std::vector<std::string>& keys, std::chrono::milliseconds timeout);
   // Adds delta to an integer counter (missing: 0) and returns the new value; atomic across ranks.
   int64_t add(const std::string& key, int64_t delta);
-  // Ranks whose connection closed without a goodbye, ascending.
+  // Ranks whose connection closed without a goodbye, ascending. The timeout bounds this one
+  // request (default: the store's); the watchdog of a waiting collective asks with a short one.
   std::vector<int> lost_ranks();
+  std::vector<int> lost_ranks(std::chrono::milliseconds timeout);
 
   // This end's IP address on the connection to the store: the interface that routes to rank 0,
   // which backends advertise to the other ranks.
@@ -57,7 +59,8 @@ class TcpStore {
 
  private:
   class Server;
-  std::string request(uint8_t op, const std::string& key, const std::string& value, bool* found = nullptr);
+  std::string request(uint8_t op, const std::string& key, const std::string& value, bool* found = nullptr,
+                      std::chrono::milliseconds timeout = std::chrono::milliseconds(0));
   std::unique_ptr<Server> server_;
   std::string host_;
   int port_ = 0;
