@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
     Generator gen(1234);
     auto model = models::create(model_name, 10, 1, 28, &gen);
     auto params = model->parameters();
-    for (auto& p : params) pg->broadcast(p, 0)->wait();  // rank 0's initial weights everywhere
+    dist::broadcast_tensors(*pg, params, 0);  // rank 0's initial weights everywhere
     optim::SGD opt(params, {.lr = 0.01});
     dist::GradBucketer buckets(*pg, params);
     Generator data_gen(99 + uint64_t(rank));

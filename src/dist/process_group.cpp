@@ -86,6 +86,16 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& o) {
   throw InternalError("init_process_group: backend '" + backend + "' listed but not constructed");
 }
 
+void broadcast_tensors(ProcessGroup& pg, const std::vector<Tensor>& tensors, int root) {
+  std::vector<WorkPtr> works;
+  works.reserve(tensors.size());
+  for (const Tensor& t : tensors) {
+    Tensor handle = t;  // shares t's storage: the broadcast writes into the caller's tensor
+    works.push_back(pg.broadcast(handle, root));
+  }
+  for (auto& w : works) w->wait();
+}
+
 void check_same(ProcessGroup& pg, const std::string& name, const std::string& value) {
   const int64_t seq = pg.store().next_sequence("check/" + name);
   const std::string base = detail::cat("ember/check/", name, "/", seq, "/");

@@ -146,3 +146,14 @@ TEST(DistCollectives, WatchdogFailsAWaitWhenAPeerIsLost) {
   });
   for (auto& e : errors) EXPECT_FALSE(e) << what_of(e);
 }
+
+TEST(DistCollectives, BroadcastTensorsGivesEveryRankRootsValues) {
+  EMBER_REQUIRE_GLOO();
+  const auto errors = run_ranks(2, [](dist::ProcessGroup& pg) {
+    std::vector<Tensor> ts = {full({3, 4}, double(pg.rank() + 1)), full({5}, double(10 * pg.rank()), {DType::Int64})};
+    dist::broadcast_tensors(pg, ts, 1);
+    for (float v : ts[0].to_vector<float>()) ASSERT_EQ(v, 2.0f);
+    for (int64_t v : ts[1].to_vector<int64_t>()) ASSERT_EQ(v, 10);
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << what_of(e);
+}

@@ -85,6 +85,10 @@ std::shared_ptr<ProcessGroup> init_process_group(const InitOptions& options);
 // Which backends this build carries ("gloo", "nccl").
 std::vector<std::string> available_backends();
 
+// DDP's start: every tensor (parameters and buffers, in the same order on every rank) takes
+// root's values. The broadcasts are all issued, then waited for, so they pipeline.
+void broadcast_tensors(ProcessGroup& pg, const std::vector<Tensor>& tensors, int root = 0);
+
 // Refuses ranks that disagree: every rank gives `value` under `name` (a config hash, the dataset's
 // checksum, the ember version); each gathers all ranks' values through the store and throws
 // ConfigMismatchError on every rank when any differs, naming the ranks and both values (long
