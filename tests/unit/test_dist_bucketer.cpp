@@ -132,8 +132,9 @@ TEST(DistBucketer, TwoRanksMatchOneProcessWithTheGlobalBatch) {
   const auto errors = run_ranks(2, [&](dist::ProcessGroup& pg) {
     // The ranks are threads of this process here (real ranks are processes). With 2 OpenMP threads
     // per rank, two host threads training at once came out 1.4e-3 off (the same run with 1 thread:
-    // 1.5e-8; both ranks on identical data: exact), which points at a kernel not safe to call from
-    // two host threads at once (suspect: OpenBLAS's threaded GEMM). So one thread per rank.
+    // 1.5e-8; both ranks on identical data: exact), which points at a CPU kernel not safe to call
+    // from two host threads at once (not identified; a split-K matmul from two threads was fine).
+    // So one thread per rank.
     set_num_threads(1);
     const int r = pg.rank();
     got[r] = train(x.narrow(0, 4 * r, 4).contiguous(), y.narrow(0, 4 * r, 4).contiguous(), &pg);
