@@ -14,4 +14,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
+  libgloo-dev openmpi-bin \
   patchelf xz-utils  # scripts/gpu-bundle.sh
