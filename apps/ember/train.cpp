@@ -22,6 +22,7 @@
 #include "ember/train/fit.h"
 #include "ember/train/metrics.h"
 #include "run_report.h"
+#include "train_init_from.h"
 #include "train_run_dir.h"
 
 namespace ember::cli {
@@ -73,6 +74,7 @@ struct TrainConfig {
   int workers = 1, threads = 0;
   std::string device = "auto", name, run_dir, resume;
   bool require_gpu = false, log_placement = false, deterministic = false;
+  InitFromFlags init_from;  // --init-from FILE, --init-from-partial
 };
 
 nlohmann::json to_json(const TrainConfig& c) {
@@ -81,7 +83,8 @@ nlohmann::json to_json(const TrainConfig& c) {
           {"weight_decay", c.weight_decay}, {"seed", c.seed}, {"workers", c.workers}, {"threads", c.threads},
           {"device", c.device}, {"require_gpu", c.require_gpu}, {"deterministic", c.deterministic},
           {"limit_train", c.limit_train}, {"limit_test", c.limit_test}, {"name", c.name}, {"run_dir", c.run_dir},
-          {"hflip", c.hflip}, {"crop_padding", c.crop_padding}, {"label_smoothing", c.label_smoothing}};
+          {"hflip", c.hflip}, {"crop_padding", c.crop_padding}, {"label_smoothing", c.label_smoothing},
+          {"init_from", c.init_from.file}};
 }
 
 // On --resume, the run's identity (model, data, optimizer, recipe, seed, subset) comes from the
@@ -202,6 +205,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   // ---- model, optimizer, schedule ----
   Generator init_gen(c.seed);
   auto model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  const std::string init_lines = init_model_from(*model, c.init_from, ck.has_value());
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
@@ -235,6 +239,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
+  fmt::print("{}", init_lines);
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, c.weight_decay,
              c.label_smoothing);
   fmt::print("schedule   {}; {} x {} (batch {}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
@@ -410,6 +415,7 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--resume", c->resume,
                 "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
                 "a step-N.safetensors one of them names");
+  add_init_from_flags(t, c->init_from);
   t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
   add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
   add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));
