@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -72,6 +73,13 @@ Loaded load(const EvalOpts& o) {
   if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
+  if (ck.manifest.weights_sha256.empty()) {  // a bare file: where it came from, if it says
+    auto number = [&](const char* key) {
+      auto it = ck.metadata.find(key);
+      return it == ck.metadata.end() ? int64_t(0) : int64_t(std::strtoll(it->second.c_str(), nullptr, 10));
+    };
+    l.manifest.epoch = number("epoch"), l.manifest.step = number("step");
+  }
   l.model_name = model;
   l.test = load_run_test_data(data, dir, cfg, o.limit_test);
   l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;

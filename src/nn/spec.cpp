@@ -135,7 +135,7 @@ class LayerReader {
     used_.insert(key);
     auto it = l_.keys.find(key);
     if (it == l_.keys.end()) {
-      if (!def) fail(source_, l_.line, where_ + ": missing '" + key + "'");
+      if (!def) missing(key);
       return *def;
     }
     if (classes >= 0 && std::holds_alternative<std::string>(it->second.value) &&
@@ -200,6 +200,15 @@ class LayerReader {
   const std::string& source_;
   std::string type_, where_;
   std::set<std::string> used_;
+
+  // A required key is absent; a key of the layer spelled like it is probably the typo.
+  [[noreturn]] void missing(const std::string& key) const {
+    for (const auto& [k, e] : l_.keys)
+      if (k != key && suggest(k, {key}).starts_with("did you mean"))
+        fail(source_, e.line, where_ + ": missing '" + key + "'; '" + k + "' is not a key of this layer",
+             "did you mean '" + key + "'? (docs/model-spec.md lists every key)");
+    fail(source_, l_.line, where_ + ": missing '" + key + "'");
+  }
 
   int64_t checked(const std::string& key, int64_t v, int line) const {
     if (v < 0 || (v == 0 && key != "padding"))

@@ -129,6 +129,8 @@ void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointMani
   for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"ember_version", &m.ember_version},
                                    {"model", &m.model}, {"dataset", &m.dataset}})
     if (!value->empty()) file.metadata.emplace(key, *value);  // keeps a value already there
+  file.metadata["epoch"] = std::to_string(m.epoch);  // where a copied-out file came from
+  file.metadata["step"] = std::to_string(m.step);
   for (const auto& [name, t] : tensors) {
     Tensor c = t.detach().cpu().contiguous();
     io::StTensor st;

@@ -57,6 +57,9 @@ std::string WeightLoadReport::summary() const {
   std::string s = fmt::format("loaded {} tensors{}", loaded.size(),
                               prefix.empty() ? "" : fmt::format(" (key prefix '{}' stripped)", prefix));
   for (const auto& n : notes) s += "\nnote: " + n;
+  if (checkpoint_state)
+    s += fmt::format("\nnote: {} optimizer/scheduler tensors of the checkpoint not used (a new run starts its own; "
+                     "`--resume` continues the old run)", checkpoint_state);
   if (!missing.empty()) s += "\nnot in the file, kept as initialised: " + join(missing);
   if (!mismatched.empty()) s += "\nshape differs, reinitialised: " + join(mismatched);
   if (!unexpected.empty()) s += "\nin the file but not in the model, ignored: " + join(unexpected);
@@ -71,15 +74,11 @@ WeightLoadReport load_weights(nn::Module& model, const NamedTensors& file, const
   // An ember checkpoint: optimizer and scheduler state sit beside "model/"; they are not weights.
   const bool checkpoint = rep.prefix == "model/";
   std::map<std::string, const Tensor*> by_key;
-  int64_t other_state = 0;
   for (const auto& [k, t] : file) {
     if (k.starts_with(rep.prefix)) by_key.emplace(k.substr(rep.prefix.size()), &t);
-    else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++other_state;
+    else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++rep.checkpoint_state;
     else rep.unexpected.push_back(k);
   }
-  if (other_state)
-    rep.notes.push_back(fmt::format("{} optimizer/scheduler tensors of the checkpoint not used (a new run starts "
-                                    "its own; `--resume` continues the old one)", other_state));
   const std::string head = head_of(model);
   std::vector<std::string> bad_shape;  // mis-shaped keys that are not allowed
   std::map<std::pair<DType, DType>, int> casts;

@@ -31,7 +31,8 @@ struct WeightLoadReport {
   std::vector<std::string> missing;     // model keys the file lacks (partial: kept as initialised)
   std::vector<std::string> unexpected;  // file keys (prefix stripped) the model does not have
   std::vector<std::string> mismatched;  // "fc3.weight: file [5, 84], model [10, 84]"
-  std::vector<std::string> notes;       // "cast 10 tensors from float16 to float32", ...
+  std::vector<std::string> notes;       // "cast 10 tensors from float16 to float32"
+  int64_t checkpoint_state = 0;         // "optim/*", "sched/*" tensors of an ember checkpoint, not used
   // Lines for the user: what was loaded, cast, skipped and reinitialised, by name.
   std::string summary() const;
 };

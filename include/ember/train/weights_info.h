@@ -10,6 +10,7 @@
 //   mean, std      "[0.286]"     per channel, on the [0, 1] scale: x = (pixel / 255 - mean) / std
 //   classes        "[\"T-shirt/top\",...]"  label i is classes[i]
 //   config         the run's settings (config.json), only in checkpoints
+//   epoch, step    "3", "1407": how far training had got (checkpoints)
 // Files without metadata (older checkpoints, other tools) read as an empty WeightsInfo.
 #pragma once
 
