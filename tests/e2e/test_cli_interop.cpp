@@ -119,6 +119,11 @@ TEST_F(CliInterop, InitFromStartsANewRunFromPyTorchStyleWeights) {
   EXPECT_EQ(test_accuracy(r.out), acc_a) << r.out;
   EXPECT_EQ(json::parse(read_text(dir / "b" / "config.json"))["init_from"], (dir / "torch.safetensors").string());
 
+  // eval reads float16 weights too (it used to refuse them: "dtype mismatch", with a hint about --model).
+  r = run("eval --model lenet5 --data-dir " + data.string() + " " + (dir / "torch16.safetensors").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "note: cast 10 tensors from float16 to float32");
+  EXPECT_EQ(test_accuracy(r.out), acc_a) << r.out;
   r = run(tiny("c") + " --init-from " + (dir / "torch16.safetensors").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "note: cast 10 tensors from float16 to float32 (the model's dtype)");

@@ -218,6 +218,14 @@ TEST(WeightsInfo, MetadataRoundTripsAndRejectsWrongValues) {
   EXPECT_EQ(back.mean, w.mean);
   EXPECT_EQ(back.classes, w.classes);
   EXPECT_TRUE(weights_info_from_metadata({{"format", "pt"}}, "f").empty());  // another tool's keys
+  // Any text survives the header: quotes, newlines, a NUL (escaped as \u0000, never a raw NUL,
+  // which the reader rejects because nlohmann would stop parsing at it).
+  w.model_spec = std::string("# \"quoted\"\n\ttab \0 nul\n", 22);
+  io::StFile f;
+  f.metadata = to_metadata(w);
+  const std::vector<uint8_t> bytes = io::st_serialize(f);
+  EXPECT_EQ(std::find(bytes.begin() + 8, bytes.end(), 0), bytes.end());
+  EXPECT_EQ(weights_info_from_metadata(io::st_parse(bytes, "m").metadata, "m").model_spec, w.model_spec);
   m["input_shape"] = "[1,-28]";
   EXPECT_NE(message_of([&] { weights_info_from_metadata(m, "x.safetensors"); })
                 .find("'x.safetensors': __metadata__ \"input_shape\" must be a JSON list of positive integers"),
