@@ -83,7 +83,7 @@ static std::optional<ForeignFileKind> sniff_kind(std::span<const uint8_t> b) {
                            "ember trains from weights, not from ONNX graphs: save the source model's weights with "
                            "`safetensors.torch.save_file(model.state_dict(), 'FILE.safetensors')` and pass that"};
   if (looks_like_text(b))
-    return ForeignFileKind{"a text file", "pass a .safetensors weights file (or a run directory for --resume)"};
+    return ForeignFileKind{"a text file", "pass a .safetensors weights file (or a run directory for --resume)", true};
   return std::nullopt;
 }
 

@@ -64,8 +64,8 @@ void put_bytes(std::vector<uint8_t>& out, int field, std::span<const uint8_t> by
 std::span<const uint8_t> as_bytes(std::string_view s) { return {reinterpret_cast<const uint8_t*>(s.data()), s.size()}; }
 
 // tensorflow.Event: wall_time = 1 (double), step = 2 (int64), file_version = 3 (string),
-// summary = 5 (Summary). Summary: value = 1 (repeated Value). Value: tag = 1 (string),
-// simple_value = 2 (float).
+// summary = 5 (Summary), session_log = 7 (SessionLog). Summary: value = 1 (repeated Value).
+// Value: tag = 1 (string), simple_value = 2 (float). SessionLog: status = 1 (enum, START = 1).
 std::vector<uint8_t> event_header(double wall_time, int64_t step) {
   std::vector<uint8_t> e;
   put_double(e, 1, wall_time);
@@ -122,6 +122,14 @@ std::vector<uint8_t> event_scalar(std::string_view tag, int64_t step, float valu
   return e;
 }
 
+std::vector<uint8_t> event_session_start(int64_t step, double wall_time) {
+  std::vector<uint8_t> log;  // SessionLog: status = 1 (enum), START = 1
+  put_int64(log, 1, 1);
+  std::vector<uint8_t> e = event_header(wall_time, step);
+  put_bytes(e, 7, log);  // Event.session_log = 7 (6 is the deprecated log_message)
+  return e;
+}
+
 double unix_time_now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
@@ -149,6 +157,10 @@ void TensorBoardWriter::write_record(std::span<const uint8_t> event) {
 
 void TensorBoardWriter::write_scalar(std::string_view tag, int64_t step, double value, double wall_time) {
   write_record(event_scalar(tag, step, float(value), wall_time));
+}
+
+void TensorBoardWriter::write_restart(int64_t step, double wall_time) {
+  write_record(event_session_start(step, wall_time));
 }
 
 void TensorBoardWriter::flush() {

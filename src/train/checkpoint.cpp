@@ -218,7 +218,8 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   try {
     file = io::st_parse(bytes, weights.string());
   } catch (const io::SafetensorsError& e) {
-    if (auto kind = io::sniff_foreign_weights(bytes, weights.string()))
+    auto kind = io::sniff_foreign_weights(bytes, weights.string());
+    if (kind && !(kind->text && weights.extension() == ".safetensors"))  // a damaged one stays "corrupt"
       throw FormatError(fmt::format("'{}' is {}, not a safetensors file", weights.string(), kind->what),
                         kind->hint);
     throw FormatError(fmt::format("checkpoint '{}' is corrupt or truncated: {}", weights.string(), e.what()), kHint);

@@ -64,6 +64,13 @@ const std::filesystem::path& TensorBoardMetrics::path() const { return impl_->wr
 
 void TensorBoardMetrics::write(const MetricRecord& r) {
   const double t = r.time > 0 ? r.time : io::unix_time_now();
+  if (r.kind == "resume") {
+    // The checkpoint was at step r.step; what earlier files logged after it is logged again now.
+    // TensorBoard purges points with step >= the restart's, so restart at r.step + 1.
+    impl_->writer.write_restart(r.step + 1, t);
+    impl_->writer.flush();
+    return;
+  }
   bool any = false;
   for (const auto& [field, value] : r.values)
     if (std::string tag = tensorboard_tag(r.kind, field); !tag.empty()) {

@@ -80,7 +80,15 @@ WeightsInfo describe_run_weights(const std::string& model, const std::string& da
   w.mean = train.mean;
   w.std = train.std;
   w.classes = train.classes;
-  w.config_json = config_json;
+  // Only what finds the data again: the run's name and directory would make two runs' otherwise
+  // identical weights files differ (a resumed run must end bitwise equal to an uninterrupted one).
+  const json cfg = json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  if (cfg.is_object()) {
+    json data = json::object();
+    for (const char* key : {"data", "data_dir", "seed", "image_folder"})
+      if (cfg.contains(key)) data[key] = cfg[key];
+    if (!data.empty()) w.config_json = data.dump();
+  }
   // A spec model travels as its text: a weights file without its run can still be rebuilt.
   if (nn::is_spec_file(model)) {
     fs::path copy = run_dir / fs::path(model).filename();

@@ -2,7 +2,9 @@
 # TensorBoard read-back: a short `ember train` run writes events.out.tfevents.* into its run
 # directory, and TensorBoard's own EventAccumulator (PyPI `tensorboard`) reads back exactly the
 # points metrics.jsonl has: 2 epochs x 8 steps with --log-every 2 -> 8 points per step tag,
-# 2 per epoch tag, at the same steps, values and wall-clock times. Exit 77 (skipped) without PyPI.
+# 2 per epoch tag, at the same steps, values and wall-clock times; a run stopped and resumed reads
+# back with the same steps, no point twice, even where a run went back to an older checkpoint.
+# Exit 77 (skipped) without PyPI.
 #   run_tensorboard_test.sh EMBER_BIN SOURCE_DIR WORK_DIR
 set -eu
 ember=$1 src=$2 work=$3
@@ -25,6 +27,22 @@ split("train", 256); split("t10k", 64)
 PY
 "$ember" train --model lenet5 --data-dir data --epochs 2 --batch-size 32 --log-every 2 --threads 2 \
   --run-dir runs/tb >train.log 2>&1 || { cat train.log; echo "FAIL: ember train"; exit 1; }
+# The same run stopped after 5 steps, resumed to step 11, then "crashed" back to its step-5
+# checkpoint (the steps 6-10 it logged are orphans) and resumed to the end: three event files that
+# must read back as one curve, each point once (TensorBoard purges at the SessionLog START).
+stopped() {  # runs ember, expecting the exit code of --stop-after-steps (130)
+  set +e
+  "$ember" "$@" >stop.log 2>&1
+  local code=$?
+  set -e
+  [[ $code == 130 ]] || { cat stop.log; echo "FAIL: ember $* exited $code, expected 130"; exit 1; }
+}
+stopped train --model lenet5 --data-dir data --epochs 2 --batch-size 32 --log-every 2 --threads 2 \
+  --run-dir runs/resumed --stop-after-steps 5
+cp -r runs/resumed/checkpoints checkpoints-at-5
+stopped train --resume runs/resumed --log-every 2 --stop-after-steps 11
+rm -rf runs/resumed/checkpoints && cp -r checkpoints-at-5 runs/resumed/checkpoints
+"$ember" train --resume runs/resumed --log-every 2 >resume.log 2>&1 || { cat resume.log; echo "FAIL: --resume"; exit 1; }
 "$VENV_PY" - <<'PY'
 import glob, json, math, sys
 from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
@@ -63,6 +81,18 @@ for tag, n in want.items():
 for tag in tags:
     if tag not in want and len(acc.Scalars(tag)) not in (2, 8):
         errors.append(f"unexpected tag {tag} with {len(acc.Scalars(tag))} points")
+# Resumed: two files, and after TensorBoard drops the orphaned points (SessionLog START one step
+# after the checkpoint), the same steps per tag as the uninterrupted run.
+files2 = glob.glob("runs/resumed/events.out.tfevents.*")
+if len(files2) != 3:
+    errors.append(f"resumed run: expected three event files, found {files2}")
+acc2 = EventAccumulator("runs/resumed", size_guidance={"scalars": 0})
+acc2.Reload()
+for tag in want:
+    a = [p.step for p in acc.Scalars(tag)]
+    b = [p.step for p in acc2.Scalars(tag)] if tag in acc2.Tags()["scalars"] else []
+    if a != b:
+        errors.append(f"resumed run, {tag}: steps {b}, uninterrupted run {a}")
 if errors:
     print("FAIL:\n  " + "\n  ".join(errors)); sys.exit(1)
 print(f"PASS: EventAccumulator read {len(tags)} tags from {files[0]}: "

@@ -72,6 +72,9 @@ TEST(TensorBoard, FramesAndEncodesEvents) {
   // Event{wall_time: 2.0, step: 300, summary: {value: [{tag: "lr", simple_value: 0.5}]}}
   want = {0x09, 0, 0, 0, 0, 0, 0, 0x00, 0x40, 0x10, 0xAC, 0x02, 0x2A, 11, 0x0A, 9, 0x0A, 2, 'l', 'r', 0x15, 0, 0, 0, 0x3F};
   EXPECT_EQ(io::event_scalar("lr", 300, 0.5f, 2.0), want);
+  // Event{wall_time: 2.0, step: 5, session_log: {status: START}}
+  want = {0x09, 0, 0, 0, 0, 0, 0, 0x00, 0x40, 0x10, 5, 0x3A, 2, 0x08, 1};
+  EXPECT_EQ(io::event_session_start(5, 2.0), want);
 }
 
 TEST(TensorBoard, MetricsWriterStampsTimeAndWritesTaggedScalars) {
@@ -95,7 +98,8 @@ TEST(TensorBoard, MetricsWriterStampsTimeAndWritesTaggedScalars) {
     if (e.path().filename().string().starts_with("events.out.tfevents.")) events.push_back(e.path());
   ASSERT_EQ(events.size(), 1u);
   auto records = read_records(events[0]);
-  ASSERT_EQ(records.size(), 1u + 4 + 3);  // file_version, 4 step fields, 3 epoch fields
+  ASSERT_EQ(records.size(), 1u + 4 + 1 + 3);  // file_version, 4 step fields, the restart, 3 epoch fields
+  EXPECT_EQ(records[5], io::event_session_start(11, recs[1].time));  // resume at step 10
   auto has = [&](const std::string& tag) {
     for (const auto& r : records)
       if (std::search(r.begin(), r.end(), tag.begin(), tag.end()) != r.end()) return true;

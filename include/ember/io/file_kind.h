@@ -13,6 +13,7 @@ namespace ember::io {
 struct ForeignFileKind {
   std::string what;  // "a PyTorch checkpoint (torch.save zip archive)"
   std::string hint;  // how to turn it into a safetensors file ember reads
+  bool text = false;  // plain text (a weak guess: a damaged .safetensors file may be text too)
 };
 
 // Call only after the bytes failed to parse as safetensors (a valid safetensors header length can

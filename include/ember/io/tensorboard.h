@@ -27,6 +27,9 @@ std::vector<uint8_t> tfrecord_frame(std::span<const uint8_t> data);
 // Serialized tensorflow.Event messages.
 std::vector<uint8_t> event_file_version(double wall_time);  // file_version = "brain.Event:2"
 std::vector<uint8_t> event_scalar(std::string_view tag, int64_t step, float value, double wall_time);
+// Event{step, session_log: {status: START}}: TensorBoard drops the points at `step` and later that
+// earlier files of the run hold (a resumed run logs those steps again).
+std::vector<uint8_t> event_session_start(int64_t step, double wall_time);
 
 // Not thread-safe: one writer per file, used from one thread (the fit loop).
 class TensorBoardWriter {
@@ -41,6 +44,8 @@ class TensorBoardWriter {
   // wall_time: unix seconds (fractions allowed). Buffered until flush(). Non-finite values are
   // written as they are (TensorBoard shows NaN/Inf points).
   void write_scalar(std::string_view tag, int64_t step, double value, double wall_time);
+  // A resumed run restarts here: points with step >= `step` from before are orphans (see above).
+  void write_restart(int64_t step, double wall_time);
   void flush();  // IOError when the data cannot be written
   const std::filesystem::path& path() const { return path_; }
 

@@ -31,7 +31,9 @@ struct MetricRecord {
 //   epoch records: train_loss -> epoch/train_loss, train_acc -> epoch/train_acc, test_loss/test_acc ->
 //                  test/loss, test/acc, val_loss/val_acc -> val/loss, val/acc, data_wait -> data_wait,
 //                  samples_per_s -> epoch/samples_per_s, seconds -> epoch/seconds, lr -> epoch/lr
-//   other kinds:   <kind>/<field> ("resume" records are not plotted)
+//   other kinds:   <kind>/<field> ("resume" records are not plotted: they become a SessionLog START
+//                  one step after the checkpoint's, so TensorBoard drops the points a resumed run
+//                  logs again instead of showing them twice)
 std::string tensorboard_tag(const std::string& kind, const std::string& field);
 
 // Sends records to a TensorBoard event file in `dir` (io::TensorBoardWriter): every plotted field

@@ -9,7 +9,8 @@
 //   input_shape    "[1,28,28]"   (C, H, W) of one sample
 //   mean, std      "[0.286]"     per channel, on the [0, 1] scale: x = (pixel / 255 - mean) / std
 //   classes        "[\"T-shirt/top\",...]"  label i is classes[i]
-//   config         the run's settings (config.json), only in checkpoints
+//   config         the run's data settings (config.json's data, data_dir, seed, image_folder), so
+//                  eval finds the same test set; only in checkpoints
 //   epoch, step    "3", "1407": how far training had got (checkpoints)
 // Files without metadata (older checkpoints, other tools) read as an empty WeightsInfo.
 #pragma once
@@ -40,8 +41,8 @@ std::map<std::string, std::string> to_metadata(const WeightsInfo& info);
 WeightsInfo weights_info_from_metadata(const std::map<std::string, std::string>& metadata, const std::string& source);
 
 // The description of a training run's weights: model and dataset names, the training set's geometry,
-// normalisation and class names, and the model spec's text when `model` is a spec file whose copy
-// is in `run_dir` (ember train keeps one there).
+// normalisation and class names, the data settings of `config_json`, and the model spec's text
+// when `model` is a spec file whose copy is in `run_dir` (ember train keeps one there).
 WeightsInfo describe_run_weights(const std::string& model, const std::string& dataset, const data::Dataset& train,
                                  const std::filesystem::path& run_dir, const std::string& config_json);
 
