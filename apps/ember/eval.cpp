@@ -89,7 +89,12 @@ Loaded load(const EvalOpts& o) {
                                       l.test.num_classes(), l.test.channels(), l.test.height(), &gen)
                 : models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
   // Strict: every tensor by name, float16/bfloat16/float64 cast to the model's dtype.
-  const train::WeightLoadReport rep = train::load_weights(*l.model, ck.tensors, ck.weights_path.string());
+  train::WeightLoadReport rep;
+  try {
+    rep = train::load_weights(*l.model, ck.tensors, ck.weights_path.string());
+  } catch (const FormatError& e) {  // the loader's hint is about --init-from; here only --model helps
+    throw FormatError(fmt::format("{} (model '{}')", e.what(), model), "pass the --model the weights were trained with");
+  }
   for (const auto& note : rep.notes) fmt::print(stderr, "ember: note: {}\n", note);
   l.model->to(l.device);
   l.model->eval();
