@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
@@ -13,8 +14,12 @@
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
+#include "ember/io/user_file.h"
+#include "ember/nn/spec.h"
 #include "ember/train/fit.h"
+#include "ember/train/init_from.h"
 #include "ember/train/resume.h"
+#include "ember/train/weights_info.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -30,43 +35,67 @@ struct EvalOpts {
 
 struct Loaded {
   std::shared_ptr<nn::Module> model;
+  std::string model_name;  // as shown: the zoo name or the spec's file name
   data::Dataset test;
   Device device;
   train::CheckpointManifest manifest;
 };
 
+// What --json output says about where the numbers come from.
+nlohmann::json provenance(const Loaded& l, const EvalOpts& o) {
+  return {{"model", l.model_name}, {"checkpoint", o.path}, {"device", l.device.str()}, {"precision", "fp32"}};
+}
+
 Loaded load(const EvalOpts& o) {
   train::Checkpoint ck = train::load_checkpoint(o.path);
+  // A weights file copied out of its run describes itself (__metadata__, train/weights_info.h).
+  const train::WeightsInfo info = train::weights_info_from_metadata(ck.metadata, ck.weights_path.string());
   // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
   const std::optional<fs::path> run_dir = train::run_dir_of(o.path);
-  std::string model = !o.model.empty() ? o.model : train::run_model(ck.manifest.model, run_dir.value_or(fs::path()));
-  std::string data = !o.data.empty() ? o.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : "fashion-mnist";
+  const std::string recorded = !ck.manifest.model.empty() ? ck.manifest.model : info.model;
+  std::string model = !o.model.empty() ? o.model : train::run_model(recorded, run_dir.value_or(fs::path()));
+  std::string data = !o.data.empty()                ? o.data
+                     : !ck.manifest.dataset.empty() ? ck.manifest.dataset
+                     : !info.dataset.empty()        ? info.dataset
+                                                    : "fashion-mnist";
   if (model.empty())
-    throw UsageError(fmt::format("'{}' has no manifest naming its model", o.path), "pass --model NAME");
-  nlohmann::json cfg = ck.manifest.config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(ck.manifest.config_json);
-  const train::RunSettings settings(ck.manifest.config_json, o.path, false);
+    throw UsageError(fmt::format("'{}' names no model: it has no manifest and no __metadata__ \"model\"", o.path),
+                     "pass --model NAME (the zoo name or the spec file the weights were trained with)");
+  // The spec travels inside the file: used when the named spec is not at hand.
+  const bool spec_from_metadata = o.model.empty() && nn::is_spec_file(model) && !info.model_spec.empty() &&
+                                  io::path_type(model) != io::PathType::regular;
+  const std::string config_json = !ck.manifest.config_json.empty() ? ck.manifest.config_json : info.config_json;
+  nlohmann::json cfg = config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(config_json);
+  const train::RunSettings settings(config_json, o.path, false);
   std::string dir = o.data_dir;
   normalise_data_arg(data, dir);  // `--data PATH`: an image folder
   if (dir.empty() && settings.contains("data_dir")) dir = settings.get<std::string>("data_dir");
   if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.manifest = ck.manifest;
+  if (ck.manifest.weights_sha256.empty()) {  // a bare file: where it came from, if it says
+    auto number = [&](const char* key) {
+      auto it = ck.metadata.find(key);
+      return it == ck.metadata.end() ? int64_t(0) : int64_t(std::strtoll(it->second.c_str(), nullptr, 10));
+    };
+    l.manifest.epoch = number("epoch"), l.manifest.step = number("step");
+  }
+  l.model_name = model;
   l.test = load_run_test_data(data, dir, cfg, o.limit_test);
   l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
   Generator gen(0);
-  l.model = models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
-  StateDict sd;
-  bool prefixed = ck.find("model/" + l.model->named_parameters().front().first) != nullptr;
-  for (const auto& [k, t] : ck.tensors) {
-    if (prefixed && !k.starts_with("model/")) continue;
-    sd.insert(prefixed ? k.substr(6) : k, t);
-  }
+  l.model = spec_from_metadata
+                ? nn::model_from_spec(info.model_spec, ck.weights_path.string() + " (__metadata__ model_spec)",
+                                      l.test.num_classes(), l.test.channels(), l.test.height(), &gen)
+                : models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
+  // Strict: every tensor by name, float16/bfloat16/float64 cast to the model's dtype.
+  train::WeightLoadReport rep;
   try {
-    l.model->load_state_dict(sd);
-  } catch (const Error& e) {
-    throw FormatError(fmt::format("checkpoint '{}' does not fit model '{}': {}", o.path, model, e.what()),
-                      "pass the --model the checkpoint was trained with");
+    rep = train::load_weights(*l.model, ck.tensors, ck.weights_path.string());
+  } catch (const FormatError& e) {  // the loader's hint is about --init-from; here only --model helps
+    throw FormatError(fmt::format("{} (model '{}')", e.what(), model), "pass the --model the weights were trained with");
   }
+  for (const auto& note : rep.notes) fmt::print(stderr, "ember: note: {}\n", note);
   l.model->to(l.device);
   l.model->eval();
   return l;
@@ -77,13 +106,14 @@ int run_eval(const EvalOpts& o) {
   train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
   const auto& names = l.test.classes;
   if (o.json) {
-    nlohmann::json j = {{"accuracy", r.accuracy}, {"loss", r.loss}, {"samples", r.samples},
-                        {"per_class_accuracy", r.per_class_accuracy}, {"confusion", r.confusion}, {"classes", names},
-                        {"epoch", l.manifest.epoch}, {"step", l.manifest.step}};
+    nlohmann::json j = provenance(l, o);
+    j.update({{"accuracy", r.accuracy}, {"loss", r.loss}, {"samples", r.samples},
+              {"per_class_accuracy", r.per_class_accuracy}, {"confusion", r.confusion}, {"classes", names},
+              {"epoch", l.manifest.epoch}, {"step", l.manifest.step}});
     fmt::print("{}\n", j.dump(2));
     return kExitOk;
   }
-  fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.manifest.model,
+  fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.model_name,
              l.test.name);
   fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
              r.loss);
@@ -100,20 +130,33 @@ int run_eval(const EvalOpts& o) {
   return kExitOk;
 }
 
-// Prints the top-k classes of one normalised (1, C, H, W) batch; truth < 0 when unknown.
-void print_top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, const std::string& what) {
+// The top-k classes of one normalised (1, C, H, W) batch; truth < 0 when unknown. Printed as
+// text, or appended to `json_out` (predict --json).
+void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, const std::string& what,
+           const std::string& input, nlohmann::json& json_out) {
   auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
   std::vector<int64_t> idx(probs.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
   std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
   const auto& names = l.test.classes;
-  fmt::print("{}{}\n", what,
-             truth >= 0 ? fmt::format(" (true class {} {})", truth, size_t(truth) < names.size() ? names[size_t(truth)] : "")
-                        : "");
-  for (int64_t k = 0; k < std::min<int64_t>(o.top_k, int64_t(idx.size())); ++k) {
+  auto name_of = [&](int64_t c) { return size_t(c) < names.size() ? names[size_t(c)] : std::string(); };
+  const int64_t k_shown = std::min<int64_t>(o.top_k, int64_t(idx.size()));
+  if (o.json) {
+    nlohmann::json top = nlohmann::json::array();
+    for (int64_t k = 0; k < k_shown; ++k) {
+      const int64_t c = idx[size_t(k)];
+      top.push_back({{"class", c}, {"name", name_of(c)}, {"probability", probs[size_t(c)]}});
+    }
+    nlohmann::json p = {{"input", input}, {"top_k", top}};
+    if (truth >= 0) p["true_class"] = truth;
+    json_out.push_back(p);
+    return;
+  }
+  fmt::print("{}{}\n", what, truth >= 0 ? fmt::format(" (true class {} {})", truth, name_of(truth)) : "");
+  for (int64_t k = 0; k < k_shown; ++k) {
     int64_t c = idx[size_t(k)];
-    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, size_t(c) < names.size() ? names[size_t(c)] : "",
-               100 * probs[size_t(c)], c == truth ? "  <- true" : "");
+    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, name_of(c), 100 * probs[size_t(c)],
+               c == truth ? "  <- true" : "");
   }
 }
 
@@ -123,6 +166,13 @@ int run_predict(const EvalOpts& o) {
                      "e.g. `ember predict runs/<name> --index 0` or `ember predict runs/<name> shirt.png`");
   Loaded l = load(o);
   autograd::NoGradGuard ng;
+  nlohmann::json predictions = nlohmann::json::array();
+  auto print_json = [&] {
+    if (!o.json) return;
+    nlohmann::json j = provenance(l, o);
+    j["predictions"] = predictions;
+    fmt::print("{}\n", j.dump(2));
+  };
   data::LoaderOptions lo;
   lo.batch_size = 1;
   lo.shuffle = false;
@@ -131,7 +181,9 @@ int run_predict(const EvalOpts& o) {
     if (o.index >= l.test.size())
       throw UsageError(fmt::format("--index {} is outside the test set (0..{})", o.index, l.test.size() - 1));
     data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
-    print_top_k(l, o, b.x, b.y.to_vector<int64_t>()[0], fmt::format("test sample {} of {}", o.index, l.test.name));
+    top_k(l, o, b.x, b.y.to_vector<int64_t>()[0], fmt::format("test sample {} of {}", o.index, l.test.name),
+          fmt::format("test:{}", o.index), predictions);
+    print_json();
     return kExitOk;
   }
   // Image files: decoded and resized to the dataset's geometry, then normalised by the same
@@ -154,9 +206,12 @@ int run_predict(const EvalOpts& o) {
       warn(file + " " + why);
     one.labels = zeros({1}, {.dtype = DType::Int64});
     data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
-    print_top_k(l, o, b.x, -1, fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.test.name,
-                                           o.invert ? ", inverted" : ""));
+    top_k(l, o, b.x, -1,
+          fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.test.name,
+                      o.invert ? ", inverted" : ""),
+          file, predictions);
   }
+  print_json();
   return kExitOk;
 }
 
@@ -187,6 +242,7 @@ void register_eval(CLI::App& root, Runner& run) {
   pr->add_flag("--invert", p->invert,
                "Invert image files (255 - v) before classifying: for dark-on-light pictures given to a model trained "
                "on light-on-dark data (Fashion-MNIST, MNIST)");
+  pr->add_flag("--json", p->json, "Print JSON (model, checkpoint, device, precision and the top-k of each input)");
   common(pr, *p);
   pr->callback([&run, p] { run = [p] { return run_predict(*p); }; });
 }

@@ -26,6 +26,7 @@
 #include "ember/train/settings.h"
 #include "run_report.h"
 #include "train_flags.h"
+#include "train_init_from.h"
 #include "train_run_dir.h"
 
 namespace ember::cli {
@@ -231,6 +232,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   // ---- model, optimizer, schedule (both from their registries: ember/optim/registry.h) ----
   Generator init_gen(c.seed);
   auto model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  const std::string init_lines = init_model_from(*model, c, ck.has_value());
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
@@ -257,6 +259,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   print_validation_line(c, rd.val.size() > 0, val_ds.size());
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
+  fmt::print("{}", init_lines);
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, c.weight_decay,
              c.label_smoothing);
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,

@@ -1,7 +1,17 @@
-// The model spec reader (see spec.h): a TOML subset — comments, [[layer]] tables, and
-// key = integer | float | "string" | true/false — read line by line so every error names its line.
+// The model spec reader (see spec.h and docs/model-spec.md): the file is TOML, parsed by toml++
+// (any valid TOML: [[layer]] tables or `layer = [{...}, ...]`, arrays such as kernel_size = [3, 3]),
+// then checked key by key so every error names the file, the line and the layer.
 #include "ember/nn/spec.h"
 
+// Header-only: toml++ is compiled into this one file, so libember needs no libtomlplusplus.so
+// at run time (Debian also ships a compiled library, with TOML_HEADER_ONLY=0).
+#ifndef TOML_HEADER_ONLY
+#define TOML_HEADER_ONLY 1
+#endif
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <array>
 #include <map>
 #include <optional>
 #include <set>
@@ -15,76 +25,101 @@ namespace ember::nn {
 
 namespace {
 
-using Value = std::variant<int64_t, double, std::string, bool>;
+using IntPair = std::array<int64_t, 2>;
+using Value = std::variant<int64_t, double, std::string, bool, IntPair, std::monostate /* anything else */>;
 struct Entry {
   Value value;
   int line = 0;
+  std::string shown;  // how the value was written, for messages
 };
 struct LayerSpec {
-  int line = 0;  // of its [[layer]] header
+  int line = 0;  // of its [[layer]] header (or its inline table)
   std::map<std::string, Entry> keys;
 };
-
-std::string trim(const std::string& s) {
-  size_t a = s.find_first_not_of(" \t\r"), b = s.find_last_not_of(" \t\r");
-  return a == std::string::npos ? "" : s.substr(a, b - a + 1);
-}
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& msg, const std::string& hint = "") {
   throw FormatError(source + ":" + std::to_string(line) + ": " + msg, hint);
 }
 
+// Edit distance with transpositions (optimal string alignment), for "did you mean".
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i)
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// "did you mean 'kernel_size'?" when one candidate is close to `typed`, else the list of candidates.
+std::string suggest(const std::string& typed, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = std::max<size_t>(2, typed.size() / 3) + 1;
+  for (const auto& c : candidates)
+    if (size_t dist = edit_distance(typed, c); dist < best_d) best = c, best_d = dist;
+  if (!best.empty()) return "did you mean '" + best + "'?";
+  std::string all;
+  for (const auto& c : candidates) all += (all.empty() ? "" : ", ") + c;
+  return "known: " + all;
+}
+
+int line_of(const toml::node& n, int fallback) {
+  const auto& src = n.source();
+  return src.begin.line ? int(src.begin.line) : fallback;
+}
+
+Entry to_entry(const toml::node& n, int fallback_line) {
+  Entry e;
+  e.line = line_of(n, fallback_line);
+  std::ostringstream os;
+  if (auto* a = n.as_array()) os << toml::toml_formatter(*a, toml::format_flags::none);
+  else if (n.is_table()) os << "{ ... }";
+  else n.visit([&](const auto& v) { os << v; });
+  e.shown = os.str();
+  if (auto v = n.value_exact<int64_t>()) e.value = *v;
+  else if (auto d = n.value_exact<double>()) e.value = *d;
+  else if (auto str = n.value_exact<std::string>()) e.value = *str, e.shown = "\"" + *str + "\"";
+  else if (auto b = n.value_exact<bool>()) e.value = *b;
+  else if (auto* a = n.as_array(); a && a->size() == 2 && (*a)[0].is_integer() && (*a)[1].is_integer())
+    e.value = IntPair{(*a)[0].value_exact<int64_t>().value(), (*a)[1].value_exact<int64_t>().value()};
+  else e.value = std::monostate{};
+  return e;
+}
+
 std::vector<LayerSpec> parse(const std::string& text, const std::string& source) {
-  std::vector<LayerSpec> layers;
-  std::istringstream in(text);
-  std::string raw;
-  int line = 0;
-  while (std::getline(in, raw)) {
-    ++line;
-    // Drop a comment that is not inside a string.
-    bool quoted = false;
-    for (size_t i = 0; i < raw.size(); ++i) {
-      if (raw[i] == '"') quoted = !quoted;
-      if (raw[i] == '#' && !quoted) {
-        raw.resize(i);
-        break;
-      }
-    }
-    std::string s = trim(raw);
-    if (s.empty()) continue;
-    if (s == "[[layer]]") {
-      layers.push_back({line, {}});
-      continue;
-    }
-    if (s.front() == '[')
-      fail(source, line, "unexpected table " + s, "each layer starts with a [[layer]] line");
-    size_t eq = s.find('=');
-    if (eq == std::string::npos) fail(source, line, "expected `key = value`, found '" + s + "'");
-    std::string key = trim(s.substr(0, eq)), val = trim(s.substr(eq + 1));
-    if (layers.empty()) fail(source, line, "'" + key + "' before the first [[layer]]", "start the file with [[layer]]");
-    if (key.empty() || val.empty()) fail(source, line, "expected `key = value`, found '" + s + "'");
-    Value v;
-    if (val.size() >= 2 && val.front() == '"' && val.back() == '"') {
-      v = val.substr(1, val.size() - 2);
-    } else if (val == "true" || val == "false") {
-      v = val == "true";
-    } else {
-      try {
-        size_t pos = 0;
-        if (val.find_first_of(".eE") == std::string::npos) {
-          v = int64_t(std::stoll(val, &pos));
-        } else {
-          v = std::stod(val, &pos);
-        }
-        if (pos != val.size()) throw std::invalid_argument("trailing");
-      } catch (const std::exception&) {
-        fail(source, line, "'" + val + "' is not a number, a \"string\" or true/false (key '" + key + "')");
-      }
-    }
-    if (layers.back().keys.count(key)) fail(source, line, "key '" + key + "' given twice in this layer");
-    layers.back().keys[key] = {v, line};
+  toml::table root;
+  try {
+    root = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    fail(source, int(e.source().begin.line), std::string(e.description()),
+         "the file must be valid TOML (https://toml.io); see docs/model-spec.md");
   }
-  if (layers.empty()) fail(source, line, "no [[layer]] tables: the file describes no model");
+  std::vector<LayerSpec> layers;
+  for (const auto& [key, node] : root) {
+    const std::string k(key.str());
+    if (k == "layer") continue;
+    if (node.is_table() || node.is_array())
+      fail(source, line_of(node, 1), "unknown table '" + k + "': " + suggest(k, {"layer"}),
+           "each layer starts with a [[layer]] line");
+    fail(source, line_of(node, 1), "'" + k + "' before the first [[layer]]", "start the file with [[layer]]");
+  }
+  const toml::node* all = root.get("layer");
+  if (!all) fail(source, int(std::count(text.begin(), text.end(), '\n')), "no [[layer]] tables: the file describes no model");
+  const toml::array* arr = all->as_array();
+  if (!arr)
+    fail(source, line_of(*all, 1), "'layer' must be an array of tables ([[layer]] sections or layer = [{...}, ...])");
+  for (const toml::node& item : *arr) {
+    const toml::table* t = item.as_table();
+    if (!t) fail(source, line_of(item, line_of(*all, 1)), "each entry of 'layer' must be a table such as { type = \"relu\" }");
+    LayerSpec l;
+    l.line = line_of(*t, line_of(*all, 1));
+    for (const auto& [key, node] : *t) l.keys[std::string(key.str())] = to_entry(node, l.line);
+    layers.push_back(std::move(l));
+  }
+  if (layers.empty()) fail(source, line_of(*all, 1), "'layer' is empty: the file describes no model");
   return layers;
 }
 
@@ -100,17 +135,38 @@ class LayerReader {
     used_.insert(key);
     auto it = l_.keys.find(key);
     if (it == l_.keys.end()) {
-      if (!def) fail(source_, l_.line, where_ + ": missing '" + key + "'");
+      if (!def) missing(key);
       return *def;
     }
     if (classes >= 0 && std::holds_alternative<std::string>(it->second.value) &&
         std::get<std::string>(it->second.value) == "classes")
       return classes;
     if (!std::holds_alternative<int64_t>(it->second.value))
-      fail(source_, it->second.line, where_ + ": '" + key + "' must be an integer");
-    int64_t v = std::get<int64_t>(it->second.value);
-    if (v < 0 || (v == 0 && key != "padding")) fail(source_, it->second.line, where_ + ": '" + key + "' must be positive, got " + std::to_string(v));
-    return v;
+      fail(source_, it->second.line, where_ + ": '" + key + "' must be an integer, got " + it->second.shown);
+    return checked(key, std::get<int64_t>(it->second.value), it->second.line);
+  }
+  // One integer (both sides) or [height, width].
+  IntPair pair(const std::string& key, std::optional<int64_t> def) {
+    auto it = l_.keys.find(key);
+    if (it != l_.keys.end() && std::holds_alternative<IntPair>(it->second.value)) {
+      used_.insert(key);
+      const IntPair v = std::get<IntPair>(it->second.value);
+      return {checked(key, v[0], it->second.line), checked(key, v[1], it->second.line)};
+    }
+    if (it != l_.keys.end() && !std::holds_alternative<int64_t>(it->second.value))
+      fail(source_, it->second.line,
+           where_ + ": '" + key + "' must be an integer or [height, width], got " + it->second.shown);
+    const int64_t v = integer(key, def);
+    return {v, v};
+  }
+  // Pooling layers take square windows: an integer, or [k, k].
+  int64_t square(const std::string& key, std::optional<int64_t> def) {
+    const IntPair v = pair(key, def);
+    if (v[0] != v[1])
+      fail(source_, l_.keys.at(key).line,
+           where_ + ": '" + key + "' must be square here, got [" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]",
+           "pooling layers take one size for both sides");
+    return v[0];
   }
   double real(const std::string& key, double def) {
     used_.insert(key);
@@ -131,7 +187,9 @@ class LayerReader {
   }
   void done() {
     for (const auto& [k, e] : l_.keys)
-      if (!used_.count(k)) fail(source_, e.line, where_ + ": unknown key '" + k + "'");
+      if (!used_.count(k))
+        fail(source_, e.line, where_ + ": unknown key '" + k + "'",
+             suggest(k, std::vector<std::string>(used_.begin(), used_.end())) + " (docs/model-spec.md lists every key)");
   }
   [[noreturn]] void shape_error(const std::string& msg, const std::string& hint = "") {
     fail(source_, l_.line, where_ + ": " + msg, hint);
@@ -142,6 +200,21 @@ class LayerReader {
   const std::string& source_;
   std::string type_, where_;
   std::set<std::string> used_;
+
+  // A required key is absent; a key of the layer spelled like it is probably the typo.
+  [[noreturn]] void missing(const std::string& key) const {
+    for (const auto& [k, e] : l_.keys)
+      if (k != key && suggest(k, {key}).starts_with("did you mean"))
+        fail(source_, e.line, where_ + ": missing '" + key + "'; '" + k + "' is not a key of this layer",
+             "did you mean '" + key + "'? (docs/model-spec.md lists every key)");
+    fail(source_, l_.line, where_ + ": missing '" + key + "'");
+  }
+
+  int64_t checked(const std::string& key, int64_t v, int line) const {
+    if (v < 0 || (v == 0 && key != "padding"))
+      fail(source_, line, where_ + ": '" + key + "' must be positive, got " + std::to_string(v));
+    return v;
+  }
 };
 
 std::string dims(const Shape& s) { return shape_str(s); }
@@ -177,29 +250,30 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
     std::shared_ptr<Module> m;
     if (type == "conv2d") {
       need_image();
-      int64_t out = r.integer("out_channels", std::nullopt), k = r.integer("kernel_size", std::nullopt);
-      int64_t s = r.integer("stride", 1), p = r.integer("padding", 0), d = r.integer("dilation", 1),
-              g = r.integer("groups", 1);
+      const int64_t out = r.integer("out_channels", std::nullopt);
+      const IntPair k = r.pair("kernel_size", std::nullopt), s = r.pair("stride", 1), p = r.pair("padding", 0),
+                    d = r.pair("dilation", 1);
+      const int64_t g = r.integer("groups", 1);
       Conv2dOptions o;
-      o.stride = {s, s}, o.padding = {p, p}, o.dilation = {d, d}, o.groups = g, o.bias = r.flag("bias", true);
+      o.stride = s, o.padding = p, o.dilation = d, o.groups = g, o.bias = r.flag("bias", true);
       if (shape[0] % g != 0 || out % g != 0)
         r.shape_error("groups = " + std::to_string(g) + " must divide the input channels (" + std::to_string(shape[0]) +
                       ") and out_channels (" + std::to_string(out) + ")");
-      const int64_t ke = d * (k - 1) + 1;
+      const IntPair ke = {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1};
       m = std::make_shared<Conv2d>(shape[0], out, k, o, gen);
-      shape = {out, pooled(shape[1], ke, s, p), pooled(shape[2], ke, s, p)};
+      shape = {out, pooled(shape[1], ke[0], s[0], p[0]), pooled(shape[2], ke[1], s[1], p[1])};
     } else if (type == "maxpool2d" || type == "avgpool2d") {
       need_image();
-      int64_t k = r.integer("kernel_size", std::nullopt), s = r.integer("stride", k), p = r.integer("padding", 0);
+      const int64_t k = r.square("kernel_size", std::nullopt), s = r.square("stride", k), p = r.square("padding", 0);
       if (2 * p > k) r.shape_error("padding " + std::to_string(p) + " must be at most half of kernel_size " + std::to_string(k));
       if (type == "maxpool2d") m = std::make_shared<MaxPool2d>(k, s, p);
       else m = std::make_shared<AvgPool2d>(k, s, p);
       shape = {shape[0], pooled(shape[1], k, s, p), pooled(shape[2], k, s, p)};
     } else if (type == "adaptiveavgpool2d") {
       need_image();
-      int64_t o = r.integer("output_size", 1);
+      const IntPair o = r.pair("output_size", 1);
       m = std::make_shared<AdaptiveAvgPool2d>(o);
-      shape = {shape[0], o, o};
+      shape = {shape[0], o[0], o[1]};
     } else if (type == "batchnorm2d") {
       need_image();
       m = std::make_shared<BatchNorm2d>(shape[0], r.real("eps", 1e-5), r.real("momentum", 0.1));
@@ -227,8 +301,8 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
       m = std::make_shared<Dropout>(p);
     } else {
       fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + type + "'",
-           "known types: conv2d, linear, batchnorm2d, relu, gelu, dropout, maxpool2d, avgpool2d, "
-           "adaptiveavgpool2d, flatten, residual");
+           suggest(type, {"conv2d", "linear", "batchnorm2d", "relu", "gelu", "dropout", "maxpool2d", "avgpool2d",
+                          "adaptiveavgpool2d", "flatten", "residual"}));
     }
     r.done();
     model->push_back(m);

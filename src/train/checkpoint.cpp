@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "ember/io/file_kind.h"
 #include "ember/io/sha256.h"
 #include "ember/io/atomic_file.h"
 #include "io/json_fields.h"
@@ -124,6 +125,12 @@ void save_checkpoint(const fs::path& dir, const std::string& tag, CheckpointMani
     throw IOError(fmt::format("cannot create checkpoint directory '{}': {}", dir.string(), ec.message()),
                   "choose a writable --run-dir");
   io::StFile file;
+  file.metadata = m.weights_metadata;
+  for (const auto& [key, value] : {std::pair<const char*, const std::string*>{"ember_version", &m.ember_version},
+                                   {"model", &m.model}, {"dataset", &m.dataset}})
+    if (!value->empty()) file.metadata.emplace(key, *value);  // keeps a value already there
+  file.metadata["epoch"] = std::to_string(m.epoch);  // where a copied-out file came from
+  file.metadata["step"] = std::to_string(m.step);
   for (const auto& [name, t] : tensors) {
     Tensor c = t.detach().cpu().contiguous();
     io::StTensor st;
@@ -211,8 +218,13 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   try {
     file = io::st_parse(bytes, weights.string());
   } catch (const io::SafetensorsError& e) {
+    auto kind = io::sniff_foreign_weights(bytes, weights.string());
+    if (kind && !(kind->text && weights.extension() == ".safetensors"))  // a damaged one stays "corrupt"
+      throw FormatError(fmt::format("'{}' is {}, not a safetensors file", weights.string(), kind->what),
+                        kind->hint);
     throw FormatError(fmt::format("checkpoint '{}' is corrupt or truncated: {}", weights.string(), e.what()), kHint);
   }
+  ck.metadata = file.metadata;
   for (auto& st : file.tensors) {
     auto dt = from_st(st.dtype);
     if (!dt)

@@ -10,6 +10,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/train/metrics.h"
+#include "ember/train/weights_info.h"
 
 namespace ember::train {
 namespace {
@@ -128,6 +129,7 @@ void Fitter::save(const std::string& tag, int64_t epoch, int64_t step, int64_t b
   m.optimizer_scalars["lr"] = opt_.lr();
   for (const auto& [k, v] : partial) m.optimizer_scalars["fit." + k] = v;
   m.config_json = o_.config_json;
+  m.weights_metadata = to_metadata(describe_run_weights(o_.model_name, o_.dataset_name, train_, o_.run_dir, o_.config_json));
   save_checkpoint(o_.run_dir / "checkpoints", tag, m, training_state(model_, opt_, sched_));
 }
 
@@ -168,7 +170,7 @@ FitResult Fitter::run(const Checkpoint* resume_arg) {
   } else {
     manual_seed(o_.seed + 1);  // dropout masks; model init used its own Generator(seed)
   }
-  MetricsWriter metrics(o_.run_dir / "metrics.jsonl");
+  MetricsWriter metrics(o_.run_dir / "metrics.jsonl", /*tensorboard=*/true);  // + events.out.tfevents.*
   if (resume) metrics.write({"resume", start_epoch + 1, step, {{"batch_in_epoch", double(start_batch)}}});  // the report marks it
   res.best_test_acc = best;
   // Wall time of whole epochs (training and evaluation) in this invocation: the run's ETA.

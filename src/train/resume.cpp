@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <fstream>
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/io/file_kind.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 #include "ember/train/checkpoint.h"
@@ -73,6 +75,23 @@ ResumePoint find_resume_point(const fs::path& path_in) {
   }
   std::optional<fs::path> run = run_dir_of(p);
   const std::string ext = p.extension().string();
+  // A PyTorch .pt, an ONNX model, ...: say what it is and where such weights go (--init-from).
+  if (ext != ".json" && ext != ".safetensors" && io::path_type(p) == io::PathType::regular) {
+    std::vector<uint8_t> head(64);
+    std::ifstream in(p, std::ios::binary);
+    in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+    head.resize(size_t(in.gcount()));
+    if (auto kind = io::sniff_foreign_weights(head, path_in.string()))
+        throw ValueError(fmt::format("--resume: '{}' is {}, not an ember run or checkpoint", path_in.string(),
+                                     kind->what),
+                         "--resume continues an ember run; to start a new run from other weights, " + kind->hint +
+                             " and pass it to `ember train --init-from`");
+  }
+  if (!run && ext == ".safetensors")
+    throw ValueError(fmt::format("--resume: '{}' is not a checkpoint of a run: a weights file outside a run's checkpoints/ "
+                                 "directory has no optimizer state or data position to continue from",
+                                 path_in.string()),
+                     "to start a new run from these weights, use `ember train --init-from " + path_in.string() + "`");
   if (!run || (ext != ".json" && ext != ".safetensors"))
     throw ValueError(fmt::format("--resume: '{}' is not a checkpoint of a run (expected a run directory, or a "
                                  ".json manifest or .safetensors file in a run's checkpoints/ directory)",

@@ -174,6 +174,19 @@ std::vector<Setting> make_table() {
                      R::Identity);
     s.rule = at_least(0), s.absent = "0", s.show_default = false;
   }
+  // ---- where the weights start (a new run only; recorded, not read back on resume) ----
+  {
+    Setting& s = row("init_from", "--init-from", &TrainSettings::init_from,
+                     "Start a new run from these weights: a .safetensors file (ember's, or PyTorch's "
+                     "save_file(model.state_dict())) or a run directory; keys are matched by name, float16/bfloat16/"
+                     "float64 are cast",
+                     R::Invocation);
+    s.show_default = false;
+  }
+  row("init_from_partial", "--init-from-partial", &TrainSettings::init_from_partial,
+      "With --init-from: allow weights the file lacks and a head of another shape (fine-tuning to new classes); "
+      "those keep their fresh initialisation",
+      R::Invocation);
   // ---- how this invocation runs ----
   {
     Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,

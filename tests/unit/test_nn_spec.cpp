@@ -90,3 +90,54 @@ TEST(ModelSpec, ErrorsNameTheLineAndTheLayer) {
   EXPECT_NE(error_of("# nothing\n").find("describes no model"), std::string::npos);
   EXPECT_NE(error_of("[[layer]]\ntype = \"dropout\"\np = 1.5.2\n").find("net.toml:3"), std::string::npos);
 }
+
+// Any valid TOML is read (toml++): arrays for 2-D sizes, inline tables, `layer = [...]`.
+TEST(ModelSpec, ValidTomlArraysAndInlineTablesParse) {
+  const char* text = R"(
+layer = [
+  { type = "conv2d", out_channels = 4, kernel_size = [3, 5], padding = [1, 2], stride = [1, 1] },
+  { type = "relu" },
+  { type = "maxpool2d", kernel_size = [2, 2] },
+  { type = "adaptiveavgpool2d", output_size = [2, 3] },
+  { type = "flatten" },
+  { type = "linear", out_features = "classes", bias = false },
+]
+)";
+  Generator g(0);
+  auto m = nn::model_from_spec(text, "net.toml", 10, 1, 28, &g);
+  EXPECT_EQ(m->num_parameters(), 4 * 1 * 3 * 5 + 4 + 4 * 2 * 3 * 10);
+  EXPECT_EQ((*m)(randn({2, 1, 28, 28})).sizes(), (Shape{2, 10}));
+  // [[layer]] tables with arrays, comments after values, and a multi-line array.
+  auto m2 = nn::model_from_spec("[[layer]] # first\ntype = \"conv2d\"\nout_channels = 2\nkernel_size = [\n  3,\n  3,\n]\n"
+                                "[[layer]]\ntype = \"flatten\"\n[[layer]]\ntype = \"linear\"\nout_features = 10\n",
+                                "net.toml", 10, 1, 28, &g);
+  EXPECT_EQ((*m2)(randn({1, 1, 28, 28})).sizes(), (Shape{1, 10}));
+}
+
+TEST(ModelSpec, UnknownKeysAndTypesSuggestTheIntendedOne) {
+  EXPECT_NE(error_of("[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernal_size = 3\n")
+                .find("net.toml:4: layer 1 (conv2d): missing 'kernel_size'; 'kernal_size' is not a key of this layer"),
+            std::string::npos);
+  try {
+    nn::model_from_spec("[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = 3\nstrde = 2\n", "n.toml", 10, 1, 28);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.hint().find("did you mean 'stride'?"), std::string::npos) << e.hint();
+  }
+  try {
+    nn::model_from_spec("[[layer]]\ntype = \"con2d\"\n", "n.toml", 10, 1, 28);
+    FAIL();
+  } catch (const FormatError& e) {
+    EXPECT_NE(e.hint().find("did you mean 'conv2d'?"), std::string::npos) << e.hint();
+  }
+  EXPECT_NE(error_of("[[layers]]\ntype = \"relu\"\n").find("net.toml:1: unknown table 'layers'"), std::string::npos);
+  EXPECT_NE(error_of("[[layer]]\ntype = \"maxpool2d\"\nkernel_size = [2, 3]\n")
+                .find("net.toml:3: layer 1 (maxpool2d): 'kernel_size' must be square here, got [2, 3]"),
+            std::string::npos);
+  EXPECT_NE(error_of("[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = [3, 0]\n")
+                .find("'kernel_size' must be positive, got 0"),
+            std::string::npos);
+  // Invalid TOML: the parser's message with the file and line.
+  EXPECT_NE(error_of("[[layer]]\ntype = \"relu\"\n\nkernel_size = [3, 3\n").find("net.toml:4:"), std::string::npos)
+      << error_of("[[layer]]\ntype = \"relu\"\n\nkernel_size = [3, 3\n");
+}

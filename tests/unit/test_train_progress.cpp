@@ -127,7 +127,11 @@ TEST(TrainMetrics, WritesJsonLinesAndReadsThemBack) {
   std::ifstream in(path);
   std::string first;
   std::getline(in, first);
-  EXPECT_EQ(first, R"({"kind":"step","epoch":1,"step":10,"loss":0.5,"acc":0.8})");
+  // Every record carries the wall-clock time it was written (unix seconds) after kind/epoch/step.
+  const size_t t = first.find(R"("time":)");
+  ASSERT_NE(t, std::string::npos) << first;
+  EXPECT_EQ(first.substr(0, t), R"({"kind":"step","epoch":1,"step":10,)");
+  EXPECT_EQ(first.substr(first.find(",", t)), R"(,"loss":0.5,"acc":0.8})");
   auto recs = read_metrics(path);
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].step, 10);

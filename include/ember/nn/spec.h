@@ -1,5 +1,7 @@
 // Model spec files: a user's own architecture as a small TOML file, so `ember train --model
-// my_net.toml` trains it without writing C++. One [[layer]] table per layer, in order:
+// my_net.toml` trains it without writing C++. Any valid TOML (read by toml++); every key is
+// documented in docs/model-spec.md. One [[layer]] table per layer, in order (or
+// `layer = [{ type = "relu" }, ...]`; sizes may be `kernel_size = [3, 3]`):
 //
 //   # my_net.toml
 //   [[layer]]

@@ -6,7 +6,8 @@
 //   latest.json / best.json      manifests; each names its weights file and that file's SHA-256
 // A manifest is written only after its weights file is complete, and weights files no manifest
 // names are deleted afterwards, so a crash at any point leaves latest.json naming a complete,
-// verified checkpoint (the previous one, or the new one).
+// verified checkpoint (the previous one, or the new one). Every weights file carries `__metadata__`
+// (train/weights_info.h) so it can be evaluated on its own, copied out of its run.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +39,9 @@ struct CheckpointManifest {
   std::string config_json;     // the resolved run config
   std::string weights;         // file name of the safetensors file, relative to the manifest
   std::string weights_sha256;
+  // Written as the weights file's safetensors `__metadata__` (train/weights_info.h), not into the
+  // manifest; ember_version, model and dataset are added from the fields above when absent.
+  std::map<std::string, std::string> weights_metadata;
 };
 
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
@@ -46,6 +50,7 @@ struct Checkpoint {
   CheckpointManifest manifest;
   NamedTensors tensors;  // in file order (sorted by name), on the CPU
   std::filesystem::path weights_path;  // the safetensors file the tensors came from (for messages)
+  std::map<std::string, std::string> metadata;  // the weights file's `__metadata__` (empty for old files)
   const Tensor* find(const std::string& name) const;  // nullptr when absent
 };
 
@@ -61,7 +66,8 @@ void prune_checkpoints(const std::filesystem::path& dir);
 // Loads a manifest (`.../latest.json`), a checkpoint directory (its latest.json), a run directory
 // (its checkpoints/latest.json) or a bare .safetensors file (empty manifest). Verifies the SHA-256
 // and parses the weights. Throws FormatError (corrupt/truncated, naming the file and what is
-// wrong, with a hint) or IOError (missing).
+// wrong, with a hint; a PyTorch pickle, ONNX model or other known non-safetensors file is named
+// as such, with how to convert it) or IOError (missing).
 Checkpoint load_checkpoint(const std::filesystem::path& path);
 
 // Copies the checkpoint's tensors into `dst` by name, checking each exists with the same shape and

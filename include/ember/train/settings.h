@@ -108,6 +108,8 @@ struct TrainSettings {
   std::string name;
   int64_t early_stop_patience = 0;
   // This invocation's only.
+  std::string init_from;           // --init-from FILE: a new run's starting weights (ember/train/init_from.h)
+  bool init_from_partial = false;
   int workers = 1;
   std::string device = "auto";
   bool require_gpu = false, deterministic = false, device_resident = false, log_placement = false;

@@ -1,0 +1,18 @@
+// `ember train --init-from FILE [--init-from-partial]` (rows of the settings table): the call that
+// loads the weights into a freshly built model (library: ember/train/init_from.h).
+#pragma once
+
+#include <string>
+
+#include "cli.h"
+#include "ember/nn/module.h"
+#include "ember/train/settings.h"
+
+namespace ember::cli {
+
+// Loads the weights into `model` (before it moves to its device). Returns the banner lines (what
+// was loaded, cast, reinitialised; "" without --init-from). UsageError with --resume or for
+// --init-from-partial alone; FormatError/IOError from the loader (naming every key that does not fit).
+std::string init_model_from(nn::Module& model, const train::TrainSettings& settings, bool resuming);
+
+}  // namespace ember::cli

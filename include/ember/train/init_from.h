@@ -1,0 +1,51 @@
+// Loading weights into a model from a file ember did not necessarily write: `ember train
+// --init-from FILE` (a new run that starts from these weights), and eval/predict of a bare file.
+//
+// Accepted: safetensors files from ember (a checkpoint, whose model is under "model/" next to
+// "optim/*" and "sched/*" state, or an export without prefix), from PyTorch
+// (`safetensors.torch.save_file(model.state_dict(), ...)`: keys like "conv1.weight", the zoo's
+// names), with or without a common prefix ("model.", "module.", "model/", ...; found by matching
+// the file's keys against the model's), and a run directory or manifest (its latest checkpoint).
+// Float16, bfloat16 and float64 tensors are cast to the model's dtype (and said so in the notes).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ember/nn/module.h"
+#include "ember/train/checkpoint.h"
+
+namespace ember::train {
+
+struct WeightLoadOptions {
+  // Fine-tuning: the model may have keys the file lacks (a new head: they keep their fresh
+  // initialisation), and the head (the model's last layer with parameters) may differ in shape
+  // (reinitialised). Keys the model does not have are ignored. Without it, any of these is an error.
+  bool partial = false;
+};
+
+struct WeightLoadReport {
+  std::string prefix;                   // stripped from the file's keys ("" when none)
+  std::vector<std::string> loaded;      // model keys that received the file's values
+  std::vector<std::string> missing;     // model keys the file lacks (partial: kept as initialised)
+  std::vector<std::string> unexpected;  // file keys (prefix stripped) the model does not have
+  std::vector<std::string> mismatched;  // "fc3.weight: file [5, 84], model [10, 84]"
+  std::vector<std::string> notes;       // "cast 10 tensors from float16 to float32"
+  int64_t checkpoint_state = 0;         // "optim/*", "sched/*" tensors of an ember checkpoint, not used
+  // Lines for the user: what was loaded, cast, skipped and reinitialised, by name.
+  std::string summary() const;
+};
+
+// Copies `tensors` into `model` by name (see the file comment). Throws FormatError naming
+// `source` and listing every missing, unexpected and mis-shaped key by name (all of them, not the
+// first), with a hint (--init-from-partial, or the --model that fits), when they are not allowed.
+WeightLoadReport load_weights(nn::Module& model, const NamedTensors& tensors, const std::string& source,
+                              const WeightLoadOptions& options = {});
+
+// load_checkpoint(path) (a .safetensors file, a run directory or a manifest; non-safetensors
+// files are named, with how to convert them) + load_weights.
+WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path,
+                                const WeightLoadOptions& options = {});
+
+}  // namespace ember::train

@@ -1,0 +1,188 @@
+// Weights in and out of ember (issue 14): a weights file copied out of its run is enough for eval
+// and predict (its __metadata__), --json says which model, file, device and precision produced
+// the numbers, --init-from starts a new run from ember or PyTorch weights (prefixes, float16,
+// partial heads), and PyTorch/ONNX files are named as such instead of "corrupt".
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+#include "ember/ember.h"
+#include "ember/io/safetensors.h"
+#include "ember/nn/models.h"
+
+using namespace e2e;
+using nlohmann::json;
+
+namespace {
+
+class CliInterop : public Fixture {
+ protected:
+  // The weights file the run's latest.json names.
+  fs::path weights_of(const std::string& run) const {
+    const json latest = json::parse(read_text(dir / run / "checkpoints" / "latest.json"));
+    return dir / run / "checkpoints" / latest["weights"].get<std::string>();
+  }
+  // A model's weights as PyTorch's save_file(model.state_dict()) writes them, under `prefix`.
+  void write_torch_style(const ember::nn::Module& m, const fs::path& path, const std::string& prefix,
+                         ember::DType dtype) const {
+    ember::io::StFile f;
+    for (const auto& [k, t0] : m.state_dict()) {
+      const bool fp = ember::is_floating(t0.dtype());
+      ember::Tensor t = (fp ? t0.to(dtype) : t0).contiguous();
+      ember::io::StTensor st;
+      st.name = prefix + k;
+      st.dtype = !fp ? ember::io::StDType::I64
+                     : dtype == ember::DType::Float16 ? ember::io::StDType::F16 : ember::io::StDType::F32;
+      st.shape = t.sizes();
+      auto* p = static_cast<const uint8_t*>(t.raw_data());
+      st.data.assign(p, p + t.nbytes());
+      f.tensors.push_back(std::move(st));
+    }
+    ember::io::st_save(path, f);
+  }
+  static std::string test_accuracy(const std::string& out) {
+    const size_t at = out.find("test accuracy: ");
+    return at == std::string::npos ? "" : out.substr(at, out.find('%', at) - at);
+  }
+};
+
+TEST_F(CliInterop, AWeightsFileCopiedOutOfItsRunIsEnoughForEvalAndPredict) {
+  Result r = run(tiny("a"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  fs::copy_file(weights_of("a"), dir / "alone.safetensors");
+  fs::remove_all(dir / "a");  // no manifest, no config.json: only the file's own __metadata__
+  const std::string file = (dir / "alone.safetensors").string();
+  r = run("eval " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(lenet5 on fashion-mnist)");
+  EXPECT_HAS(r.out, "epoch 1, step 8");
+  r = run("eval --json " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  json j = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["model"], "lenet5");
+  EXPECT_EQ(j["checkpoint"], file);
+  EXPECT_EQ(j["device"], "cpu");
+  EXPECT_EQ(j["precision"], "fp32");
+  EXPECT_EQ(j["samples"], 64);
+  r = run("predict --json --index 3 --top-k 2 " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  j = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(j["model"], "lenet5");
+  EXPECT_EQ(j["checkpoint"], file);
+  EXPECT_EQ(j["precision"], "fp32");
+  ASSERT_EQ(j["predictions"].size(), 1u);
+  EXPECT_EQ(j["predictions"][0]["top_k"].size(), 2u);
+  EXPECT_EQ(j["predictions"][0]["true_class"], (3 * 7 + 3) % 10);
+}
+
+TEST_F(CliInterop, ASpecModelTravelsInsideItsWeightsFile) {
+  const fs::path spec = dir / "tiny_net.toml";
+  std::ofstream(spec) << "layer = [\n  { type = \"conv2d\", out_channels = 4, kernel_size = [3, 3] },\n"
+                         "  { type = \"relu\" },\n  { type = \"flatten\" },\n"
+                         "  { type = \"linear\", out_features = \"classes\" },\n]\n";
+  Result r = run("train --model " + spec.string() + " --data-dir " + data.string() +
+                 " --epochs 1 --batch-size 32 --threads 2 --run-dir " + (dir / "s").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  fs::copy_file(weights_of("s"), dir / "spec.safetensors");
+  fs::remove_all(dir / "s");
+  fs::remove(spec);
+  r = run("eval " + (dir / "spec.safetensors").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(tiny_net.toml on fashion-mnist)");
+}
+
+TEST_F(CliInterop, InitFromStartsANewRunFromPyTorchStyleWeights) {
+  Result r = run(tiny("a"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  // The trained weights, renamed as a DataParallel PyTorch model would save them.
+  auto model = ember::models::lenet5(10, 1, 28);
+  {
+    ember::io::StFile ck = ember::io::st_load(weights_of("a"));
+    ember::StateDict sd;
+    for (const auto& t : ck.tensors)
+      if (t.name.starts_with("model/"))
+        sd.insert(t.name.substr(6), ember::from_blob_copy(t.data.data(), t.shape,
+                                                            t.dtype == ember::io::StDType::I64 ? ember::DType::Int64
+                                                                                               : ember::DType::Float32));
+    model->load_state_dict(sd);
+  }
+  write_torch_style(*model, dir / "torch.safetensors", "module.", ember::DType::Float32);
+  write_torch_style(*model, dir / "torch16.safetensors", "", ember::DType::Float16);
+  // A learning rate of ~0 keeps the loaded weights: the new run's test accuracy is run a's.
+  const std::string still = " --optimizer sgd --schedule none --lr 1e-12 --weight-decay 0 --name b --run-dir ";
+  r = run(tiny("unused") + " --init-from " + (dir / "torch.safetensors").string() + still + (dir / "b").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "init from " + (dir / "torch.safetensors").string() + ": loaded 10 tensors (key prefix 'module.' stripped)");
+  const std::string acc_a = test_accuracy(run("eval " + (dir / "a").string()).out);
+  ASSERT_FALSE(acc_a.empty());
+  EXPECT_EQ(test_accuracy(r.out), acc_a) << r.out;
+  EXPECT_EQ(json::parse(read_text(dir / "b" / "config.json"))["init_from"], (dir / "torch.safetensors").string());
+
+  // eval reads float16 weights too (it used to refuse them: "dtype mismatch", with a hint about --model).
+  r = run("eval --model lenet5 --data-dir " + data.string() + " " + (dir / "torch16.safetensors").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "note: cast 10 tensors from float16 to float32");
+  EXPECT_EQ(test_accuracy(r.out), acc_a) << r.out;
+  r = run(tiny("c") + " --init-from " + (dir / "torch16.safetensors").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "note: cast 10 tensors from float16 to float32 (the model's dtype)");
+  // An ember checkpoint or run directory works as well; its optimizer state is left out.
+  r = run(tiny("d") + " --init-from " + (dir / "a").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "key prefix 'model/' stripped");
+  EXPECT_HAS(r.out, "optimizer/scheduler tensors of the checkpoint not used");
+
+  r = run("train --epochs 2 --init-from " + (dir / "torch.safetensors").string() + " --resume " + (dir / "a").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--init-from starts a new run; --resume continues one");
+}
+
+TEST_F(CliInterop, InitFromListsKeysThatDoNotFitAndPartialReinitialisesTheHead) {
+  auto five = ember::models::lenet5(5, 1, 28);  // a head for 5 classes, the data has 10
+  write_torch_style(*five, dir / "five.safetensors", "model.", ember::DType::Float32);
+  Result r = run(tiny("a") + " --init-from " + (dir / "five.safetensors").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "fc3.weight: file [5, 84], model [10, 84]");
+  EXPECT_HAS(r.out, "fc3.bias: file [5], model [10]");
+  EXPECT_HAS(r.out, "--init-from-partial");
+  EXPECT_FALSE(fs::exists(dir / "a")) << "a refused start writes nothing";
+  r = run(tiny("b") + " --init-from " + (dir / "five.safetensors").string() + " --init-from-partial");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "loaded 8 tensors (key prefix 'model.' stripped)");
+  EXPECT_HAS(r.out, "shape differs, reinitialised: fc3.weight: file [5, 84], model [10, 84], fc3.bias");
+  // Another architecture: every key named, not only the first.
+  auto mlp = ember::models::mlp(10, 1, 28);
+  write_torch_style(*mlp, dir / "mlp.safetensors", "", ember::DType::Float32);
+  r = run(tiny("c") + " --init-from " + (dir / "mlp.safetensors").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "missing from the file (10): conv1.weight, conv1.bias");
+  EXPECT_HAS(r.out, "not in the model (4): ");
+}
+
+TEST_F(CliInterop, PyTorchPicklesAndOnnxFilesAreNamedNotCalledCorrupt) {
+  std::string zip = std::string("PK\x03\x04", 4) + std::string(22, '\0') + std::string("\x10\0\0\0", 4) + "archive/data.pkl";
+  std::ofstream(dir / "model.pt", std::ios::binary) << zip;
+  std::ofstream(dir / "old.pth", std::ios::binary) << std::string("\x80\x02\x8a\x0a", 4) << "lots of pickle";
+  for (const char* f : {"model.pt", "old.pth"}) {
+    const std::string path = (dir / f).string();
+    for (const std::string& cmd : {tiny("x") + " --init-from " + path, "eval " + path}) {
+      Result r = run(cmd);
+      EXPECT_EQ(r.code, 1) << cmd << "\n" << r.out;
+      EXPECT_HAS(r.out, "not a safetensors file");
+      EXPECT_HAS(r.out, f == std::string("model.pt") ? "PyTorch checkpoint (torch.save zip archive" : "Python pickle");
+      EXPECT_HAS(r.out, "save_file(");
+      EXPECT_EQ(r.out.find("HeaderTooLarge"), std::string::npos) << r.out;
+    }
+    Result r = run("train --resume " + path);
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_HAS(r.out, "not an ember run or checkpoint");
+    EXPECT_HAS(r.out, "--init-from");
+  }
+  std::ofstream(dir / "net.onnx", std::ios::binary) << std::string("\x08\x08\x12\x07pytorch", 11);
+  Result r = run(tiny("y") + " --init-from " + (dir / "net.onnx").string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_HAS(r.out, "is an ONNX model, not a safetensors file");
+}
+
+}  // namespace
