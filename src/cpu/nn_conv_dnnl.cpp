@@ -8,6 +8,12 @@
 // Primitive descriptors and primitives are built once per geometry and cached (creating a
 // descriptor walks oneDNN's implementation list: tens of microseconds). A geometry oneDNN
 // rejects is remembered and served by the im2col kernels. float64 goes to the reference kernels.
+//
+// A cached primitive is shared by every host thread that convolves that geometry, so it is made
+// with scratchpad_mode::user and each call passes a scratchpad of its own. With oneDNN's default
+// (library) mode, Debian's libdnnl (built with DNNL_ENABLE_CONCURRENT_EXEC) gives each primitive
+// one scratchpad, and two threads running it at once shared it: conv1's weight gradient in lenet5
+// came out 0.026 off, or both threads hung in the kernel's barrier (tests/unit/test_cpu_concurrency.cpp).
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
@@ -73,13 +79,21 @@ ConvDescs make_descs(const Shape& x, const Shape& w, const Shape& out, const Con
   return d;
 }
 
-dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, bool bias) {
+// Primitive attributes for a cached primitive: the caller provides the scratchpad (see the top).
+dnnl::primitive_attr user_scratchpad_attr() {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return attr;
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const ConvDescs& d, bool bias,
+                                                     const dnnl::primitive_attr& attr = {}) {
   using cf = dnnl::convolution_forward;
   auto desc = bias ? cf::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                               d.x_any, d.w_any, d.b, d.out_any, d.strides, d.dilates, d.pad_l, d.pad_r)
                    : cf::desc(dnnl::prop_kind::forward_training, dnnl::algorithm::convolution_direct,
                               d.x_any, d.w_any, d.out_any, d.strides, d.dilates, d.pad_l, d.pad_r);
-  return cf::primitive_desc(desc, cpu_engine());
+  return cf::primitive_desc(desc, attr, cpu_engine());
 }
 
 // One cached plan: the primitive and the layouts it wants for its three tensors.
@@ -87,6 +101,7 @@ struct ConvPlan {
   dnnl::primitive prim;
   memory::desc a, b, c;  // forward: x, w, out; backward-data: grad_out, w, grad_x;
                          // backward-weights: grad_out, x, grad_w
+  memory::desc scratchpad;  // what one call needs (empty when nothing)
 };
 
 // Returns the cached plan for `key`, building it with `build` on first use; nullopt when oneDNN
@@ -123,6 +138,15 @@ memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool co
   return m;
 }
 
+// This call's scratchpad for `plan`, from the caching allocator (kept alive in `keep`); added to
+// `args` unless the primitive needs none.
+void add_scratchpad(const ConvPlan& plan, std::unordered_map<int, memory>& args, std::vector<Storage>& keep) {
+  const size_t bytes = plan.scratchpad.get_size();
+  if (bytes == 0) return;
+  keep.push_back(std::make_shared<StorageImpl>(bytes, Device::cpu()));
+  args.emplace(DNNL_ARG_SCRATCHPAD, memory(plan.scratchpad, cpu_engine(), keep.back()->data()));
+}
+
 memory wrap(const memory::desc& md, const Tensor& t) {
   return memory(md, cpu_engine(), t.raw_data());
 }
@@ -135,8 +159,9 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
   const bool has_bias = bias.defined();
   const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p);
   const ConvPlan* plan = cached_plan(make_key(0, x.sizes(), weight.sizes(), out.sizes(), p, has_bias), [&] {
-    auto pd = forward_pd(d, has_bias);
-    return ConvPlan{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc()};
+    auto pd = forward_pd(d, has_bias, user_scratchpad_attr());
+    return ConvPlan{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
+                    pd.scratchpad_desc()};
   });
   if (!plan) return conv2d_forward_im2col(x, weight, bias, p, out);
   dnnl_call("conv2d", [&] {
@@ -147,6 +172,7 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
     memory mo = in_layout(uo, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mx}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, mo}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(d.b, bias));
+    add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
     if (mo != uo) dnnl::reorder(mo, uo).execute(s, mo, uo);
     s.wait();
@@ -163,8 +189,8 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
         using cbd = dnnl::convolution_backward_data;
         cbd::desc desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any, d.strides,
                        d.dilates, d.pad_l, d.pad_r);
-        cbd::primitive_desc pd(desc, cpu_engine(), hint);
-        return ConvPlan{cbd(pd), pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc()};
+        cbd::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
+        return ConvPlan{cbd(pd), pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc(), pd.scratchpad_desc()};
       });
   if (!plan) return conv2d_backward_data_im2col(grad_out, weight, p, grad_x);
   dnnl_call("conv2d backward (input gradient)", [&] {
@@ -173,7 +199,9 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
     memory ug = wrap(d.out, grad_out), uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
     memory mg = in_layout(ug, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mx = in_layout(ux, plan->c, s, false, keep);
-    plan->prim.execute(s, {{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}};
+    add_scratchpad(*plan, args, keep);
+    plan->prim.execute(s, args);
     if (mx != ux) dnnl::reorder(mx, ux).execute(s, mx, ux);
     s.wait();
   });
@@ -192,8 +220,8 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
         using cbw = dnnl::convolution_backward_weights;
         cbw::desc desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any, d.strides,
                        d.dilates, d.pad_l, d.pad_r);
-        cbw::primitive_desc pd(desc, cpu_engine(), hint);
-        return ConvPlan{cbw(pd), pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc()};
+        cbw::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
+        return ConvPlan{cbw(pd), pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc(), pd.scratchpad_desc()};
       });
   if (!plan) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
   dnnl_call("conv2d backward (weight gradient)", [&] {
@@ -202,7 +230,9 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
     memory ug = wrap(d.out, grad_out), ux = wrap(d.x, x), uw = wrap(d.w, grad_weight);
     memory mg = in_layout(ug, plan->a, s, true, keep), mx = in_layout(ux, plan->b, s, true, keep);
     memory mw = in_layout(uw, plan->c, s, false, keep);
-    plan->prim.execute(s, {{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}});
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
+    add_scratchpad(*plan, args, keep);
+    plan->prim.execute(s, args);
     if (mw != uw) dnnl::reorder(mw, uw).execute(s, mw, uw);
     s.wait();
   });

@@ -130,12 +130,11 @@ TEST(DistBucketer, TwoRanksMatchOneProcessWithTheGlobalBatch) {
   const std::vector<float> reference = train(x, y, nullptr);
   std::vector<std::vector<float>> got(2);
   const auto errors = run_ranks(2, [&](dist::ProcessGroup& pg) {
-    // The ranks are threads of this process here (real ranks are processes). With 2 OpenMP threads
-    // per rank, two host threads training at once came out 1.4e-3 off (the same run with 1 thread:
-    // 1.5e-8; both ranks on identical data: exact), which points at a CPU kernel not safe to call
-    // from two host threads at once (not identified; a split-K matmul from two threads was fine).
-    // So one thread per rank.
-    set_num_threads(1);
+    // The ranks are threads of this process here (real ranks are processes), each with 2 OpenMP
+    // threads: the CPU kernels must give each rank its own results while both run at once (they
+    // once did not: conv2d's cached oneDNN primitives shared one scratchpad, 1.4e-3 off here; see
+    // tests/unit/test_cpu_concurrency.cpp).
+    set_num_threads(2);
     const int r = pg.rank();
     got[r] = train(x.narrow(0, 4 * r, 4).contiguous(), y.narrow(0, 4 * r, 4).contiguous(), &pg);
   });
