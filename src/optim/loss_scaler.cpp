@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "ember/autograd/node.h"
 #include "ember/core/error.h"
 #include "ember/ops.h"
 
