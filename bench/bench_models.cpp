@@ -141,7 +141,7 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   int threads = 2, reps = 5;
-  bool json = false;
+  bool json = false, bf16 = false;
   // "train" / "infer": only that part of the model loop, no GEMM section (profiling);
   // "models": both parts, no GEMM section; "gemm": only the GEMM section.
   std::string only;
