@@ -8,8 +8,10 @@
 //   --only train|infer: just that part of the model loop (for profiling); --only models: the
 //   model loop without the GEMM section; --only gemm: the GEMM section alone.
 //   --rss MODEL: only a short training run (20 steps), then prints the process's peak RSS (KiB).
+//   --precision bf16: forward (training and inference) under ember::autocast (conv/linear in
+//   bfloat16, f32 master weights), as torch_models.py --autocast-bf16; default fp32.
 //
-//   ./build/bench/bench_models --threads 2 [--json] [--reps 5] [--models mlp,lenet5,mnistnet]
+//   ./build/bench/bench_models --threads 2 [--json] [--reps 5] [--models mlp,lenet5,mnistnet] [--precision bf16]
 //   ./build/bench/bench_models --threads 2 --rss mnistnet
 #include <cblas.h>
 #include <sys/resource.h>
@@ -56,8 +58,13 @@ struct Trainer {
     x = randn({batch, 1, 28, 28}, {}, &gen);
     y = randint(0, 10, {batch}, {.dtype = DType::Int64}, &gen);
   }
+  bool bf16 = false;
   void step() {
-    Tensor loss = F::cross_entropy(model->forward(x), y);
+    Tensor loss;
+    {
+      autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
+      loss = F::cross_entropy(model->forward(x), y);
+    }
     opt->zero_grad();
     loss.backward();
     opt->step();
@@ -134,7 +141,7 @@ std::vector<std::string> split(const std::string& s) {
 
 int main(int argc, char** argv) {
   int threads = 2, reps = 5;
-  bool json = false;
+  bool json = false, bf16 = false;
   // "train" / "infer": only that part of the model loop, no GEMM section (profiling);
   // "models": both parts, no GEMM section; "gemm": only the GEMM section.
   std::string only;
@@ -155,8 +162,16 @@ int main(int argc, char** argv) {
     else if (a == "--models") model_names = split(next());
     else if (a == "--rss") rss_model = next();
     else if (a == "--only") only = next();
+    else if (a == "--precision") {
+      const std::string p = next();
+      if (p != "fp32" && p != "bf16") {
+        std::fprintf(stderr, "bench_models: --precision must be fp32 or bf16, got %s\n", p.c_str());
+        return 2;
+      }
+      bf16 = p == "bf16";
+    }
     else {
-      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL] [--only train|infer|models|gemm]\n");
+      std::fprintf(stderr, "usage: bench_models [--threads N] [--reps R] [--json] [--models a,b] [--rss MODEL] [--only train|infer|models|gemm] [--precision fp32|bf16]\n");
       return 2;
     }
   }
@@ -175,12 +190,14 @@ int main(int argc, char** argv) {
     double train = 0, infer = 0;
     if (only != "infer" && only != "gemm") {
       Trainer t(m, 64);
+      t.bf16 = bf16;
       train = throughput([&] { t.step(); }, 64, 3, train_steps(m), reps);
     }
     if (only != "train" && only != "gemm") {
       Trainer inf(m, 256);
       inf.model->eval();
       NoGradGuard ng;
+      autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
       infer = throughput([&] { (void)inf.model->forward(inf.x); }, 256, 2, infer_steps(m), reps);
     }
     results[m] = {train, infer};
@@ -224,7 +241,8 @@ int main(int argc, char** argv) {
 
   const double peak = gemm.empty() ? 0.0 : gemm[0].second;
   if (json) {
-    std::printf("{\"framework\": \"ember\", \"threads\": %d, \"reps\": %d, \"models\": {", threads, reps);
+    std::printf("{\"framework\": \"ember\", \"precision\": \"%s\", \"threads\": %d, \"reps\": %d, \"models\": {",
+                bf16 ? "bf16" : "fp32", threads, reps);
     bool first = true;
     for (const auto& [m, r] : results) {
       std::printf("%s\"%s\": {\"train_samples_per_s\": %.2f, \"infer_samples_per_s\": %.2f}",

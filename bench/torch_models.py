@@ -4,11 +4,14 @@ and lenet5; mlp = Flatten, Linear 784->256, ReLU, Linear 256->10), the same meas
          random batch, 3 warm-up steps excluded, median over repetitions of `steps` steps.
   infer: eval() under torch.no_grad(), batch 256, 2 warm-up passes, median over repetitions.
   --rss MODEL: only 20 training steps, then print this process's peak RSS (KiB).
+  --autocast-bf16: forward (training and inference) under torch.autocast("cpu", dtype=torch.bfloat16),
+         the twin of bench_models --precision bf16.
 
-    /usr/bin/python3 bench/torch_models.py --threads 2 [--json] [--reps 5]
+    /usr/bin/python3 bench/torch_models.py --threads 2 [--json] [--reps 5] [--autocast-bf16]
     /usr/bin/python3 bench/torch_models.py --threads 2 --rss mnistnet
 """
 import argparse
+import contextlib
 import json
 import resource
 import statistics
@@ -36,7 +39,13 @@ TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8}
 INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4}
 
 
+def precision(bf16):
+    return torch.autocast("cpu", dtype=torch.bfloat16) if bf16 else contextlib.nullcontext()
+
+
 class Trainer:
+    bf16 = False
+
     def __init__(self, name, batch):
         torch.manual_seed(1234)
         self.model = MODELS[name]()
@@ -46,7 +55,8 @@ class Trainer:
         self.y = torch.randint(0, 10, (batch,))
 
     def step(self):
-        loss = F.cross_entropy(self.model(self.x), self.y)
+        with precision(self.bf16):
+            loss = F.cross_entropy(self.model(self.x), self.y)
         self.opt.zero_grad()
         loss.backward()
         self.opt.step()
@@ -71,7 +81,9 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--models", default="mlp,lenet5,mnistnet")
     ap.add_argument("--rss")
+    ap.add_argument("--autocast-bf16", action="store_true")
     args = ap.parse_args()
+    Trainer.bf16 = args.autocast_bf16
     torch.set_num_threads(args.threads)
 
     if args.rss:
@@ -87,13 +99,14 @@ def main():
         train = throughput(t.step, 64, 3, TRAIN_STEPS[m], args.reps)
         inf = Trainer(m, 256)
         inf.model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), precision(args.autocast_bf16):
             infer = throughput(lambda: inf.model(inf.x), 256, 2, INFER_STEPS[m], args.reps)
         results[m] = {"train_samples_per_s": train, "infer_samples_per_s": infer}
         if not args.json:
             print(f"{m:10s} train {train:9.1f} samples/s   infer {infer:9.1f} samples/s")
     if args.json:
         print(json.dumps({"framework": "pytorch", "version": torch.__version__,
+                          "precision": "bf16" if args.autocast_bf16 else "fp32",
                           "threads": args.threads, "reps": args.reps, "models": results}))
 
 

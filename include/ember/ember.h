@@ -3,6 +3,7 @@
 
 #include "ember/autograd/engine.h"
 #include "ember/autograd/node.h"
+#include "ember/autocast.h"
 #include "ember/core/device.h"
 #include "ember/core/dtype.h"
 #include "ember/core/error.h"
@@ -18,4 +19,5 @@
 #include "ember/nn/module.h"
 #include "ember/nn/state_dict.h"
 #include "ember/optim/lr_scheduler.h"
+#include "ember/optim/loss_scaler.h"
 #include "ember/optim/optimizer.h"

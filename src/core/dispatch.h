@@ -38,13 +38,38 @@ class KernelSlot {
 };
 
 // Calls f.template operator()<T>() with T the C++ type of dtype, over the listed groups.
+//   dispatch_floating           float, double (ops that are unsafe or not written in half: they say so)
+//   dispatch_floating_and_half  float, double, bfloat16, float16 (kernels that store half and
+//                               accumulate in acc_t<T> = float)
+//   dispatch_numeric            the computed types; dispatch_all adds bfloat16 and float16
+namespace detail {
+[[noreturn]] inline void throw_half_unsupported(DType t, const char* op) {
+  throw DTypeError(detail::cat(op, ": no ", dtype_name(t), " kernel: this op runs in float32 (the "
+                               "mixed-precision policy keeps it there, see ember/autocast.h); convert with "
+                               ".to(DType::Float32) or run it under ember::autocast, which does"));
+}
+}  // namespace detail
 template <class F>
 decltype(auto) dispatch_floating(DType t, const char* op, F&& f) {
   switch (t) {
     case DType::Float32: return f.template operator()<float>();
     case DType::Float64: return f.template operator()<double>();
+    case DType::BFloat16:
+    case DType::Float16: detail::throw_half_unsupported(t, op);
     default:
       throw DTypeError(detail::cat(op, ": expected a float32 or float64 tensor, got ", dtype_name(t)));
+  }
+}
+template <class F>
+decltype(auto) dispatch_floating_and_half(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::Float32: return f.template operator()<float>();
+    case DType::Float64: return f.template operator()<double>();
+    case DType::BFloat16: return f.template operator()<bfloat16>();
+    case DType::Float16: return f.template operator()<float16>();
+    default:
+      throw DTypeError(detail::cat(op, ": expected a floating tensor (float32, float64, bfloat16, float16), got ",
+                                   dtype_name(t)));
   }
 }
 template <class F>
@@ -59,6 +84,14 @@ decltype(auto) dispatch_numeric(DType t, const char* op, F&& f) {
     default:
       throw DTypeError(detail::cat(op, ": ", dtype_name(t),
                                    " is a storage type; convert with .to(DType::Float32) first"));
+  }
+}
+template <class F>
+decltype(auto) dispatch_all(DType t, const char* op, F&& f) {
+  switch (t) {
+    case DType::BFloat16: return f.template operator()<bfloat16>();
+    case DType::Float16: return f.template operator()<float16>();
+    default: return dispatch_numeric(t, op, std::forward<F>(f));
   }
 }
 

@@ -189,15 +189,15 @@ D convert(S v) {
   else return D(v);
 }
 
-// The typed value for storage types: we go through float.
-template <class F>
-void dispatch_all_with_half(DType t, F&& f) {
-  switch (t) {
-    case DType::BFloat16: return f.template operator()<uint16_t>(true, false);
-    case DType::Float16: return f.template operator()<uint16_t>(false, true);
-    default: break;
-  }
-  dispatch_numeric(t, "copy", [&]<class T>() { f.template operator()<T>(false, false); });
+// Conversions between every pair of dtypes; the 16-bit storage types go through float.
+template <class D, class S>
+D convert_any(S v) {
+  constexpr bool s_half = std::is_same_v<S, bfloat16> || std::is_same_v<S, float16>;
+  constexpr bool d_half = std::is_same_v<D, bfloat16> || std::is_same_v<D, float16>;
+  if constexpr (d_half && s_half) return D(float(v));
+  else if constexpr (d_half) return D(float(v));
+  else if constexpr (s_half) return convert<D, double>(double(float(v)));
+  else return convert<D, S>(v);
 }
 
 void copy(const Tensor& src, const Tensor& dst) {
@@ -207,23 +207,8 @@ void copy(const Tensor& src, const Tensor& dst) {
       std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
     return;
   }
-  dispatch_all_with_half(src.dtype(), [&]<class S>(bool s_bf, bool s_h) {
-    dispatch_all_with_half(dst.dtype(), [&]<class D>(bool d_bf, bool d_h) {
-      auto rd = [s_bf, s_h](S v) -> double {
-        if (s_bf) return bf16_to_float(uint16_t(v));
-        if (s_h) return half_to_float(uint16_t(v));
-        return double(v);
-      };
-      if (!s_bf && !s_h && !d_bf && !d_h) {
-        loop1<D, S>(src, dst, [](S v) { return convert<D, S>(v); });
-      } else if (d_bf) {
-        loop1<D, S>(src, dst, [rd](S v) { return D(float_to_bf16(float(rd(v)))); });
-      } else if (d_h) {
-        loop1<D, S>(src, dst, [rd](S v) { return D(float_to_half(float(rd(v)))); });
-      } else {
-        loop1<D, S>(src, dst, [rd](S v) { return convert<D, double>(rd(v)); });
-      }
-    });
+  dispatch_all(src.dtype(), "copy", [&]<class S>() {
+    dispatch_all(dst.dtype(), "copy", [&]<class D>() { loop1<D, S>(src, dst, [](S v) { return convert_any<D, S>(v); }); });
   });
 }
 

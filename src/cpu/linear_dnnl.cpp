@@ -15,6 +15,12 @@
 // recognised by the expired weak_ptr even when a new storage reuses its address. A write through a
 // raw data pointer is not seen (as by autograd's saved-tensor checks): bump_version() after one.
 // Calls are serialised by one mutex (inference from several threads at once shares the cache).
+//
+// bfloat16 (ember::autocast): x and w arrive as bf16 tensors (the weight from autocast's per-region
+// cast cache, so it is converted once per step), the forward runs the same primitive with bf16
+// src/weights and an f32 bias and dst; the backward-data and backward-weights primitives take
+// grad_out converted to bf16 and write f32 gradients (the weight gradient summed over the batch in
+// f32). With the AMX / AVX512-BF16 kernels of oneDNN these are the fast paths of training too.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
@@ -41,10 +47,12 @@ dnnl::engine& engine() { return dnnl_cpu_engine(); }
 struct PlainDescs {
   memory::desc x, y, w, b;
 };
-PlainDescs plain_descs(int64_t n, int64_t in, int64_t out) {
-  return {memory::desc({n, in}, dt::f32, tag::nc), memory::desc({n, out}, dt::f32, tag::nc),
-          memory::desc({out, in}, dt::f32, tag::oi), memory::desc({out}, dt::f32, tag::x)};
+// x_dt / w_dt / y_dt: the data types of x (or grad_x), w (or grad_w), y (or grad_y).
+PlainDescs plain_descs(int64_t n, int64_t in, int64_t out, dt x_dt = dt::f32, dt w_dt = dt::f32, dt y_dt = dt::f32) {
+  return {memory::desc({n, in}, x_dt, tag::nc), memory::desc({n, out}, y_dt, tag::nc),
+          memory::desc({out, in}, w_dt, tag::oi), memory::desc({out}, dt::f32, tag::x)};
 }
+bool f32_or_bf16(DType t) { return t == DType::Float32 || t == DType::BFloat16; }
 
 struct Plan {
   dnnl::inner_product_forward prim;
@@ -60,7 +68,7 @@ struct PackedWeight {
 
 struct Cache {
   std::mutex mu;
-  std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::optional<Plan>> plans;  // (N, I, O, bias)
+  std::map<std::tuple<int64_t, int64_t, int64_t, bool, bool>, std::optional<Plan>> plans;  // (N, I, O, bias, bf16)
   std::unordered_map<const StorageImpl*, PackedWeight> weights;
 };
 Cache& cache() {
@@ -69,16 +77,17 @@ Cache& cache() {
 }
 constexpr size_t kMaxWeights = 256;
 
-const Plan* plan_for(Cache& c, int64_t n, int64_t in, int64_t out, bool bias) {
-  auto key = std::make_tuple(n, in, out, bias);
+const Plan* plan_for(Cache& c, int64_t n, int64_t in, int64_t out, bool bias, bool bf16) {
+  auto key = std::make_tuple(n, in, out, bias, bf16);
   auto it = c.plans.find(key);
   if (it == c.plans.end()) {
     std::optional<Plan> plan;
     try {
       Plan p;
-      const PlainDescs plain = plain_descs(n, in, out);
+      const dt mul = bf16 ? dt::bf16 : dt::f32;
+      const PlainDescs plain = plain_descs(n, in, out, mul, mul, dt::f32);
       p.x = plain.x, p.y = plain.y, p.w_plain = plain.w, p.b = plain.b;
-      const memory::desc w_any({out, in}, dt::f32, tag::any);
+      const memory::desc w_any({out, in}, mul, tag::any);
       using ip = dnnl::inner_product_forward;
       ip::desc d = bias ? ip::desc(dnnl::prop_kind::forward_inference, p.x, w_any, p.b, p.y)
                         : ip::desc(dnnl::prop_kind::forward_inference, p.x, w_any, p.y);
@@ -127,14 +136,15 @@ bool contiguous_2d(const Tensor& t) { return t.dim() == 2 && t.is_contiguous(); 
 
 // out (N, O) = x (N, I) @ w (O, I)^T + b; false (nothing written) when this path does not apply.
 bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
-  if (x.dtype() != DType::Float32 || w.dtype() != DType::Float32 || out.dtype() != DType::Float32) return false;
+  if (!f32_or_bf16(x.dtype()) || x.dtype() != w.dtype() || out.dtype() != DType::Float32) return false;
+  const bool bf16 = x.dtype() == DType::BFloat16;
   if (b.defined() && (b.dtype() != DType::Float32 || b.dim() != 1 || !b.is_contiguous())) return false;
   if (!contiguous_2d(x) || !contiguous_2d(w) || !contiguous_2d(out)) return false;
   const int64_t n = x.size(0), in = x.size(1), o = w.size(0);
   if (n == 0 || in == 0 || o == 0) return false;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
-  const Plan* plan = plan_for(c, n, in, o, b.defined());
+  const Plan* plan = plan_for(c, n, in, o, b.defined(), bf16);
   if (plan == nullptr) return false;
   dnnl_call("linear", [&] {
     dnnl::stream s(engine());
@@ -149,57 +159,137 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
   return true;
 }
 
-// Training's weight gradient: oneDNN's inner-product backward-weights primitive on the plain
-// layouts (its own JIT GEMM, no reorders), the bias gradient in the same pass. Same /tmp probe,
-// 2 threads: 64x784 -> 256 207 GFLOP/s vs OpenBLAS's 171 for grad_out^T @ x alone; 64x9216 -> 128
-// 211 vs 149; 64x400 -> 120 186 vs 152.
+// The cached backward primitives (weights and data) of linear.
 struct BwdPlan {
-  dnnl::inner_product_backward_weights prim;
-  memory::desc x, w, b, y;
+  dnnl::primitive prim;
+  memory::desc x, w, b, y;     // our tensors' layouts and types
+  memory::desc x_p, w_p, y_p;  // the primitive's
 };
-bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw, const Tensor& gb) {
-  if (go.dtype() != DType::Float32 || x.dtype() != DType::Float32 || gw.dtype() != DType::Float32) return false;
-  if (!contiguous_2d(go) || !contiguous_2d(x) || !contiguous_2d(gw)) return false;
-  if (gb.defined() && (gb.dtype() != DType::Float32 || !gb.is_contiguous())) return false;
-  const int64_t n = x.size(0), in = x.size(1), o = go.size(1);
-  if (n == 0 || in == 0 || o == 0) return false;
+using BwdKey = std::tuple<int, int64_t, int64_t, int64_t, bool>;  // (kind, N, I, O, bias)
+
+// A memory holding `user`'s data in `want`'s layout and type: `user` itself when they agree, else
+// a reordered copy (copy_in) or a fresh buffer (outputs, reordered back by the caller).
+memory as_desc(memory user, const memory::desc& want, dnnl::stream& s, bool copy_in) {
+  if (user.get_desc() == want) return user;
+  memory m(want, engine());
+  if (copy_in) dnnl::reorder(user, m).execute(s, user, m);
+  return m;
+}
+
+template <class Build>
+const BwdPlan* bwd_plan(const BwdKey& key, Build&& build) {
   static std::mutex mu;
-  static std::map<std::tuple<int64_t, int64_t, int64_t, bool>, std::optional<BwdPlan>> plans;
+  static std::map<BwdKey, std::optional<BwdPlan>> plans;
   std::lock_guard<std::mutex> lock(mu);
-  auto key = std::make_tuple(n, in, o, gb.defined());
   auto it = plans.find(key);
   if (it == plans.end()) {
     std::optional<BwdPlan> plan;
     try {
-      BwdPlan p;
-      const PlainDescs plain = plain_descs(n, in, o);
-      p.x = plain.x, p.y = plain.y, p.w = plain.w, p.b = plain.b;
-      using ipf = dnnl::inner_product_forward;
-      using ipw = dnnl::inner_product_backward_weights;
-      const bool bias = gb.defined();
-      ipf::primitive_desc hint(bias ? ipf::desc(dnnl::prop_kind::forward_training, p.x, p.w, p.b, p.y)
-                                    : ipf::desc(dnnl::prop_kind::forward_training, p.x, p.w, p.y),
-                               engine());
-      ipw::primitive_desc pd(bias ? ipw::desc(p.x, p.w, p.b, p.y) : ipw::desc(p.x, p.w, p.y), engine(), hint);
-      // Only the plain layouts were asked for; anything else would need reorders we do not do.
-      if (pd.diff_weights_desc() != p.w || pd.src_desc() != p.x || pd.diff_dst_desc() != p.y)
-        throw dnnl::error(dnnl_unimplemented, "layout");
-      p.prim = ipw(pd);
-      plan = std::move(p);
+      plan = build();
     } catch (const dnnl::error&) {
-      plan.reset();
+      plan.reset();  // no implementation: the caller's GEMM path
     }
     it = plans.emplace(key, std::move(plan)).first;
   }
-  if (!it->second) return false;
-  const BwdPlan& p = *it->second;
-  dnnl_call("linear backward", [&] {
+  return it->second ? &*it->second : nullptr;
+}
+
+// Training's weight gradient: oneDNN's inner-product backward-weights primitive, the bias gradient
+// in the same pass. float32: on the plain layouts (its own JIT GEMM, no reorders); same /tmp probe,
+// 2 threads: 64x784 -> 256 207 GFLOP/s vs OpenBLAS's 171 for grad_out^T @ x alone; 64x9216 -> 128
+// 211 vs 149; 64x400 -> 120 186 vs 152. bfloat16 x: grad_out converted to bf16, the layouts oneDNN
+// picks, grad_w and grad_b f32.
+bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw, const Tensor& gb) {
+  if (go.dtype() != DType::Float32 || !f32_or_bf16(x.dtype()) || gw.dtype() != DType::Float32) return false;
+  if (!contiguous_2d(go) || !contiguous_2d(x) || !contiguous_2d(gw)) return false;
+  if (gb.defined() && (gb.dtype() != DType::Float32 || !gb.is_contiguous())) return false;
+  const int64_t n = x.size(0), in = x.size(1), o = go.size(1);
+  if (n == 0 || in == 0 || o == 0) return false;
+  const bool bf16 = x.dtype() == DType::BFloat16, bias = gb.defined();
+  const BwdPlan* plan = bwd_plan({bf16 ? 1 : 0, n, in, o, bias}, [&] {
+    BwdPlan p;
+    const dt mul = bf16 ? dt::bf16 : dt::f32;
+    const PlainDescs plain = plain_descs(n, in, o, mul, dt::f32, dt::f32);
+    p.x = plain.x, p.y = plain.y, p.w = plain.w, p.b = plain.b;
+    using ipf = dnnl::inner_product_forward;
+    using ipw = dnnl::inner_product_backward_weights;
+    // f32: the plain layouts only; bf16: what oneDNN picks (grad_out has to be converted anyway).
+    const memory::desc x_p = bf16 ? memory::desc({n, in}, mul, tag::any) : p.x;
+    const memory::desc y_p = bf16 ? memory::desc({n, o}, mul, tag::any) : p.y;
+    const memory::desc w_hint = bf16 ? memory::desc({o, in}, mul, tag::any) : p.w;
+    ipf::primitive_desc hint(bias ? ipf::desc(dnnl::prop_kind::forward_training, x_p, w_hint, p.b, y_p)
+                                  : ipf::desc(dnnl::prop_kind::forward_training, x_p, w_hint, y_p),
+                             engine());
+    auto make = [&](const memory::desc& w_p) {
+      return ipw::primitive_desc(bias ? ipw::desc(x_p, w_p, p.b, y_p) : ipw::desc(x_p, w_p, y_p), engine(), hint);
+    };
+    // bf16: the gradient straight into our (O, I) f32 tensor when oneDNN can, else its layout and
+    // a reorder out (the 256x784 one cost ~0.27 ms a step in mlp).
+    std::optional<ipw::primitive_desc> maybe;
+    if (bf16) {
+      try {
+        maybe = make(p.w);
+      } catch (const dnnl::error&) {
+        maybe = make(memory::desc({o, in}, dt::f32, tag::any));
+      }
+    } else {
+      maybe = make(p.w);
+    }
+    const ipw::primitive_desc& pd = *maybe;
+    // f32: anything but the plain layouts would need reorders that cost what oneDNN saves.
+    if (!bf16 && (pd.diff_weights_desc() != p.w || pd.src_desc() != p.x || pd.diff_dst_desc() != p.y))
+      throw dnnl::error(dnnl_unimplemented, "layout");
+    p.x_p = pd.src_desc(), p.y_p = pd.diff_dst_desc(), p.w_p = pd.diff_weights_desc();
+    p.prim = ipw(pd);
+    return p;
+  });
+  if (!plan) return false;
+  dnnl_call("linear backward (weight gradient)", [&] {
     dnnl::stream s(engine());
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(p.x, engine(), x.raw_data())},
-                                         {DNNL_ARG_DIFF_DST, memory(p.y, engine(), go.raw_data())},
-                                         {DNNL_ARG_DIFF_WEIGHTS, memory(p.w, engine(), gw.raw_data())}};
-    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, memory(p.b, engine(), gb.raw_data()));
-    p.prim.execute(s, args);
+    memory ux(plan->x, engine(), x.raw_data()), uy(plan->y, engine(), go.raw_data());
+    memory uw(plan->w, engine(), gw.raw_data());
+    memory mx = as_desc(ux, plan->x_p, s, true), my = as_desc(uy, plan->y_p, s, true);
+    memory mw = as_desc(uw, plan->w_p, s, false);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_DST, my}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
+    if (gb.defined()) args.emplace(DNNL_ARG_DIFF_BIAS, memory(plan->b, engine(), gb.raw_data()));
+    plan->prim.execute(s, args);
+    if (mw != uw) dnnl::reorder(mw, uw).execute(s, mw, uw);
+    s.wait();
+  });
+  return true;
+}
+
+// linear's input gradient for a bfloat16 weight: grad_x (N, I) f32 = grad_out (N, O) (converted to
+// bf16) @ w (O, I) bf16, oneDNN's inner-product backward-data. float32 stays on batched_gemm.
+bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
+  if (go.dtype() != DType::Float32 || w.dtype() != DType::BFloat16 || gx.dtype() != DType::Float32) return false;
+  if (!contiguous_2d(go) || !contiguous_2d(w) || !contiguous_2d(gx)) return false;
+  const int64_t n = gx.size(0), in = gx.size(1), o = go.size(1);
+  if (n == 0 || in == 0 || o == 0) return false;
+  const BwdPlan* plan = bwd_plan({2, n, in, o, false}, [&] {
+    BwdPlan p;
+    const PlainDescs plain = plain_descs(n, in, o, dt::f32, dt::bf16, dt::f32);
+    p.x = plain.x, p.y = plain.y, p.w = plain.w, p.b = plain.b;
+    using ipf = dnnl::inner_product_forward;
+    using ipd = dnnl::inner_product_backward_data;
+    const memory::desc x_p({n, in}, dt::f32, tag::any), y_p({n, o}, dt::bf16, tag::any), w_p({o, in}, dt::bf16, tag::any);
+    ipf::primitive_desc hint(ipf::desc(dnnl::prop_kind::forward_training, memory::desc({n, in}, dt::bf16, tag::any),
+                                       w_p, y_p),
+                             engine());
+    ipd::primitive_desc pd(ipd::desc(x_p, w_p, y_p), engine(), hint);
+    p.x_p = pd.diff_src_desc(), p.y_p = pd.diff_dst_desc(), p.w_p = pd.weights_desc();
+    p.prim = ipd(pd);
+    return p;
+  });
+  if (!plan) return false;
+  dnnl_call("linear backward (input gradient)", [&] {
+    dnnl::stream s(engine());
+    memory ux(plan->x, engine(), gx.raw_data()), uy(plan->y, engine(), go.raw_data());
+    memory uw(plan->w, engine(), w.raw_data());
+    memory my = as_desc(uy, plan->y_p, s, true), mw = as_desc(uw, plan->w_p, s, true);
+    memory mx = as_desc(ux, plan->x_p, s, false);
+    plan->prim.execute(s, {{DNNL_ARG_DIFF_DST, my}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}});
+    if (mx != ux) dnnl::reorder(mx, ux).execute(s, mx, ux);
     s.wait();
   });
   return true;
@@ -210,6 +300,7 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
 void register_linear_kernels() {
   kernels::linear_inference.set(DeviceType::CPU, &linear_inference);
   kernels::linear_backward_weights.set(DeviceType::CPU, &linear_backward_weights);
+  kernels::linear_backward_data.set(DeviceType::CPU, &linear_backward_data);
 }
 
 }  // namespace ember::cpu

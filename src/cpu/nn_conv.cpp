@@ -84,6 +84,8 @@ int image_threads(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>
 
 void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            const Conv2dParams& p, const Tensor& out) {
+  if (p.compute == DType::BFloat16)
+    return conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
   if (x.dtype() != DType::Float32) return reference::conv2d_forward(x, weight, bias, p, out);
   const ConvGeometry g = geometry(x.sizes(), weight.sizes(), out.sizes(), p);
   const float* xp = x.data_ptr<float>();
@@ -114,6 +116,8 @@ void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& 
 
 void conv2d_backward_data_im2col(const Tensor& grad_out, const Tensor& weight, const Conv2dParams& p,
                                  const Tensor& grad_x) {
+  if (p.compute == DType::BFloat16)
+    return conv2d_backward_data_im2col(bf16_rounded(grad_out), bf16_rounded(weight), as_f32(p), grad_x);
   if (grad_x.dtype() != DType::Float32) return reference::conv2d_backward_data(grad_out, weight, p, grad_x);
   const ConvGeometry g = geometry(grad_x.sizes(), weight.sizes(), grad_out.sizes(), p);
   const float* gp = grad_out.data_ptr<float>();
@@ -140,6 +144,8 @@ void conv2d_backward_data_im2col(const Tensor& grad_out, const Tensor& weight, c
 
 void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                    const Tensor& grad_weight) {
+  if (p.compute == DType::BFloat16)
+    return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (x.dtype() != DType::Float32) return reference::conv2d_backward_weight(grad_out, x, p, grad_weight);
   const ConvGeometry g = geometry(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p);
   const float* gp = grad_out.data_ptr<float>();

@@ -11,6 +11,16 @@
 
 namespace ember::cpu {
 
+// A float32 copy of t holding t's values rounded to bfloat16: what the im2col kernels multiply for
+// p.compute == BFloat16 (the same products a bf16 kernel forms, summed in float32).
+inline Tensor bf16_rounded(const Tensor& t) {
+  return t.dtype() == DType::BFloat16 ? t.to(DType::Float32) : t.to(DType::BFloat16).to(DType::Float32);
+}
+inline kernels::Conv2dParams as_f32(kernels::Conv2dParams p) {
+  p.compute = DType::Float32;
+  return p;
+}
+
 void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            const kernels::Conv2dParams& p, const Tensor& out);
 void conv2d_backward_data_im2col(const Tensor& grad_out, const Tensor& weight,

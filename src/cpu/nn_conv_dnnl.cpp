@@ -14,6 +14,13 @@
 // (library) mode, Debian's libdnnl (built with DNNL_ENABLE_CONCURRENT_EXEC) gives each primitive
 // one scratchpad, and two threads running it at once shared it: conv1's weight gradient in lenet5
 // came out 0.026 off, or both threads hung in the kernel's barrier (tests/unit/test_cpu_concurrency.cpp).
+//
+// bfloat16 (p.compute, set under ember::autocast): the same primitives built with bf16
+// multiplicands and float32 results — forward src/weights bf16, dst f32; backward-data diff_dst and
+// weights bf16, diff_src f32; backward-weights src and diff_dst bf16, diff_weights f32, so the
+// weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware). The
+// f32 -> bf16 conversion of the activations rides on the NCHW -> blocked reorder that the f32 path
+// does anyway; a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
@@ -48,28 +55,49 @@ struct ConvKey {
 };
 ConvKey make_key(int kind, const Shape& x, const Shape& w, const Shape& out, const Conv2dParams& p,
                  bool bias) {
+  if (p.compute == DType::BFloat16) kind += 3;
   return {{kind, x[0], x[1], x[2], x[3], w[0], w[2], w[3], out[2], out[3], p.stride_h, p.stride_w,
            p.pad_h * 1000003 + p.pad_w, (p.dilation_h - 1) * 1000003 + (p.dilation_w - 1), p.groups,
            bias ? 1 : 0}};
 }
 
+dt dnnl_type(DType t) { return t == DType::BFloat16 ? dt::bf16 : dt::f32; }
+
+// The primitive's data types for x / weight / out (or their gradients): all f32, or for bf16
+// compute the multiplicands bf16 and the one result f32.
+struct ConvTypes {
+  dt x = dt::f32, w = dt::f32, out = dt::f32;
+};
+enum class ConvKind { Forward, BackwardData, BackwardWeights };
+ConvTypes conv_types(ConvKind k, const Conv2dParams& p) {
+  if (p.compute != DType::BFloat16) return {};
+  switch (k) {
+    case ConvKind::Forward: return {dt::bf16, dt::bf16, dt::f32};
+    case ConvKind::BackwardData: return {dt::f32, dt::bf16, dt::bf16};
+    case ConvKind::BackwardWeights: return {dt::bf16, dt::f32, dt::bf16};
+  }
+  return {};
+}
+
 struct ConvDescs {
-  memory::desc x, w, b, out;  // the NCHW / (G)OIHW / X layouts our tensors have
+  memory::desc x, w, b, out;  // the NCHW / (G)OIHW / X layouts (and dtypes) our tensors have
   memory::desc x_any, w_any, out_any;
   memory::dims strides, dilates, pad_l, pad_r;
 };
-ConvDescs make_descs(const Shape& x, const Shape& w, const Shape& out, const Conv2dParams& p) {
+// `user`: our tensors' dtypes for x, w, out; `prim`: the primitive's.
+ConvDescs make_descs(const Shape& x, const Shape& w, const Shape& out, const Conv2dParams& p, ConvTypes user,
+                     ConvTypes prim) {
   ConvDescs d;
   const memory::dims xd{x[0], x[1], x[2], x[3]}, od{out[0], out[1], out[2], out[3]};
   const memory::dims wd = p.groups == 1 ? memory::dims{w[0], w[1], w[2], w[3]}
                                         : memory::dims{p.groups, w[0] / p.groups, w[1], w[2], w[3]};
-  d.x = memory::desc(xd, dt::f32, tag::nchw);
-  d.out = memory::desc(od, dt::f32, tag::nchw);
-  d.w = memory::desc(wd, dt::f32, p.groups == 1 ? tag::oihw : tag::goihw);
+  d.x = memory::desc(xd, user.x, tag::nchw);
+  d.out = memory::desc(od, user.out, tag::nchw);
+  d.w = memory::desc(wd, user.w, p.groups == 1 ? tag::oihw : tag::goihw);
   d.b = memory::desc({w[0]}, dt::f32, tag::x);
-  d.x_any = memory::desc(xd, dt::f32, tag::any);
-  d.out_any = memory::desc(od, dt::f32, tag::any);
-  d.w_any = memory::desc(wd, dt::f32, tag::any);
+  d.x_any = memory::desc(xd, prim.x, tag::any);
+  d.out_any = memory::desc(od, prim.out, tag::any);
+  d.w_any = memory::desc(wd, prim.w, tag::any);
   d.strides = {p.stride_h, p.stride_w};
   d.dilates = {p.dilation_h - 1, p.dilation_w - 1};  // oneDNN counts the gaps, 0 = dense
   d.pad_l = {p.pad_h, p.pad_w};
@@ -77,6 +105,14 @@ ConvDescs make_descs(const Shape& x, const Shape& w, const Shape& out, const Con
   d.pad_r = {(out[2] - 1) * p.stride_h + (w[2] - 1) * p.dilation_h + 1 - x[2] - p.pad_h,
              (out[3] - 1) * p.stride_w + (w[3] - 1) * p.dilation_w + 1 - x[3] - p.pad_w};
   return d;
+}
+ConvTypes user_types(const Tensor& x, const Tensor& w, const Tensor& out) {
+  return {dnnl_type(x.dtype()), dnnl_type(w.dtype()), dnnl_type(out.dtype())};
+}
+// The forward descriptors a backward primitive takes as its hint: bf16 throughout for bf16 compute.
+ConvDescs hint_descs(const Shape& x, const Shape& w, const Shape& out, const Conv2dParams& p) {
+  const ConvTypes t = p.compute == DType::BFloat16 ? ConvTypes{dt::bf16, dt::bf16, dt::bf16} : ConvTypes{};
+  return make_descs(x, w, out, p, t, t);
 }
 
 // Primitive attributes for a cached primitive: the caller provides the scratchpad (see the top).
@@ -155,14 +191,17 @@ memory wrap(const memory::desc& md, const Tensor& t) {
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                          const Tensor& out) {
-  if (x.dtype() != DType::Float32) return reference::conv2d_forward(x, weight, bias, p, out);
+  const bool half = p.compute == DType::BFloat16;
+  if (x.dtype() == DType::Float64) return reference::conv2d_forward(x, weight, bias, p, out);
   const bool has_bias = bias.defined();
-  const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p);
+  const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p, user_types(x, weight, out),
+                                 conv_types(ConvKind::Forward, p));
   const ConvPlan* plan = cached_plan(make_key(0, x.sizes(), weight.sizes(), out.sizes(), p, has_bias), [&] {
     auto pd = forward_pd(d, has_bias, user_scratchpad_attr());
     return ConvPlan{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
                     pd.scratchpad_desc()};
   });
+  if (!plan && half) return conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
   if (!plan) return conv2d_forward_im2col(x, weight, bias, p, out);
   dnnl_call("conv2d", [&] {
     dnnl::stream s(cpu_engine());
@@ -181,17 +220,21 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
 
 void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, const Conv2dParams& p,
                                const Tensor& grad_x) {
-  if (grad_x.dtype() != DType::Float32) return reference::conv2d_backward_data(grad_out, weight, p, grad_x);
-  const ConvDescs d = make_descs(grad_x.sizes(), weight.sizes(), grad_out.sizes(), p);
+  const bool half = p.compute == DType::BFloat16;
+  if (grad_x.dtype() == DType::Float64) return reference::conv2d_backward_data(grad_out, weight, p, grad_x);
+  const ConvDescs d = make_descs(grad_x.sizes(), weight.sizes(), grad_out.sizes(), p,
+                                 user_types(grad_x, weight, grad_out), conv_types(ConvKind::BackwardData, p));
   const ConvPlan* plan =
       cached_plan(make_key(1, grad_x.sizes(), weight.sizes(), grad_out.sizes(), p, false), [&] {
-        auto hint = forward_pd(d, false);
+        auto hint = forward_pd(hint_descs(grad_x.sizes(), weight.sizes(), grad_out.sizes(), p), false);
         using cbd = dnnl::convolution_backward_data;
         cbd::desc desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any, d.strides,
                        d.dilates, d.pad_l, d.pad_r);
         cbd::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
         return ConvPlan{cbd(pd), pd.diff_dst_desc(), pd.weights_desc(), pd.diff_src_desc(), pd.scratchpad_desc()};
       });
+  if (!plan && half)
+    return conv2d_backward_data_im2col(bf16_rounded(grad_out), bf16_rounded(weight), as_f32(p), grad_x);
   if (!plan) return conv2d_backward_data_im2col(grad_out, weight, p, grad_x);
   dnnl_call("conv2d backward (input gradient)", [&] {
     dnnl::stream s(cpu_engine());
@@ -209,20 +252,27 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
 
 void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                  const Tensor& grad_weight) {
-  if (x.dtype() != DType::Float32) return reference::conv2d_backward_weight(grad_out, x, p, grad_weight);
+  const bool half = p.compute == DType::BFloat16;
+  if (x.dtype() == DType::Float64) return reference::conv2d_backward_weight(grad_out, x, p, grad_weight);
   // oneDNN's weight-gradient reduction is partitioned by thread; under ember::deterministic() the
-  // im2col path sums fixed groups of images instead (thread-count independent).
+  // im2col path sums fixed groups of images instead (thread-count independent), in bf16 compute
+  // on the bf16-rounded values (the same products, summed in f32).
+  if (deterministic() && half)
+    return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
-  const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p);
+  const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p,
+                                 user_types(x, grad_weight, grad_out), conv_types(ConvKind::BackwardWeights, p));
   const ConvPlan* plan =
       cached_plan(make_key(2, x.sizes(), grad_weight.sizes(), grad_out.sizes(), p, false), [&] {
-        auto hint = forward_pd(d, false);
+        auto hint = forward_pd(hint_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p), false);
         using cbw = dnnl::convolution_backward_weights;
         cbw::desc desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any, d.strides,
                        d.dilates, d.pad_l, d.pad_r);
         cbw::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
         return ConvPlan{cbw(pd), pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc(), pd.scratchpad_desc()};
       });
+  if (!plan && half)
+    return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (!plan) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
   dnnl_call("conv2d backward (weight gradient)", [&] {
     dnnl::stream s(cpu_engine());

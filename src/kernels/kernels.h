@@ -55,12 +55,22 @@ using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const
 // linear without autograd: out (N, O) = x (N, I) @ w (O, I)^T + b (b may be undefined). Returns
 // false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
 // uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
+//
+// Half precision (the three linear slots): x and w may be bfloat16 (autocast casts them), b, out
+// and every gradient are float32; products are summed in float32. bfloat16 is also why the
+// forward slot serves training under autocast (the weight is cast once per step anyway). A
+// backend that returns false for bfloat16 makes the front-end compute the same thing in float32
+// from the bfloat16-rounded inputs (the reference).
 using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
 // linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
 // grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
 // does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
 using LinearBackwardWeightsFn = bool (*)(const Tensor& grad_out, const Tensor& x, const Tensor& grad_w,
                                          const Tensor& grad_b);
+// linear's input gradient for a bfloat16 weight: grad_x (N, I) = grad_out (N, O) @ w (O, I), grad_out
+// and grad_x float32. Returns false, writing nothing, when it does not handle the case (float32
+// weights stay on batched_gemm). Optional (CPU: oneDNN inner-product backward-data).
+using LinearBackwardDataFn = bool (*)(const Tensor& grad_out, const Tensor& w, const Tensor& grad_x);
 
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
@@ -74,5 +84,6 @@ inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
 inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
+inline KernelSlot<LinearBackwardDataFn> linear_backward_data("linear_backward_data");
 
 }  // namespace ember::kernels

@@ -6,6 +6,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember {
@@ -51,7 +52,55 @@ std::pair<Tensor, Tensor> linear_weight_grads(const Tensor& go, const Tensor& xs
   return {gw, Tensor()};
 }
 
+// linear under autocast (`half` = bfloat16): x and the weight (from the cast cache) in half, the
+// bias, output and gradients float32, the products summed in float32 (the backend's half kernels;
+// where a backend has none, float32 GEMMs on the half-rounded values, the same numbers slower).
+// Autograd sees only the float32 tensors: the node's inputs are x, weight and bias themselves.
+Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bias, DType half) {
+  const int64_t N = x.size(0), O = weight.size(0);
+  const Device dev = x.device();
+  const Tensor xh = autocast_detail::cast(x, half), wh = autocast_detail::cast(weight, half);
+  const Tensor b = bias.defined() ? bias.detach() : bias;
+  Tensor out = empty({N, O}, {.dtype = DType::Float32, .device = dev});
+  const bool done = kernels::linear_inference.has(dev.type) && kernels::linear_inference(dev)(xh, wh, b, out);
+  if (!done) {
+    const Tensor xf = xh.to(DType::Float32), wf = wh.to(DType::Float32);
+    kernels::batched_gemm(dev)(xf.unsqueeze(0), wf.t().unsqueeze(0), out.view({1, N, O}));
+    if (b.defined()) kernels::binary(dev)(kernels::BinaryOp::Add, out, b.unsqueeze(0).expand({N, O}), out, 1.0);
+  }
+  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+    autograd::SavedTensor sx(weight.requires_grad() ? xh : Tensor()), sw(x.requires_grad() ? wh : Tensor());
+    const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
+    const bool need_b = bias.defined() && bias.requires_grad();
+    autograd::record(
+        autograd::make_node("LinearBackward", [=](const std::vector<Tensor>& g) {
+          const Tensor go = g[0].contiguous();
+          const Device d = go.device();
+          Tensor gx, gw, gb;
+          if (need_x) {
+            const Tensor w = sw.unpack("LinearBackward");
+            gx = empty({go.size(0), w.size(1)}, {.dtype = DType::Float32, .device = d});
+            if (!(kernels::linear_backward_data.has(d.type) && kernels::linear_backward_data(d)(go, w, gx)))
+              gx = linear_input_grad(go, w.to(DType::Float32));
+          }
+          if (need_w) {
+            const Tensor xs = sx.unpack("LinearBackward");
+            gw = empty({go.size(1), xs.size(1)}, {.dtype = DType::Float32, .device = d});
+            gb = need_b ? empty({go.size(1)}, {.dtype = DType::Float32, .device = d}) : Tensor();
+            if (!(kernels::linear_backward_weights.has(d.type) && kernels::linear_backward_weights(d)(go, xs, gw, gb)))
+              std::tie(gw, gb) = linear_weight_grads(go, xs.to(DType::Float32), need_b);
+          }
+          if (need_b && !gb.defined()) gb = sum(go, {0});
+          return std::vector<Tensor>{gx, gw, gb};
+        }),
+        {x, weight, bias}, {out});
+  }
+  return out;
+}
+
 Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const DType compute = autocast_detail::compute_dtype(AutocastOp::Linear, x);
+  if (compute != x.dtype()) return linear_2d_lowered(x, weight, bias, compute);
   const int64_t N = x.size(0), O = weight.size(0);
   const Device dev = x.device();
   Tensor out = empty({N, O}, {.dtype = x.dtype(), .device = dev});
@@ -101,6 +150,15 @@ Tensor matmul(const Tensor& a_in, const Tensor& b_in) {
   int64_t M = a.size(-2), K = a.size(-1), K2 = b.size(-2), N = b.size(-1);
   EMBER_CHECK(K == K2, ShapeError, "matmul: shapes ", shape_str(a_in.sizes()), " and ",
               shape_str(b_in.sizes()), " cannot be multiplied (", M, "x", K, " and ", K2, "x", N, ")");
+  // Under autocast (policy: lowered): a 2-D right operand makes the product one (rows, K) x (K, N)
+  // linear in half; a true batch of products stays float32 (no batched half GEMM yet).
+  const DType compute = autocast_detail::compute_dtype(AutocastOp::Matmul, a_in);
+  if (compute != a_in.dtype() && b_in.dim() == 2 && a_in.dim() >= 2) {
+    Shape os(a_in.sizes().begin(), a_in.sizes().end() - 1);
+    const int64_t rows = shape_numel(os);
+    os.push_back(N);
+    return linear_2d_lowered(a_in.reshape({rows, K}), b_in.t(), Tensor(), compute).reshape(os);
+  }
   Shape ba(a.sizes().begin(), a.sizes().end() - 2), bb(b.sizes().begin(), b.sizes().end() - 2);
   Shape batch = broadcast_shapes(ba, bb, "matmul (batch dimensions)");
   int64_t B = shape_numel(batch);

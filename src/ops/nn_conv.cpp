@@ -4,14 +4,16 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/nn_kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
 
 namespace {
+// Gradients are float32 under autocast (p.compute == BFloat16, the weight saved in bfloat16).
 Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const kernels::Conv2dParams& p,
                          const Shape& x_shape) {
-  Tensor gx = empty(x_shape, {.dtype = weight.dtype(), .device = weight.device()});
+  Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = weight.device()});
   kernels::conv2d_backward_data(gx.device())(grad_out, weight, p, gx);
   return gx;
 }
@@ -31,7 +33,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
   EMBER_CHECK(weight.dim() == 4, ShapeError, "conv2d: weight must be 4-D (C_out, C_in/groups, kH, kW), got shape ",
               shape_str(weight.sizes()));
   EMBER_CHECK(is_floating(x.dtype()) && (x.dtype() == DType::Float32 || x.dtype() == DType::Float64),
-              DTypeError, "conv2d: input must be float32 or float64, got ", dtype_name(x.dtype()));
+              DTypeError, "conv2d: input must be float32 or float64, got ", dtype_name(x.dtype()),
+              is_half(x.dtype()) ? " (for half precision keep float32 tensors and run under ember::autocast, which multiplies in bfloat16)" : "");
   EMBER_CHECK(weight.dtype() == x.dtype() && (!bias.defined() || bias.dtype() == x.dtype()), DTypeError,
               "conv2d: input, weight and bias must have the same dtype, got input ", dtype_name(x.dtype()),
               ", weight ", dtype_name(weight.dtype()), bias.defined() ? ", bias " : "",
@@ -64,9 +67,13 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
               " (input shape ", shape_str(x.sizes()), ", padding [", opt.padding[0], ", ", opt.padding[1], "])");
   const int64_t OH = (PH - EKH) / opt.stride[0] + 1, OW = (PW - EKW) / opt.stride[1] + 1;
 
+  // Under autocast: multiplied in bfloat16 (the weight cast once per scope, the input rounded in
+  // the kernel's layout reorder), output and gradients float32.
+  const DType compute = autocast_detail::compute_dtype(AutocastOp::Conv2d, x);
   const kernels::Conv2dParams p{opt.stride[0], opt.stride[1], opt.padding[0], opt.padding[1],
-                                opt.dilation[0], opt.dilation[1], G};
-  Tensor xc = x.detach().contiguous(), wc = weight.detach().contiguous();
+                                opt.dilation[0], opt.dilation[1], G, compute == DType::BFloat16 ? compute : DType::Float32};
+  Tensor xc = x.detach().contiguous();
+  Tensor wc = compute == x.dtype() ? weight.detach().contiguous() : autocast_detail::cast(weight, compute);
   Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();
   Tensor out = empty({N, CO, OH, OW}, {.dtype = x.dtype(), .device = x.device()});
   kernels::conv2d_forward(x.device())(xc, wc, bc, p, out);

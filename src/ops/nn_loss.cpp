@@ -6,6 +6,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/nn_kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -72,13 +73,15 @@ Tensor reduce_class_loss(const Tensor& per_sample, const Tensor& valid, Reductio
 
 }  // namespace
 
-Tensor nll_loss(const Tensor& log_probs, const Tensor& target, CrossEntropyOptions opt) {
+Tensor nll_loss(const Tensor& log_probs_in, const Tensor& target, CrossEntropyOptions opt) {
+  const Tensor log_probs = autocast_detail::to_float32(AutocastOp::NllLoss, log_probs_in);
   check_class_inputs(log_probs, target, opt, "nll_loss", "log_probs");
   Tensor per = nll_per_sample(log_probs, target, opt.ignore_index);
   return reduce_class_loss(per, valid_mask(target, opt.ignore_index, log_probs.dtype()), opt.reduction);
 }
 
-Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions opt) {
+Tensor cross_entropy(const Tensor& logits_in, const Tensor& target, CrossEntropyOptions opt) {
+  const Tensor logits = autocast_detail::to_float32(AutocastOp::CrossEntropy, logits_in);
   check_class_inputs(logits, target, opt, "cross_entropy", "logits");
   EMBER_CHECK(opt.label_smoothing >= 0.0 && opt.label_smoothing <= 1.0, ValueError,
               "cross_entropy: label_smoothing must be in [0, 1], got ", opt.label_smoothing);
@@ -94,7 +97,9 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOpt
   return reduce_class_loss(per, valid, opt.reduction);
 }
 
-Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+Tensor mse_loss(const Tensor& input_in, const Tensor& target_in, Reduction reduction) {
+  const Tensor input = autocast_detail::to_float32(AutocastOp::MseLoss, input_in);
+  const Tensor target = autocast_detail::to_float32(AutocastOp::MseLoss, target_in);
   check_same_device(input, target, "mse_loss");
   EMBER_CHECK(input.sizes() == target.sizes(), ShapeError, "mse_loss: input shape ", shape_str(input.sizes()),
               " and target shape ", shape_str(target.sizes()), " differ");

@@ -7,6 +7,7 @@
 #include "ember/ops.h"
 #include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -34,8 +35,9 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
 }
 }  // namespace
 
-Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+Tensor batch_norm(const Tensor& x_in, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
                   const Tensor& bias, bool training, double momentum, double eps) {
+  const Tensor x = autocast_detail::to_float32(AutocastOp::BatchNorm, x_in);
   EMBER_CHECK(x.dim() >= 2, ShapeError, "batch_norm: input must be (N, C) or (N, C, ...), got shape ",
               shape_str(x.sizes()));
   EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError,

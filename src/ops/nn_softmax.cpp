@@ -3,6 +3,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/nn_kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember::nn::functional {
@@ -15,8 +16,9 @@ Tensor softmax_backward(const Tensor& grad_out, const Tensor& y, int64_t dim, bo
   return gx;
 }
 
-Tensor softmax_impl(const Tensor& x, int64_t dim_in, bool log) {
+Tensor softmax_impl(const Tensor& x_in, int64_t dim_in, bool log) {
   const char* op = log ? "log_softmax" : "softmax";
+  const Tensor x = autocast_detail::to_float32(log ? AutocastOp::LogSoftmax : AutocastOp::Softmax, x_in);
   EMBER_CHECK(x.dtype() == DType::Float32 || x.dtype() == DType::Float64, DTypeError, op,
               ": input must be float32 or float64, got ", dtype_name(x.dtype()));
   const int64_t dim = wrap_dim(dim_in, x.dim(), op);

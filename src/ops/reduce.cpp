@@ -5,6 +5,7 @@
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/kernels.h"
+#include "ops/autocast.h"
 #include "ops/util.h"
 
 namespace ember {
@@ -50,7 +51,8 @@ Tensor reduce_raw(ReduceOp op, const Tensor& a, const std::vector<int64_t>& dims
 }
 }  // namespace
 
-Tensor sum(const Tensor& a, std::vector<int64_t> dims_in, bool keepdim) {
+Tensor sum(const Tensor& a_in, std::vector<int64_t> dims_in, bool keepdim) {
+  const Tensor a = autocast_detail::to_float32(AutocastOp::Sum, a_in);
   auto dims = normalize_dims(a, std::move(dims_in), "sum");
   DType odt = is_floating(a.dtype()) ? a.dtype() : DType::Int64;
   Tensor src = a.dtype() == DType::BFloat16 || a.dtype() == DType::Float16 ? a.to(DType::Float32) : a;
@@ -66,7 +68,8 @@ Tensor sum(const Tensor& a, std::vector<int64_t> dims_in, bool keepdim) {
   return out;
 }
 
-Tensor mean(const Tensor& a, std::vector<int64_t> dims_in, bool keepdim) {
+Tensor mean(const Tensor& a_in, std::vector<int64_t> dims_in, bool keepdim) {
+  const Tensor a = autocast_detail::to_float32(AutocastOp::Mean, a_in);
   EMBER_CHECK(is_floating(a.dtype()), DTypeError, "mean: expected a floating-point tensor, got ",
               dtype_name(a.dtype()), "; convert with .to(DType::Float32)");
   auto dims = normalize_dims(a, dims_in, "mean");

@@ -105,6 +105,7 @@ using WRandom = Wrap<kernels::random, kernels::RandomFn, 1>;
 using WReluBackward = Wrap<kernels::relu_backward, kernels::ReluBackwardFn, 2>;
 using WLinearInference = Wrap<kernels::linear_inference, kernels::LinearInferenceFn, 3>;
 using WLinearBackwardWeights = Wrap<kernels::linear_backward_weights, kernels::LinearBackwardWeightsFn, 2, 3>;
+using WLinearBackwardData = Wrap<kernels::linear_backward_data, kernels::LinearBackwardDataFn, 2>;
 using WConvF = Wrap<kernels::conv2d_forward, kernels::Conv2dForwardFn, 4>;
 using WConvBD = Wrap<kernels::conv2d_backward_data, kernels::Conv2dBackwardDataFn, 3>;
 using WConvBW = Wrap<kernels::conv2d_backward_weight, kernels::Conv2dBackwardWeightFn, 3>;
@@ -132,11 +133,11 @@ struct All {
 };
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
 using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward,
-                       WLinearInference, WLinearBackwardWeights, WConvF, WConvBD, WConvBW, WMaxF, WMaxB,
+                       WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvBD, WConvBW, WMaxF, WMaxB,
                        WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WSmF, WSmB, WNllF, WNllB>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
-    "linear_inference", "linear_backward_weights", "conv2d_forward", "conv2d_backward_data",
+    "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_backward_data",
     "conv2d_backward_weight", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
     "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
     "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "softmax_forward",
@@ -214,6 +215,7 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WReluBackward::override_cpu(nullptr);
     WLinearInference::override_cpu(nullptr);
     WLinearBackwardWeights::override_cpu(nullptr);
+    WLinearBackwardData::override_cpu(nullptr);
     WConvF::override_cpu(&ref::conv2d_forward);
     WConvBD::override_cpu(&ref::conv2d_backward_data);
     WConvBW::override_cpu(&ref::conv2d_backward_weight);

@@ -67,6 +67,9 @@ struct Case {
   double eps = 1e-6;                       // finite-difference step (keep it below the gap to a kink)
   bool may_be_zero = false;                // the output may legitimately be all zero (dropout p = 1)
   std::optional<Tolerance> tol;            // overrides the entry's
+  // Mixed precision: a BFloat16 in `dtypes` runs float32 inputs under ember::autocast (the op
+  // multiplies in bf16), compared with the reference kernels' bf16-rounded float32 (tol.bf16).
+  bool autocast = false;
 };
 
 // The options (dtype, device) of the run in progress: creation ops in a table use them.

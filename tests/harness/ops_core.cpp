@@ -245,6 +245,12 @@ const bool registered = [] {
                               {a.no_grad(), b.no_grad()},
                               [threads](auto& v) { Threads t(threads); return matmul(v[0], v[1]); }, kFloats, false});
         }
+    for (auto [label, a, b] : std::vector<std::tuple<std::string, Shape, Shape>>{
+             {"2d_autocast", {16, 40}, {40, 24}}, {"shared_right_autocast", {2, 3, 40}, {40, 5}}}) {
+      Case ac{label, {in(a), in(b)}, [](auto& v) { return matmul(v[0], v[1]); }, {DType::BFloat16}, false};
+      ac.autocast = true;
+      mm.cases.push_back(ac);
+    }
     mm.golden = Golden{"matmul", 2, [](const GoldenCase& c) {
                          c.check({"a", "b"}, [](auto& in) { return matmul(in["a"], in["b"]); });
                        }};
@@ -265,6 +271,24 @@ const bool registered = [] {
                              // the oneDNN paths are float32 only: large float64 cases add nothing but time
                              N * I * O > 10000 ? std::vector<DType>{F32} : kFloats, N * I * O < 100});
       }
+    // bfloat16 under autocast: oneDNN's bf16 inner product (forward, backward-data, backward-weights)
+    // against float32 GEMMs on the bf16-rounded x and weight. grad_out is rounded to bf16 by oneDNN
+    // only, hence tol.bf16 (1e-2 of the largest value).
+    for (auto [N, I, O] : std::vector<std::array<int64_t, 3>>{{7, 5, 3}, {64, 784, 256}, {64, 9216, 128}, {64, 84, 10}})
+      for (bool bias : {true, false}) {
+        std::vector<Input> ins = {in({N, I}), in({O, I})};
+        if (bias) ins.push_back(in({O}));
+        Case ac{std::to_string(N) + "x" + std::to_string(I) + "to" + std::to_string(O) + (bias ? "_bias" : "") + "_autocast",
+                ins, [](auto& v) { return linear(v[0], v[1], v.size() > 2 ? v[2] : Tensor()); }, {DType::BFloat16}, false};
+        ac.autocast = true;
+        lin.cases.push_back(ac);
+      }
+    {
+      Case ac{"batched_input_autocast", {in({2, 3, 4}), in({6, 4}), in({6})},
+              [](auto& v) { return linear(v[0], v[1], v[2]); }, {DType::BFloat16}, false};
+      ac.autocast = true;
+      lin.cases.push_back(ac);
+    }
     lin.golden = Golden{"linear", 3, [](const GoldenCase& c) {
                           const bool has_bias = c.params()[0] != 0;
                           std::vector<std::string> leaves = {"input", "weight"};

@@ -50,6 +50,17 @@ const bool registered = [] {
     e.cases.push_back({"depthwise_transposed_weight",
                        {in({2, 4, 5, 5}), in({4, 1, 1, 3}).as([](const Tensor& t) { return t.transpose(2, 3); })},
                        [](auto& v) { return F::conv2d(v[0], v[1], {}, {.stride = {1, 2}, .groups = 4}); }});
+    // bfloat16 under autocast (oneDNN's bf16 primitives; im2col on the rounded values) against the
+    // reference kernels on the bf16-rounded values: the same products summed in another order.
+    for (const auto& c : kConvCases) {
+      std::vector<Input> ins = {in(c.x), in(c.w)};
+      if (c.bias) ins.push_back(in({c.w[0]}));
+      const F::Conv2dOptions opt = test::conv_options(c.p);
+      Case ac{c.label + "_autocast", ins, [opt](auto& v) { return F::conv2d(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt); },
+              {DType::BFloat16}, false};
+      ac.autocast = true;
+      e.cases.push_back(ac);
+    }
     e.golden = Golden{"conv2d", 7, [](const GoldenCase& c) {
                         auto p = c.params();
                         F::Conv2dOptions opt{.stride = {p[0], p[1]}, .padding = {p[2], p[3]}, .dilation = {p[4], p[5]}, .groups = p[6]};

@@ -1,5 +1,7 @@
 // Element types. float32/float64/int64/int32/uint8/bool are computed on; bfloat16 and float16 are
-// storage types: convert them with to(DType::Float32) to compute, to(DType::BFloat16) to store.
+// storage types: the kernels that take them (conv2d, linear; see src/kernels/) accumulate in
+// float32, every other op wants to(DType::Float32) first. ember::autocast (ember/autocast.h) does
+// those casts for you, following one policy table.
 #pragma once
 
 #include <cstdint>
@@ -65,6 +67,24 @@ inline uint16_t float_to_bf16(float f) {
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);
 
+constexpr bool is_half(DType t) { return t == DType::BFloat16 || t == DType::Float16; }
+
+// The C++ element types of the two storage dtypes: 16 bits, converted through float (round to
+// nearest even). Kernels that take them compute in acc_t<T> (float).
+struct bfloat16 {
+  uint16_t bits = 0;
+  bfloat16() = default;
+  explicit bfloat16(float f) : bits(float_to_bf16(f)) {}
+  explicit operator float() const { return bf16_to_float(bits); }
+};
+struct float16 {
+  uint16_t bits = 0;
+  float16() = default;
+  explicit float16(float f) : bits(float_to_half(f)) {}
+  explicit operator float() const { return half_to_float(bits); }
+};
+static_assert(sizeof(bfloat16) == 2 && sizeof(float16) == 2);
+
 }  // namespace ember
 
 namespace ember {
@@ -75,4 +95,12 @@ template <> constexpr DType dtype_of<int64_t>() { return DType::Int64; }
 template <> constexpr DType dtype_of<int32_t>() { return DType::Int32; }
 template <> constexpr DType dtype_of<uint8_t>() { return DType::UInt8; }
 template <> constexpr DType dtype_of<bool>() { return DType::Bool; }
+template <> constexpr DType dtype_of<bfloat16>() { return DType::BFloat16; }
+template <> constexpr DType dtype_of<float16>() { return DType::Float16; }
+
+// The type a kernel accumulates T in: float for the 16-bit storage types, T itself otherwise.
+template <class T> struct acc_type { using type = T; };
+template <> struct acc_type<bfloat16> { using type = float; };
+template <> struct acc_type<float16> { using type = float; };
+template <class T> using acc_t = typename acc_type<T>::type;
 }  // namespace ember

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# fp32 against bf16 mixed precision on the CPU, ember and PyTorch 2.x side by side in one run:
+# training (batch 64) and inference (batch 256) throughput of mlp / lenet5 / mnistnet, ember's
+# bench_models with and without --precision bf16 (ember::autocast) and bench/torch_models.py with
+# and without --autocast-bf16 (torch.autocast("cpu", dtype=torch.bfloat16)). The four variants
+# alternate model by model for `rounds` rounds (this machine's load moves within seconds); each
+# figure is the median over rounds of that round's median of --reps repetitions.
+#   bench/compare_precision.sh [build-dir] [threads] [rounds] [python]
+# python: an interpreter with PyTorch 2.x (default /work/venvs/torch/bin/python; PyTorch columns are
+# left out, with a note, when it cannot import torch).
+set -euo pipefail
+BUILD=${1:-build}
+THREADS=${2:-2}
+ROUNDS=${3:-3}
+PY=${4:-/work/venvs/torch/bin/python}
+HERE=$(cd "$(dirname "$0")" && pwd)
+MODELS="mlp lenet5 mnistnet"
+unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
+export OMP_NUM_THREADS=$THREADS
+# On a shared, loaded machine spinning OpenMP workers lose their time slices to each other (mlp
+# training ran 4.4k samples/s with the default policy and 59k with passive at load ~10, 2026-11-30);
+# passive is applied to both frameworks alike. Set OMP_WAIT_POLICY=active on a quiet machine.
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+TORCH=1
+if ! "$PY" -c "import torch" 2>/dev/null; then
+  echo "compare_precision.sh: $PY cannot import torch; PyTorch columns left out" >&2
+  TORCH=0
+fi
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); bf16 flags: $(grep -m1 -o -w -E 'amx_bf16|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); threads=$THREADS rounds=$ROUNDS OMP_WAIT_POLICY=$OMP_WAIT_POLICY; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
+[ "$TORCH" = 1 ] && echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "oneDNN", torch.backends.mkldnn.version() if hasattr(torch.backends.mkldnn, "version") else "?")' 2>/dev/null || true)"
+
+TMP=$(mktemp -d)
+trap 'rm -rf "$TMP"' EXIT
+for r in $(seq 1 "$ROUNDS"); do
+  for m in $MODELS; do
+    "$BUILD/bench/bench_models" --threads "$THREADS" --reps 3 --json --only models --models $m > "$TMP/ember_fp32.$m.$r.json"
+    "$BUILD/bench/bench_models" --threads "$THREADS" --reps 3 --json --only models --models $m --precision bf16 > "$TMP/ember_bf16.$m.$r.json"
+    if [ "$TORCH" = 1 ]; then
+      "$PY" "$HERE/torch_models.py" --threads "$THREADS" --reps 3 --json --models $m > "$TMP/torch_fp32.$m.$r.json"
+      "$PY" "$HERE/torch_models.py" --threads "$THREADS" --reps 3 --json --models $m --autocast-bf16 > "$TMP/torch_bf16.$m.$r.json"
+    fi
+  done
+done
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+/usr/bin/python3 - "$TMP" "$ROUNDS" "$MODELS" "$TORCH" <<'PYEOF'
+import json, statistics, sys
+tmp, rounds, models, torch = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4] == "1"
+sides = ["ember_fp32", "ember_bf16"] + (["torch_fp32", "torch_bf16"] if torch else [])
+def med(side, m, key):
+    return statistics.median(json.load(open(f"{tmp}/{side}.{m}.{r}.json"))["models"][m][key] for r in range(1, rounds + 1))
+for key, label in [("train_samples_per_s", "training, batch 64"), ("infer_samples_per_s", "inference, batch 256")]:
+    print(f"\n{label} (samples/s, median of {rounds} rounds)")
+    print("| model | " + " | ".join(sides) + " | ember bf16/fp32 |" + (" ember bf16 / torch bf16 |" if torch else ""))
+    print("|---" * (len(sides) + 2 + (1 if torch else 0)) + "|")
+    for m in models:
+        v = {s: med(s, m, key) for s in sides}
+        row = f"| {m} | " + " | ".join(f"{v[s]:.0f}" for s in sides) + f" | {v['ember_bf16'] / v['ember_fp32']:.2f}x |"
+        if torch:
+            row += f" {v['ember_bf16'] / v['torch_bf16']:.2f}x |"
+        print(row)
+PYEOF

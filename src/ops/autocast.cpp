@@ -1,0 +1,139 @@
+// ember::autocast: the policy table, the thread-local guard state and the per-scope weight cast
+// cache that the op front-ends (linalg.cpp, nn_conv.cpp, the float32 ops) consult through
+// ops/autocast.h.
+#include "ops/autocast.h"
+
+#include <memory>
+#include <unordered_map>
+
+#include "ember/core/error.h"
+#include "ember/core/storage.h"
+
+namespace ember {
+
+namespace {
+
+// The policy, as PyTorch's CPU autocast lists: matrix products lower, anything that sums many
+// terms, exponentiates or keeps running statistics stays float32.
+constexpr AutocastRule kPolicy[] = {
+    {AutocastOp::Conv2d, "nn::functional::conv2d", CastPolicy::Lower,
+     "matrix products: bf16 multiplies are exact in f32, the sums run in f32 (AMX/AVX512-BF16)"},
+    {AutocastOp::Linear, "linear", CastPolicy::Lower, "as conv2d"},
+    {AutocastOp::Matmul, "matmul", CastPolicy::Lower,
+     "as conv2d (2-D operands or a shared 2-D right operand; a true batch of products stays f32)"},
+    {AutocastOp::Softmax, "nn::functional::softmax", CastPolicy::Float32,
+     "exp overflows and the normalising sum loses digits in 8 mantissa bits"},
+    {AutocastOp::LogSoftmax, "nn::functional::log_softmax", CastPolicy::Float32, "as softmax"},
+    {AutocastOp::CrossEntropy, "nn::functional::cross_entropy", CastPolicy::Float32,
+     "a loss: a log-sum-exp and a mean over the batch"},
+    {AutocastOp::NllLoss, "nn::functional::nll_loss", CastPolicy::Float32, "a loss: a mean over the batch"},
+    {AutocastOp::MseLoss, "nn::functional::mse_loss", CastPolicy::Float32, "a loss: squares and a mean"},
+    {AutocastOp::BatchNorm, "nn::functional::batch_norm", CastPolicy::Float32,
+     "batch statistics (mean, variance) and the running averages need f32"},
+    {AutocastOp::Sum, "sum", CastPolicy::Float32, "a reduction: long sums lose digits in bf16"},
+    {AutocastOp::Mean, "mean", CastPolicy::Float32, "a reduction, as sum"},
+};
+
+struct CacheEntry {
+  std::weak_ptr<StorageImpl> owner;
+  uint64_t version = 0;
+  int64_t offset = 0;
+  Shape sizes, strides;
+  DType dtype = DType::Float32;
+  Tensor cast;
+};
+
+struct State {
+  bool enabled[kNumDeviceTypes] = {};
+  DType dtype[kNumDeviceTypes] = {};
+  int depth = 0;  // enabled scopes open on this thread
+  std::unordered_map<const StorageImpl*, CacheEntry> cache;
+};
+State& state() {
+  thread_local State s;
+  return s;
+}
+
+}  // namespace
+
+std::span<const AutocastRule> autocast_policy() { return kPolicy; }
+
+const AutocastRule& autocast_rule(AutocastOp op) {
+  for (const AutocastRule& r : kPolicy)
+    if (r.op == op) return r;
+  EMBER_ASSERT(false, "autocast op ", int(op), " has no row in the policy table");
+  return kPolicy[0];
+}
+
+autocast::autocast(DeviceType device, DType dtype, bool enabled) : device_(device) {
+  if (enabled) {
+    EMBER_CHECK(is_half(dtype), DTypeError, "autocast: dtype must be bfloat16 or float16, got ", dtype_name(dtype));
+    EMBER_CHECK(device == DeviceType::CPU, NotImplementedError,
+                "autocast: ember's CUDA backend has no half-precision kernels yet; train in float32 on the GPU "
+                "(or autocast on the CPU)");
+    EMBER_CHECK(dtype == DType::BFloat16, NotImplementedError,
+                "autocast: float16 on the CPU has no fast kernels (oneDNN 2.6 computes bf16 there); use "
+                "DType::BFloat16");
+  }
+  State& s = state();
+  prev_enabled_ = s.enabled[int(device)];
+  prev_dtype_ = s.dtype[int(device)];
+  s.enabled[int(device)] = enabled;
+  if (enabled) {
+    s.dtype[int(device)] = dtype;
+    ++s.depth;
+  }
+  enabled_ = enabled;
+}
+
+autocast::~autocast() {
+  State& s = state();
+  s.enabled[int(device_)] = prev_enabled_;
+  s.dtype[int(device_)] = prev_dtype_;
+  if (enabled_ && --s.depth == 0) s.cache.clear();
+}
+
+bool autocast::is_enabled(DeviceType device) { return state().enabled[int(device)]; }
+DType autocast::dtype(DeviceType device) {
+  const State& s = state();
+  return s.enabled[int(device)] ? s.dtype[int(device)] : DType::Float32;
+}
+size_t autocast::cache_size() { return state().cache.size(); }
+
+namespace autocast_detail {
+
+DType compute_dtype(AutocastOp op, const Tensor& x) {
+  const State& s = state();
+  const int d = int(x.device().type);
+  if (!s.enabled[d] || x.dtype() != DType::Float32 || autocast_rule(op).policy != CastPolicy::Lower) return x.dtype();
+  return s.dtype[d];
+}
+
+Tensor cast(const Tensor& t, DType dt) {
+  if (t.dtype() == dt) return t.detach();
+  State& s = state();
+  const bool cacheable = s.depth > 0 && t.is_leaf() && t.requires_grad();
+  if (!cacheable) return t.detach().to(dt);
+  const Storage& st = t.storage();
+  auto it = s.cache.find(st.get());
+  if (it != s.cache.end()) {
+    const CacheEntry& e = it->second;
+    if (e.owner.lock() == st && e.version == st->version() && e.offset == t.storage_offset() &&
+        e.sizes == t.sizes() && e.strides == t.strides() && e.dtype == dt)
+      return e.cast;
+  }
+  CacheEntry e{st, st->version(), t.storage_offset(), t.sizes(), t.strides(), dt, t.detach().to(dt)};
+  Tensor out = e.cast;
+  s.cache.insert_or_assign(st.get(), std::move(e));
+  return out;
+}
+
+Tensor to_float32(AutocastOp op, const Tensor& t) {
+  if (!t.defined() || !is_half(t.dtype()) || !state().enabled[int(t.device().type)]) return t;
+  EMBER_ASSERT(autocast_rule(op).policy == CastPolicy::Float32, "to_float32 on a lowered op");
+  return t.to(DType::Float32);
+}
+
+}  // namespace autocast_detail
+
+}  // namespace ember

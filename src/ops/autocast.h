@@ -1,0 +1,20 @@
+// What the op front-ends ask of ember::autocast (include/ember/autocast.h): whether an op runs
+// lowered here, the cached half copy of a weight, and float32 for the ops that must stay there.
+#pragma once
+
+#include "ember/autocast.h"
+#include "ember/core/tensor.h"
+
+namespace ember::autocast_detail {
+
+// The dtype `op` multiplies in for a float32 input on x's device: the autocast dtype when
+// autocast is on there and the policy lowers the op, else x's own dtype.
+DType compute_dtype(AutocastOp op, const Tensor& x);
+// t (float32, detached) as `dt`: from this thread's cast cache for a parameter (a leaf that
+// requires grad; cast once per autocast scope and storage version), a fresh cast otherwise.
+Tensor cast(const Tensor& t, DType dt);
+// Under autocast on t's device: a half t converted to float32 (differentiably), for the ops the
+// policy keeps in float32. Otherwise t itself.
+Tensor to_float32(AutocastOp op, const Tensor& t);
+
+}  // namespace ember::autocast_detail

@@ -1,0 +1,73 @@
+// bf16_support(): does this device run bfloat16 matrix work fast? On x86-64 from cpuid (AMX-BF16,
+// AVX512-BF16) and XGETBV (the OS saves the AVX-512 and AMX tile state); CUDA answers from what
+// this build has. The answer drives `--precision auto` and its banner.
+#include <string>
+
+#include "ember/autocast.h"
+#include "ember/core/tensor.h"
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+namespace ember {
+
+namespace {
+
+#if defined(__x86_64__)
+std::string cpu_brand() {
+  unsigned regs[12] = {};
+  unsigned max = __get_cpuid_max(0x80000000u, nullptr);
+  if (max < 0x80000004u) return "unknown CPU";
+  for (unsigned i = 0; i < 3; ++i) __get_cpuid(0x80000002u + i, &regs[4 * i], &regs[4 * i + 1], &regs[4 * i + 2], &regs[4 * i + 3]);
+  std::string s(reinterpret_cast<const char*>(regs), sizeof regs);
+  s = s.c_str();
+  const size_t b = s.find_first_not_of(' ');
+  return b == std::string::npos ? "unknown CPU" : s.substr(b);
+}
+uint64_t xgetbv0() {
+  unsigned lo = 0, hi = 0;
+  __asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+  return (uint64_t(hi) << 32) | lo;
+}
+PrecisionSupport cpu_bf16() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (__get_cpuid_max(0, nullptr) < 7) return {false, "the CPU reports no extended features (cpuid leaf 7)"};
+  __get_cpuid(1, &a, &b, &c, &d);
+  const bool osxsave = c & (1u << 27);
+  __get_cpuid_count(7, 0, &a, &b, &c, &d);
+  const bool avx512f = b & (1u << 16), amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  __get_cpuid_count(7, 1, &a, &b, &c, &d);
+  const bool avx512_bf16 = a & (1u << 5);
+  const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
+  const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;            // SSE, AVX, opmask, ZMM state
+  const bool os_amx = (xcr0 & (3u << 17)) == (3u << 17);   // XTILECFG, XTILEDATA
+  const std::string cpu = cpu_brand();
+  if (amx_bf16 && amx_tile && os_amx && os_avx512)
+    return {true, "AMX-BF16 on " + cpu + " (oneDNN's AMX bf16 kernels)"};
+  if (avx512_bf16 && avx512f && os_avx512)
+    return {true, "AVX512-BF16 on " + cpu + " (oneDNN's avx512_core_bf16 kernels)"};
+  if (amx_bf16 && !os_amx)
+    return {false, cpu + " has AMX-BF16 but the OS does not enable the AMX tile state (XCR0)"};
+  if (avx512f && os_avx512)
+    return {false, cpu + " has AVX-512 but neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, "
+                   "slower than float32"};
+  return {false, cpu + " has neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, slower than float32"};
+}
+#endif
+
+}  // namespace
+
+PrecisionSupport bf16_support(Device device) {
+  if (device.is_cpu()) {
+#if defined(__x86_64__)
+    return cpu_bf16();
+#else
+    return {false, "bfloat16 detection is written for x86-64 CPUs only"};
+#endif
+  }
+  return {false, "ember's CUDA backend has no bfloat16 kernels yet (the cuBLAS/cuDNN half paths need sm_80+ "
+                 "and are not written); float32 on " + device.str()};
+}
+
+}  // namespace ember

@@ -1,0 +1,248 @@
+// ember::autocast (include/ember/autocast.h): the policy table, the guard's scoping, the weight cast
+// cache, bfloat16 conv2d / linear / matmul against float32 on the bf16-rounded values, float32 ops
+// under autocast, gradients that reach the parameters in float32, and bf16_support().
+#include <gtest/gtest.h>
+
+#include <ember/ember.h>
+
+#include <fstream>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "core/dispatch.h"
+
+using namespace ember;
+namespace F = ember::nn::functional;
+
+namespace {
+Tensor rounded(const Tensor& t) { return t.detach().to(DType::BFloat16).to(DType::Float32); }
+// max |a - b| / max(1, max |b|)
+double rel_err(const Tensor& a, const Tensor& b) {
+  NoGradGuard ng;
+  const double diff = amax(abs(sub(a, b))).item<float>();
+  const double scale = std::max(1.0, double(amax(abs(b)).item<float>()));
+  return diff / scale;
+}
+// Values exactly representable in bfloat16 (multiples of 1/8 in [-2, 2)), so a gradient seeded with
+// them reaches the kernels unrounded.
+Tensor bf16_exact(Shape s, Generator& g) {
+  NoGradGuard ng;
+  return mul(randint(-16, 16, s, {.dtype = DType::Int64}, &g).to(DType::Float32), 0.125);
+}
+}  // namespace
+
+TEST(AutocastPolicy, OneRowPerOpMatmulsLowerEverythingElseFloat32) {
+  std::set<AutocastOp> seen;
+  for (const AutocastRule& r : autocast_policy()) {
+    EXPECT_TRUE(seen.insert(r.op).second) << r.name << " has two rows";
+    EXPECT_FALSE(r.why.empty()) << r.name;
+    const bool lower = r.op == AutocastOp::Conv2d || r.op == AutocastOp::Linear || r.op == AutocastOp::Matmul;
+    EXPECT_EQ(r.policy, lower ? CastPolicy::Lower : CastPolicy::Float32) << r.name;
+  }
+  EXPECT_EQ(seen.size(), size_t(AutocastOp::Mean) + 1);
+  EXPECT_EQ(autocast_rule(AutocastOp::Softmax).policy, CastPolicy::Float32);
+}
+
+TEST(AutocastGuard, ScopedNestedAndPerThread) {
+  EXPECT_FALSE(autocast::is_enabled());
+  {
+    autocast ac;
+    EXPECT_TRUE(autocast::is_enabled());
+    EXPECT_EQ(autocast::dtype(), DType::BFloat16);
+    {
+      autocast off(DeviceType::CPU, DType::BFloat16, false);
+      EXPECT_FALSE(autocast::is_enabled());
+    }
+    EXPECT_TRUE(autocast::is_enabled());
+    bool other_thread = true;
+    std::thread([&] { other_thread = autocast::is_enabled(); }).join();
+    EXPECT_FALSE(other_thread);
+  }
+  EXPECT_FALSE(autocast::is_enabled());
+  EXPECT_EQ(autocast::dtype(), DType::Float32);
+}
+
+TEST(AutocastGuard, RefusesWhatHasNoHalfKernels) {
+  EXPECT_THROW(autocast(DeviceType::CPU, DType::Float16), NotImplementedError);
+  EXPECT_THROW(autocast(DeviceType::CUDA, DType::BFloat16), NotImplementedError);
+  EXPECT_THROW(autocast(DeviceType::CPU, DType::Float32), DTypeError);
+  EXPECT_NO_THROW(autocast(DeviceType::CUDA, DType::BFloat16, false));
+}
+
+TEST(AutocastOps, LinearMultipliesInBf16AndReturnsFloat32) {
+  Generator g(1);
+  Tensor x = randn({64, 784}, {}, &g), w = mul(randn({256, 784}, {}, &g), 0.05), b = randn({256}, {}, &g);
+  Tensor want = linear(rounded(x), rounded(w), b);  // float32 on the bf16-rounded inputs
+  Tensor f32 = linear(x, w, b);
+  Tensor got;
+  {
+    autocast ac;
+    got = linear(x, w, b);
+  }
+  EXPECT_EQ(got.dtype(), DType::Float32);
+  EXPECT_LT(rel_err(got, want), 1e-5);  // same products, summed in another order
+  EXPECT_LT(rel_err(got, f32), 2e-2);   // and bf16's rounding against float32
+  EXPECT_GT(rel_err(got, f32), 0.0) << "nothing was computed in bfloat16";
+}
+
+TEST(AutocastOps, LinearGradientsAreFloat32AndMatchTheRoundedReference) {
+  Generator g(2);
+  Tensor x = randn({32, 100}, {}, &g).requires_grad_(), w = mul(randn({50, 100}, {}, &g), 0.1).requires_grad_();
+  Tensor b = randn({50}, {}, &g).requires_grad_();
+  Tensor seed = bf16_exact({32, 50}, g);
+  {
+    autocast ac;
+    sum(mul(linear(x, w, b), seed)).backward();
+  }
+  Tensor xr = rounded(x).requires_grad_(), wr = rounded(w).requires_grad_(), br = b.detach().clone().requires_grad_();
+  sum(mul(linear(xr, wr, br), seed)).backward();
+  for (auto [got, want, name] : {std::tuple{x.grad(), xr.grad(), "x"}, {w.grad(), wr.grad(), "w"}, {b.grad(), br.grad(), "b"}}) {
+    ASSERT_TRUE(got.defined()) << name;
+    EXPECT_EQ(got.dtype(), DType::Float32) << name;
+    EXPECT_LT(rel_err(got, want), 1e-5) << name;
+  }
+}
+
+TEST(AutocastOps, Conv2dForwardAndBothGradientsMatchTheRoundedReference) {
+  Generator g(3);
+  for (int64_t groups : {1, 2}) {
+    Tensor x = randn({4, 4, 12, 12}, {}, &g).requires_grad_();
+    Tensor w = mul(randn({8, 4 / groups, 3, 3}, {}, &g), 0.2).requires_grad_();
+    Tensor b = randn({8}, {}, &g).requires_grad_();
+    const F::Conv2dOptions opt{.stride = {1, 2}, .padding = {1, 1}, .groups = groups};
+    Tensor seed = bf16_exact({4, 8, 12, 6}, g);
+    Tensor out;
+    {
+      autocast ac;
+      out = F::conv2d(x, w, b, opt);
+      sum(mul(out, seed)).backward();
+    }
+    EXPECT_EQ(out.dtype(), DType::Float32);
+    Tensor xr = rounded(x).requires_grad_(), wr = rounded(w).requires_grad_(), br = b.detach().clone().requires_grad_();
+    Tensor want = F::conv2d(xr, wr, br, opt);
+    sum(mul(want, seed)).backward();
+    EXPECT_LT(rel_err(out, want), 1e-5) << "groups " << groups;
+    EXPECT_GT(rel_err(out, F::conv2d(x.detach(), w.detach(), b.detach(), opt)), 0.0) << "not computed in bf16";
+    for (auto [got, ref, name] : {std::tuple{x.grad(), xr.grad(), "x"}, {w.grad(), wr.grad(), "w"}, {b.grad(), br.grad(), "b"}}) {
+      ASSERT_TRUE(got.defined()) << name;
+      EXPECT_EQ(got.dtype(), DType::Float32) << name;
+      EXPECT_LT(rel_err(got, ref), 1e-5) << name << " groups " << groups;
+    }
+  }
+}
+
+TEST(AutocastOps, MatmulWithA2dRightOperandRunsAsLinear) {
+  Generator g(4);
+  Tensor a = randn({2, 3, 40}, {}, &g), b = randn({40, 5}, {}, &g);
+  Tensor got;
+  {
+    autocast ac;
+    got = matmul(a, b);
+  }
+  EXPECT_EQ(got.sizes(), (Shape{2, 3, 5}));
+  EXPECT_EQ(got.dtype(), DType::Float32);
+  EXPECT_LT(rel_err(got, matmul(rounded(a), rounded(b))), 1e-5);
+}
+
+TEST(AutocastOps, Float32OpsConvertHalfInputsUnderAutocastOnly) {
+  Tensor h = randn({4, 10}).to(DType::BFloat16);
+  EXPECT_THROW(F::softmax(h, 1), DTypeError);
+  autocast ac;
+  Tensor s = F::softmax(h, 1);
+  EXPECT_EQ(s.dtype(), DType::Float32);
+  EXPECT_EQ(F::log_softmax(h, 1).dtype(), DType::Float32);
+  EXPECT_EQ(sum(h).dtype(), DType::Float32);
+  EXPECT_EQ(F::cross_entropy(h, zeros({4}, {.dtype = DType::Int64})).dtype(), DType::Float32);
+}
+
+TEST(AutocastOps, FloatSixtyFourIsLeftAlone) {
+  Tensor x = randn({3, 4}, {.dtype = DType::Float64}), w = randn({2, 4}, {.dtype = DType::Float64});
+  autocast ac;
+  Tensor y = linear(x, w);
+  EXPECT_EQ(y.dtype(), DType::Float64);
+  EXPECT_TRUE(allclose(y, matmul(x, w.t()), 1e-12, 1e-12));
+}
+
+TEST(AutocastCache, EachParameterCastOncePerScopeAndAgainAfterAStep) {
+  Generator g(5);
+  auto model = models::create("mlp", 10, 1, 28, &g);
+  Tensor x = randn({8, 1, 28, 28}, {}, &g);
+  optim::SGD opt(model->parameters(), optim::SGDOptions{.lr = 0.1});
+  size_t weights = 0;
+  for (const Tensor& p : model->parameters()) weights += p.dim() == 2 ? 1 : 0;
+  {
+    autocast ac;
+    Tensor y1 = model->forward(x);
+    EXPECT_EQ(autocast::cache_size(), weights);
+    Tensor y2 = model->forward(x);
+    EXPECT_EQ(autocast::cache_size(), weights);  // served from the cache
+    EXPECT_TRUE(allclose(y1, y2, 0, 0));
+    F::cross_entropy(y2, zeros({8}, {.dtype = DType::Int64})).backward();
+    opt.step();  // bumps the weights' versions: the next forward must see the new values
+    Tensor y3 = model->forward(x);
+    EXPECT_FALSE(allclose(y3, y2, 0, 0));
+    autocast::cache_size();
+  }
+  EXPECT_EQ(autocast::cache_size(), 0u);
+}
+
+TEST(AutocastTraining, ModelGradientsReachTheParametersInFloat32) {
+  for (const char* name : {"lenet5", "mnistnet", "mlp"}) {
+    Generator g(6);
+    auto model = models::create(name, 10, 1, 28, &g);
+    model->eval();  // no dropout: the two passes must see the same network
+    Tensor x = randn({16, 1, 28, 28}, {}, &g);
+    Tensor y = randint(0, 10, {16}, {.dtype = DType::Int64}, &g);
+    std::vector<Tensor> ref;
+    F::cross_entropy(model->forward(x), y).backward();
+    for (Tensor& p : model->parameters()) {
+      ref.push_back(p.grad().clone());
+      p.set_grad({});
+    }
+    {
+      autocast ac;
+      Tensor loss = F::cross_entropy(model->forward(x), y);
+      EXPECT_EQ(loss.dtype(), DType::Float32);
+      loss.backward();
+    }
+    size_t i = 0;
+    for (Tensor& p : model->parameters()) {
+      EXPECT_EQ(p.dtype(), DType::Float32) << name;
+      ASSERT_TRUE(p.grad().defined()) << name << " parameter " << i;
+      EXPECT_EQ(p.grad().dtype(), DType::Float32) << name << " parameter " << i;
+      EXPECT_LT(rel_err(p.grad(), ref[i]), 5e-2) << name << " parameter " << i;
+      std::printf("%s parameter %zu: bf16 vs f32 gradient error %.4f\n", name, i, rel_err(p.grad(), ref[i]));
+      ++i;
+    }
+  }
+}
+
+TEST(PrecisionSupport, Bf16AnswerMatchesProcCpuinfo) {
+  const PrecisionSupport s = bf16_support(Device::cpu());
+  EXPECT_FALSE(s.reason.empty());
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  bool flags = false;
+  while (std::getline(f, line))
+    if (line.rfind("flags", 0) == 0) {
+      flags = line.find(" amx_bf16") != std::string::npos || line.find(" avx512_bf16") != std::string::npos;
+      break;
+    }
+  EXPECT_EQ(s.fast, flags) << s.reason;
+  std::printf("bf16_support(cpu): %s — %s\n", s.fast ? "fast" : "not fast", s.reason.c_str());
+  EXPECT_FALSE(bf16_support(Device{DeviceType::CUDA, 0}).fast);
+}
+
+TEST(DispatchHalf, FloatingAndHalfReachesTheStorageTypesFloatingOnlySaysWhy) {
+  EXPECT_EQ(dispatch_floating_and_half(DType::BFloat16, "t", []<class T>() { return dtype_of<T>(); }), DType::BFloat16);
+  EXPECT_EQ(dispatch_floating_and_half(DType::Float16, "t", []<class T>() { return dtype_of<T>(); }), DType::Float16);
+  EXPECT_TRUE((std::is_same_v<acc_t<bfloat16>, float>));
+  EXPECT_EQ(float(bfloat16(1.00390625f)), 1.0f);  // rounds to nearest even
+  try {
+    dispatch_floating(DType::BFloat16, "softmax", []<class T>() {});
+    FAIL() << "no throw";
+  } catch (const DTypeError& e) {
+    EXPECT_NE(std::string(e.what()).find("autocast"), std::string::npos) << e.what();
+  }
+}
