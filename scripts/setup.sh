@@ -14,4 +14,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
+  python3-venv  `# tests/export: a cached venv with onnx + onnxruntime from PyPI` \
   patchelf xz-utils  # scripts/gpu-bundle.sh

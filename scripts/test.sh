@@ -8,6 +8,8 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${EMBER_JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$root/.cache/ccache}
+# tests/export's Python venv (onnx, onnxruntime from PyPI): one for both builds, kept between runs.
+export EMBER_PY_VENV=${EMBER_PY_VENV:-$root/.cache/py-venv-export}
 
 echo "== Release build (EMBER_CUDA=AUTO)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=AUTO >/dev/null

@@ -3,7 +3,7 @@
 //                   with non-trivial BatchNorm statistics: CASE.onnx, CASE.safetensors (the exports)
 //                   and CASE.io.safetensors (input pixel/255, the normalised input, ember's logits);
 //                   cases.json lists them with their geometry.
-//   run RUN OUT     a trained run's test set through ember: OUT holds input (pixel/255), labels and
+//   run RUN OUT     a trained run's test set through ember: OUT holds its images (uint8), labels and
 //                   logits, computed by the model load_export_source rebuilds.
 #include <fmt/format.h>
 
@@ -115,11 +115,11 @@ const std::vector<Case> kCases = {
     {"spec_pool", "spec_pool.toml", kSpecPool, 2, 16, 3},
 };
 
-io::StTensor st_f32(const std::string& name, const Tensor& t) {
+io::StTensor st_tensor(const std::string& name, const Tensor& t) {
   Tensor c = t.contiguous();
   io::StTensor st;
   st.name = name;
-  st.dtype = c.dtype() == DType::Int64 ? io::StDType::I64 : io::StDType::F32;
+  st.dtype = c.dtype() == DType::Int64 ? io::StDType::I64 : c.dtype() == DType::UInt8 ? io::StDType::U8 : io::StDType::F32;
   st.shape = c.sizes();
   const auto* p = static_cast<const uint8_t*>(c.raw_data());
   st.data.assign(p, p + c.nbytes());
@@ -179,7 +179,7 @@ int zoo(const fs::path& out) {
     io::onnx_save(out / (c.name + ".onnx"), train::export_onnx(s));
     io::st_save(out / (c.name + ".safetensors"), train::export_state_dict(s));
     io::StFile io;
-    io.tensors = {st_f32("input", x), st_f32("input_normalised", xn), st_f32("logits", logits)};
+    io.tensors = {st_tensor("input", x), st_tensor("input_normalised", xn), st_tensor("logits", logits)};
     io::st_save(out / (c.name + ".io.safetensors"), io);
     cases.push_back({{"name", c.name}, {"model", c.model}, {"channels", c.channels}, {"size", c.size},
                      {"classes", c.classes}, {"spec", c.spec}});
@@ -205,7 +205,7 @@ int run(const fs::path& run_dir, const fs::path& out) {
   }
   Tensor logits = from_blob_copy(all.data(), {n, int64_t(s.classes.size())}, DType::Float32);
   io::StFile f;
-  f.tensors = {st_f32("input", x), st_f32("labels", test.labels), st_f32("logits", logits)};
+  f.tensors = {st_tensor("images", test.images), st_tensor("labels", test.labels), st_tensor("logits", logits)};
   io::st_save(out, f);
   fmt::print("{}: {} test samples of {}\n", run_dir.string(), n, s.dataset);
   return 0;

@@ -7,6 +7,7 @@
 #   torch EMBER FIXTURE WORK: check_torch.py under Debian's /usr/bin/python3 with python3-torch;
 #         exit 77 (skipped) when that has no torch.
 set -eu
+export PYTHONDONTWRITEBYTECODE=1  # nothing written into the source tree
 mode=$1 ember=$2 fixture=$3 work=$4
 here=$(cd "$(dirname "$0")" && pwd)
 rm -rf "$work" && mkdir -p "$work"
