@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "ember/data/dataset.h"
@@ -84,6 +85,10 @@ ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov)
   if (ck.manifest.model.empty() || ck.manifest.dataset.empty()) meta = io::st_load(ck.weights_path).metadata;
   const json cfg = json::parse(ck.manifest.config_json.empty() ? "{}" : ck.manifest.config_json, nullptr, false);
 
+  if (ck.manifest.epoch == 0 && ck.manifest.step == 0) {  // an earlier export says where it came from
+    s.manifest.epoch = std::atoll(meta_str(meta, "epoch").c_str());
+    s.manifest.step = std::atoll(meta_str(meta, "step").c_str());
+  }
   s.dataset = !ov.data.empty() ? ov.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : meta_str(meta, "dataset");
   describe_input(s, meta, cfg);
 
