@@ -196,15 +196,13 @@ struct Step {
   std::string child;
 };
 const std::map<std::string, std::vector<Step>>& zoo_forwards() {
-  using S = Step;
+  auto c = [](const char* name) { return Step{Step::Child, name}; };
+  const Step relu{Step::Relu, ""}, pool{Step::MaxPool2, ""}, flat{Step::Flatten, ""};
   static const std::map<std::string, std::vector<Step>> f = {
-      {"LeNet5", {{S::Child, "conv1"}, {S::Relu}, {S::MaxPool2}, {S::Child, "conv2"}, {S::Relu}, {S::MaxPool2}, {S::Flatten},
-                  {S::Child, "fc1"}, {S::Relu}, {S::Child, "fc2"}, {S::Relu}, {S::Child, "fc3"}}},
-      {"MnistNet", {{S::Child, "conv1"}, {S::Relu}, {S::Child, "conv2"}, {S::Relu}, {S::MaxPool2}, {S::Child, "dropout1"},
-                    {S::Flatten}, {S::Child, "fc1"}, {S::Relu}, {S::Child, "dropout2"}, {S::Child, "fc2"}}},
-      {"ResNetSmall", {{S::Child, "conv1"}, {S::Child, "bn1"}, {S::Relu}, {S::Child, "layer1"}, {S::Child, "layer2"},
-                       {S::Child, "layer3"}, {S::Child, "avgpool"}, {S::Flatten}, {S::Child, "fc"}}},
-      {"AlexNetCifar", {{S::Child, "features"}, {S::Flatten}, {S::Child, "classifier"}}},
+      {"LeNet5", {c("conv1"), relu, pool, c("conv2"), relu, pool, flat, c("fc1"), relu, c("fc2"), relu, c("fc3")}},
+      {"MnistNet", {c("conv1"), relu, c("conv2"), relu, pool, c("dropout1"), flat, c("fc1"), relu, c("dropout2"), c("fc2")}},
+      {"ResNetSmall", {c("conv1"), c("bn1"), relu, c("layer1"), c("layer2"), c("layer3"), c("avgpool"), flat, c("fc")}},
+      {"AlexNetCifar", {c("features"), flat, c("classifier")}},
   };
   return f;
 }
