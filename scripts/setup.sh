@@ -9,10 +9,11 @@ $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends \
   build-essential cmake ninja-build ccache pkg-config git \
   libgtest-dev libgmock-dev libbenchmark-dev \
-  libcli11-dev libfmt-dev nlohmann-json3-dev \
+  libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
+  libgloo-dev openmpi-bin \
   python3-venv  `# tests/export: a cached venv with onnx + onnxruntime from PyPI` \
   patchelf xz-utils  # scripts/gpu-bundle.sh

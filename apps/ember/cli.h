@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/train/settings.h"
 
 namespace ember::cli {
 
@@ -46,28 +47,14 @@ void warn(const std::string& msg);
 // CLI11's own Range/PositiveNumber print 309-digit bounds, let NaN and inf through, and let "-1" or
 // "1e23" wrap into an unsigned seed. Every numeric flag goes through add_number instead: the value
 // is checked as written (digits only for whole numbers, finite for reals, inside the bounds) and
-// refused with "--epochs must be at least 1 (got 0)" (exit 2).
-struct NumberRule {
-  long double min = -std::numeric_limits<long double>::infinity();
-  long double max = std::numeric_limits<long double>::infinity();
-  bool min_exclusive = false;  // "greater than min" rather than "at least min"
-  std::string max_why;         // why the upper bound exists, said when it is exceeded
-  // What the field's type can hold (set by add_number); named only when a value is beyond it.
-  long double type_min = -std::numeric_limits<long double>::infinity();
-  long double type_max = std::numeric_limits<long double>::infinity();
-};
-inline NumberRule any_number() { return {}; }
-inline NumberRule at_least(long double min) {
-  NumberRule r;
-  r.min = min;
-  return r;
-}
-inline NumberRule above(long double min) {
-  NumberRule r = at_least(min);
-  r.min_exclusive = true;
-  return r;
-}
-inline NumberRule between(long double lo, long double hi, std::string why = {}) { return {lo, hi, false, std::move(why)}; }
+// refused with "--epochs must be at least 1 (got 0)" (exit 2). The rules live with the training
+// settings (ember/train/settings.h), so config files and resumed manifests get the same messages.
+using train::above;
+using train::any_number;
+using train::at_least;
+using train::at_least_below;
+using train::between;
+using train::NumberRule;
 
 // Attaches the check to an option already added; whole = the field is an integer type.
 CLI::Option* check_number(CLI::Option* opt, NumberRule rule, bool whole);
@@ -83,9 +70,9 @@ CLI::Option* add_number(CLI::App* app, const std::string& names, T& field, const
   return check_number(app->add_option(names, field, help), std::move(rule), std::is_integral_v<T>);
 }
 
-// The largest --threads / --workers ember accepts (see cli_args.cpp for why 1024).
-inline constexpr int kMaxThreads = 1024;
-NumberRule thread_count_rule();
+// The largest --threads / --workers ember accepts (see src/train/settings_rules.cpp for why 1024).
+using train::kMaxThreads;
+using train::thread_count_rule;
 // Warns when --threads asks for more threads than this machine has hardware threads (allowed, for
 // a bitwise-identical resume of a run trained elsewhere, but slower: 1024 on 2 cores trained at
 // 12 samples/s).
@@ -97,7 +84,7 @@ std::string plural(int64_t n, const std::string& singular, const std::string& pl
 
 // The closest of `candidates` to `typed` (edit distance, transpositions count as one), or "" when
 // none is close enough to be the intended one.
-std::string closest_name(const std::string& typed, const std::vector<std::string>& candidates);
+using train::closest_name;
 
 // The most specific subcommand the command line chose (`ember bench matmul` -> matmul), or root.
 const CLI::App* chosen_subcommand(const CLI::App& root);

@@ -40,15 +40,6 @@ std::string join(const std::vector<std::string>& v, size_t max_shown) {
 
 }  // namespace
 
-std::string check_data_arg(const std::string& value) {
-  if (is_known(value) || value == kImageFolder || is_directory(value)) return "";
-  std::string known;
-  for (const auto& n : data::known_dataset_names()) known += (known.empty() ? "" : ", ") + n;
-  return fmt::format("unknown dataset '{}': choose one of {}, or a folder of your own images (PATH/<class>/*.png, or "
-                     "PATH/train/<class>/ and PATH/test/<class>/)",
-                     value, known);
-}
-
 void normalise_data_arg(std::string& data, std::string& data_dir) {
   std::string folder;
   if (data == kImageFolder) folder = data_dir;               // --data image-folder --data-dir PATH

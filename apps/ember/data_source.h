@@ -14,9 +14,6 @@ namespace ember::cli {
 
 inline constexpr const char* kImageFolder = "image-folder";  // the "data" value of a folder run
 
-// `--data VALUE`: "" when VALUE is a known dataset name or "image-folder", else the reason it is
-// neither a known name nor a directory (for the CLI11 validator).
-std::string check_data_arg(const std::string& value);
 // Turns `--data PATH` (an existing directory that is not a known name) into data = "image-folder",
 // data_dir = the absolute path; with data = "image-folder", makes data_dir absolute. Other values
 // are left as they are.

@@ -7,54 +7,13 @@
 #include <cstdio>
 #include <exception>
 #include <filesystem>
-#include <sstream>
 
 #include "cli.h"
 #include "ember/core/tensor.h"
-#include "ember/io/user_file.h"
 
 namespace ember::cli {
 void warn(const std::string& msg) { fmt::print(stderr, "ember: warning: {}\n", msg); }
 
-// `--config FILE` after a subcommand: CLI11 2.1 reads config files for the root app only, so the
-// file's `key = value` lines are turned into `--key=value` arguments placed right after the
-// subcommand. Later (explicit) flags then override them: options take the last value given.
-std::vector<std::string> expand_config(int argc, char** argv) {
-  std::vector<std::string> in(argv + 1, argv + argc), out;
-  std::string file;
-  size_t insert_at = 0;
-  for (size_t i = 0; i < in.size(); ++i) {
-    if (in[i] == "--config" && i + 1 < in.size()) {
-      file = in[++i];
-    } else if (in[i].starts_with("--config=")) {
-      file = in[i].substr(9);
-    } else {
-      out.push_back(in[i]);
-      if (insert_at == 0 && !in[i].starts_with("-")) insert_at = out.size();  // after the subcommand
-    }
-  }
-  if (file.empty()) return out;
-  std::vector<CLI::ConfigItem> items;
-  try {
-    // Read through io::read_user_text (regular files only, capped): CLI11's from_file would block
-    // forever on a FIFO and read /dev/zero until memory runs out.
-    std::istringstream text(ember::io::read_user_text(file, ember::io::kConfigFile));
-    items = CLI::ConfigTOML().from_config(text);
-  } catch (const ember::IOError& e) {
-    throw CLI::ConversionError(fmt::format("--config: {}{}", e.what(), e.hint().empty() ? "" : "; " + e.hint()));
-  }
-  std::vector<std::string> injected;
-  for (const auto& it : items) {
-    std::string key = it.name;
-    for (auto& ch : key)
-      if (ch == '_') ch = '-';
-    std::string value;
-    for (const auto& v : it.inputs) value += (value.empty() ? "" : ",") + v;
-    injected.push_back("--" + key + "=" + value);
-  }
-  out.insert(out.begin() + std::ptrdiff_t(insert_at), injected.begin(), injected.end());
-  return out;
-}
 }  // namespace ember::cli
 
 int main(int argc, char** argv) {
@@ -78,7 +37,7 @@ int main(int argc, char** argv) {
   register_data(app, run);
 
   try {
-    std::vector<std::string> args = expand_config(argc, argv);
+    std::vector<std::string> args(argv + 1, argv + argc);
     if (!args.empty() && !args[0].starts_with("-") && app.get_subcommands([&](CLI::App* s) { return s->get_name() == args[0]; }).empty()) {
       std::vector<std::string> commands;
       for (const CLI::App* s : app.get_subcommands([](const CLI::App*) { return true; })) commands.push_back(s->get_name());
@@ -127,6 +86,11 @@ int main(int argc, char** argv) {
   try {
     return run ? run() : kExitUsage;
   } catch (const UsageError& e) {
+    fmt::print(stderr, "ember: usage error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+    return kExitUsage;
+  } catch (const ember::train::SettingError& e) {
+    // A setting's value from a --config file or a resumed manifest, refused as its flag would be.
     fmt::print(stderr, "ember: usage error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
     return kExitUsage;

@@ -9,15 +9,17 @@
 #include <ctime>
 
 #include "ember/env/doctor.h"
+#include "ember/train/settings.h"
 
 namespace ember::cli {
 
 std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
-                                  const std::string& set) {
+                                  const std::string& set, bool with_val) {
   const std::string train_loss_name =
       label_smoothing > 0 ? fmt::format("train loss (with label smoothing {:g})", label_smoothing) : "train loss";
   io::Series tl{train_loss_name, {}, {}}, vl{set + " loss (cross-entropy)", {}, {}};
   io::Series ta{"train", {}, {}}, va{set, {}, {}}, lr{"learning rate", {}, {}};
+  io::Series val_loss{"val loss (cross-entropy)", {}, {}}, val_acc{"val", {}, {}};
   io::Series sp{"per step interval", {}, {}}, sp_epoch{"epoch average", {}, {}};
   std::vector<io::Marker> markers;
   for (const auto& r : recs) {
@@ -30,6 +32,8 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
     } else if (r.kind == "epoch") {
       vl.x.push_back(x), vl.y.push_back(r.get("test_loss", NAN));
       va.x.push_back(x), va.y.push_back(100 * r.get("test_acc", NAN));
+      val_loss.x.push_back(x), val_loss.y.push_back(r.get("val_loss", NAN));
+      val_acc.x.push_back(x), val_acc.y.push_back(100 * r.get("val_acc", NAN));
       sp_epoch.x.push_back(x), sp_epoch.y.push_back(r.get("samples_per_s", NAN));
       markers.push_back({x, fmt::format("end of epoch {}", r.epoch), false});
     } else if (r.kind == "resume") {
@@ -41,8 +45,11 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
     for (const auto& r : recs)
       if (r.kind == "epoch") lr.x.push_back(double(r.step)), lr.y.push_back(r.get("lr", NAN));
   const std::string x_label = "step (dotted lines: epoch ends)";
-  std::vector<io::Chart> charts = {{"Loss", x_label, "loss", {tl, vl}, markers},
-                                   {"Accuracy", x_label, "accuracy (%)", {ta, va}, markers},
+  std::vector<io::Series> losses = {tl}, accs = {ta};
+  if (with_val) losses.push_back(val_loss), accs.push_back(val_acc);
+  losses.push_back(vl), accs.push_back(va);
+  std::vector<io::Chart> charts = {{"Loss", x_label, "loss", losses, markers},
+                                   {"Accuracy", x_label, "accuracy (%)", accs, markers},
                                    {"Learning rate", x_label, "learning rate", {lr}, markers},
                                    {"Throughput", x_label, "samples/s", {sp, sp_epoch}, markers}};
   return charts;
@@ -71,23 +78,35 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   io::ReportData d;
   d.title = fmt::format("ember run {}: {} on {}", run_display_name(in), in.model, in.dataset);
   const double smoothing = in.config.is_object() ? in.config.value("label_smoothing", 0.0) : 0.0;
-  // An image folder with val/: the per-epoch evaluation ran on it, the final one on test/.
-  const bool val = in.config.is_object() && in.config.contains("image_folder") &&
-                   in.config["image_folder"].value("layout", std::string()).find("val/") != std::string::npos;
-  const std::string set = val ? "val" : "test";
-  d.charts = run_charts(recs, smoothing, set);
-  d.table_header = {"epoch", "train loss", "train acc", set + " loss", set + " acc", "samples/s", "data wait", "seconds"};
+  const bool folder_val = in.config.is_object() && in.config.contains("image_folder") &&
+                          in.config["image_folder"].value("layout", std::string()).find("val/") != std::string::npos;
+  // Runs with val_split in their config evaluate the validation set (val_*) and the test set
+  // (test_*) each epoch. In older runs an image folder's val/ was evaluated as "test_*".
+  const bool has_val_split = in.config.is_object() && in.config.contains("val_split");
+  const bool with_val = has_val_split && (folder_val || in.config.value("val_split", 0.0) > 0);
+  const std::string set = folder_val && !has_val_split ? "val" : "test";
+  d.charts = run_charts(recs, smoothing, set, with_val);
+  d.table_header = {"epoch", "train loss", "train acc"};
+  if (with_val) d.table_header.insert(d.table_header.end(), {"val loss", "val acc"});
+  d.table_header.insert(d.table_header.end(), {set + " loss", set + " acc", "samples/s", "data wait", "seconds"});
   int resumes = 0;
   for (const auto& r : recs) {
     if (r.kind == "resume") ++resumes;
     if (r.kind != "epoch") continue;
-    d.table_rows.push_back({std::to_string(r.epoch), fmt::format("{:.4f}", r.get("train_loss", NAN)),
-                            fmt::format("{:.2f}%", 100 * r.get("train_acc", NAN)),
-                            fmt::format("{:.4f}", r.get("test_loss", NAN)),
-                            fmt::format("{:.2f}%", 100 * r.get("test_acc", NAN)),
-                            fmt::format("{:.0f}", r.get("samples_per_s", NAN)),
-                            fmt::format("{:.1f}%", 100 * r.get("data_wait", NAN)),
-                            fmt::format("{:.1f}", r.get("seconds", NAN))});
+    auto loss = [&](const char* k) {
+      const double v = r.get(k, NAN);
+      return std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v);
+    };
+    auto acc = [&](const char* k) {
+      const double v = r.get(k, NAN);
+      return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}%", 100 * v);
+    };
+    std::vector<std::string> row = {std::to_string(r.epoch), loss("train_loss"), acc("train_acc")};
+    if (with_val) row.insert(row.end(), {loss("val_loss"), acc("val_acc")});
+    row.insert(row.end(), {loss("test_loss"), acc("test_acc"), fmt::format("{:.0f}", r.get("samples_per_s", NAN)),
+                           fmt::format("{:.1f}%", 100 * r.get("data_wait", NAN)),
+                           fmt::format("{:.1f}", r.get("seconds", NAN))});
+    d.table_rows.push_back(std::move(row));
   }
   if (smoothing > 0)
     d.table_header[1] = fmt::format("train loss (label smoothing {:g})", smoothing);
@@ -115,7 +134,7 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
                    {"cores", std::to_string(f.cores)},
                    {"NVIDIA driver", f.driver_found ? f.driver_version : "not found (" + f.driver_error + ")"},
                    {"CUDA in this build", f.built_with_cuda ? "yes" : "no"}};
-  for (const auto& [k, v] : in.config.items()) d.config.push_back({k, v.is_string() ? v.get<std::string>() : v.dump()});
+  d.config = train::config_table(in.config.dump());  // the settings in the table's order, then the rest
   io::write_report(in.run_dir / "report.html", d);
 }
 

@@ -15,7 +15,7 @@ namespace ember::cli {
 struct RunReportInput {
   std::string model, dataset, device;
   int threads = 0;
-  nlohmann::json config;                 // config.json: name, label_smoothing, ... are read from it
+  nlohmann::json config;                 // config.json: name, label_smoothing, val_split, ... are read from it
   std::filesystem::path run_dir;
   double wall_seconds = 0;
   std::string model_summary;             // Module::summary() of the model
@@ -27,9 +27,10 @@ struct RunReportInput {
 // marked. label_smoothing > 0 is named in the train loss's legend (the test loss is plain
 // cross-entropy, so the two differ by more than overfitting).
 // epoch_eval_set: what the per-epoch "test_*" metrics were measured on ("test", or "val" for an
-// image folder with a val/ split).
+// image folder with a val/ split in runs from before --val-split). with_val: the run had a
+// validation set (val_loss / val_acc in its epoch records), drawn as its own series.
 std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
-                                  const std::string& epoch_eval_set = "test");
+                                  const std::string& epoch_eval_set = "test", bool with_val = false);
 
 // The run's name as the report shows it: config "name", else the run directory's name.
 std::string run_display_name(const RunReportInput& in);

@@ -19,9 +19,13 @@
 #include "ember/io/report.h"
 #include "ember/nn/models.h"
 #include "ember/optim/lr_scheduler.h"
+#include "ember/optim/registry.h"
+#include "ember/train/dataset.h"
 #include "ember/train/fit.h"
 #include "ember/train/metrics.h"
+#include "ember/train/settings.h"
 #include "run_report.h"
+#include "train_flags.h"
 #include "train_run_dir.h"
 
 namespace ember::cli {
@@ -58,62 +62,37 @@ void install_signal_handlers() {
   sigaction(SIGTERM, &sa, nullptr);
 }
 
-struct TrainConfig {
-  // The default recipe: LeNet-5, AdamW with a one-cycle schedule, 15 epochs of batch 128, label
-  // smoothing 0.1 (docs/benchmarks.md has the measured accuracy and time, and the variants tried).
-  // mnistnet is ~10x slower per sample.
-  std::string model = "lenet5", data = "fashion-mnist", data_dir, optimizer = "adamw", schedule = "onecycle";
-  int64_t epochs = 15, batch_size = 128, limit_train = 0, limit_test = 0, log_every = 50, stop_after_steps = 0;
-  double lr = 3e-3, weight_decay = 0.01;
-  double label_smoothing = 0.1;  // training loss; seeds 0/1/2: 91.58 / 91.40 / 91.28% vs 91.35 / 91.03 / 91.35% at 0
-  double hflip = 0.0;         // augmentation: probability of a horizontal flip per sample
-  int64_t crop_padding = 0;   // augmentation: random crop from the image zero-padded by this many pixels
-  FolderFlags folder;         // --data PATH (an image folder): size, channels, test share of a one-level folder
-  uint64_t seed = 0;
-  int workers = 1, threads = 0;
-  std::string device = "auto", name, run_dir, resume;
-  bool require_gpu = false, log_placement = false, deterministic = false;
+// The settings (one table: ember/train/settings.h) and what only this invocation says.
+struct TrainConfig : train::TrainSettings {
+  std::string resume, config_file;
 };
 
-nlohmann::json to_json(const TrainConfig& c) {
-  return {{"model", c.model}, {"data", c.data}, {"data_dir", c.data_dir}, {"epochs", c.epochs},
-          {"batch_size", c.batch_size}, {"lr", c.lr}, {"optimizer", c.optimizer}, {"schedule", c.schedule},
-          {"weight_decay", c.weight_decay}, {"seed", c.seed}, {"workers", c.workers}, {"threads", c.threads},
-          {"device", c.device}, {"require_gpu", c.require_gpu}, {"deterministic", c.deterministic},
-          {"limit_train", c.limit_train}, {"limit_test", c.limit_test}, {"name", c.name}, {"run_dir", c.run_dir},
-          {"hflip", c.hflip}, {"crop_padding", c.crop_padding}, {"label_smoothing", c.label_smoothing}};
+// Which settings this invocation gave: a flag on the command line, or a key of the --config file.
+struct Given {
+  const TrainFlags& flags;
+  std::vector<const train::Setting*> from_file;
+  bool operator()(const train::Setting& s) const {
+    return flags.given(s) || std::find(from_file.begin(), from_file.end(), &s) != from_file.end();
+  }
+};
+
+// --config FILE: its settings, where no flag on the command line gave one. A file that cannot be
+// read is a usage error naming --config, like a bad flag.
+void apply_config_file(TrainConfig& c, Given& given) {
+  if (c.config_file.empty()) return;
+  try {
+    given.from_file = train::apply_settings_file(c, c.config_file, [&](const train::Setting& s) { return given.flags.given(s); });
+  } catch (const IOError& e) {
+    throw UsageError(fmt::format("--config: {}", e.what()), e.hint());
+  }
 }
 
-// On --resume, the run's identity (model, data, optimizer, recipe, seed, subset) comes from the
-// checkpoint; flags may change only how it runs (epochs to extend it, device, threads, paths).
-// Every value is type-checked and validated like its flag (RunConfig) before anything is written.
-void adopt_checkpoint_config(TrainConfig& c, const train::Checkpoint& ck, const fs::path& manifest, CLI::App& app) {
-  RunConfig r(ck.manifest.config_json, manifest.string(), app);
-  r.adopt("model", c.model, "--model");
-  r.adopt("data", c.data, "--data");
-  r.adopt("optimizer", c.optimizer, "--optimizer");
-  r.adopt("schedule", c.schedule, "--schedule");
-  r.adopt("lr", c.lr, "--lr");
-  r.adopt("weight_decay", c.weight_decay, "--weight-decay");
-  r.adopt("batch_size", c.batch_size, "--batch-size");
-  r.adopt("seed", c.seed, "--seed");
-  r.adopt("limit_train", c.limit_train, "--limit-train", std::optional<int64_t>(0));
-  r.adopt("limit_test", c.limit_test, "--limit-test", std::optional<int64_t>(0));
-  r.adopt("hflip", c.hflip, "--hflip", std::optional<double>(0.0));
-  r.adopt("crop_padding", c.crop_padding, "--crop-padding", std::optional<int64_t>(0));
-  // Runs from before the flag existed trained without label smoothing.
-  r.adopt("label_smoothing", c.label_smoothing, "--label-smoothing", std::optional<double>(0.0));
-  // An image-folder run: the same images as the run saw (size, channels, test share).
-  const nlohmann::json j = nlohmann::json::parse(ck.manifest.config_json, nullptr, false);
-  if (j.is_object() && j.contains("image_folder") && j["image_folder"].is_object()) {
-    const train::RunSettings f(j["image_folder"].dump(), manifest.string(), false);
-    auto num = [&](const char* k, auto fallback) { return f.contains(k) ? f.get<decltype(fallback)>(k) : fallback; };
-    c.folder = {num("image_size", int64_t(0)), num("channels", int64_t(0)), num("test_fraction", 0.2)};
-  }
-  r.adopt_unless_flag("epochs", c.epochs, "--epochs");
-  r.adopt_unless_flag("data_dir", c.data_dir, "--data-dir");
-  r.adopt_unless_flag("threads", c.threads, "--threads");
-  r.adopt_unless_flag("name", c.name, "--name");  // the report keeps the run's name
+// On --resume, the run's identity (model, data, optimizer, recipe, seed, subset, validation split)
+// comes from the checkpoint; flags may change only how it runs (epochs to extend it, device,
+// threads, paths). Every value is type-checked and checked like its flag before anything is
+// written (train::adopt_run_settings: a bad value is a SettingError, exit 2).
+void adopt_checkpoint_config(TrainConfig& c, const train::Checkpoint& ck, const fs::path& manifest, const Given& given) {
+  for (const std::string& w : train::adopt_run_settings(c, ck.manifest.config_json, manifest.string(), given)) warn(w);
 }
 
 // Steps per metrics.jsonl step record when --log-every is not given: about 200 points on the
@@ -140,8 +119,52 @@ void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
                      batch_size, plural(samples, "sample"), samples));
 }
 
-int run_train(TrainConfig c, CLI::App& app) {
+// The banner's lines about model selection: which set chooses the best epoch (and stops early).
+void print_validation_line(const TrainConfig& c, bool val_folder, int64_t val_size) {
+  const std::string samples = fmt::format("{} sample{}", thousands(val_size), val_size == 1 ? "" : "s");
+  if (val_folder) fmt::print("validation the folder's val/: {}\n", samples);
+  else if (val_size > 0) fmt::print("validation {:g}% of the training set, seeded: {}\n", 100 * c.val_split, samples);
+  else fmt::print("validation none (--val-split 0): the best epoch is chosen on the test set\n");
+  if (val_size > 0) fmt::print("           chooses the best epoch; the test set is only reported\n");
+  if (c.early_stop_patience > 0)
+    fmt::print("           early stop after {} without a better {} accuracy\n", plural(c.early_stop_patience, "epoch"),
+               val_size > 0 ? "validation" : "test");
+}
+
+// The per-epoch table. With a validation set it has train, val and test columns under a group
+// line (78 columns); without, the test set's columns only. "-" for a value not measured.
+struct EpochTable {
+  bool validating = false;
+  bool header = false;
+  void print(const train::EpochStats& s) {
+    auto loss = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v); };
+    auto acc = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}%", 100 * v); };
+    if (!validating) {
+      if (!header)
+        fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9}  {:>9}  {:>7}\n", "epoch", "train loss", "train acc",
+                   "test loss", "test acc", "samples/s", "data wait", "seconds");
+      fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, loss(s.train_loss),
+                 acc(s.train_acc), loss(s.test_loss), acc(s.test_acc), s.samples_per_s, 100 * s.data_wait, s.seconds);
+    } else {
+      if (!header) {
+        std::string groups = fmt::format("{:>5}  {:^14}  {:^14}  {:^14}", "", "train", "val", "test");
+        fmt::print("{}\n", groups.substr(0, groups.find_last_not_of(' ') + 1));
+        fmt::print("{:>5}  {:>6} {:>7}  {:>6} {:>7}  {:>6} {:>7}  {:>9}  {:>5}  {:>5}\n", "epoch", "loss", "acc", "loss",
+                   "acc", "loss", "acc", "samples/s", "wait", "s");
+      }
+      fmt::print("{:>5}  {:>6} {:>7}  {:>6} {:>7}  {:>6} {:>7}  {:>9.0f}  {:>4.1f}%  {:>5.1f}\n", s.epoch,
+                 loss(s.train_loss), acc(s.train_acc), loss(s.val_loss), acc(s.val_acc), loss(s.test_loss),
+                 acc(s.test_acc), s.samples_per_s, 100 * s.data_wait, s.seconds);
+    }
+    header = true;
+    std::fflush(stdout);
+  }
+};
+
+int run_train(TrainConfig c, const TrainFlags& flags) {
   install_signal_handlers();
+  Given given{flags, {}};
+  apply_config_file(c, given);
   // Nothing is written until the start is known to work: a resume's run, checkpoint, settings and
   // state are checked, and a new run's data and model are loaded, before the run directory is
   // created or touched (train_run_dir.h).
@@ -153,7 +176,7 @@ int run_train(TrainConfig c, CLI::App& app) {
     train::ResumePoint rp = resume_point(c.resume, c.run_dir, c.name);
     lock = lock_run_dir(rp.run_dir);
     ck = train::load_checkpoint(rp.manifest);
-    adopt_checkpoint_config(c, *ck, rp.manifest, app);
+    adopt_checkpoint_config(c, *ck, rp.manifest, given);
     run_dir = rp.run_dir;
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
@@ -188,10 +211,16 @@ int run_train(TrainConfig c, CLI::App& app) {
     throw UsageError("--data image-folder needs the folder", "pass --data path/to/images (or --data-dir PATH)");
   fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  RunData rd = load_run_data(c.data, data_dir, c.folder, c.seed, c.limit_train, c.limit_test);
-  const data::Dataset& train_ds = rd.train;
+  RunData rd = load_run_data(c.data, data_dir, FolderFlags{c.image_size, c.channels, c.test_fraction}, c.seed,
+                             c.limit_train, c.limit_test);
+  // The set that chooses the best epoch and stops early: an image folder's val/, else a seeded
+  // share of the training set (--val-split), else none (the test set, as before --val-split).
+  data::DatasetSplit split = rd.val.size() ? data::DatasetSplit{rd.train, {}} : train::validation_split(rd.train, c.val_split, c.seed);
+  const data::Dataset& train_ds = split.kept;
   const data::Dataset& test_ds = rd.test;
-  const data::Dataset& epoch_eval_ds = rd.val.size() ? rd.val : rd.test;  // val/ when the folder has one
+  const data::Dataset& val_ds = rd.val.size() ? rd.val : split.held_out;
+  const int64_t loaded_train = rd.train.size();
+  rd.train = data::Dataset{};  // split.kept holds the training samples (a copy when some were held out)
   warn_batch_larger_than_set(c.batch_size, train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
@@ -199,52 +228,49 @@ int run_train(TrainConfig c, CLI::App& app) {
                                  "mostly padding", c.crop_padding, train_ds.height(), train_ds.width()),
                      fmt::format("use a padding below {} (2 to 4 is usual for 28x28 or 32x32 images)", side));
 
-  // ---- model, optimizer, schedule ----
+  // ---- model, optimizer, schedule (both from their registries: ember/optim/registry.h) ----
   Generator init_gen(c.seed);
   auto model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
-  std::unique_ptr<optim::Optimizer> opt;
-  if (c.optimizer == "sgd")
-    opt = std::make_unique<optim::SGD>(model->parameters(),
-                                       optim::SGDOptions{.lr = c.lr, .momentum = 0.9, .weight_decay = c.weight_decay, .nesterov = true});
-  else if (c.optimizer == "adam")
-    opt = std::make_unique<optim::Adam>(model->parameters(), optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
-  else
-    opt = std::make_unique<optim::AdamW>(model->parameters(), optim::AdamOptions{.lr = c.lr, .weight_decay = c.weight_decay});
-  const int64_t steps_per_epoch = (train_ds.size() + c.batch_size - 1) / c.batch_size;
-  if (!app.count("--log-every")) c.log_every = default_log_every(steps_per_epoch * c.epochs);
-  std::unique_ptr<optim::LRScheduler> sched;
-  bool per_step = false;
-  if (c.schedule == "step") sched = std::make_unique<optim::StepLR>(*opt, std::max<int64_t>(1, c.epochs / 3), 0.1);
-  else if (c.schedule == "cosine") sched = std::make_unique<optim::CosineAnnealingLR>(*opt, c.epochs);
-  else if (c.schedule == "onecycle") {
-    sched = std::make_unique<optim::OneCycleLR>(*opt, c.lr, steps_per_epoch * c.epochs);
-    per_step = true;
-  }
+  std::unique_ptr<optim::Optimizer> opt =
+      optim::find_optimizer(c.optimizer).make(model->parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+  // Optimizer steps: each takes --accumulate micro-batches of --batch-size.
+  const int64_t batches_per_epoch = (train_ds.size() + c.batch_size - 1) / c.batch_size;
+  const int64_t steps_per_epoch = (batches_per_epoch + c.accumulate - 1) / c.accumulate;
+  if (!given(train::setting("log_every"))) c.log_every = default_log_every(steps_per_epoch * c.epochs);
+  const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
+  std::unique_ptr<optim::LRScheduler> sched =
+      schedule.make(*opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch});
+  const bool per_step = schedule.per_step;
 
   // ---- banner ----
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
   // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
-  fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, train_ds.size(),
+  fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, loaded_train,
              test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
              plural(train_ds.num_classes(), "class", "classes"), data_dir.string());
   if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
+  print_validation_line(c, rd.val.size() > 0, val_ds.size());
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("optimizer  {} lr {:g}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, c.weight_decay,
              c.label_smoothing);
-  fmt::print("schedule   {}; {} x {} (batch {}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
-             plural(steps_per_epoch, "step"), c.batch_size, c.seed);
+  const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
+                                                           c.batch_size * c.accumulate)
+                                            : fmt::format("batch {}", c.batch_size);
+  fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
+             plural(steps_per_epoch, "step"), batch, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
   fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
-             plural(c.workers, "worker thread"), double(train_ds.nbytes() + test_ds.nbytes()) / 1e6,
+             plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
              augment.empty() ? ", no augmentation" : augment);
+  if (c.device_resident) fmt::print("           the whole dataset uploaded to {} once (--device-resident)\n", dev.device.str());
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {
     for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
@@ -262,7 +288,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   std::fflush(stdout);
 
   // ---- fit ----
-  nlohmann::json cfg = to_json(c);
+  nlohmann::json cfg = nlohmann::json::parse(train::settings_to_json(c));
   if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
   train::FitOptions fo;
   fo.epochs = c.epochs;
@@ -270,6 +296,11 @@ int run_train(TrainConfig c, CLI::App& app) {
   fo.transforms.crop_padding = c.crop_padding;
   fo.label_smoothing = c.label_smoothing;
   fo.batch_size = c.batch_size;
+  fo.accumulate = c.accumulate;
+  // The split is made above (the schedule's length depends on it), so the Fitter gets the set itself.
+  fo.val = val_ds.size() ? &val_ds : nullptr;
+  fo.early_stop_patience = c.early_stop_patience;
+  fo.device_resident = c.device_resident;
   fo.device = dev.device;
   fo.seed = c.seed;
   fo.threads = c.threads;
@@ -282,7 +313,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   fo.config_json = cfg.dump();
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
-  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, epoch_eval_ds, fo);
+  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
   // ---- the run directory: created and owned only now that the start is known to work ----
@@ -302,18 +333,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   io::write_file_atomic(run_dir / "config.json", std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
   if (created) created->keep();
 
-  bool header = false;
-  fitter.on_epoch = [&](const train::EpochStats& s) {
-    if (!header) {
-      fmt::print("{:>5}  {:>10}  {:>9}  {:>9}  {:>8}  {:>9}  {:>9}  {:>7}\n", "epoch", "train loss", "train acc",
-                 rd.val.size() ? "val loss" : "test loss", rd.val.size() ? "val acc" : "test acc", "samples/s",
-                 "data wait", "seconds");
-      header = true;
-    }
-    fmt::print("{:>5}  {:>10.4f}  {:>8.2f}%  {:>9.4f}  {:>7.2f}%  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, s.train_loss,
-               100 * s.train_acc, s.test_loss, 100 * s.test_acc, s.samples_per_s, 100 * s.data_wait, s.seconds);
-    std::fflush(stdout);
-  };
+  fitter.on_epoch = [&, table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
   const auto t0 = std::chrono::steady_clock::now();
   train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -349,75 +369,18 @@ int run_train(TrainConfig c, CLI::App& app) {
 void register_train(CLI::App& root, Runner& run) {
   auto c = std::make_shared<TrainConfig>();
   auto* t = root.add_subcommand("train", "Train a model (default: lenet5 on Fashion-MNIST on the best device)");
-  // Options take the last value given, so flags typed after --config's values override them.
+  // A flag given twice takes its last value.
   t->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  auto config_file = std::make_shared<std::string>();
-  t->add_option("--config", *config_file,
-                "Read flags from a TOML/INI file (`epochs = 3`, `batch-size = 128`, `model = \"lenet5\"`); flags override it");
-  auto names = models::names();
-  // A zoo name, or a model spec file (*.toml, see include/ember/nn/spec.h).
-  auto zoo_or_spec = CLI::Validator(
-      [names](std::string& v) -> std::string {
-        if (nn::is_spec_file(v) || std::find(names.begin(), names.end(), v) != names.end()) return "";
-        std::string known;
-        for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-        return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
-      },
-      "ZOO NAME or FILE.toml");
-  std::string zoo;
-  for (const auto& n : names) zoo += (zoo.empty() ? "" : ", ") + n;
-  t->add_option("--model", c->model, "Zoo model (" + zoo + "), or a model spec file (*.toml)")
-      ->check(zoo_or_spec)->capture_default_str();
-    t->add_option("--data", c->data, "Dataset name, or a folder of your own images (PATH/<class>/*.png|jpg, or "
-                "PATH/train/<class>/ and PATH/test/<class>/, optionally PATH/val/<class>/)")
-      ->check(CLI::Validator([](std::string& v) { return check_data_arg(v); }, "NAME or FOLDER"))
-      ->capture_default_str();
-  add_number(t, "--image-size", c->folder.image_size,
-             "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
-             between(1, 4096));
-  t->add_option("--channels", c->folder.channels, "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)")
-      ->check(CLI::IsMember({1, 3}));
-  add_number(t, "--test-fraction", c->folder.test_fraction,
-             "Image folders without train/ and test/: share of each class held out for testing (seeded by --seed)",
-             between(0.01, 0.99))->capture_default_str();
-  t->add_option("--data-dir", c->data_dir, "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)");
-  // Second names are the ones PyTorch and Keras users type first.
-  add_number(t, "--epochs,--max-epochs", c->epochs, "Epochs", at_least(1))->capture_default_str();
-  add_number(t, "-b,--batch-size", c->batch_size, "Mini-batch size (a smaller last batch is kept)", at_least(1))
-      ->capture_default_str();
-  add_number(t, "--lr,--learning-rate", c->lr, "Learning rate (peak lr for onecycle)", above(0))->capture_default_str();
-  t->add_option("--optimizer", c->optimizer, "sgd (momentum 0.9, Nesterov), adam or adamw")
-      ->check(CLI::IsMember({"sgd", "adam", "adamw"}))->capture_default_str();
-  t->add_option("--schedule", c->schedule, "Learning-rate schedule")
-      ->check(CLI::IsMember({"none", "step", "cosine", "onecycle"}))->capture_default_str();
-  add_number(t, "--weight-decay", c->weight_decay, "Weight decay", at_least(0))->capture_default_str();
-  add_number(t, "--seed", c->seed, "Seed for initialisation, shuffling, dropout and augmentation", at_least(0))
-      ->capture_default_str();
-  add_number(t, "--hflip", c->hflip, "Augmentation: probability of flipping a training image left-right", between(0, 1))
-      ->capture_default_str();
-  add_number(t, "--label-smoothing", c->label_smoothing, "Cross-entropy label smoothing for training (0: off)",
-             between(0, 1))->capture_default_str();
-  add_number(t, "--crop-padding", c->crop_padding,
-             "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)", at_least(0))
-      ->capture_default_str();
-  add_number(t, "--workers,--num-workers", c->workers, "Data-loading threads (0: in-line)", thread_count_rule());
-  add_number(t, "--threads", c->threads, "CPU compute threads (default: all cores)", thread_count_rule());
-  t->add_option("--device", c->device, "auto, cpu, cuda or cuda:N")->capture_default_str();
-  t->add_flag("--require-gpu", c->require_gpu, "Fail instead of falling back to the CPU");
-  t->add_flag("--log-placement", c->log_placement, "Print where each parameter and buffer lives");
-  t->add_option("--name", c->name, "Run name: the run directory is runs/<name>");
-  t->add_option("--run-dir", c->run_dir, "Run directory (overrides --name)");
+  t->add_option("--config", c->config_file,
+                "Read settings from a TOML file (`epochs = 3`, `batch-size = 128`, `model = \"lenet5\"`, at the top "
+                "level or in a [train] table); flags on the command line override it");
+  // One option per setting of the table (ember/train/settings.h): names, help, default, check.
+  auto flags = std::make_shared<TrainFlags>(*t, *c);
   t->add_option("--resume", c->resume,
                 "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
                 "a step-N.safetensors one of them names");
-  t->add_flag("--deterministic", c->deterministic, "Bitwise-reproducible runs (fixed thread count and data order)");
-  add_number(t, "--limit-train", c->limit_train, "Use only the first N training samples", at_least(0));
-  add_number(t, "--limit-test", c->limit_test, "Use only the first N test samples", at_least(0));
-  add_number(t, "--log-every", c->log_every, "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)", at_least(0));
-  add_number(t, "--stop-after-steps", c->stop_after_steps, "Testing: act as if interrupted after N steps", at_least(0))
-      ->group("");
   t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
-  t->callback([&run, c, t] { run = [c, t] { return run_train(*c, *t); }; });
+  t->callback([&run, c, flags] { run = [c, flags] { return run_train(*c, *flags); }; });
 }
 
 }  // namespace ember::cli

@@ -1,6 +1,5 @@
 // Run-directory safety for `ember train` (see train_run_dir.h): --resume resolution and its
-// --run-dir check, the run lock as a usage error, settings read back from a checkpoint, and the
-// model spec copy.
+// --run-dir check, the run lock as a usage error, and the model spec copy.
 #include "train_run_dir.h"
 
 #include "ember/io/atomic_file.h"
@@ -54,25 +53,6 @@ void refuse_existing_run(const fs::path& run_dir) {
     throw UsageError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
                      fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
                                  run_dir.string()));
-}
-
-void RunConfig::check_like_flag(const char* key, const char* flag) const {
-  CLI::Option* opt = app_.get_option_no_throw(flag);
-  if (!opt) return;
-  const std::string text = s_.flag_text(key);
-  for (int i = 0;; ++i) {
-    CLI::Validator* v = nullptr;
-    try {
-      v = opt->get_validator(i);
-    } catch (const CLI::OptionNotFound&) {
-      break;
-    }
-    std::string copy = text;  // validators may rewrite their input
-    const std::string err = (*v)(copy);
-    if (!err.empty())
-      throw UsageError(fmt::format("{}: the run's {} = {} is not a valid {}: {}", s_.where(), key, text, flag, err),
-                       s_.hint());
-  }
 }
 
 std::string ModelSource::label() const { return is_spec() ? fs::path(name).stem().string() : name; }

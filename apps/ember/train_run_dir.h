@@ -1,6 +1,6 @@
 // `ember train`'s run-directory safety: what --resume may point at, the lock that makes one process
-// own a run, the run's settings read back from a checkpoint (typed, and checked by the flags' own
-// validators), and the model spec copy a run keeps. Nothing here writes before it is asked to.
+// own a run, and the model spec copy a run keeps. (The run's settings read back from a checkpoint
+// are ember/train/settings.h's adopt_run_settings.) Nothing here writes before it is asked to.
 #pragma once
 
 #include <fmt/format.h>
@@ -30,48 +30,6 @@ std::unique_ptr<io::RunDirLock> lock_run_dir(const std::filesystem::path& run_di
 
 // A fresh run may not start in a directory that already holds one (UsageError, hint: --resume).
 void refuse_existing_run(const std::filesystem::path& run_dir);
-
-// The run settings stored in a checkpoint manifest's "config", read back for --resume. Each value
-// is type-checked (FormatError naming the key, the type and the file) and then passed through the
-// validators of the flag that sets it, so a damaged or edited value (batch_size 0, threads 100000)
-// is the same usage error (exit 2) as the flag would be.
-class RunConfig {
- public:
-  // FormatError when the manifest carries no run config (it was not written by `ember train`).
-  RunConfig(const std::string& config_json, const std::string& manifest, CLI::App& app)
-      : s_(config_json, manifest), app_(app) {}
-
-  // The run's identity: the checkpoint's value wins; a flag given with another value is ignored
-  // with a warning. A missing key is an error unless `absent` gives the value older runs had.
-  template <class T>
-  void adopt(const char* key, T& field, const char* flag, std::optional<T> absent = std::nullopt) {
-    T v;
-    if (!s_.contains(key)) {
-      if (!absent) throw FormatError(fmt::format("{}: the run config has no \"{}\"", s_.where(), key), s_.hint());
-      v = *absent;
-    } else {
-      v = s_.get<T>(key);
-      check_like_flag(key, flag);
-    }
-    if (app_.count(flag) && v != field)
-      warn(fmt::format("{} is ignored with --resume: the run was started with {} = {}", flag, key,
-                       nlohmann::json(v).dump()));
-    field = v;
-  }
-  // How the run is run (epochs to extend it, data directory, threads): a flag given wins, else the
-  // checkpoint's value when it has one.
-  template <class T>
-  void adopt_unless_flag(const char* key, T& field, const char* flag) {
-    if (app_.count(flag) || !s_.contains(key)) return;
-    field = s_.get<T>(key);
-    check_like_flag(key, flag);
-  }
-
- private:
-  void check_like_flag(const char* key, const char* flag) const;
-  train::RunSettings s_;
-  CLI::App& app_;
-};
 
 // The model of a run: a zoo name, or a spec file read once, so that the model built and the copy
 // kept in the run directory are the same bytes. `name` is what the run records: the zoo name, or

@@ -40,12 +40,13 @@ Dataset take_rows(const Dataset& all, const std::vector<int64_t>& idx, const std
 // Per class, a seeded Fisher-Yates shuffle (mt19937_64 is specified bit for bit by the standard,
 // and the index draw below is ours, so the split is the same everywhere), then the first
 // round(fraction * n) images (at least one when the class has two or more) go to test.
-void seeded_split(const Dataset& all, double fraction, uint64_t seed, std::vector<int64_t>& train_idx,
+// `rng_seed` is used as given: callers mix their own constant into the run's seed.
+void seeded_split(const Dataset& all, double fraction, uint64_t rng_seed, std::vector<int64_t>& train_idx,
                   std::vector<int64_t>& test_idx) {
   std::vector<std::vector<int64_t>> by_class(size_t(all.num_classes()));
   const int64_t* lab = all.labels.data_ptr<int64_t>();
   for (int64_t i = 0; i < all.size(); ++i) by_class[size_t(lab[i])].push_back(i);
-  std::mt19937_64 rng(seed ^ 0x696d616765736574ULL);  // "imageset": not the model's stream
+  std::mt19937_64 rng(rng_seed);
   for (auto& members : by_class) {
     for (size_t i = members.size(); i > 1; --i) std::swap(members[i - 1], members[size_t(rng() % i)]);
     size_t n_test = size_t(std::llround(fraction * double(members.size())));
@@ -132,7 +133,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
   } else {
     Dataset all = load_image_folder(root, io);
     std::vector<int64_t> train_idx, test_idx;
-    seeded_split(all, opt.test_fraction, opt.seed, train_idx, test_idx);
+    seeded_split(all, opt.test_fraction, opt.seed ^ 0x696d616765736574ULL /* "imageset" */, train_idx, test_idx);
     EMBER_CHECK(!test_idx.empty(), DataError, "image folder '", root.string(), "': too few images to hold any out for "
                 "testing (", all.size(), " images in ", all.num_classes(), " classes)",
                 "; put at least two images in each class folder");
@@ -153,6 +154,23 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
               "image folder: ", mean.size(), " means and ", sd.size(), " stds given for ", io.channels, " channels");
   for (Dataset* d : {&out.train, &out.test, &out.val})
     if (d->size()) d->mean = mean, d->std = sd;
+  return out;
+}
+
+DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_seed) {
+  EMBER_CHECK(fraction >= 0 && fraction < 1, ValueError, "split_dataset: the fraction must be in [0, 1), got ", fraction);
+  EMBER_CHECK(all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu(), ValueError,
+              "split_dataset: the images must be a contiguous CPU tensor");
+  std::vector<int64_t> kept_idx, held_idx;
+  if (fraction > 0) seeded_split(all, fraction, rng_seed, kept_idx, held_idx);
+  DatasetSplit out;
+  if (held_idx.empty()) {
+    out.kept = all;  // nothing held out: the same tensors, no copy
+    return out;
+  }
+  out.kept = take_rows(all, kept_idx, all.name);
+  out.held_out = take_rows(all, held_idx, all.name + " (held out)");
+  for (Dataset* d : {&out.kept, &out.held_out}) d->mean = all.mean, d->std = all.std;
   return out;
 }
 

@@ -113,6 +113,18 @@ struct ImageFolderSplits {
 // splits or from opt.classes, a train/ folder without test/) or ValueError (bad options).
 ImageFolderSplits load_image_folder_splits(const std::filesystem::path& root, const ImageFolderSplitOptions& opt);
 
+// ---- a seeded split of a loaded dataset -------------------------------------------------------
+// Per class, a seeded shuffle (std::mt19937_64 seeded with `rng_seed` as given: the same split on
+// every machine), then round(fraction x n) of each class (at least one when the class has two or
+// more images, never all of them) go to `held_out`; the rest stay in `kept`. Both keep the order of
+// `all`, its classes, mean and std; pixels are copied once. fraction 0 (or too few images to hold
+// any out) gives kept = all (shared, not copied) and an empty held_out. ValueError for a fraction
+// outside [0, 1) or images that are not a contiguous CPU tensor.
+struct DatasetSplit {
+  Dataset kept, held_out;
+};
+DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_seed);
+
 // ---- known datasets by name ------------------------------------------------------------------
 struct KnownDataset {
   std::string name;                   // "fashion-mnist"

@@ -15,4 +15,10 @@ namespace ember::train {
 // missing (the hint says how to get them), DataError when they are corrupt.
 data::Dataset load_split(const std::string& name, const std::filesystem::path& dir, bool train, int64_t limit = 0);
 
+// The validation split of a run (FitOptions::val_split, `ember train --val-split`): `fraction` of
+// each class of the training set held out by data::split_dataset, seeded by the run's seed mixed
+// with a constant of its own (so it is independent of an image folder's test split and of the
+// batch shuffles). `kept` is what the run trains on, `held_out` what selects its best epoch.
+data::DatasetSplit validation_split(const data::Dataset& train, double fraction, uint64_t seed);
+
 }  // namespace ember::train

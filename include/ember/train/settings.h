@@ -1,0 +1,203 @@
+// The settings of a training run, each declared once (src/train/settings_table.cpp): its config
+// key, flag names, type (the TrainSettings field it sets), allowed values, default (the field's
+// initialiser), help, what a resume does with it, and the value runs from before it existed had.
+// From that one table come `ember train`'s flags (apps/ember/train_flags.cpp), the `--config`
+// keys (TOML, settings_file.cpp), config.json, the report's config table and the checks of a
+// resumed manifest, all with the same messages: "--epochs must be at least 1 (got 0)".
+//
+// Adding a setting: a field in TrainSettings, a row in the table; the engine reads it from there.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <limits>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "ember/core/error.h"
+
+namespace ember::train {
+
+// A setting's value is refused: out of range, of the wrong type, an unknown key in a config file.
+// The message names where the value came from (flag, config file and line, manifest) and what is
+// allowed; the CLI exits 2 on it, as for a bad flag.
+class SettingError : public ValueError {
+ public:
+  using ValueError::ValueError;
+};
+
+// ---- numbers ------------------------------------------------------------------------------------
+// The bounds of a numeric setting. Values are checked as written (digits only for whole numbers,
+// finite for reals, inside the bounds, inside what the field's type holds).
+struct NumberRule {
+  long double min = -std::numeric_limits<long double>::infinity();
+  long double max = std::numeric_limits<long double>::infinity();
+  bool min_exclusive = false;  // "greater than min" rather than "at least min"
+  std::string max_why;         // why the upper bound exists, said when it is exceeded
+  // What the field's type can hold; named only when a value is beyond it.
+  long double type_min = -std::numeric_limits<long double>::infinity();
+  long double type_max = std::numeric_limits<long double>::infinity();
+  bool max_exclusive = false;  // "less than max" rather than "at most max"
+};
+inline NumberRule any_number() { return {}; }
+inline NumberRule at_least(long double min) {
+  NumberRule r;
+  r.min = min;
+  return r;
+}
+inline NumberRule above(long double min) {
+  NumberRule r = at_least(min);
+  r.min_exclusive = true;
+  return r;
+}
+inline NumberRule between(long double lo, long double hi, std::string why = {}) {
+  NumberRule r;
+  r.min = lo, r.max = hi, r.max_why = std::move(why);
+  return r;
+}
+// [lo, hi): "at least 0 and less than 1".
+inline NumberRule at_least_below(long double lo, long double hi) {
+  NumberRule r = between(lo, hi);
+  r.max_exclusive = true;
+  return r;
+}
+
+// "" when `text` is a valid value for `flag`, else the sentence saying why:
+// "--epochs must be at least 1 (got 0)", "--lr must be a finite number, greater than 0 (got 'nan')".
+// whole: the setting is an integer.
+std::string number_error(const std::string& flag, const std::string& text, const NumberRule& rule, bool whole);
+// The word --help shows after the type: "POSITIVE", "NONNEGATIVE", "in [0, 1]".
+std::string number_rule_word(const NumberRule& rule, bool whole);
+
+// The largest --threads / --workers ember accepts (settings_rules.cpp says why 1024).
+inline constexpr int kMaxThreads = 1024;
+NumberRule thread_count_rule();
+
+// The closest of `candidates` to `typed` (edit distance, transpositions count as one; dashes,
+// '_' vs '-' and case ignored), or "" when none is close enough to be the intended one.
+std::string closest_name(const std::string& typed, const std::vector<std::string>& candidates);
+
+// ---- the settings -------------------------------------------------------------------------------
+// Defaults are the recipe of `ember train` with no flags: LeNet-5, AdamW with a one-cycle schedule,
+// 15 epochs of batch 128, label smoothing 0.1 (docs/benchmarks.md has the measured accuracy).
+struct TrainSettings {
+  // The run's identity: fixed when it starts, adopted from the checkpoint on --resume.
+  std::string model = "lenet5";
+  std::string data = "fashion-mnist";
+  std::string optimizer = "adamw";
+  std::string schedule = "onecycle";
+  double lr = 3e-3;
+  double weight_decay = 0.01;
+  int64_t batch_size = 128;
+  int64_t accumulate = 1;
+  uint64_t seed = 0;
+  double label_smoothing = 0.1;  // seeds 0/1/2: 91.58 / 91.40 / 91.28% vs 91.35 / 91.03 / 91.35% at 0
+  double hflip = 0.0;
+  int64_t crop_padding = 0;
+  double val_split = 0.1;
+  int64_t limit_train = 0, limit_test = 0;
+  int64_t image_size = 0, channels = 0;  // image folders; 0: from the data
+  double test_fraction = 0.2;
+  // How the run continues: a resume may change these.
+  int64_t epochs = 15;
+  std::string data_dir;
+  int threads = 0;
+  std::string name;
+  int64_t early_stop_patience = 0;
+  // This invocation's only.
+  int workers = 1;
+  std::string device = "auto";
+  bool require_gpu = false, deterministic = false, device_resident = false, log_placement = false;
+  std::string run_dir;
+  int64_t log_every = 50;
+  int64_t stop_after_steps = 0;
+};
+
+enum class ResumeRule {
+  Identity,    // the run's own: the checkpoint's value wins; another value given is ignored, with a warning
+  Extend,      // may change: a value given wins, else the checkpoint's
+  Invocation,  // this invocation's: the checkpoint's value is not read
+};
+
+using SettingField = std::variant<std::string TrainSettings::*, bool TrainSettings::*, int TrainSettings::*,
+                                  int64_t TrainSettings::*, uint64_t TrainSettings::*, double TrainSettings::*>;
+
+struct Setting {
+  std::string key;    // the config key: "batch_size"
+  std::string flags;  // CLI11 names: "-b,--batch-size" (the first long name is the one messages use)
+  SettingField field;
+  std::string help;
+  ResumeRule resume = ResumeRule::Invocation;
+  // Identity rows: the value (JSON) that runs from before the setting existed had; "" = required.
+  std::string absent;
+  bool recorded = true;  // written to config.json (at the top level, or under `section`)
+  // Recorded under config[section] by the code that owns that object ("image_folder"): read back
+  // from there, never written by settings_to_json.
+  std::string section;
+  NumberRule rule;  // numeric settings (type bounds filled in by the table)
+  // Text and number settings with a fixed list of values (optimizer names from the registry).
+  std::function<std::vector<std::string>()> choices;
+  // Text settings with another rule (a zoo model or spec file; a dataset or folder): "" or why not.
+  std::function<std::string(const std::string& value)> check;
+  std::string value_word;  // --help's word for check/choices ("NAME or FILE.toml"); "" = derived
+  bool show_default = true;
+  bool hidden = false;     // left out of --help (testing aids)
+
+  std::string flag() const;                     // "--batch-size"
+  std::vector<std::string> long_names() const;  // {"batch-size"}; {"epochs", "max-epochs"}
+  bool is_bool() const;
+  bool is_text() const;
+  bool is_whole() const;  // an integer field
+};
+
+// Every setting of `ember train`, in the order --help, config.json and the report list them.
+const std::vector<Setting>& train_settings();
+// The row of `name`: a key ("batch_size"), or a flag's long name with or without dashes
+// ("batch-size", "--learning-rate"); '_' and '-' are the same. nullptr when there is none.
+const Setting* find_setting(const std::string& name);
+// The row of `key`; InternalError when there is none (a typo in ember's own code).
+const Setting& setting(const std::string& key);
+
+// The flag's check of a value as typed on the command line: "" when valid, else the sentence
+// ("--optimizer must be sgd, adam or adamw (got 'rmsprop')").
+std::string check_setting_text(const Setting& s, const std::string& text);
+
+// The field's value as JSON text ("128", "\"lenet5\"", "true") and as a flag would spell it.
+std::string setting_json(const Setting& s, const TrainSettings& v);
+std::string setting_text(const Setting& s, const TrainSettings& v);
+// What --help shows as the default.
+std::string default_text(const Setting& s);
+
+// config.json's settings: every recorded row without a section, as a JSON object.
+std::string settings_to_json(const TrainSettings& v);
+
+// The report's config table: (key, value) for each recorded setting in `config_json` in table
+// order, then its other keys ("image_folder") as they are.
+std::vector<std::pair<std::string, std::string>> config_table(const std::string& config_json);
+
+// ---- values from elsewhere ------------------------------------------------------------------------
+// Whether this invocation gave the setting a value (a flag or the config file).
+using GivenFn = std::function<bool(const Setting&)>;
+
+// A resumed run's settings from the "config" of checkpoint manifest `manifest`. Every value read is
+// type-checked and then checked like its flag; a bad one is a SettingError naming the manifest,
+// the key, the value and the flag's message. Identity rows take the checkpoint's value (or
+// `absent` for runs from before the setting); Extend rows take it unless `given`; Invocation rows
+// are not read. Returns the warnings for values given that were ignored. FormatError when the
+// manifest has no run config at all (it was not written by `ember train`).
+std::vector<std::string> adopt_run_settings(TrainSettings& v, const std::string& config_json,
+                                            const std::string& manifest, const GivenFn& given);
+
+// `--config FILE`: a TOML file of settings, at the top level or in a [train] table
+// (`epochs = 3`, `batch-size = 128` or `batch_size = 128`, `[train]` then `lr = 0.01`). Each
+// value is checked for its type and then like its flag; settings `given` (flags on the command
+// line) keep their value. Returns the rows it set. SettingError naming the file and line for an
+// unknown key (with "did you mean"), a value of the wrong type (naming the type expected), a value
+// out of range, a key set twice, or a file that is not TOML; IOError when it cannot be read.
+std::vector<const Setting*> apply_settings_file(TrainSettings& v, const std::filesystem::path& file,
+                                                const GivenFn& given);
+
+}  // namespace ember::train

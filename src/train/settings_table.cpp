@@ -1,0 +1,340 @@
+// The table of `ember train`'s settings (include/ember/train/settings.h): one row per setting, and
+// what is derived from a row alone — its flag names, the check of a value as typed, its value as
+// JSON and as text, config.json and the report's config table.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "ember/data/dataset.h"
+#include "ember/nn/models.h"
+#include "ember/nn/spec.h"
+#include "ember/optim/registry.h"
+#include "ember/train/settings.h"
+
+namespace ember::train {
+namespace {
+
+std::string join_or(const std::vector<std::string>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + v[i];
+  return s;
+}
+
+std::string check_model(const std::string& v) {
+  const auto names = models::names();
+  if (nn::is_spec_file(v) || std::find(names.begin(), names.end(), v) != names.end()) return "";
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
+}
+
+std::string check_data(const std::string& v) {
+  const auto names = data::known_dataset_names();
+  std::error_code ec;
+  if (std::find(names.begin(), names.end(), v) != names.end() || v == "image-folder" ||
+      (!v.empty() && std::filesystem::is_directory(v, ec)))
+    return "";
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  return fmt::format("unknown dataset '{}': choose one of {}, or a folder of your own images (PATH/<class>/*.png, or "
+                     "PATH/train/<class>/ and PATH/test/<class>/)",
+                     v, known);
+}
+
+std::string registry_help(const char* what, const std::vector<std::pair<std::string, std::string>>& entries) {
+  std::string s = what;
+  for (size_t i = 0; i < entries.size(); ++i)
+    s += fmt::format("{}{} ({})", i == 0 ? ": " : i + 1 == entries.size() ? " or " : ", ", entries[i].first,
+                     entries[i].second);
+  return s;
+}
+std::string optimizer_help() {
+  std::vector<std::pair<std::string, std::string>> e;
+  for (const auto& o : optim::optimizers()) e.emplace_back(o.name, o.help);
+  return registry_help("Optimizer", e);
+}
+std::string schedule_help() {
+  std::vector<std::pair<std::string, std::string>> e;
+  for (const auto& o : optim::schedules()) e.emplace_back(o.name, o.help);
+  return registry_help("Learning-rate schedule", e);
+}
+
+// The rows. Each says, for one setting: key, flag names, field, help, what --resume does with it,
+// and its rule. Defaults are the field initialisers of TrainSettings.
+std::vector<Setting> make_table() {
+  using R = ResumeRule;
+  const NumberRule threads = thread_count_rule();
+  std::vector<Setting> t;
+  auto row = [&](std::string key, std::string flags, SettingField f, std::string help, R resume) -> Setting& {
+    Setting s;
+    s.key = std::move(key), s.flags = std::move(flags), s.field = f, s.help = std::move(help), s.resume = resume;
+    t.push_back(std::move(s));
+    return t.back();
+  };
+  // ---- what is trained, on what ----
+  {
+    Setting& s = row("model", "--model", &TrainSettings::model, "", R::Identity);
+    s.check = check_model;
+    s.value_word = "ZOO NAME or FILE.toml";
+    std::string zoo;
+    for (const auto& n : models::names()) zoo += (zoo.empty() ? "" : ", ") + n;
+    s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml)";
+  }
+  {
+    Setting& s = row("data", "--data", &TrainSettings::data,
+                     "Dataset name, or a folder of your own images (PATH/<class>/*.png|jpg, or PATH/train/<class>/ and "
+                     "PATH/test/<class>/, optionally PATH/val/<class>/)",
+                     R::Identity);
+    s.check = check_data;
+    s.value_word = "NAME or FOLDER";
+  }
+  {
+    Setting& s = row("image_size", "--image-size", &TrainSettings::image_size,
+                     "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
+                     R::Identity);
+    s.rule = between(1, 4096), s.section = "image_folder", s.show_default = false;
+  }
+  {
+    Setting& s = row("channels", "--channels", &TrainSettings::channels,
+                     "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)", R::Identity);
+    s.choices = [] { return std::vector<std::string>{"1", "3"}; };
+    s.section = "image_folder", s.show_default = false;
+  }
+  {
+    Setting& s = row("test_fraction", "--test-fraction", &TrainSettings::test_fraction,
+                     "Image folders without train/ and test/: share of each class held out for testing (seeded by "
+                     "--seed)",
+                     R::Identity);
+    s.rule = between(0.01, 0.99), s.section = "image_folder";
+  }
+  row("data_dir", "--data-dir", &TrainSettings::data_dir,
+      "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)", R::Extend)
+      .show_default = false;
+  // Second names are the ones PyTorch and Keras users type first.
+  row("epochs", "--epochs,--max-epochs", &TrainSettings::epochs, "Epochs", R::Extend).rule = at_least(1);
+  row("batch_size", "-b,--batch-size", &TrainSettings::batch_size,
+      "Mini-batch size: samples per forward/backward (a smaller last batch is kept)", R::Identity)
+      .rule = at_least(1);
+  {
+    Setting& s = row("accumulate", "--accumulate", &TrainSettings::accumulate,
+                     "Micro-batches per optimizer step: the effective batch is --batch-size x N", R::Identity);
+    s.rule = at_least(1), s.absent = "1";
+  }
+  row("lr", "--lr,--learning-rate", &TrainSettings::lr, "Learning rate (peak lr for onecycle)", R::Identity).rule =
+      above(0);
+  {
+    Setting& s = row("optimizer", "--optimizer", &TrainSettings::optimizer, optimizer_help(), R::Identity);
+    s.choices = optim::optimizer_names;
+  }
+  {
+    Setting& s = row("schedule", "--schedule", &TrainSettings::schedule, schedule_help(), R::Identity);
+    s.choices = optim::schedule_names;
+  }
+  row("weight_decay", "--weight-decay", &TrainSettings::weight_decay, "Weight decay", R::Identity).rule = at_least(0);
+  row("seed", "--seed", &TrainSettings::seed, "Seed for initialisation, shuffling, dropout, augmentation and the "
+      "validation split", R::Identity).rule = at_least(0);
+  // Runs from before these settings existed trained without them.
+  {
+    Setting& s = row("hflip", "--hflip", &TrainSettings::hflip,
+                     "Augmentation: probability of flipping a training image left-right", R::Identity);
+    s.rule = between(0, 1), s.absent = "0.0";
+  }
+  {
+    Setting& s = row("label_smoothing", "--label-smoothing", &TrainSettings::label_smoothing,
+                     "Cross-entropy label smoothing for training (0: off)", R::Identity);
+    s.rule = between(0, 1), s.absent = "0.0";
+  }
+  {
+    Setting& s = row("crop_padding", "--crop-padding", &TrainSettings::crop_padding,
+                     "Augmentation: random crop of the image size from the image zero-padded by N pixels (0: off)",
+                     R::Identity);
+    s.rule = at_least(0), s.absent = "0";
+  }
+  {
+    Setting& s = row("val_split", "--val-split", &TrainSettings::val_split,
+                     "Share of the training set held out (seeded) to choose the best epoch and to stop early; the "
+                     "test set is only reported (0: choose on the test set; an image folder's val/ is used instead)",
+                     R::Identity);
+    s.rule = at_least_below(0, 1), s.absent = "0.0";
+  }
+  {
+    Setting& s = row("early_stop_patience", "--early-stop", &TrainSettings::early_stop_patience,
+                     "Stop after N epochs without a better validation accuracy (0: off)", R::Extend);
+    s.rule = at_least(0);
+  }
+  {
+    Setting& s = row("limit_train", "--limit-train", &TrainSettings::limit_train,
+                     "Use only the first N training samples", R::Identity);
+    s.rule = at_least(0), s.absent = "0", s.show_default = false;
+  }
+  {
+    Setting& s = row("limit_test", "--limit-test", &TrainSettings::limit_test, "Use only the first N test samples",
+                     R::Identity);
+    s.rule = at_least(0), s.absent = "0", s.show_default = false;
+  }
+  // ---- how this invocation runs ----
+  {
+    Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,
+                     "Data-loading threads (0: in-line)", R::Invocation);
+    s.rule = threads, s.show_default = false;
+  }
+  {
+    Setting& s = row("threads", "--threads", &TrainSettings::threads, "CPU compute threads (default: all cores)",
+                     R::Extend);
+    s.rule = threads, s.show_default = false;
+  }
+  row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation);
+  row("device_resident", "--device-resident", &TrainSettings::device_resident,
+      "Upload the whole dataset to the device once (no per-step copies; needs the memory for it)", R::Invocation);
+  row("require_gpu", "--require-gpu", &TrainSettings::require_gpu, "Fail instead of falling back to the CPU",
+      R::Invocation);
+  row("deterministic", "--deterministic", &TrainSettings::deterministic,
+      "Bitwise-reproducible runs (fixed thread count and data order)", R::Invocation);
+  {
+    Setting& s = row("log_placement", "--log-placement", &TrainSettings::log_placement,
+                     "Print where each parameter and buffer lives", R::Invocation);
+    s.recorded = false;
+  }
+  row("name", "--name", &TrainSettings::name, "Run name: the run directory is runs/<name>", R::Extend).show_default =
+      false;
+  row("run_dir", "--run-dir", &TrainSettings::run_dir, "Run directory (overrides --name)", R::Invocation)
+      .show_default = false;
+  {
+    Setting& s = row("log_every", "--log-every", &TrainSettings::log_every,
+                     "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)",
+                     R::Invocation);
+    s.rule = at_least(0), s.recorded = false, s.show_default = false;
+  }
+  {
+    Setting& s = row("stop_after_steps", "--stop-after-steps", &TrainSettings::stop_after_steps,
+                     "Testing: act as if interrupted after N steps", R::Invocation);
+    s.rule = at_least(0), s.recorded = false, s.hidden = true;
+  }
+  // Integer rows: the bounds of the field's type, named when a value is beyond them.
+  for (Setting& s : t)
+    std::visit(
+        [&](auto m) {
+          using T = std::remove_reference_t<decltype(std::declval<TrainSettings&>().*m)>;
+          if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+            s.rule.type_min = static_cast<long double>(std::numeric_limits<T>::min());
+            s.rule.type_max = static_cast<long double>(std::numeric_limits<T>::max());
+          }
+        },
+        s.field);
+  return t;
+}
+
+std::string normal(const std::string& name) {
+  std::string out = name.substr(std::min(name.size(), name.find_first_not_of('-')));
+  for (auto& ch : out)
+    if (ch == '_') ch = '-';
+  return out;
+}
+
+}  // namespace
+
+std::string Setting::flag() const { return "--" + long_names().front(); }
+
+std::vector<std::string> Setting::long_names() const {
+  std::vector<std::string> out;
+  size_t at = 0;
+  while (at <= flags.size()) {
+    const size_t comma = std::min(flags.find(',', at), flags.size());
+    const std::string name = flags.substr(at, comma - at);
+    if (name.starts_with("--")) out.push_back(name.substr(2));
+    at = comma + 1;
+  }
+  return out;
+}
+
+bool Setting::is_bool() const { return std::holds_alternative<bool TrainSettings::*>(field); }
+bool Setting::is_text() const { return std::holds_alternative<std::string TrainSettings::*>(field); }
+bool Setting::is_whole() const { return !is_bool() && !is_text() && !std::holds_alternative<double TrainSettings::*>(field); }
+
+const std::vector<Setting>& train_settings() {
+  static const std::vector<Setting> table = make_table();
+  return table;
+}
+
+const Setting* find_setting(const std::string& name) {
+  const std::string n = normal(name);
+  for (const Setting& s : train_settings()) {
+    if (normal(s.key) == n) return &s;
+    for (const auto& l : s.long_names())
+      if (l == n) return &s;
+  }
+  return nullptr;
+}
+
+const Setting& setting(const std::string& key) {
+  for (const Setting& s : train_settings())
+    if (s.key == key) return s;
+  throw InternalError("train::setting: no setting '" + key + "' in the table");
+}
+
+std::string check_setting_text(const Setting& s, const std::string& text) {
+  const std::string flag = s.flag();
+  if (s.is_bool()) {
+    if (text == "true" || text == "false") return "";
+    return fmt::format("{} must be true or false (got '{}')", flag, text);
+  }
+  if (!s.is_text()) {
+    std::string err = number_error(flag, text, s.rule, s.is_whole());
+    if (!err.empty()) return err;
+  }
+  if (s.choices) {
+    const std::vector<std::string> allowed = s.choices();
+    if (std::find(allowed.begin(), allowed.end(), text) == allowed.end()) {
+      std::string err = fmt::format("{} must be {} (got '{}')", flag, join_or(allowed), text);
+      const std::string guess = closest_name(text, allowed);
+      if (!guess.empty()) err += fmt::format("; did you mean {}?", guess);
+      return err;
+    }
+  }
+  if (s.check) {
+    const std::string err = s.check(text);
+    if (!err.empty()) return flag + ": " + err;
+  }
+  return "";
+}
+
+std::string setting_json(const Setting& s, const TrainSettings& v) {
+  return std::visit([&](auto m) { return nlohmann::json(v.*m).dump(); }, s.field);
+}
+
+std::string setting_text(const Setting& s, const TrainSettings& v) {
+  return std::visit(
+      [&](auto m) -> std::string {
+        using T = std::remove_cvref_t<decltype(v.*m)>;
+        if constexpr (std::is_same_v<T, std::string>) return v.*m;
+        else if constexpr (std::is_same_v<T, bool>) return v.*m ? "true" : "false";
+        else return fmt::format("{}", v.*m);
+      },
+      s.field);
+}
+
+std::string default_text(const Setting& s) { return setting_text(s, TrainSettings{}); }
+
+std::string settings_to_json(const TrainSettings& v) {
+  nlohmann::json j = nlohmann::json::object();
+  for (const Setting& s : train_settings())
+    if (s.recorded && s.section.empty()) j[s.key] = nlohmann::json::parse(setting_json(s, v));
+  return j.dump();
+}
+
+std::vector<std::pair<std::string, std::string>> config_table(const std::string& config_json) {
+  const nlohmann::json j = nlohmann::json::parse(config_json, nullptr, false);
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!j.is_object()) return out;
+  auto text = [](const nlohmann::json& x) { return x.is_string() ? x.get<std::string>() : x.dump(); };
+  std::vector<std::string> shown;
+  for (const Setting& s : train_settings())
+    if (s.section.empty() && j.contains(s.key)) out.emplace_back(s.key, text(j[s.key])), shown.push_back(s.key);
+  for (const auto& [k, x] : j.items())
+    if (std::find(shown.begin(), shown.end(), k) == shown.end()) out.emplace_back(k, text(x));
+  return out;
+}
+
+}  // namespace ember::train

@@ -1,0 +1,200 @@
+// End-to-end tests of `ember train`'s settings table (ember/train/settings.h) through the real
+// binary: the new flags (--accumulate, --val-split, --early-stop, --device-resident) checked,
+// shown and recorded; --config TOML files with a [train] table; resumed manifests whose values
+// the flags would refuse (exit 2 with the flag's message, never a crash or a JSON exception).
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "e2e_util.h"
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+using e2e::Result;
+using e2e::run;
+
+class CliSettings : public e2e::Fixture {};
+
+json read_json(const fs::path& p) { return json::parse(e2e::read_text(p)); }
+void write_json(const fs::path& p, const json& j) { std::ofstream(p) << j.dump(2); }
+
+// Every file of a run directory with its bytes: "nothing was written" is an equality.
+std::map<std::string, std::string> snapshot(const fs::path& root) {
+  std::map<std::string, std::string> out;
+  for (const auto& e : fs::recursive_directory_iterator(root))
+    if (e.is_regular_file()) out[fs::relative(e.path(), root).string()] = e2e::read_text(e.path());
+  return out;
+}
+
+}  // namespace
+
+TEST_F(CliSettings, NewFlagsAreCheckedLikeEveryFlag) {
+  struct Case {
+    std::string args, piece;
+  };
+  const Case cases[] = {
+      {"--accumulate 0", "--accumulate must be at least 1 (got 0)"},
+      {"--accumulate 1.5", "--accumulate must be a whole number"},
+      {"--val-split 1", "--val-split must be at least 0 and less than 1 (got 1)"},
+      {"--val-split nan", "--val-split must be a finite number"},
+      {"--early-stop -1", "--early-stop must be at least 0 (got -1)"},
+      {"--optimizer adamm", "did you mean adam?"},
+      {"--schedule linear", "--schedule must be none, step, cosine or onecycle (got 'linear')"},
+  };
+  for (const Case& c : cases) {
+    Result r = run(tiny("bad") + " " + c.args);
+    EXPECT_EQ(r.code, 2) << c.args << "\n" << r.out;
+    EXPECT_HAS(r.out, c.piece);
+    EXPECT_FALSE(fs::exists(dir / "bad")) << c.args;
+  }
+  Result r = run("train --help");
+  EXPECT_HAS(r.out, "--accumulate");
+  EXPECT_HAS(r.out, "--val-split FLOAT:in [0, 1)=0.1");
+  EXPECT_HAS(r.out, "{sgd,adam,adamw}");
+  EXPECT_HAS(r.out, "onecycle (warm up to --lr");
+}
+
+// The banner says what the new settings do; config.json records them; a resume adopts the run's
+// own (a different --val-split is ignored with a warning) and may change --early-stop.
+TEST_F(CliSettings, NewSettingsAreShownRecordedAndResumed) {
+  Result r = run(tiny("run") + " --epochs 2 --accumulate 2 --val-split 0.25 --early-stop 3 --device-resident "
+                 "--schedule cosine --stop-after-steps 2");
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "(batch 32 x 2 accumulated = 64)");
+  EXPECT_HAS(r.out, "validation 25% of the training set, seeded: 66 samples");
+  EXPECT_HAS(r.out, "early stop after 3 epochs without a better validation accuracy");
+  EXPECT_HAS(r.out, "the whole dataset uploaded to cpu once (--device-resident)");
+  EXPECT_HAS(r.out, "data       fashion-mnist: 256 train, 64 test");
+  json cfg = read_json(dir / "run" / "config.json");
+  EXPECT_EQ(cfg["accumulate"], 2);
+  EXPECT_EQ(cfg["val_split"], 0.25);
+  EXPECT_EQ(cfg["early_stop_patience"], 3);
+  EXPECT_EQ(cfg["device_resident"], true);
+  r = run("train --resume " + (dir / "run").string() + " --val-split 0.5 --early-stop 1 --stop-after-steps 3");
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "--val-split is ignored with --resume: the run was started with val_split = 0.25");
+  EXPECT_HAS(r.out, "validation 25% of the training set, seeded: 66 samples");
+  EXPECT_HAS(r.out, "early stop after 1 epoch without a better validation accuracy");
+  cfg = read_json(dir / "run" / "config.json");
+  EXPECT_EQ(cfg["val_split"], 0.25);
+  EXPECT_EQ(cfg["early_stop_patience"], 1);
+  // --val-split 0: no validation set, as before the flag existed.
+  r = run(tiny("plain") + " --val-split 0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "validation none (--val-split 0)");
+  EXPECT_HAS(r.out, "train loss  train acc  test loss");
+  // A run with validation shows its columns beside the test set's, in the report too.
+  r = run(tiny("val"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "validation 10% of the training set, seeded: 30 samples");
+  EXPECT_HAS(r.out, "train            val             test");
+  const std::string html = e2e::read_text(dir / "val" / "report.html");
+  EXPECT_HAS(html, "<th>val acc</th>");
+  EXPECT_HAS(html, "<th>test acc</th>");
+  EXPECT_HAS(html, "<th>val_split</th><td>0.1</td>");
+}
+
+// A run from before --val-split and --accumulate resumes as it was trained: no validation split,
+// one micro-batch per step (not today's defaults).
+TEST_F(CliSettings, OldRunsResumeWithoutTheNewSettings) {
+  ASSERT_EQ(run(tiny("old") + " --epochs 2 --val-split 0 --stop-after-steps 3").code, 130);
+  const fs::path manifest = dir / "old" / "checkpoints" / "latest.json";
+  json m = read_json(manifest);
+  for (const char* k : {"val_split", "accumulate", "early_stop_patience", "device_resident"}) m["config"].erase(k);
+  write_json(manifest, m);
+  Result r = run("train --resume " + (dir / "old").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "validation none (--val-split 0)");
+  EXPECT_HAS(r.out, "(batch 32)");
+}
+
+TEST_F(CliSettings, ConfigFileWithATrainTableAndFlagsOverridingIt) {
+  std::ofstream(dir / "cfg.toml") << "# ember train settings\n"
+                                     "name = \"from-config\"\n"
+                                     "[train]\n"
+                                     "epochs = 3\n"
+                                     "batch-size = 64\n"
+                                     "learning_rate = 0.002\n"
+                                     "optimizer = \"sgd\"\n"
+                                     "val_split = 0.2\n"
+                                     "threads = 2\n"
+                                     "data-dir = \"" + data.string() + "\"\n";
+  Result r = run("train --config " + (dir / "cfg.toml").string() + " --epochs 1 --run-dir " + (dir / "c").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  json cfg = read_json(dir / "c" / "config.json");
+  EXPECT_EQ(cfg["epochs"], 1);  // the flag wins
+  EXPECT_EQ(cfg["batch_size"], 64);
+  EXPECT_EQ(cfg["lr"], 0.002);
+  EXPECT_EQ(cfg["optimizer"], "sgd");
+  EXPECT_EQ(cfg["val_split"], 0.2);
+  EXPECT_EQ(cfg["name"], "from-config");
+  // An inline table is the same [train] table.
+  std::ofstream(dir / "inline.toml") << "train = { epochs = 1, batch_size = 32, threads = 2, data_dir = \"" +
+                                            data.string() + "\" }\n";
+  r = run("train --config " + (dir / "inline.toml").string() + " --run-dir " + (dir / "i").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(read_json(dir / "i" / "config.json")["batch_size"], 32);
+
+  // Mistakes: the file and line, the key, the expected type; exit 2 and nothing written.
+  struct Case {
+    std::string text, piece;
+  };
+  const std::string at = "config file '" + (dir / "bad.toml").string() + "', line ";
+  const Case cases[] = {
+      {"[train]\nepochs = 1\nbatch_sise = 32\n", at + "3: unknown setting \"train.batch_sise\"; did you mean batch_size?"},
+      {"[train]\nepochs = \"1\"\n", at + "2: \"train.epochs\" must be an integer, it is the string \"1\""},
+      {"[train]\nlr = [0.1, 0.01]\n", at + "2: \"train.lr\" must be a number, it is an array"},
+      {"optimizer = { name = \"sgd\" }\n", at + "1: \"optimizer\" must be a string, it is a table"},
+      {"[train]\nbatch_size = 0\n", at + "2: train.batch_size = 0: --batch-size must be at least 1 (got 0)"},
+      {"lr = nan\n", "--lr must be a finite number"},
+      {"[trian]\nepochs = 1\n", "did you mean [train]?"},
+      {"epochs = \n", "not valid TOML"},
+  };
+  for (const Case& c : cases) {
+    std::ofstream(dir / "bad.toml") << c.text;
+    r = run(tiny("bad") + " --config " + (dir / "bad.toml").string());
+    EXPECT_EQ(r.code, 2) << c.text << "\n" << r.out;
+    EXPECT_HAS(r.out, c.piece);
+    EXPECT_EQ(r.out.find("arguments were not expected"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "bad")) << c.text;
+  }
+}
+
+// Issue 11: values a flag refuses, found in a resumed manifest, used to crash the run (batch_size
+// 0: SIGFPE; threads 100000: SIGSEGV) or print "internal error: [json.exception.type_error.302]".
+// Each is now the flag's message naming the manifest, exit 2, with the run directory untouched.
+TEST_F(CliSettings, ResumingAManifestWithBadValuesIsAUsageError) {
+  ASSERT_EQ(run(tiny("run") + " --epochs 2 --stop-after-steps 3").code, 130);
+  const fs::path manifest = dir / "run" / "checkpoints" / "latest.json";
+  const json good = read_json(manifest);
+  struct Case {
+    const char* key;
+    json value;
+    const char* piece;
+  };
+  const Case cases[] = {
+      {"batch_size", 0, "--batch-size must be at least 1 (got 0)"},
+      {"threads", 100000, "--threads must be between 0 and 1024 (got 100000)"},
+      {"batch_size", "abc", "\"config.batch_size\" must be an integer, it is the string \"abc\""},
+      {"accumulate", 0, "--accumulate must be at least 1 (got 0)"},
+      {"val_split", 2.0, "--val-split must be at least 0 and less than 1 (got 2)"},
+      {"optimizer", "rmsprop", "--optimizer must be sgd, adam or adamw (got 'rmsprop')"},
+  };
+  for (const Case& c : cases) {
+    json edited = good;
+    edited["config"][c.key] = c.value;
+    write_json(manifest, edited);
+    const auto before = snapshot(dir / "run");
+    Result r = run("train --resume " + (dir / "run").string());
+    EXPECT_EQ(r.code, 2) << c.key << " = " << c.value << "\n" << r.out;
+    EXPECT_HAS(r.out, c.piece);
+    EXPECT_HAS(r.out, "checkpoint manifest '" + manifest.string() + "'");
+    EXPECT_EQ(r.out.find("internal error"), std::string::npos) << r.out;
+    EXPECT_TRUE(snapshot(dir / "run") == before) << c.key << ": the run directory was changed";
+  }
+}
