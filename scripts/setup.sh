@@ -15,4 +15,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
   libgloo-dev openmpi-bin \
+  python3-venv  `# tests/export: a cached venv with onnx + onnxruntime from PyPI` \
   patchelf xz-utils  # scripts/gpu-bundle.sh

@@ -8,6 +8,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${EMBER_JOBS:-$(nproc)}
 export CCACHE_DIR=${CCACHE_DIR:-$root/.cache/ccache}
+# tests/export's Python venv (onnx, onnxruntime from PyPI): one for both builds, kept between runs.
+export EMBER_PY_VENV=${EMBER_PY_VENV:-$root/.cache/py-venv-export}
+export EMBER_VENVS=${EMBER_VENVS:-$root/.cache/venvs}  # tests/python/venv.sh (tensorboard)
 
 echo "== Release build (EMBER_CUDA=AUTO)"
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=AUTO >/dev/null
@@ -20,10 +23,12 @@ echo "== ASan + UBSan build (CPU)"
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DEMBER_SANITIZE=ON -DEMBER_CUDA=OFF \
   -DEMBER_BUILD_BENCH=OFF -DCMAKE_CXX_FLAGS="-O1" >/dev/null
 cmake --build build-asan -j "$jobs"
+# The Python interop tests (labels python, export) check file formats against PyPI's readers; they
+# ran in the Release suite, and the same writers run under the sanitizers in the e2e tests.
 # OpenMP's runtime keeps thread-local state that LeakSanitizer reports as leaks; we check leaks in
 # the fuzzers (no OpenMP there) instead.
 (cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-   ctest --output-on-failure -j "$jobs" --timeout 1800 -LE install)
+   ctest --output-on-failure -j "$jobs" --timeout 1800 -LE "install|python|export")
 
 echo "== libFuzzer (bounded)"
 bash scripts/run-fuzz.sh "${EMBER_FUZZ_SECONDS:-20}"

@@ -38,6 +38,7 @@ void register_eval(CLI::App& root, Runner& run);  // eval and predict
 void register_doctor(CLI::App& root, Runner& run);
 void register_bench(CLI::App& root, Runner& run);
 void register_data(CLI::App& root, Runner& run);
+void register_export(CLI::App& root, Runner& run);  // export.cpp
 
 // Prints "ember: warning: ..." on stderr.
 void warn(const std::string& msg);

@@ -175,15 +175,16 @@ const KnownDataset& known_dataset(const std::string& name) {
        {0.2860f},
        {0.3530f},
        "install the Debian package (`apt-get install dataset-fashion-mnist`) or run "
-       "`ember data fetch fashion-mnist`"},
-      {"mnist", numbered_classes(10), {0.1307f}, {0.3081f}, "run `ember data fetch mnist`"},
+       "`ember data fetch fashion-mnist`",
+       1, 28},
+      {"mnist", numbered_classes(10), {0.1307f}, {0.3081f}, "run `ember data fetch mnist`", 1, 28},
       {"cifar10",
        {"airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship", "truck"},
        {0.4914f, 0.4822f, 0.4465f},
        {0.2470f, 0.2435f, 0.2616f},
-       "run `ember data fetch cifar10`"},
+       "run `ember data fetch cifar10`", 3, 32},
       {"cifar100", numbered_classes(100), {0.5071f, 0.4865f, 0.4409f}, {0.2673f, 0.2564f, 0.2762f},
-       "run `ember data fetch cifar100`"},
+       "run `ember data fetch cifar100`", 3, 32},
   };
   for (const auto& k : known) {
     if (k.name == name) return k;

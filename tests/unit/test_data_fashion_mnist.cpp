@@ -19,6 +19,9 @@ TEST(DataFashionMnist, LoadsByNameAndRunsAnEpoch) {
   EXPECT_EQ(ds.labels.to_vector<int64_t>()[0], 9);
   EXPECT_EQ(ds.labels.to_vector<int64_t>()[3], 3);
   EXPECT_EQ(ds.classes[9], "Ankle boot");
+  // The table `ember export` reads the input shape from, without loading the data.
+  EXPECT_EQ((Shape{known_dataset("fashion-mnist").channels, known_dataset("fashion-mnist").size}), (Shape{ds.channels(), ds.height()}));
+  EXPECT_EQ(ds.height(), ds.width());
   EXPECT_LE(double(ds.nbytes()), 1.1 * (47040000.0 + 60000 * 8));  // uint8 once + int64 labels
 
   // The known mean/std match the pixels.

@@ -131,6 +131,7 @@ struct KnownDataset {
   std::vector<std::string> classes;
   std::vector<float> mean, std;       // of the training set, [0, 1] scale
   std::string install_hint;           // how to get it when missing
+  int64_t channels = 0, size = 0;     // geometry of one sample: (channels, size, size)
 };
 // The names ember knows: fashion-mnist, mnist, cifar10, cifar100. Throws ValueError otherwise
 // (the message lists the known names).

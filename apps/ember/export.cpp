@@ -1,0 +1,80 @@
+// ember export RUN|CHECKPOINT --format onnx|safetensors -o FILE: a trained model as an ONNX graph
+// (onnxruntime and other runtimes) or a PyTorch-keyed safetensors state dict (load_state_dict).
+#include <fmt/format.h>
+
+#include <filesystem>
+
+#include "cli.h"
+#include "ember/io/onnx.h"
+#include "ember/io/safetensors.h"
+#include "ember/train/export.h"
+
+namespace ember::cli {
+namespace fs = std::filesystem;
+namespace {
+
+struct ExportOpts {
+  std::string path, format, output, model, data;
+};
+
+// --format, or the output file's extension when it is not given.
+std::string export_format(const ExportOpts& o) {
+  if (!o.format.empty()) return o.format;
+  const std::string ext = fs::path(o.output).extension().string();
+  if (ext == ".onnx") return "onnx";
+  if (ext == ".safetensors") return "safetensors";
+  throw UsageError(fmt::format("cannot tell the format from '{}'", o.output),
+                   "pass --format onnx or --format safetensors (or name the file *.onnx / *.safetensors)");
+}
+
+int run_export(const ExportOpts& o) {
+  const std::string format = export_format(o);
+  train::ExportSource s = train::load_export_source(o.path, {o.model, o.data});
+  std::error_code ec;
+  if (fs::exists(o.output) && fs::equivalent(o.output, s.weights, ec))
+    throw UsageError(fmt::format("-o '{}' is the checkpoint's own weights file", o.output),
+                     "write the export to a new file");
+  const int64_t params = s.model->num_parameters();
+  const std::string input = fmt::format("({}, {}, {})", s.input_shape[0], s.input_shape[1], s.input_shape[2]);
+  if (format == "onnx") {
+    const io::OnnxModel m = train::export_onnx(s);
+    const std::vector<uint8_t> bytes = io::onnx_serialize(m);
+    io::onnx_save(o.output, m);
+    fmt::print("wrote {} (ONNX opset {}, IR {}, {} nodes, {} parameters, {:.2f} MB)\n", o.output, m.opset, m.ir_version,
+               m.graph.nodes.size(), params, double(bytes.size()) / 1e6);
+    fmt::print("  model  {} trained on {}, epoch {}, step {}\n", s.model_name, s.dataset, s.manifest.epoch,
+               s.manifest.step);
+    fmt::print("  input  \"input\": float32 (batch, {}, {}, {}), pixel / 255; normalised inside the graph "
+               "(mean {}, std {})\n",
+               s.input_shape[0], s.input_shape[1], s.input_shape[2], fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
+    fmt::print("  output \"logits\": float32 (batch, {})\n", s.classes.size());
+  } else {
+    const io::StFile f = train::export_state_dict(s);
+    io::st_save(o.output, f);
+    fmt::print("wrote {} (safetensors, {} tensors, {} parameters, PyTorch state_dict keys)\n", o.output,
+               f.tensors.size(), params);
+    fmt::print("  model  {} trained on {}, epoch {}, step {}; input {} normalised with mean {}, std {}\n", s.model_name,
+               s.dataset, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+void register_export(CLI::App& root, Runner& run) {
+  auto o = std::make_shared<ExportOpts>();
+  auto* e = root.add_subcommand("export", "Write a trained model as ONNX (opset 17) or a PyTorch safetensors state dict");
+  e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
+  e->add_option("--format", o->format, "onnx or safetensors (default: from the -o file's extension)")
+      ->check(CLI::IsMember({"onnx", "safetensors"}));
+  e->add_option("-o,--output", o->output, "The file to write")->required();
+  e->add_option("--model", o->model, "Model name or spec file (default: from the checkpoint)");
+  e->add_option("--data", o->data, "Dataset the model was trained on (default: from the checkpoint)");
+  e->footer(
+      "ONNX: input \"input\" float32 (batch, C, H, W) holding pixel / 255, normalised inside the graph; output "
+      "\"logits\". safetensors: the model's state_dict with PyTorch's key names (load_state_dict(strict=True)); "
+      "__metadata__ holds the model, dataset, input shape, mean, std and class names. See docs/export.md.");
+  e->callback([&run, o] { run = [o] { return run_export(*o); }; });
+}
+
+}  // namespace ember::cli

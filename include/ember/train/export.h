@@ -1,0 +1,58 @@
+// `ember export`: a trained run's model leaves ember as an ONNX graph or as a PyTorch-style
+// safetensors state dict, each carrying what a user needs to feed it (input shape, normalisation,
+// class names). docs/export.md shows the commands and the Python that loads the files.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/io/onnx.h"
+#include "ember/io/safetensors.h"
+#include "ember/nn/module.h"
+#include "ember/train/checkpoint.h"
+
+namespace ember::train {
+
+// A checkpoint's model with its weights loaded, in eval mode on the CPU, and what its input is.
+struct ExportSource {
+  std::shared_ptr<nn::Module> model;
+  std::string model_name;              // zoo name, or the spec's file name ("my_net.toml")
+  std::string model_spec;              // the spec's TOML text; "" for zoo models
+  std::string dataset;                 // "fashion-mnist", "image-folder", ...
+  std::vector<int64_t> input_shape;    // (C, H, W)
+  std::vector<float> mean, std;        // per channel, [0, 1] scale: x = (pixel / 255 - mean) / std
+  std::vector<std::string> classes;    // label i is classes[i]
+  CheckpointManifest manifest;
+  std::filesystem::path weights;       // the safetensors file the weights came from
+};
+
+struct ExportOverrides {
+  std::string model;  // --model: a zoo name or spec file, when the checkpoint does not say
+  std::string data;   // --data: a known dataset name, when the checkpoint does not say
+};
+
+// Loads what load_checkpoint accepts (a run directory, its checkpoints/ directory, a manifest, a
+// step-N.safetensors inside a run, or a bare safetensors file with ember's __metadata__). The model
+// comes from the manifest (a spec model from the run's copy of the spec) or the file's metadata;
+// the input from the dataset's known geometry and statistics, or, for image-folder runs, from the
+// run's config (image_folder: image_size, channels, classes, mean, std). No dataset file is read.
+// Throws IOError / FormatError as load_checkpoint, ValueError when the model or data is unknown
+// (the hint names --model / --data), FormatError when the weights do not fit the model.
+ExportSource load_export_source(const std::filesystem::path& path, const ExportOverrides& overrides = {});
+
+// The `__metadata__` of an exported file (and the ONNX metadata_props): ember_version, model,
+// model_spec (spec models), dataset, input_shape, mean, std, classes (lists as JSON text),
+// input ("float32 (N, C, H, W), pixel / 255; normalised inside the graph" or the state dict note).
+std::map<std::string, std::string> export_metadata(const ExportSource& source);
+
+// The ONNX graph (nn::to_onnx) with the normalisation folded in as Sub/Div nodes.
+io::OnnxModel export_onnx(const ExportSource& source);
+
+// The model's state_dict under PyTorch's key names (no "model/" prefix, no optimizer or scheduler
+// state), float tensors as float32, num_batches_tracked as int64, plus export_metadata().
+io::StFile export_state_dict(const ExportSource& source);
+
+}  // namespace ember::train
