@@ -25,6 +25,7 @@
 #include <vector>
 
 #include <ember/ember.h>
+#include <ember/train/step.h>
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -44,23 +45,24 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// One model, optimizer and fixed batch, stepped by the training engine's TrainStep (train/step.h:
+// zero_grad, forward, cross-entropy, backward, update), the step `ember train` runs.
 struct Trainer {
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<optim::SGD> opt;
-  Tensor x, y;
-  Trainer(const std::string& name, int64_t batch) {
+  std::unique_ptr<train::TrainStep> engine_step;
+  data::Batch batch;
+  Trainer(const std::string& name, int64_t batch_size) {
     Generator gen(1234);
     model = models::create(name, 10, 1, 28, &gen);
     model->train();
     opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
-    x = randn({batch, 1, 28, 28}, {}, &gen);
-    y = randint(0, 10, {batch}, {.dtype = DType::Int64}, &gen);
+    batch.x = randn({batch_size, 1, 28, 28}, {}, &gen);
+    batch.y = randint(0, 10, {batch_size}, {.dtype = DType::Int64}, &gen);
+    engine_step = std::make_unique<train::TrainStep>(*model, *opt);
   }
   void step() {
-    Tensor loss = F::cross_entropy(model->forward(x), y);
-    opt->zero_grad();
-    loss.backward();
-    opt->step();
+    engine_step->run(1, batch.y.numel(), [this] { return batch; });
   }
 };
 
@@ -181,7 +183,7 @@ int main(int argc, char** argv) {
       Trainer inf(m, 256);
       inf.model->eval();
       NoGradGuard ng;
-      infer = throughput([&] { (void)inf.model->forward(inf.x); }, 256, 2, infer_steps(m), reps);
+      infer = throughput([&] { (void)inf.model->forward(inf.batch.x); }, 256, 2, infer_steps(m), reps);
     }
     results[m] = {train, infer};
     if (!json) std::printf("%-10s train %9.1f samples/s   infer %9.1f samples/s\n", m.c_str(), train, infer);

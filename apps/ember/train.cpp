@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <time.h>
@@ -191,7 +192,6 @@ int run_train(TrainConfig c, CLI::App& app) {
   RunData rd = load_run_data(c.data, data_dir, c.folder, c.seed, c.limit_train, c.limit_test);
   const data::Dataset& train_ds = rd.train;
   const data::Dataset& test_ds = rd.test;
-  const data::Dataset& epoch_eval_ds = rd.val.size() ? rd.val : rd.test;  // val/ when the folder has one
   warn_batch_larger_than_set(c.batch_size, train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
@@ -282,7 +282,8 @@ int run_train(TrainConfig c, CLI::App& app) {
   fo.config_json = cfg.dump();
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
-  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, epoch_eval_ds, fo);
+  if (rd.val.size()) fo.val = &rd.val;  // val/ when the folder has one: selection uses it, test/ is reported
+  train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
   // ---- the run directory: created and owned only now that the start is known to work ----
@@ -310,9 +311,16 @@ int run_train(TrainConfig c, CLI::App& app) {
                  "data wait", "seconds");
       header = true;
     }
+    const bool val = !std::isnan(s.val_acc);
     fmt::print("{:>5}  {:>10.4f}  {:>8.2f}%  {:>9.4f}  {:>7.2f}%  {:>9.0f}  {:>8.1f}%  {:>7.1f}\n", s.epoch, s.train_loss,
-               100 * s.train_acc, s.test_loss, 100 * s.test_acc, s.samples_per_s, 100 * s.data_wait, s.seconds);
+               100 * s.train_acc, val ? s.val_loss : s.test_loss, 100 * (val ? s.val_acc : s.test_acc), s.samples_per_s,
+               100 * s.data_wait, s.seconds);
     std::fflush(stdout);
+  };
+  fitter.on_oom = [](const train::OomEvent& e) {
+    warn(fmt::format("out of memory at micro-batch {}: continuing with micro-batches of {} x accumulate {} (the same "
+                     "{} samples per optimizer step)", e.micro_batch, e.new_micro_batch, e.new_accumulate,
+                     e.new_micro_batch * e.new_accumulate));
   };
   const auto t0 = std::chrono::steady_clock::now();
   train::FitResult r = fitter.run();
@@ -321,7 +329,7 @@ int run_train(TrainConfig c, CLI::App& app) {
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
                      model->num_parameters()};
-  if (r.status == train::FitStatus::NonFiniteLoss) {
+  if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory) {
     write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
                                ? fmt::format("the last good checkpoint is {}/checkpoints/latest.json", run_dir.string())
@@ -336,6 +344,7 @@ int run_train(TrainConfig c, CLI::App& app) {
     fmt::print("resume with: ember train --resume {}\n", run_dir.string());
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
+  if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
   train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),

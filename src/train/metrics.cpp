@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -25,6 +26,7 @@ std::string to_json_line(const MetricRecord& r) {
   j["kind"] = r.kind;
   j["epoch"] = r.epoch;
   j["step"] = r.step;
+  if (r.time > 0) j["time"] = r.time;
   for (const auto& [k, v] : r.values) j[k] = std::isfinite(v) ? nlohmann::ordered_json(v) : nlohmann::ordered_json(nullptr);
   return j.dump();
 }
@@ -42,7 +44,13 @@ MetricsWriter::~MetricsWriter() {
   if (f_) std::fclose(f_);
 }
 
-void MetricsWriter::write(const MetricRecord& r) {
+double unix_time() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+void MetricsWriter::write(const MetricRecord& r_in) {
+  MetricRecord r = r_in;
+  if (r.time <= 0) r.time = unix_time();
   std::string line = to_json_line(r) + "\n";
   if (std::fwrite(line.data(), 1, line.size(), f_) != line.size() || std::fflush(f_) != 0)
     throw IOError(fmt::format("cannot write metrics file '{}': {}", path_.string(), std::strerror(errno)));
@@ -62,6 +70,10 @@ std::vector<MetricRecord> read_metrics(const std::filesystem::path& path) {
     r.step = j.value("step", int64_t(0));
     for (const auto& [k, v] : j.items()) {
       if (k == "kind" || k == "epoch" || k == "step") continue;
+      if (k == "time") {
+        if (v.is_number()) r.time = v.get<double>();
+        continue;
+      }
       if (v.is_number()) r.values.emplace_back(k, v.get<double>());
       else if (v.is_null()) r.values.emplace_back(k, NAN);
     }
