@@ -345,7 +345,9 @@ int run_train(TrainConfig c, CLI::App& app) {
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
-  train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
+  // After an out-of-memory halving, the final evaluation uses the micro-batch that fitted.
+  const int64_t eval_batch = r.oom_events.empty() ? 256 : r.micro_batch;
+  train::EvalResult ev = train::evaluate(*model, test_ds, eval_batch, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
