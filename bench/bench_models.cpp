@@ -27,6 +27,7 @@
 #include <vector>
 
 #include <ember/ember.h>
+#include <ember/train/step.h>
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -46,28 +47,24 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
+// One model, optimizer and fixed batch, stepped by the training engine's TrainStep (train/step.h:
+// zero_grad, forward, cross-entropy, backward, update), the step `ember train` runs.
 struct Trainer {
   std::shared_ptr<nn::Module> model;
   std::unique_ptr<optim::SGD> opt;
-  Tensor x, y;
-  Trainer(const std::string& name, int64_t batch) {
+  std::unique_ptr<train::TrainStep> engine_step;
+  data::Batch batch;
+  Trainer(const std::string& name, int64_t batch_size) {
     Generator gen(1234);
     model = models::create(name, 10, 1, 28, &gen);
     model->train();
     opt = std::make_unique<optim::SGD>(model->parameters(), optim::SGDOptions{.lr = 0.01, .momentum = 0.9});
-    x = randn({batch, 1, 28, 28}, {}, &gen);
-    y = randint(0, 10, {batch}, {.dtype = DType::Int64}, &gen);
+    batch.x = randn({batch_size, 1, 28, 28}, {}, &gen);
+    batch.y = randint(0, 10, {batch_size}, {.dtype = DType::Int64}, &gen);
+    engine_step = std::make_unique<train::TrainStep>(*model, *opt);
   }
-  bool bf16 = false;
   void step() {
-    Tensor loss;
-    {
-      autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
-      loss = F::cross_entropy(model->forward(x), y);
-    }
-    opt->zero_grad();
-    loss.backward();
-    opt->step();
+    engine_step->run(1, batch.y.numel(), [this] { return batch; });
   }
 };
 
@@ -190,7 +187,7 @@ int main(int argc, char** argv) {
     double train = 0, infer = 0;
     if (only != "infer" && only != "gemm") {
       Trainer t(m, 64);
-      t.bf16 = bf16;
+      if (bf16) t.engine_step->set_precision(std::make_shared<train::AutocastPolicy>(DeviceType::CPU));
       train = throughput([&] { t.step(); }, 64, 3, train_steps(m), reps);
     }
     if (only != "train" && only != "gemm") {
@@ -198,7 +195,7 @@ int main(int argc, char** argv) {
       inf.model->eval();
       NoGradGuard ng;
       autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
-      infer = throughput([&] { (void)inf.model->forward(inf.x); }, 256, 2, infer_steps(m), reps);
+      infer = throughput([&] { (void)inf.model->forward(inf.batch.x); }, 256, 2, infer_steps(m), reps);
     }
     results[m] = {train, infer};
     if (!json) std::printf("%-10s train %9.1f samples/s   infer %9.1f samples/s\n", m.c_str(), train, infer);

@@ -11,6 +11,7 @@
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/optim/optimizer.h"
+#include "ember/train/step.h"
 
 namespace ember::cli {
 namespace {
@@ -39,21 +40,24 @@ std::vector<Device> bench_devices(const std::string& spec) {
   return devices;
 }
 
-// Samples/s of `steps` SGD steps (momentum 0.9) on random inputs, after `warmup` untimed steps.
+// Samples/s of `steps` SGD steps (momentum 0.9) of the training engine's TrainStep on random
+// inputs, after `warmup` untimed steps.
 double samples_per_second(const std::string& name, int64_t bs, Device dev, const TrainBenchOpts& o) {
   const int64_t ch = name == "alexnet_cifar" ? 3 : 1, size = name == "alexnet_cifar" ? 32 : 28;
   Generator gen(0);
   auto model = models::create(name, 10, ch, size, &gen);
   model->to(dev);
   optim::SGD opt(model->parameters(), {.lr = 0.01, .momentum = 0.9});
-  Tensor x = randn({bs, ch, size, size}, {.device = dev}, &gen);
-  Tensor y = randint(0, 10, {bs}, {.dtype = DType::Int64, .device = dev}, &gen);
+  data::Batch batch;
+  batch.x = randn({bs, ch, size, size}, {.device = dev}, &gen);
+  batch.y = randint(0, 10, {bs}, {.dtype = DType::Int64, .device = dev}, &gen);
+  // The training engine's step (train/step.h), on one fixed batch: what `ember train` runs per step.
+  train::TrainStep step(*model, opt);
+  train::DeviceMetrics sums;
   auto one = [&] {
-    Tensor loss = nn::functional::cross_entropy((*model)(x), y);
-    opt.zero_grad();
-    loss.backward();
-    opt.step();
-    (void)loss.item<float>();  // synchronises with the device
+    step.run(1, bs, [&] { return batch; }, &sums);
+    (void)sums.read();  // synchronises with the device
+    sums.reset();
   };
   for (int64_t i = 0; i < o.warmup; ++i) one();
   auto t0 = BenchClock::now();

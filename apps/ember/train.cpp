@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <csignal>
 #include <ctime>
 #include <time.h>
@@ -239,8 +240,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   std::unique_ptr<optim::Optimizer> opt =
       optim::find_optimizer(c.optimizer).make(model->parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
   // Optimizer steps: each takes --accumulate micro-batches of --batch-size.
-  const int64_t batches_per_epoch = (train_ds.size() + c.batch_size - 1) / c.batch_size;
-  const int64_t steps_per_epoch = (batches_per_epoch + c.accumulate - 1) / c.accumulate;
+  const int64_t steps_per_epoch = train::optimizer_steps_per_epoch(train_ds.size(), c.batch_size, c.accumulate);
   if (!given(train::setting("log_every"))) c.log_every = default_log_every(steps_per_epoch * c.epochs);
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
   std::unique_ptr<optim::LRScheduler> sched =
@@ -337,6 +337,11 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   if (created) created->keep();
 
   fitter.on_epoch = [&, table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
+  fitter.on_oom = [](const train::OomEvent& e) {
+    warn(fmt::format("out of memory at micro-batch {}: continuing with micro-batches of {} x accumulate {} (the same "
+                     "{} samples per optimizer step)", e.micro_batch, e.new_micro_batch, e.new_accumulate,
+                     e.new_micro_batch * e.new_accumulate));
+  };
   const auto t0 = std::chrono::steady_clock::now();
   train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -344,7 +349,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
                      model->num_parameters()};
-  if (r.status == train::FitStatus::NonFiniteLoss) {
+  if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory) {
     write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
                                ? fmt::format("the last good checkpoint is {}/checkpoints/latest.json", run_dir.string())
@@ -359,7 +364,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     fmt::print("resume with: ember train --resume {}\n", run_dir.string());
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
-  train::EvalResult ev = train::evaluate(*model, test_ds, 256, dev.device, c.workers);
+  if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
+  // After an out-of-memory halving, the final evaluation uses the micro-batch that fitted.
+  const int64_t eval_batch = r.oom_events.empty() ? 256 : r.micro_batch;
+  train::EvalResult ev = train::evaluate(*model, test_ds, eval_batch, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);

@@ -1,7 +1,9 @@
 // Storage and the CPU allocator. The CPU allocator is 64-byte aligned and keeps freed blocks in
-// per-size free lists (capped), so the same shapes allocated every training step are reused.
+// per-size free lists (capped), so the same shapes allocated every training step are reused. It
+// counts live bytes with one atomic and enforces the memory cap (memory.h) with it.
 #include "ember/core/storage.h"
 
+#include <cctype>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -15,10 +17,71 @@
 namespace ember {
 
 namespace {
+std::atomic<uint64_t> g_memory_cap{0};
+
+std::string bytes_text(uint64_t b) {
+  return b >= (uint64_t(1) << 20) ? detail::cat(b / (uint64_t(1) << 20), " MiB (", b, " bytes)")
+                                  : detail::cat(b, " bytes");
+}
+
+// EMBER_MEMORY_CAP, read once before the first allocation.
+void read_memory_cap_env() {
+  const char* v = std::getenv("EMBER_MEMORY_CAP");
+  if (v != nullptr && *v != '\0') g_memory_cap.store(parse_byte_size(v, "EMBER_MEMORY_CAP"));
+}
+
 class CpuAllocator final : public Allocator {
  public:
   void* allocate(size_t nbytes, Device) override {
     size_t rounded = round(nbytes);
+    count_live(rounded, nbytes);
+    try {
+      return take(rounded, nbytes);
+    } catch (...) {
+      live_.fetch_sub(rounded, std::memory_order_relaxed);
+      throw;
+    }
+  }
+  void deallocate(void* p, size_t nbytes, Device) noexcept override {
+    if (p == nullptr) return;
+    size_t rounded = round(nbytes);
+    live_.fetch_sub(rounded, std::memory_order_relaxed);
+    std::lock_guard<std::mutex> lock(mu_);
+    if (rounded <= kMaxCachedBlock && cached_bytes_ + rounded <= kMaxCachedTotal) {
+      try {
+        free_[rounded].push_back(p);
+        cached_bytes_ += rounded;
+        return;
+      } catch (...) {
+      }
+    }
+    std::free(p);
+  }
+  void empty_cache() override { release_cache(); }
+  MemoryUsage usage(Device) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return {live_.load(), peak_.load(), cached_bytes_};
+  }
+  void reset_peak(Device) override { peak_.store(live_.load()); }
+  ~CpuAllocator() override { release_cache(); }
+
+ private:
+  // Adds a block to the live count; over the cap, takes it back and throws as a failed malloc would.
+  void count_live(size_t rounded, size_t nbytes) {
+    const uint64_t now = live_.fetch_add(rounded, std::memory_order_relaxed) + rounded;
+    const uint64_t cap = g_memory_cap.load(std::memory_order_relaxed);
+    if (cap != 0 && now > cap) [[unlikely]] {
+      live_.fetch_sub(rounded, std::memory_order_relaxed);
+      throw OutOfMemoryError(detail::cat("CPU out of memory: tried to allocate ", bytes_text(nbytes), " with ",
+                                         bytes_text(now - rounded), " in use, over the memory cap of ",
+                                         bytes_text(cap)),
+                             "reduce --batch-size, or raise the cap (EMBER_MEMORY_CAP / set_memory_cap)");
+    }
+    uint64_t p = peak_.load(std::memory_order_relaxed);
+    while (now > p && !peak_.compare_exchange_weak(p, now, std::memory_order_relaxed)) {
+    }
+  }
+  void* take(size_t rounded, size_t nbytes) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = free_.find(rounded);
@@ -39,20 +102,6 @@ class CpuAllocator final : public Allocator {
                              "reduce --batch-size or the model size");
     return p;
   }
-  void deallocate(void* p, size_t nbytes, Device) noexcept override {
-    if (p == nullptr) return;
-    size_t rounded = round(nbytes);
-    std::lock_guard<std::mutex> lock(mu_);
-    if (rounded <= kMaxCachedBlock && cached_bytes_ + rounded <= kMaxCachedTotal) {
-      try {
-        free_[rounded].push_back(p);
-        cached_bytes_ += rounded;
-        return;
-      } catch (...) {
-      }
-    }
-    std::free(p);
-  }
   void release_cache() {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& [size, v] : free_)
@@ -60,15 +109,13 @@ class CpuAllocator final : public Allocator {
     free_.clear();
     cached_bytes_ = 0;
   }
-  ~CpuAllocator() override { release_cache(); }
-
- private:
   static size_t round(size_t n) { return n == 0 ? 64 : (n + 63) / 64 * 64; }
   static constexpr size_t kMaxCachedBlock = size_t(64) << 20;
   static constexpr size_t kMaxCachedTotal = size_t(512) << 20;
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::unordered_map<size_t, std::vector<void*>> free_;
   size_t cached_bytes_ = 0;
+  std::atomic<uint64_t> live_{0}, peak_{0};
 };
 
 Allocator*& slot(DeviceType t) {
@@ -79,7 +126,7 @@ Allocator*& slot(DeviceType t) {
 
 Allocator* get_allocator(DeviceType type) {
   if (type == DeviceType::CPU) {
-    static CpuAllocator* cpu = new CpuAllocator();  // leaked on purpose: outlives static tensors
+    static CpuAllocator* cpu = (read_memory_cap_env(), new CpuAllocator());  // leaked on purpose: outlives static tensors
     return cpu;
   }
   Allocator* a = slot(type);
@@ -88,6 +135,54 @@ Allocator* get_allocator(DeviceType type) {
   return a;
 }
 void set_allocator(DeviceType type, Allocator* allocator) { slot(type) = allocator; }
+
+void set_memory_cap(uint64_t bytes) {
+  get_allocator(DeviceType::CPU);  // the environment's cap first, so this call wins over it
+  g_memory_cap.store(bytes);
+}
+uint64_t memory_cap() {
+  get_allocator(DeviceType::CPU);
+  return g_memory_cap.load();
+}
+MemoryUsage memory_usage(Device device) {
+  const Allocator* a = device.is_cpu() ? get_allocator(DeviceType::CPU) : slot(device.type);
+  return a ? a->usage(device) : MemoryUsage{};
+}
+void reset_peak_memory(Device device) {
+  Allocator* a = device.is_cpu() ? get_allocator(DeviceType::CPU) : slot(device.type);
+  if (a) a->reset_peak(device);
+}
+void empty_cache() {
+  for (int t = 0; t < kNumDeviceTypes; ++t) {
+    Allocator* a = t == int(DeviceType::CPU) ? get_allocator(DeviceType::CPU) : slot(DeviceType(t));
+    if (a) a->empty_cache();
+  }
+}
+
+uint64_t parse_byte_size(const std::string& text, const std::string& what) {
+  size_t i = 0;
+  uint64_t v = 0;
+  bool overflow = false;
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) {
+    overflow |= v > (UINT64_MAX - 9) / 10;
+    v = v * 10 + uint64_t(text[i++] - '0');
+  }
+  const size_t digits = i;
+  int shift = 0;
+  if (i + 1 == text.size()) {
+    switch (std::toupper(static_cast<unsigned char>(text[i]))) {
+      case 'K': shift = 10, ++i; break;
+      case 'M': shift = 20, ++i; break;
+      case 'G': shift = 30, ++i; break;
+      default: break;
+    }
+  }
+  overflow |= shift > 0 && v > (UINT64_MAX >> shift);
+  if (digits == 0 || i != text.size() || overflow)
+    throw ValueError(detail::cat(what, " = '", text, "' is not a byte count"),
+                     "give bytes as digits with an optional K, M or G suffix (e.g. 512M), or unset it");
+  return v << shift;
+}
 
 StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
   data_ = get_allocator(device.type)->allocate(nbytes, device);

@@ -36,6 +36,14 @@ class CachingAllocator final : public Allocator {
     const size_t size = size_class(nbytes);
     std::lock_guard<std::mutex> lock(mu_);
     Dev& dv = dev(d);
+    if (const uint64_t cap = memory_cap(); cap != 0 && dv.stats.allocated + size > cap) {
+      ++dv.stats.num_ooms;
+      throw OutOfMemoryError(
+          ::ember::detail::cat("CUDA out of memory on ", device.str(), ": tried to allocate ", bytes_str(nbytes),
+                               " with ", bytes_str(dv.stats.allocated), " allocated, over the memory cap of ",
+                               bytes_str(cap)),
+          "reduce the batch size (--batch-size), or raise the cap (EMBER_MEMORY_CAP / set_memory_cap)");
+    }
     auto it = dv.free.find(size);
     if (it != dv.free.end() && !it->second.empty()) {
       void* p = it->second.back();
@@ -100,7 +108,15 @@ class CachingAllocator final : public Allocator {
     std::lock_guard<std::mutex> lock(mu_);
     dev(d).stats.peak_allocated = dev(d).stats.allocated;
   }
-  void empty_cache() {
+  // The core's view (ember/core/memory.h).
+  MemoryUsage usage(Device device) const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (size_t(device.index) >= devs_.size()) return {};
+    const Dev& dv = devs_[size_t(device.index)];
+    return {dv.stats.allocated, dv.stats.peak_allocated, dv.cached};
+  }
+  void reset_peak(Device device) override { reset_peak(device.index); }
+  void empty_cache() override {
     std::lock_guard<std::mutex> lock(mu_);
     for (size_t d = 0; d < devs_.size(); ++d) release_cached(int(d), devs_[d]);
   }
@@ -139,7 +155,7 @@ class CachingAllocator final : public Allocator {
     cudaGetLastError();
   }
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::vector<Dev> devs_;
 };
 

@@ -1,6 +1,7 @@
 // cross_entropy's nll_loss kernels on CUDA, twin of src/cpu/nn_loss.cpp (cpu/reference/nn_loss.cpp):
-// per-sample losses (the front-end reduces them) and their gradient. Targets were range-checked by
-// the front-end; ignored rows give 0.
+// per-sample losses (the front-end reduces them) and their gradient. Ignored rows give 0. The
+// front-end does not read the targets back from the GPU (a sync per step), so a target outside
+// [0, C) gives a NaN loss and a zero gradient row here instead of an out-of-bounds read.
 #include "cuda/loops.cuh"
 #include "kernels/nn_kernels.h"
 
@@ -13,7 +14,7 @@ __global__ void nll_loss_forward_kernel(const T* log_probs, const int64_t* targe
                                         int64_t C, T* out) {
   for (int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; i < N; i += int64_t(gridDim.x) * blockDim.x) {
     const int64_t t = target[i];
-    out[i] = t == ignore_index ? T(0) : -log_probs[i * C + t];
+    out[i] = t == ignore_index ? T(0) : (t < 0 || t >= C) ? T(NAN) : -log_probs[i * C + t];
   }
 }
 
@@ -24,7 +25,7 @@ __global__ void nll_loss_backward_kernel(const T* grad_out, const int64_t* targe
   const int64_t n = N * C;
   for (int64_t k = int64_t(blockIdx.x) * blockDim.x + threadIdx.x; k < n; k += int64_t(gridDim.x) * blockDim.x) {
     const int64_t i = k / C, t = target[i];
-    grad_log_probs[k] = (t != ignore_index && k % C == t) ? -grad_out[i] : T(0);
+    grad_log_probs[k] = (t != ignore_index && k % C == t) ? -grad_out[i] : T(0);  // t outside [0, C): 0
   }
 }
 

@@ -26,11 +26,15 @@ void check_class_inputs(const Tensor& scores, const Tensor& target, const CrossE
   EMBER_CHECK(target.dim() == 1 && target.size(0) == scores.size(0), ShapeError, op, ": target shape ",
               shape_str(target.sizes()), " does not match ", scores_name, " ", shape_str(scores.sizes()),
               " (expected (", scores.size(0), "))");
+  // Labels are range-checked here only where they already live in host memory (the CPU): reading
+  // them from a GPU would cost a device->host synchronisation on every training step. The CUDA
+  // kernels never read out of bounds instead: an out-of-range label gives a NaN loss and a zero
+  // gradient, which the training engine's NaN guard reports.
+  if (!target.device().is_cpu()) return;
   const int64_t C = scores.size(1);
-  // Reading the labels costs a device->host copy on CUDA; a wrong label would otherwise read
-  // out of bounds inside the kernel.
-  std::vector<int64_t> t = target.to_vector<int64_t>();
-  for (size_t i = 0; i < t.size(); ++i)
+  Tensor tc = target.contiguous();
+  const int64_t* t = tc.data_ptr<int64_t>();
+  for (int64_t i = 0; i < tc.numel(); ++i)
     EMBER_CHECK(t[i] == opt.ignore_index || (t[i] >= 0 && t[i] < C), ValueError, op, ": target[", i, "] = ", t[i],
                 " is out of range for ", C, " classes (expected 0..", C - 1, " or ignore_index ", opt.ignore_index, ")");
 }

@@ -4,6 +4,7 @@
 #include "ember/core/tensor.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <sstream>
@@ -278,7 +279,13 @@ Tensor& Tensor::fill_(double value) {
 
 
 // ---- element access ------------------------------------------------------------------------------
+namespace {
+std::atomic<uint64_t> g_host_reads{0};
+}  // namespace
+uint64_t host_read_count() { return g_host_reads.load(std::memory_order_relaxed); }
+
 template <class T> std::vector<T> Tensor::to_vector() const {
+  g_host_reads.fetch_add(1, std::memory_order_relaxed);
   Tensor c = to(Device::cpu(), dtype_of<T>()).contiguous();
   const T* p = c.data_ptr<T>();
   return std::vector<T>(p, p + c.numel());

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -96,6 +97,8 @@ MetricsWriter::MetricsWriter(const std::filesystem::path& path, bool tensorboard
     }
   }
 }
+
+double unix_time() { return io::unix_time_now(); }
 
 MetricsWriter::~MetricsWriter() {
   if (f_) std::fclose(f_);

@@ -112,8 +112,10 @@ TEST(TrainMetrics, WritesJsonLinesAndReadsThemBack) {
   std::filesystem::remove(path);
   {
     MetricsWriter w(path);
-    w.write({"step", 1, 10, {{"loss", 0.5}, {"acc", 0.8}}});
-    w.write({"step", 1, 20, {{"loss", NAN}}});
+    MetricRecord r{"step", 1, 10, {{"loss", 0.5}, {"acc", 0.8}}};
+    r.time = 1796074002.5;
+    w.write(r);
+    w.write({"step", 1, 20, {{"loss", NAN}}});  // stamped with the time of writing
     w.write({"epoch", 1, 20, {{"test_acc", 0.9}}});
   }
   {
@@ -135,6 +137,9 @@ TEST(TrainMetrics, WritesJsonLinesAndReadsThemBack) {
   auto recs = read_metrics(path);
   ASSERT_EQ(recs.size(), 3u);
   EXPECT_EQ(recs[0].step, 10);
+  EXPECT_EQ(recs[0].time, 1796074002.5);
+  EXPECT_EQ(recs[0].values.size(), 2u);  // "time" is not a metric value
+  EXPECT_GT(recs[2].time, 1.7e9);
   EXPECT_EQ(recs[1].kind, "epoch");
   EXPECT_DOUBLE_EQ(recs[2].get("loss"), 0.25);
   std::filesystem::remove(path);

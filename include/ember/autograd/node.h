@@ -44,11 +44,15 @@ class Node : public std::enable_shared_from_this<Node> {
 };
 
 // A tensor saved for backward, with the storage version at save time: unpacking it after an
-// in-place write throws instead of computing a wrong gradient.
+// in-place write throws instead of computing a wrong gradient. It keeps a detached handle (same
+// storage, no grad_fn): an op that saves its own output (relu, sigmoid, exp, ...) would otherwise
+// make a cycle output -> grad_fn -> saved output that leaks the output whenever backward does not
+// reach the node (a forward without backward, a backward that threw out of memory).
 class SavedTensor {
  public:
   SavedTensor() = default;
-  explicit SavedTensor(const Tensor& t) : t_(t), version_(t.defined() ? t.storage()->version() : 0) {}
+  explicit SavedTensor(const Tensor& t)
+      : t_(t.defined() ? t.detach() : t), version_(t.defined() ? t.storage()->version() : 0) {}
   Tensor unpack(const std::string& node_name) const;
   void reset() { t_ = Tensor(); }
   bool defined() const { return t_.defined(); }

@@ -1,6 +1,7 @@
 // Storage: one reference-counted block of device memory shared by a tensor and all its views.
 // Allocators are registered per device type; the CPU one keeps freed blocks of common sizes for
-// reuse, so a training step after the first allocates no fresh memory.
+// reuse, so a training step after the first allocates no fresh memory. Allocators count live
+// bytes and honour the memory cap (ember/core/memory.h).
 #pragma once
 
 #include <atomic>
@@ -9,6 +10,7 @@
 #include <memory>
 
 #include "ember/core/device.h"
+#include "ember/core/memory.h"
 
 namespace ember {
 
@@ -17,6 +19,10 @@ class Allocator {
   virtual ~Allocator() = default;
   virtual void* allocate(size_t nbytes, Device device) = 0;
   virtual void deallocate(void* ptr, size_t nbytes, Device device) noexcept = 0;
+  // Cached free blocks back to the system (memory.h's empty_cache()).
+  virtual void empty_cache() {}
+  virtual MemoryUsage usage(Device) const { return {}; }
+  virtual void reset_peak(Device) {}
 };
 // The allocator for a device type (the CPU one always exists; CUDA's is set by its backend).
 Allocator* get_allocator(DeviceType type);

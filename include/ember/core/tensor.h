@@ -73,6 +73,8 @@ class Tensor {
   template <class T> T item() const;
   template <class T> T at(std::initializer_list<int64_t> index) const;
   template <class T> std::vector<T> to_vector() const;  // row-major, any layout or device
+  // item(), at() and to_vector() are host reads: off the CPU each one waits for the device. They
+  // are counted (host_read_count()) so that a loop's reads can be bounded by a test.
 
   // Views: share storage with *this.
   Tensor view(Shape shape) const;        // needs compatible strides; -1 infers one dim
@@ -178,6 +180,10 @@ template <class T> Tensor tensor(const std::vector<T>& values, Shape shape = {})
 Tensor tensor(std::initializer_list<float> values);
 
 std::string version();
+
+// Calls of Tensor::to_vector() (item() and at() go through it) so far, on any device, by any
+// thread: the device->host reads a training loop makes (one relaxed atomic per read).
+uint64_t host_read_count();
 
 }  // namespace ember
 

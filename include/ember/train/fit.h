@@ -1,21 +1,42 @@
-// The fit loop: epochs of shuffled mini-batches, forward, cross-entropy, backward, optimizer step,
-// evaluation on the test set after each epoch, metrics, checkpoints and a stop on request or on a
-// non-finite loss. The CLI (`ember train`) builds the pieces and prints; this file does the work.
+// The training engine: epochs of shuffled batches, each optimizer step run stage by stage
+// (step.h: micro-batches of forward, loss and backward, gradient hooks, unscale and check, the
+// update), then the scheduler and the callbacks (callbacks.h: NaN guard, metrics sinks, progress
+// bar, checkpoints, early stopping). The CLI (`ember train`) builds the pieces and prints; the
+// benchmarks run the same TrainStep.
 //
-// Batches come from ember::data::DataLoader (worker threads, bounded prefetch, transforms), so
-// data loading overlaps compute and the data-wait share of each epoch is measured.
+// Steps: `step` counts OPTIMIZER steps. One step consumes `accumulate` micro-batches of
+// `batch_size` samples (effective batch E = batch_size x accumulate); each micro-batch's loss is
+// weighted by its share of the step's samples, so the gradients are those of the big batch's mean.
+// An epoch of N samples has ceil(N / E) steps; its last step takes what is left (fewer or smaller
+// micro-batches, weighted by their true sizes: PyTorch's "step with what you have", drop_last=False).
+//
+// Device->host reads: the loss and accuracy are summed on the device and read back once per
+// log_every steps (with a finiteness probe of the weights), at the end of each epoch and before
+// an interrupted run's checkpoint: never per step.
+//
+// Model selection: "best" and early stopping use the validation set (FitOptions::val, else a
+// seeded val_split share of the training set, validation.h); the test set is evaluated each epoch
+// and reported (EpochStats::test_*), never selected on, unless there is no validation set.
+//
+// Out of memory: an OutOfMemoryError in the forward, loss or backward of a step (or in assembling
+// its batches) empties the allocator caches, halves the micro-batch (to the largest divisor of E
+// at most half of it) and raises accumulate to keep E, says so (on_oom callbacks, an "oom" record
+// in metrics.jsonl, FitResult::oom_events) and redoes the step from its first micro-batch (the
+// dropout generator rewound). At micro-batch 1, or in the optimizer step (its state does not shrink
+// with the batch), the run ends with FitStatus::OutOfMemory and the sizes in the message.
+// BatchNorm running statistics keep the updates of the failed attempt's micro-batches.
+//
+// Checkpoints only at optimizer-step boundaries, with the data position (micro-batches of the
+// recorded micro-batch size), the running sums, the micro-batch and accumulate in use (a run
+// halved by an out-of-memory error resumes halved) and the validation split's fraction and size.
 // Determinism: the batch order of an epoch depends only on (seed, epoch), dropout draws from
-// default_generator() whose state is checkpointed, and a checkpoint records the data position
-// (batch_in_epoch). So on the CPU with the same thread count, a run stopped and resumed ends with
-// bitwise the same weights as one that ran straight through.
+// default_generator() whose state is checkpointed, so on the CPU with the same thread count a run
+// stopped and resumed ends with bitwise the same weights as one that ran straight through.
 #pragma once
 
-#include <atomic>
-#include <cmath>
-#include <cstdint>
-#include <filesystem>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -23,61 +44,29 @@
 #include "ember/nn/module.h"
 #include "ember/optim/lr_scheduler.h"
 #include "ember/optim/optimizer.h"
+#include "ember/train/callbacks.h"
 #include "ember/train/checkpoint.h"
 #include "ember/train/dataset.h"
+#include "ember/train/fit_types.h"
 #include "ember/train/progress.h"
+#include "ember/train/step.h"
 
 namespace ember::train {
-
-struct FitOptions {
-  int64_t epochs = 1;
-  int64_t batch_size = 64;          // micro-batch: samples per forward/backward
-  int64_t accumulate = 1;           // micro-batches per optimizer step (effective batch = batch_size x accumulate)
-  Device device = Device::cpu();
-  uint64_t seed = 0;
-  int threads = 1;
-  int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
-  data::TransformOptions transforms;  // per-sample augmentation and normalisation
-  double label_smoothing = 0.0;     // training loss only (the test loss is plain cross-entropy)
-  // Model selection ("best", early stopping) uses a validation set, never the test set: `val` when
-  // given (an image folder's val/), else a seeded `val_split` share of the training set; with
-  // neither, the test set (the old behaviour, --val-split 0).
-  double val_split = 0.0;
-  const data::Dataset* val = nullptr;
-  int64_t early_stop_patience = 0;  // epochs without a validation improvement before stopping (0: off)
-  bool device_resident = false;     // the whole dataset uploaded to the device once (LoaderOptions)
-  int64_t log_every = 50;           // steps per "step" record in metrics.jsonl
-  bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
-  std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here
-  std::string model_name, dataset_name, config_json;
-  int64_t stop_after_steps = 0;     // > 0: behave as if interrupted after this many steps (tests)
-  const std::atomic<int>* stop_signal = nullptr;  // non-zero: finish the step, checkpoint, return
-};
-
-struct EpochStats {
-  int64_t epoch = 0;  // 1-based
-  double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;
-  double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
-  double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
-};
-
-enum class FitStatus { Completed, Interrupted, NonFiniteLoss };
-
-struct FitResult {
-  FitStatus status = FitStatus::Completed;
-  int signal = 0;                   // the signal that interrupted it (SIGINT/SIGTERM), 0 for stop_after_steps
-  std::vector<EpochStats> epochs;   // of this invocation
-  int64_t step = 0;                 // global step reached
-  int64_t epoch = 0;                // epochs completed
-  std::string message;              // for NonFiniteLoss: what happened and likely causes
-  double best_test_acc = 0;
-};
 
 struct EvalResult {
   double loss = 0, accuracy = 0;
   int64_t samples = 0;
-  std::vector<std::vector<int64_t>> confusion;  // [true][predicted]
+  std::vector<std::vector<int64_t>> confusion;  // [true][predicted]; empty without EvalOptions::confusion
   std::vector<double> per_class_accuracy;
+};
+
+struct EvalOptions {
+  int64_t batch_size = 256;
+  Device device = Device::cpu();
+  int workers = 1;
+  bool device_resident = false;
+  bool confusion = true;   // false: loss and accuracy summed on the device, one read at the end
+  LossFunction loss = {};  // its evaluation form (no label smoothing)
 };
 
 // Everything that is checkpointed: model state ("model/..."), optimizer ("optim/..."), scheduler
@@ -87,12 +76,20 @@ NamedTensors training_state(nn::Module& model, optim::Optimizer& opt, optim::LRS
 void restore_training_state(const Checkpoint& ck, nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched);
 
 // Evaluates in eval mode without autograd, batch by batch on `device`.
+EvalResult evaluate(nn::Module& model, const data::Dataset& test, const EvalOptions& o);
 EvalResult evaluate(nn::Module& model, const data::Dataset& test, int64_t batch_size, Device device, int workers = 1);
+
+// Optimizer steps in an epoch of `samples` (ceil(samples / (batch_size x accumulate))): what a
+// per-step schedule (OneCycle) needs. With a val_split, pass the training part's size
+// (samples - validation_size(samples, val_split)).
+int64_t optimizer_steps_per_epoch(int64_t samples, int64_t batch_size, int64_t accumulate = 1);
 
 class Fitter {
  public:
+  // `test` is evaluated after each epoch; selection uses opt_.val, a val_split of `train`, or `test`.
   Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched, bool sched_per_step,
          const data::Dataset& train, const data::Dataset& test, FitOptions opt_);
+  ~Fitter();
   // Restores the model, optimizer and schedule from `ck` now, so that a checkpoint that does not fit
   // fails (FormatError naming the file and the tensor) before the caller writes anything; run()
   // then continues from its epoch, step and data position. `ck` must outlive run().
@@ -100,20 +97,37 @@ class Fitter {
   // Starts from `resume` when given (as resume_from), else from the checkpoint given to
   // resume_from, else from scratch.
   FitResult run(const Checkpoint* resume = nullptr);
+
   // Called after each epoch with its stats (the CLI prints the table row).
   std::function<void(const EpochStats&)> on_epoch;
+  // Called when an out-of-memory error halved the micro-batch (the CLI prints one line).
+  std::function<void(const OomEvent&)> on_oom;
+  // Called after the built-in callbacks, in the order added.
+  void add_callback(std::shared_ptr<Callback> cb) { user_callbacks_.push_back(std::move(cb)); }
+  // Metric records go to metrics.jsonl (when run_dir is set) and to these.
+  void add_sink(std::shared_ptr<MetricsSink> sink) { sinks_.push_back(std::move(sink)); }
+  // The step's seams: precision policy, loss scaler, gradient hooks.
+  TrainStep& step() { return step_; }
+  // The data the run trains and selects on (after the validation split).
+  const data::Dataset& train_set() const { return train_; }
+  const data::Dataset* val_set() const { return val_; }
 
  private:
-  void save(const std::string& tag, int64_t epoch, int64_t step, int64_t batch_in_epoch, double best, double last,
-            const NamedValues& partial);
+  struct Run;
+  friend struct Run;
   nn::Module& model_;
   optim::Optimizer& opt_;
   optim::LRScheduler* sched_;
   bool sched_per_step_;
-  const data::Dataset& train_;
+  data::Dataset train_;            // the training part (after a val_split)
   const data::Dataset& test_;
+  std::optional<data::Dataset> split_val_;  // the val_split part
+  const data::Dataset* val_ = nullptr;      // what selection uses; nullptr: the test set
   FitOptions o_;
+  TrainStep step_;
   const Checkpoint* resume_ = nullptr;  // restored by resume_from
+  std::vector<std::shared_ptr<Callback>> user_callbacks_;
+  std::vector<std::shared_ptr<MetricsSink>> sinks_;
 };
 
 }  // namespace ember::train

@@ -1,7 +1,8 @@
 // metrics.jsonl: one JSON object per line, appended and flushed as training runs, so a crashed or
 // interrupted run keeps everything up to its last line. Every record has "kind" ("step" for a
 // step interval (the last one of an epoch may be shorter), "epoch" for an epoch summary, "resume"
-// where a resumed run picked up, "test" ...), "epoch", "step" and "time" (wall-clock unix seconds,
+// where a resumed run picked up, "oom" where an out-of-memory error halved the micro-batch, "test"
+// ...), "epoch", "step" and "time" (wall-clock unix seconds,
 // when it was written); the rest are numbers. Non-finite numbers are written as null (JSON has no
 // NaN) and read back as NaN. A writer can also send each record to TensorBoard (TensorBoardMetrics).
 #pragma once
@@ -66,7 +67,8 @@ class MetricsWriter {
   std::filesystem::path path_;
 };
 
-std::string to_json_line(const MetricRecord& r);  // without the newline
+std::string to_json_line(const MetricRecord& r);  // without the newline; "time" when r.time > 0
+double unix_time();  // now, unix seconds
 // Reads a metrics file (none: no records; a FIFO, a device or more than io::kMetricsFile's cap:
 // IOError); malformed lines (a crash mid-write) are skipped. Records whose step is
 // not above an earlier one of the same kind replace it (a resumed run rewrites the tail).

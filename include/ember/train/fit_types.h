@@ -1,0 +1,88 @@
+// The values the training engine (fit.h) takes and gives: options, per-epoch statistics, the
+// out-of-memory events and the result. Plain data; callbacks.h and fit.h build on them.
+#pragma once
+
+#include <atomic>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "ember/core/device.h"
+#include "ember/data/dataset.h"
+#include "ember/data/transforms.h"
+
+namespace ember::train {
+
+struct FitOptions {
+  int64_t epochs = 1;
+  int64_t batch_size = 64;          // micro-batch: samples per forward/backward
+  int64_t accumulate = 1;           // micro-batches per optimizer step (effective batch = batch_size x accumulate)
+  Device device = Device::cpu();
+  uint64_t seed = 0;
+  int threads = 1;
+  int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
+  data::TransformOptions transforms;  // per-sample augmentation and normalisation
+  double label_smoothing = 0.0;     // training loss only (the test loss is plain cross-entropy)
+  // Model selection ("best", early stopping) uses a validation set, never the test set: `val` when
+  // given (an image folder's val/), else a seeded `val_split` share of the training set; with
+  // neither, the test set (the old behaviour, --val-split 0).
+  double val_split = 0.0;
+  const data::Dataset* val = nullptr;
+  int64_t early_stop_patience = 0;  // epochs without a validation improvement before stopping (0: off)
+  bool device_resident = false;     // the whole dataset uploaded to the device once (LoaderOptions)
+  int64_t log_every = 50;           // optimizer steps per "step" record in metrics.jsonl, and per
+                                    // device->host read of the running loss (0: once per epoch)
+  int64_t eval_batch_size = 0;      // 0: max(batch_size, 256)
+  bool recover_oom = true;          // halve the micro-batch on OutOfMemoryError (see fit.h)
+  bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
+  std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here (empty: no files)
+  std::string model_name, dataset_name, config_json;
+  int64_t stop_after_steps = 0;     // > 0: behave as if interrupted after this many optimizer steps (tests)
+  const std::atomic<int>* stop_signal = nullptr;  // non-zero: finish the step, checkpoint, return
+};
+
+struct EpochStats {
+  int64_t epoch = 0;  // 1-based
+  double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;
+  double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
+  double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
+  bool improved = false;  // the selection metric (val_acc, else test_acc) reached a new best
+};
+
+enum class FitStatus {
+  Completed,
+  Interrupted,    // a signal or stop_after_steps: checkpointed at an optimizer-step boundary
+  NonFiniteLoss,  // the loss or the weights became inf/NaN; nothing non-finite was checkpointed
+  EarlyStopped,   // early_stop_patience epochs without a validation improvement (a normal end)
+  OutOfMemory,    // out of memory at micro-batch 1 (or outside the recoverable stages)
+};
+
+// The micro-batch was halved after an OutOfMemoryError (accumulation doubled: same effective batch).
+struct OomEvent {
+  int64_t epoch = 0;       // 1-based
+  int64_t step = 0;        // optimizer steps completed when it happened
+  int64_t micro_batch = 0, accumulate = 0;          // before
+  int64_t new_micro_batch = 0, new_accumulate = 0;  // after
+  std::string what;        // the allocator's message
+};
+
+struct FitResult {
+  FitStatus status = FitStatus::Completed;
+  int signal = 0;                   // the signal that interrupted it (SIGINT/SIGTERM), 0 for stop_after_steps
+  std::vector<EpochStats> epochs;   // of this invocation
+  int64_t step = 0;                 // optimizer steps completed
+  int64_t epoch = 0;                // epochs completed
+  std::string message;              // NonFiniteLoss, EarlyStopped, OutOfMemory: what happened (and likely causes)
+  double best_test_acc = 0;         // the test accuracy of the selected epoch
+  double best_metric = 0;           // the selection metric's best value (val_acc, or test_acc without val)
+  int64_t best_epoch = 0;           // 1-based; 0: none yet
+  std::string selected_on = "test"; // "val" or "test"
+  int64_t val_size = 0;             // validation samples (0: selection on the test set)
+  int64_t micro_batch = 0, accumulate = 0;  // at the end (after any out-of-memory halving)
+  std::vector<OomEvent> oom_events;
+  int64_t host_reads = 0;           // device->host reads of training metrics in this invocation
+};
+
+}  // namespace ember::train

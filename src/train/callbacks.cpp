@@ -1,0 +1,102 @@
+// The built-in callbacks of the training engine (callbacks.h): NaN guard, checkpoints, early
+// stopping, metric records and their sinks, the progress bar.
+#include "ember/train/callbacks.h"
+
+#include <fmt/format.h>
+
+#include "ember/train/checkpoint.h"
+
+namespace ember::train {
+
+void NanGuard::on_sync(FitContext& ctx, const IntervalStats& s) {
+  if (s.loss_finite && s.weights_finite) return;
+  const std::string steps = s.first_step + 1 >= s.last_step
+                                ? fmt::format("at step {}", s.last_step)
+                                : fmt::format("between steps {} and {}", s.first_step + 1, s.last_step);
+  const std::string what = !s.loss_finite ? fmt::format("the loss became {}", s.loss)
+                                          : std::string("the weights became inf or NaN");
+  ctx.stop(FitStatus::NonFiniteLoss,
+           fmt::format("{} {} (epoch {}, {} of {} steps); training stopped and the last good checkpoint was kept "
+                       "(none is written with non-finite values).\n  likely causes: a learning rate too high for this "
+                       "model/optimizer (lr = {:g}; try a tenth of it), no warm-up with a large batch, or corrupt "
+                       "input data",
+                       what, steps, ctx.epoch + 1, ctx.step_in_epoch, ctx.steps_per_epoch, s.lr));
+}
+
+void CheckpointCallback::on_epoch_end(FitContext& ctx, const EpochStats& s) {
+  if (ctx.status == FitStatus::NonFiniteLoss || !ctx.save_checkpoint) return;
+  ctx.save_checkpoint("latest");
+  if (s.improved) tag_checkpoint(dir_, "latest", "best");
+}
+
+void CheckpointCallback::on_train_end(FitContext& ctx, const FitResult& r) {
+  if (r.status == FitStatus::Interrupted && ctx.save_checkpoint) ctx.save_checkpoint("latest");
+}
+
+void EarlyStopping::on_epoch_end(FitContext& ctx, const EpochStats& s) {
+  const int64_t since_best = s.epoch - ctx.best_epoch;
+  if (s.improved || since_best < patience_ || s.epoch >= ctx.options.epochs) return;
+  ctx.stop(FitStatus::EarlyStopped,
+           fmt::format("early stop after epoch {}: no {} accuracy improvement for {} (best {:.2f}% at epoch {})",
+                       s.epoch, ctx.selects_on_val ? "validation" : "test", since_best == 1 ? "1 epoch"
+                       : fmt::format("{} epochs", since_best), 100 * ctx.best_metric, ctx.best_epoch));
+}
+
+void ScalarSink::write(const MetricRecord& r) {
+  for (const auto& [name, v] : r.values) fn_(r.kind + "/" + name, r.step, v, r.time);
+}
+
+void MetricsLogger::write(MetricRecord r) {
+  if (r.time <= 0) r.time = unix_time();
+  for (auto& s : sinks_) s->write(r);
+}
+
+void MetricsLogger::on_train_begin(FitContext& ctx) {
+  if (ctx.resumed_at_batch >= 0)  // the report marks it
+    write({"resume", ctx.epoch + 1, ctx.step, {{"batch_in_epoch", double(ctx.resumed_at_batch)}}});
+}
+
+void MetricsLogger::on_sync(FitContext& ctx, const IntervalStats& s) {
+  if (ctx.options.log_every <= 0 || s.samples == 0) return;
+  write({"step", ctx.epoch + 1, s.last_step,
+         {{"loss", s.loss}, {"acc", s.acc}, {"lr", s.lr}, {"samples_per_s", s.samples_per_s}}});
+}
+
+void MetricsLogger::on_oom(FitContext& ctx, const OomEvent& e) {
+  write({"oom", e.epoch, e.step,
+         {{"micro_batch", double(e.new_micro_batch)}, {"accumulate", double(e.new_accumulate)},
+          {"previous_micro_batch", double(e.micro_batch)}, {"previous_accumulate", double(e.accumulate)}}});
+  (void)ctx;
+}
+
+void MetricsLogger::on_epoch_end(FitContext& ctx, const EpochStats& s) {
+  NamedValues v{{"train_loss", s.train_loss}, {"train_acc", s.train_acc}};
+  if (ctx.selects_on_val) v.insert(v.end(), {{"val_loss", s.val_loss}, {"val_acc", s.val_acc}});
+  v.insert(v.end(), {{"test_loss", s.test_loss}, {"test_acc", s.test_acc}, {"samples_per_s", s.samples_per_s},
+                     {"data_wait", s.data_wait}, {"seconds", s.seconds}, {"lr", s.lr}});
+  write({"epoch", s.epoch, ctx.step, v});
+}
+
+void ProgressCallback::on_epoch_begin(FitContext& ctx) {
+  bar_ = std::make_unique<ProgressBar>(std::max<int64_t>(1, ctx.steps_per_epoch), interactive_);
+  bar_->set_position({ctx.epoch + 1, ctx.options.epochs, ctx.seconds_per_epoch});
+  values_.clear();
+}
+
+void ProgressCallback::on_step_end(FitContext& ctx) {
+  if (bar_)
+    bar_->update(ctx.step_in_epoch, values_, double(ctx.epoch_samples) / std::max(ctx.epoch_seconds, 1e-9),
+                 ctx.epoch_seconds);
+}
+
+void ProgressCallback::on_sync(FitContext& ctx, const IntervalStats& s) {
+  if (s.samples > 0) values_ = {{"loss", s.epoch_loss}, {"acc", s.epoch_acc}};
+  if (s.epoch_end) on_step_end(ctx);  // the epoch's final line with its final values
+}
+
+void ProgressCallback::finish() {
+  if (bar_) bar_->finish();
+  bar_.reset();
+}
+
+}  // namespace ember::train
