@@ -69,6 +69,29 @@ class LeNet5 : public Module {
   std::shared_ptr<Linear> fc1, fc2, fc3;
 };
 
+class BnCnn : public Module {
+ public:
+  BnCnn(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) : Module("BnCnn") {
+    auto conv = [&](int64_t in, int64_t out) {
+      return std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen);
+    };
+    conv1 = register_module("conv1", conv(in_channels, 16));
+    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(16));
+    conv2 = register_module("conv2", conv(16, 32));
+    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(32));
+    const int64_t s = image_size / 4;
+    fc = register_module("fc", std::make_shared<Linear>(32 * s * s, num_classes, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = F::max_pool2d(relu((*bn1)((*conv1)(x))), {.kernel = {2, 2}});
+    y = F::max_pool2d(relu((*bn2)((*conv2)(y))), {.kernel = {2, 2}});
+    return (*fc)(flatten(y, 1));
+  }
+  std::shared_ptr<Conv2d> conv1, conv2;
+  std::shared_ptr<BatchNorm2d> bn1, bn2;
+  std::shared_ptr<Linear> fc;
+};
+
 class ResNetSmall : public Module {
  public:
   ResNetSmall(int64_t num_classes, int64_t in_channels, Generator* gen) : Module("ResNetSmall") {
@@ -146,6 +169,10 @@ std::shared_ptr<Module> mnistnet(int64_t num_classes, int64_t in_channels, int64
   check_sizes("mnistnet", num_classes, in_channels, image_size, 6);
   return std::make_shared<MnistNet>(num_classes, in_channels, image_size, gen);
 }
+std::shared_ptr<Module> bncnn(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
+  check_sizes("bncnn", num_classes, in_channels, image_size, 4);
+  return std::make_shared<BnCnn>(num_classes, in_channels, image_size, gen);
+}
 std::shared_ptr<Module> resnet_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                      Generator* gen) {
   check_sizes("resnet_small", num_classes, in_channels, image_size, 4);
@@ -159,13 +186,14 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
   return std::make_shared<AlexNetCifar>(num_classes, in_channels, image_size, gen);
 }
 
-std::vector<std::string> names() { return {"mlp", "lenet5", "mnistnet", "resnet_small", "alexnet_cifar"}; }
+std::vector<std::string> names() { return {"mlp", "lenet5", "mnistnet", "bncnn", "resnet_small", "alexnet_cifar"}; }
 
 std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int64_t in_channels,
                                int64_t image_size, Generator* gen) {
   if (name == "mlp") return mlp(num_classes, in_channels, image_size, gen);
   if (name == "lenet5") return lenet5(num_classes, in_channels, image_size, gen);
   if (name == "mnistnet") return mnistnet(num_classes, in_channels, image_size, gen);
+  if (name == "bncnn") return bncnn(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);

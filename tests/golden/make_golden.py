@@ -22,7 +22,8 @@ The C++ reader is tests/golden/golden_file.h.
 Record naming:
     models_v1.bin   <model>/param/<state_dict key>      initial weights (float32, default init)
                     <model>/input, <model>/labels       (8,1,28,28) float32, (8,) int64 in 0..9
-                    <model>/logits, <model>/loss        eval mode (dropout off); loss = mean CE, shape []
+                    <model>/logits, <model>/loss        eval mode (dropout off), bncnn in train mode
+                                                        (batch statistics); loss = mean CE, shape []
                     <model>/grad/<state_dict key>       d loss / d param at the initial weights
                     <model>/sgd_losses                  (10,) loss before each SGD step
                     <model>/sgd_final/<state_dict key>  weights after the 10 SGD steps
@@ -179,16 +180,41 @@ class LeNet5(nn.Module):
         return self.fc3(x)
 
 
-MODELS = {"mnistnet": MnistNet, "lenet5": LeNet5}
+class BnCnn(nn.Module):
+    """ember's bncnn: two 3x3 conv + batch norm + relu + max-pool stages, then one linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.fc = nn.Linear(32 * 7 * 7, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc(torch.flatten(x, 1))
+
+
+MODELS = {"mnistnet": MnistNet, "lenet5": LeNet5, "bncnn": BnCnn}
+# Models recorded in training mode: batch norm normalises with the batch's statistics and updates
+# its running statistics (in eval mode at initialisation it would be nearly the identity). Such a
+# model must have no dropout, so its numbers stay deterministic.
+TRAIN_MODE = {"bncnn"}
+
+
+def set_mode(model, name):
+    model.train(name in TRAIN_MODE)
 BATCH = 8
 STEPS = 10
 
 
-def train_steps(model_cls, init_state, x, y, make_opt):
+def train_steps(name, init_state, x, y, make_opt):
     """Trains a fresh copy from init_state on the one batch; returns (losses before each step, final state)."""
-    model = model_cls()
+    model = MODELS[name]()
     model.load_state_dict(init_state)
-    model.eval()  # dropout off: the recorded trajectory is deterministic
+    set_mode(model, name)  # dropout off: the recorded trajectory is deterministic
     opt = make_opt(model.parameters())
     losses = []
     for _ in range(STEPS):
@@ -213,7 +239,7 @@ def add_model(w, name):
     w.add(f"{name}/input", x)
     w.add(f"{name}/labels", y)
 
-    model.eval()
+    set_mode(model, name)
     logits = model(x)
     loss = F.cross_entropy(logits, y)
     loss.backward()
@@ -223,14 +249,14 @@ def add_model(w, name):
         w.add(f"{name}/grad/{key}", p.grad)
 
     sgd_losses, sgd_state = train_steps(
-        model_cls, init_state, x, y,
+        name, init_state, x, y,
         lambda ps: torch.optim.SGD(ps, lr=0.01, momentum=0.9, weight_decay=1e-4))
     w.add(f"{name}/sgd_losses", sgd_losses)
     for key, value in sgd_state.items():
         w.add(f"{name}/sgd_final/{key}", value)
 
     adamw_losses, _ = train_steps(
-        model_cls, init_state, x, y,
+        name, init_state, x, y,
         lambda ps: torch.optim.AdamW(ps, lr=1e-3, weight_decay=0.01))
     w.add(f"{name}/adamw_losses", adamw_losses)
 
@@ -242,7 +268,7 @@ def check_models(records):
         state = {k[len(f"{name}/param/"):]: v for k, v in records.items()
                  if k.startswith(f"{name}/param/")}
         model.load_state_dict(state)
-        model.eval()
+        set_mode(model, name)
         x, y = records[f"{name}/input"], records[f"{name}/labels"]
         logits = model(x)
         assert torch.equal(logits, records[f"{name}/logits"]), name

@@ -1,6 +1,7 @@
 // Whole-model golden test against PyTorch 1.13 (tests/golden/models_v1.bin, see README.md there):
-// for mnistnet and lenet5 from the zoo, load PyTorch's initial weights with load_state_dict, run
-// in eval mode (dropout off), and compare the logits, the mean cross-entropy loss, every parameter
+// for mnistnet, lenet5 and bncnn from the zoo, load PyTorch's initial weights with load_state_dict,
+// run in eval mode (dropout off; bncnn in train mode, so batch norm uses batch statistics and
+// updates its running statistics, which the SGD check compares too), and compare the logits, the mean cross-entropy loss, every parameter
 // gradient, the 10 losses and final weights of SGD(lr 0.01, momentum 0.9, weight decay 1e-4), and
 // the 10 losses of AdamW(lr 1e-3, weight decay 0.01). float32 throughout, so tolerances are
 // float32's: |ember - torch| <= 1e-5 + 1e-4 |torch| per element. The largest differences seen are
@@ -68,14 +69,15 @@ void merge(DiffStats& into, const DiffStats& s) {
   into.max_rel = std::max(into.max_rel, s.max_rel);
 }
 
-// The zoo model with PyTorch's initial weights, in eval mode.
+// The zoo model with PyTorch's initial weights, in the mode make_golden.py recorded it in.
 std::shared_ptr<nn::Module> load_model(const std::string& name) {
   auto model = models::create(name);
   StateDict sd;
   std::string prefix = name + "/param/";
   for (const auto& n : golden().names_with_prefix(prefix)) sd.insert(n.substr(prefix.size()), record(n));
   model->load_state_dict(sd);  // strict: the keys must match exactly
-  model->eval();
+  if (name == "bncnn") model->train();  // make_golden.py's TRAIN_MODE
+  else model->eval();
   return model;
 }
 
@@ -135,5 +137,5 @@ TEST_P(GoldenModels, TenStepsOfAdamW) {
          expect_close(tensor(losses), record(name + "/adamw_losses").to(DType::Float64), name + " AdamW losses"));
 }
 
-INSTANTIATE_TEST_SUITE_P(Zoo, GoldenModels, ::testing::Values("mnistnet", "lenet5"),
+INSTANTIATE_TEST_SUITE_P(Zoo, GoldenModels, ::testing::Values("mnistnet", "lenet5", "bncnn"),
                          [](const auto& info) { return info.param; });

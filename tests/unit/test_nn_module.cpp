@@ -274,7 +274,7 @@ TEST(NNModule, SummaryFitsEightyColumns) {
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 5u);
+  EXPECT_EQ(models::names().size(), 6u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);
@@ -294,6 +294,10 @@ TEST(NNModels, ParameterCounts) {
   EXPECT_EQ(models::mnistnet()->num_parameters(), 1199882);  // pytorch/examples' Net
   EXPECT_EQ(models::lenet5()->num_parameters(), 61706);
   EXPECT_EQ(models::lenet5(10, 3, 32)->named_parameters()[4].second.sizes(), (Shape{120, 576}));
+  // conv1 16*9 + bn1 2*16 + conv2 32*16*9 + bn2 2*32 + fc 1568*10 + 10; fc follows the image size
+  EXPECT_EQ(models::bncnn()->num_parameters(), 20538);
+  EXPECT_EQ(models::bncnn(10, 3, 32)->named_parameters().back().second.sizes(), (Shape{10}));
+  EXPECT_EQ(models::bncnn(10, 3, 32)->named_parameters()[6].second.sizes(), (Shape{10, 32 * 8 * 8}));
   auto resnet = models::resnet_small();
   auto keys = resnet->state_dict().keys();
   EXPECT_EQ(keys.front(), "conv1.weight");
@@ -303,10 +307,10 @@ TEST(NNModels, ParameterCounts) {
   EXPECT_NE(std::find(keys.begin(), keys.end(), "layer3.1.bn2.num_batches_tracked"), keys.end());
 }
 
-// The zoo's mnistnet and lenet5 have exactly PyTorch's state_dict keys and shapes.
+// The zoo's mnistnet, lenet5 and bncnn have exactly PyTorch's state_dict keys and shapes.
 TEST(NNModels, KeysMatchPyTorchGolden) {
   test::GoldenFile golden(std::string(EMBER_TEST_DATA_DIR) + "/golden/models_v1.bin");
-  for (std::string name : {"mnistnet", "lenet5"}) {
+  for (std::string name : {"mnistnet", "lenet5", "bncnn"}) {
     auto model = models::create(name);
     std::string prefix = name + "/param/";
     auto golden_names = golden.names_with_prefix(prefix);
