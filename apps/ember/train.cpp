@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "data_source.h"
 #include "device_select.h"
+#include "precision_choice.h"
 #include "ember/ember.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/report.h"
@@ -192,6 +193,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                      "identical to an uninterrupted run (pass --threads {})",
                      ck->manifest.threads, c.threads, ck->manifest.threads));
   DeviceChoice dev = choose_device(c.device, c.require_gpu);
+  const PrecisionChoice precision = choose_precision(c.precision, dev.device);
   if (run_dir.empty()) {
     if (c.name.empty() && !c.run_dir.empty()) {
       c.name = fs::path(c.run_dir).lexically_normal().filename().string();  // the run is named after its folder
@@ -251,6 +253,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
+  if (precision.name == "bf16")
+    fmt::print("precision  bf16 autocast (float32 weights and gradients)\n           {}\n", precision.why);
+  else
+    fmt::print("precision  fp32{}\n", precision.why.empty() ? "" : "\n           " + precision.why);
   // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
   fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, loaded_train,
              test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
@@ -317,6 +323,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
+  if (precision.name == "bf16")
+    fitter.step().set_precision(std::make_shared<train::AutocastPolicy>(dev.device.type, DType::BFloat16));
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
   // ---- the run directory: created and owned only now that the start is known to work ----

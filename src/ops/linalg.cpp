@@ -52,6 +52,23 @@ std::pair<Tensor, Tensor> linear_weight_grads(const Tensor& go, const Tensor& xs
   return {gw, Tensor()};
 }
 
+// The backward front-ends of the lowered linear: the saved operand may be bfloat16 (the backend's
+// half kernels take it as it is; elsewhere it is widened), the gradients are float32.
+Tensor linear_backward_input(const Tensor& go, const Tensor& w) {
+  const Device d = go.device();
+  Tensor gx = empty({go.size(0), w.size(1)}, {.dtype = DType::Float32, .device = d});
+  if (kernels::linear_backward_data.has(d.type) && kernels::linear_backward_data(d)(go, w, gx)) return gx;
+  return linear_input_grad(go, w.to(DType::Float32));
+}
+std::pair<Tensor, Tensor> linear_backward_params(const Tensor& go, const Tensor& xs, bool need_b) {
+  const Device d = go.device();
+  Tensor gw = empty({go.size(1), xs.size(1)}, {.dtype = DType::Float32, .device = d});
+  Tensor gb = need_b ? empty({go.size(1)}, {.dtype = DType::Float32, .device = d}) : Tensor();
+  if (kernels::linear_backward_weights.has(d.type) && kernels::linear_backward_weights(d)(go, xs, gw, gb))
+    return {gw, gb};
+  return linear_weight_grads(go, xs.to(DType::Float32), need_b);
+}
+
 // linear under autocast (`half` = bfloat16): x and the weight (from the cast cache) in half, the
 // bias, output and gradients float32, the products summed in float32 (the backend's half kernels;
 // where a backend has none, float32 GEMMs on the half-rounded values, the same numbers slower).
@@ -75,20 +92,12 @@ Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bi
     autograd::record(
         autograd::make_node("LinearBackward", [=](const std::vector<Tensor>& g) {
           const Tensor go = g[0].contiguous();
-          const Device d = go.device();
           Tensor gx, gw, gb;
           if (need_x) {
-            const Tensor w = sw.unpack("LinearBackward");
-            gx = empty({go.size(0), w.size(1)}, {.dtype = DType::Float32, .device = d});
-            if (!(kernels::linear_backward_data.has(d.type) && kernels::linear_backward_data(d)(go, w, gx)))
-              gx = linear_input_grad(go, w.to(DType::Float32));
+            gx = linear_backward_input(go, sw.unpack("LinearBackward"));
           }
           if (need_w) {
-            const Tensor xs = sx.unpack("LinearBackward");
-            gw = empty({go.size(1), xs.size(1)}, {.dtype = DType::Float32, .device = d});
-            gb = need_b ? empty({go.size(1)}, {.dtype = DType::Float32, .device = d}) : Tensor();
-            if (!(kernels::linear_backward_weights.has(d.type) && kernels::linear_backward_weights(d)(go, xs, gw, gb)))
-              std::tie(gw, gb) = linear_weight_grads(go, xs.to(DType::Float32), need_b);
+            std::tie(gw, gb) = linear_backward_params(go, sx.unpack("LinearBackward"), need_b);
           }
           if (need_b && !gb.defined()) gb = sum(go, {0});
           return std::vector<Tensor>{gx, gw, gb};

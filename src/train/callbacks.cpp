@@ -57,7 +57,7 @@ void MetricsLogger::on_train_begin(FitContext& ctx) {
 }
 
 void MetricsLogger::on_sync(FitContext& ctx, const IntervalStats& s) {
-  if (ctx.options.log_every <= 0 || s.samples == 0) return;
+  if (ctx.options.log_every <= 0 || s.samples == 0 || !s.logged) return;
   write({"step", ctx.epoch + 1, s.last_step,
          {{"loss", s.loss}, {"acc", s.acc}, {"lr", s.lr}, {"samples_per_s", s.samples_per_s}}});
 }

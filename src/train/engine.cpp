@@ -222,14 +222,14 @@ struct Fitter::Run {
     if (o.log_every > 0 && ctx.step % o.log_every == 0) read_metrics(false);
     const int sig = o.stop_signal ? o.stop_signal->load() : 0;
     if (sig != 0 || (o.stop_after_steps > 0 && ctx.step >= o.stop_after_steps)) {
-      if (last_read_step != ctx.step) read_metrics(false);  // the sums for the checkpoint, the NaN guard
+      if (last_read_step != ctx.step) read_metrics(false, /*logged=*/false);  // the sums for the checkpoint, the NaN guard
       ctx.signal = sig;
       ctx.stop(FitStatus::Interrupted, "");
     }
   }
 
   // The one device->host read of an interval: its loss and accuracy sums and the weights' probe.
-  void read_metrics(bool epoch_end) {
+  void read_metrics(bool epoch_end, bool logged = true) {
     const DeviceMetrics::Values v = interval.read(weights);
     ++res.host_reads;
     IntervalStats s;
@@ -246,6 +246,7 @@ struct Fitter::Run {
     s.loss_finite = !v.samples || std::isfinite(v.loss_sum);
     s.weights_finite = v.weights_finite;
     s.epoch_end = epoch_end;
+    s.logged = logged;
     interval.reset();
     interval_start = Clock::now();
     interval_first_step = ctx.step;

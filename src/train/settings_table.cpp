@@ -165,6 +165,15 @@ std::vector<Setting> make_table() {
     s.rule = at_least(0);
   }
   {
+    Setting& s = row("precision", "--precision", &TrainSettings::precision,
+                     "Arithmetic of the forward pass: fp32, bf16 (autocast: convolutions and matrix products in "
+                     "bfloat16, weights and gradients kept in float32; needs AMX-BF16 or AVX512-BF16), fp16 (GPUs), "
+                     "or auto (bf16 where the device does it fast, else fp32)",
+                     R::Extend);
+    s.choices = [] { return std::vector<std::string>{"auto", "fp32", "bf16", "fp16"}; };
+    s.absent = "\"fp32\"";
+  }
+  {
     Setting& s = row("limit_train", "--limit-train", &TrainSettings::limit_train,
                      "Use only the first N training samples", R::Identity);
     s.rule = at_least(0), s.absent = "0", s.show_default = false;

@@ -198,3 +198,43 @@ TEST_F(CliSettings, ResumingAManifestWithBadValuesIsAUsageError) {
     EXPECT_TRUE(snapshot(dir / "run") == before) << c.key << ": the run directory was changed";
   }
 }
+
+// --precision: fp16 is refused on the CPU with the reason; bf16 runs under autocast where the CPU
+// has AMX-BF16 or AVX512-BF16 and is refused (exit 2, nothing written) where it has not; auto says
+// which it chose and why; config.json records the setting and a resume keeps it.
+TEST_F(CliSettings, PrecisionIsChosenForTheDeviceRecordedAndResumed) {
+  Result r = run(tiny("fp16") + " --precision fp16 --device cpu");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--precision fp16: float16 training is a GPU mode");
+  EXPECT_FALSE(fs::exists(dir / "fp16"));
+
+  r = run(tiny("auto") + " --precision auto --stop-after-steps 2");
+  ASSERT_EQ(r.code, 130) << r.out;
+  const bool bf16 = r.out.find("precision  bf16 autocast") != std::string::npos;
+  if (!bf16) EXPECT_HAS(r.out, "precision  fp32\n           auto: ");
+  EXPECT_EQ(read_json(dir / "auto" / "config.json")["precision"], "auto");
+
+  r = run(tiny("bf16") + " --precision bf16 --epochs 2 --stop-after-steps 3");
+  if (!bf16) {
+    EXPECT_EQ(r.code, 2) << r.out;
+    EXPECT_HAS(r.out, "does not run bfloat16 fast");
+    EXPECT_FALSE(fs::exists(dir / "bf16"));
+    GTEST_SKIP() << "this CPU has no fast bf16 (no AMX-BF16 or AVX512-BF16): the bf16 run itself is not tested here";
+  }
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "precision  bf16 autocast (float32 weights and gradients)");
+  EXPECT_EQ(read_json(dir / "bf16" / "config.json")["precision"], "bf16");
+  r = run("train --resume " + (dir / "bf16").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "precision  bf16 autocast");
+  EXPECT_HAS(r.out, "test accuracy:");
+}
+
+// --accumulate with the default one-cycle schedule: the schedule is sized in optimizer steps, so a
+// run with accumulation reaches its end (stepping one-cycle past its total throws).
+TEST_F(CliSettings, AccumulationRunsTheWholeOneCycleSchedule) {
+  Result r = run(tiny("acc") + " --epochs 2 --accumulate 3 --schedule onecycle");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "(batch 32 x 3 accumulated = 96)");
+  EXPECT_HAS(r.out, "test accuracy:");
+}

@@ -120,7 +120,7 @@ def twin(case):
     name, cin, size, classes = case["name"], case["channels"], case["size"], case["classes"]
     if case["spec"]:
         return from_spec(case["spec"], cin, size, classes)
-    if name in ("lenet5", "mnistnet"):
+    if name in ("lenet5", "mnistnet", "bncnn"):
         assert (cin, size, classes) == (1, 28, 10), "make_golden.py's twins are for 1x28x28, 10 classes"
         return make_golden.MODELS[name]()
     if name == "mlp":

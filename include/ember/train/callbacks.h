@@ -71,6 +71,9 @@ struct IntervalStats {
   double seconds = 0, samples_per_s = 0, lr = 0;
   bool loss_finite = true, weights_finite = true;
   bool epoch_end = false;                 // the read at the end of an epoch
+  // false for the read an interrupt makes to checkpoint the epoch's sums: the interval was cut short,
+  // so no "step" record is written (a resumed run logs the same steps as one that ran straight).
+  bool logged = true;
 };
 
 class Callback {

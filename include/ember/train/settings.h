@@ -107,6 +107,7 @@ struct TrainSettings {
   int threads = 0;
   std::string name;
   int64_t early_stop_patience = 0;
+  std::string precision = "fp32";  // auto, fp32, bf16, fp16 (apps/ember/precision_choice.h)
   // This invocation's only.
   std::string init_from;           // --init-from FILE: a new run's starting weights (ember/train/init_from.h)
   bool init_from_partial = false;
