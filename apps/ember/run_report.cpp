@@ -38,6 +38,9 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
       markers.push_back({x, fmt::format("end of epoch {}", r.epoch), false});
     } else if (r.kind == "resume") {
       markers.push_back({x, fmt::format("resumed at step {}", r.step), true});
+    } else if (r.kind == "oom") {
+      markers.push_back({x, fmt::format("out of memory: micro-batch {} -> {}", int64_t(r.get("previous_micro_batch")),
+                                        int64_t(r.get("micro_batch"))), true});
     }
   }
   // Runs from before per-step learning rates were logged have it in the epoch records only.
@@ -90,8 +93,13 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   if (with_val) d.table_header.insert(d.table_header.end(), {"val loss", "val acc"});
   d.table_header.insert(d.table_header.end(), {set + " loss", set + " acc", "samples/s", "data wait", "seconds"});
   int resumes = 0;
+  std::string ooms;  // "128 -> 64 at step 3, 64 -> 32 at step 3"
   for (const auto& r : recs) {
     if (r.kind == "resume") ++resumes;
+    if (r.kind == "oom")
+      ooms += fmt::format("{}micro-batch {} -> {} x accumulate {} at step {}", ooms.empty() ? "" : "; ",
+                          int64_t(r.get("previous_micro_batch")), int64_t(r.get("micro_batch")),
+                          int64_t(r.get("accumulate")), r.step);
     if (r.kind != "epoch") continue;
     auto loss = [&](const char* k) {
       const double v = r.get(k, NAN);
@@ -123,6 +131,8 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   d.summary.push_back({"data", in.dataset + (names.empty() ? "" : fmt::format(" ({} classes)", names.size()))});
   if (resumes > 0) d.summary.push_back({"resumed", fmt::format("{} time{} (orange dashed lines on the charts)", resumes,
                                                                resumes == 1 ? "" : "s")});
+  if (!ooms.empty())
+    d.summary.push_back({"out of memory", ooms + " (the same samples per optimizer step; dashed lines on the charts)"});
   d.summary.push_back({"wall time (this invocation)", fmt::format("{:.1f} s", in.wall_seconds)});
   d.summary.push_back({"report written", utc_now()});
   env::EnvFacts f = env::probe_environment(env::ProbeDepth::DriverOnly);

@@ -238,3 +238,22 @@ TEST_F(CliSettings, AccumulationRunsTheWholeOneCycleSchedule) {
   EXPECT_HAS(r.out, "(batch 32 x 3 accumulated = 96)");
   EXPECT_HAS(r.out, "test accuracy:");
 }
+
+// Out of memory inside a step (a memory cap on the caching allocator, EMBER_MEMORY_CAP, makes the
+// CPU raise what a full GPU would): the micro-batch halves and accumulation keeps the samples per
+// optimizer step; the run says so once, records it in metrics.jsonl and the report, and finishes.
+// A cap that is not a byte count is refused with the reason.
+TEST_F(CliSettings, OutOfMemoryHalvesTheMicroBatchAndSaysSo) {
+  Result r = run(tiny("oom") + " --batch-size 128 --val-split 0", "EMBER_MEMORY_CAP=6M ");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "out of memory at micro-batch 128: continuing with micro-batches of 64 x accumulate 2");
+  EXPECT_HAS(r.out, "test accuracy:");
+  const std::string metrics = e2e::read_text(dir / "oom" / "metrics.jsonl");
+  EXPECT_HAS(metrics, R"("kind":"oom")");
+  EXPECT_HAS(metrics, R"("previous_micro_batch":128.0)");
+  EXPECT_HAS(e2e::read_text(dir / "oom" / "report.html"), "<th>out of memory</th><td>micro-batch 128 -&gt; 64 x accumulate 2");
+
+  r = run(tiny("badcap"), "EMBER_MEMORY_CAP=banana ");
+  EXPECT_NE(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "EMBER_MEMORY_CAP = 'banana' is not a byte count");
+}
