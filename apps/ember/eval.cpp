@@ -20,13 +20,14 @@
 #include "ember/train/init_from.h"
 #include "ember/train/resume.h"
 #include "ember/train/weights_info.h"
+#include "precision_choice.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
 namespace {
 
 struct EvalOpts {
-  std::string path, model, data, data_dir, device = "auto";
+  std::string path, model, data, data_dir, device = "auto", precision = "fp32";
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
   bool json = false;
@@ -38,12 +39,13 @@ struct Loaded {
   std::string model_name;  // as shown: the zoo name or the spec's file name
   data::Dataset test;
   Device device;
+  std::string precision = "fp32";  // --precision, as chosen for the device (precision_choice.h)
   train::CheckpointManifest manifest;
 };
 
 // What --json output says about where the numbers come from.
 nlohmann::json provenance(const Loaded& l, const EvalOpts& o) {
-  return {{"model", l.model_name}, {"checkpoint", o.path}, {"device", l.device.str()}, {"precision", "fp32"}};
+  return {{"model", l.model_name}, {"checkpoint", o.path}, {"device", l.device.str()}, {"precision", l.precision}};
 }
 
 Loaded load(const EvalOpts& o) {
@@ -83,6 +85,7 @@ Loaded load(const EvalOpts& o) {
   l.model_name = model;
   l.test = load_run_test_data(data, dir, cfg, o.limit_test);
   l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
+  l.precision = choose_precision(o.precision, l.device).name;
   Generator gen(0);
   l.model = spec_from_metadata
                 ? nn::model_from_spec(info.model_spec, ck.weights_path.string() + " (__metadata__ model_spec)",
@@ -103,6 +106,8 @@ Loaded load(const EvalOpts& o) {
 
 int run_eval(const EvalOpts& o) {
   Loaded l = load(o);
+  // bf16: the forward passes run under autocast (the weights, whatever precision trained them, stay f32).
+  autocast ac(l.device.type, DType::BFloat16, l.precision == "bf16");
   train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
   const auto& names = l.test.classes;
   if (o.json) {
@@ -134,7 +139,12 @@ int run_eval(const EvalOpts& o) {
 // text, or appended to `json_out` (predict --json).
 void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, const std::string& what,
            const std::string& input, nlohmann::json& json_out) {
-  auto probs = nn::functional::softmax((*l.model)(x.to(l.device)), 1).to_vector<float>();
+  Tensor logits;
+  {
+    autocast ac(l.device.type, DType::BFloat16, l.precision == "bf16");
+    logits = (*l.model)(x.to(l.device));
+  }
+  auto probs = nn::functional::softmax(logits, 1).to_vector<float>();
   std::vector<int64_t> idx(probs.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
   std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
@@ -220,6 +230,9 @@ void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--data", o.data, "Dataset, or the image folder a run was trained on (default: from the manifest)");
   s->add_option("--data-dir", o.data_dir, "Dataset directory (an image-folder run: its folder, if it moved)");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
+  s->add_option("--precision", o.precision,
+                "fp32, bf16 (autocast; needs AMX-BF16 or AVX512-BF16) or auto (bf16 where the device does it fast)")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))->capture_default_str();
   add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
 }
 }  // namespace

@@ -10,7 +10,7 @@ namespace ember::cli {
 
 PrecisionChoice choose_precision(const std::string& flag, Device device) {
   if (flag == "fp16")
-    throw UsageError(device.is_cpu() ? "--precision fp16: float16 training is a GPU mode; this run is on the cpu"
+    throw UsageError(device.is_cpu() ? "--precision fp16: float16 is a GPU mode (with loss scaling); this run is on the cpu"
                                      : "--precision fp16: ember's CUDA backend has no float16 kernels yet",
                      device.is_cpu() ? "use --precision bf16 (or auto) on a CPU with AMX-BF16/AVX512-BF16, else fp32"
                                      : "use --precision fp32");

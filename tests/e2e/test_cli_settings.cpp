@@ -205,7 +205,7 @@ TEST_F(CliSettings, ResumingAManifestWithBadValuesIsAUsageError) {
 TEST_F(CliSettings, PrecisionIsChosenForTheDeviceRecordedAndResumed) {
   Result r = run(tiny("fp16") + " --precision fp16 --device cpu");
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_HAS(r.out, "--precision fp16: float16 training is a GPU mode");
+  EXPECT_HAS(r.out, "--precision fp16: float16 is a GPU mode");
   EXPECT_FALSE(fs::exists(dir / "fp16"));
 
   r = run(tiny("auto") + " --precision auto --stop-after-steps 2");
@@ -256,4 +256,27 @@ TEST_F(CliSettings, OutOfMemoryHalvesTheMicroBatchAndSaysSo) {
   r = run(tiny("badcap"), "EMBER_MEMORY_CAP=banana ");
   EXPECT_NE(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "EMBER_MEMORY_CAP = 'banana' is not a byte count");
+}
+
+// eval and predict --precision: bf16 evaluates under autocast (where the CPU has fast bf16; else
+// refused with the reason, exit 2), and --json says which precision produced the numbers.
+TEST_F(CliSettings, EvalAndPredictTakeAPrecision) {
+  Result r = run(tiny("ev") + " --val-split 0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("eval " + (dir / "ev").string() + " --json");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json fp32 = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(fp32["precision"], "fp32");
+  r = run("eval " + (dir / "ev").string() + " --json --precision bf16");
+  if (r.code == 2) {
+    EXPECT_HAS(r.out, "does not run bfloat16 fast");
+    GTEST_SKIP() << "this CPU has no fast bf16: bf16 evaluation not tested here";
+  }
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json bf16 = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(bf16["precision"], "bf16");
+  EXPECT_NEAR(bf16["accuracy"].get<double>(), fp32["accuracy"].get<double>(), 0.05);  // bf16 rounding, 64 images
+  r = run("predict " + (dir / "ev").string() + " --index 0 --json --precision bf16");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, R"("precision": "bf16")");
 }
