@@ -106,6 +106,14 @@ class GlooGroup : public ProcessGroup {
       context_ = std::make_shared<gloo::rendezvous::Context>(rank, size);
       context_->setTimeout(timeout);
       context_->connectFullMesh(gs, device);
+      // Every rank's side of the mesh is connected only when all have returned from
+      // connectFullMesh: until then a rank that went on and closed its group (a short job, a test
+      // whose body ran no collective) made a peer still connecting fail with "Connection closed by
+      // peer" (DistCollectives.BadArgumentsAreTypedErrors, once in a CI run). Meet at the store.
+      store_->set(prefix + "gloo/connected/" + std::to_string(rank), "1");
+      std::vector<std::string> all;
+      for (int r = 0; r < size; ++r) all.push_back(prefix + "gloo/connected/" + std::to_string(r));
+      store_->wait(all, timeout);
     } catch (const DistError&) {
       throw;
     } catch (const std::exception& e) {
