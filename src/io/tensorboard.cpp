@@ -42,7 +42,7 @@ void put_fixed(std::vector<uint8_t>& out, T value) {  // little-endian, as proto
   uint8_t b[sizeof(T)];
   std::memcpy(b, &value, sizeof(T));
   if constexpr (std::endian::native == std::endian::big) std::reverse(b, b + sizeof(T));
-  out.insert(out.end(), b, b + sizeof(T));
+  for (uint8_t byte : b) out.push_back(byte);  // (a range insert of 8 bytes trips GCC 12's -Wstringop-overflow)
 }
 void put_double(std::vector<uint8_t>& out, int field, double v) {
   put_varint(out, uint64_t(field) << 3 | 1);

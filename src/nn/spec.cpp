@@ -18,6 +18,7 @@
 #include <sstream>
 #include <variant>
 
+#include "core/edit_distance.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/layers.h"
 
@@ -41,18 +42,6 @@ struct LayerSpec {
   throw FormatError(source + ":" + std::to_string(line) + ": " + msg, hint);
 }
 
-// Edit distance with transpositions (optimal string alignment), for "did you mean".
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
 
 // "did you mean 'kernel_size'?" when one candidate is close to `typed`, else the list of candidates.
 std::string suggest(const std::string& typed, const std::vector<std::string>& candidates) {

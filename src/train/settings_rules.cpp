@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "core/edit_distance.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
@@ -46,19 +47,6 @@ std::string bounds_text(const NumberRule& r, bool whole) {
   return s;
 }
 
-// Optimal string alignment distance: insertions, deletions, substitutions and adjacent swaps.
-size_t edit_distance(const std::string& a, const std::string& b) {
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i)
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-    }
-  return d[a.size()][b.size()];
-}
 
 // "--Batch_Size=3" -> "batch-size": what a name is compared as.
 std::string bare(const std::string& s) {
