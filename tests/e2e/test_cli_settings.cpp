@@ -228,6 +228,17 @@ TEST_F(CliSettings, PrecisionIsChosenForTheDeviceRecordedAndResumed) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "precision  bf16 autocast");
   EXPECT_HAS(r.out, "test accuracy:");
+
+  // The bf16-trained run evaluates in fp32 and in bf16 (its checkpoint holds float32 weights).
+  r = run("eval " + (dir / "bf16").string() + " --json --precision fp32");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json as_fp32 = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(as_fp32["precision"], "fp32");
+  r = run("eval " + (dir / "bf16").string() + " --json --precision bf16");
+  ASSERT_EQ(r.code, 0) << r.out;
+  const json as_bf16 = json::parse(r.out.substr(r.out.find('{')));
+  EXPECT_EQ(as_bf16["precision"], "bf16");
+  EXPECT_NEAR(as_bf16["accuracy"].get<double>(), as_fp32["accuracy"].get<double>(), 0.05);  // bf16 rounding, 64 images
 }
 
 // --accumulate with the default one-cycle schedule: the schedule is sized in optimizer steps, so a

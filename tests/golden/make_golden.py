@@ -1,7 +1,10 @@
 #!/usr/bin/python3
-"""Writes ember's golden reference files from PyTorch: models_v1.bin and ops_v1.bin.
+"""Writes ember's golden reference files from PyTorch: models_v1.bin and ops_v1.bin, and (with
+--bf16) models_bf16_v1.bin.
 
-Run:  /usr/bin/python3 tests/golden/make_golden.py OUTDIR     (OUTDIR is normally tests/golden)
+Run:  /usr/bin/python3 tests/golden/make_golden.py OUTDIR          (OUTDIR is normally tests/golden)
+      /usr/bin/python3 tests/golden/make_golden.py --bf16 OUTDIR   only models_bf16_v1.bin, from the
+                                                                   weights in OUTDIR/models_v1.bin
 Needs Debian's python3-torch (PyTorch 1.13, CPU). Deterministic: one thread, a fixed seed per
 model and per op case, so a rerun with the same torch writes byte-identical files.
 
@@ -32,6 +35,15 @@ Record naming:
                     inputs by their functional-API name (input, weight, bias, target, a, b, ...),
                     output, grad_output (random upstream gradient), grad_<input> for each
                     differentiable input; params (int64) and scalars (float64) documented per op.
+    models_bf16_v1.bin  <model>/param_sums              (K,) float64, the sum of each initial weight
+                                                        of models_v1.bin, in state_dict order
+                    <model>/logits, <model>/loss        under torch.autocast("cpu", bfloat16), eval
+                                                        mode, models_v1.bin's weights and batch
+                    <model>/step/<state_dict key>       weights after one SGD step from there (the
+                                                        first 8 rows of a tensor over 100,000 values)
+                    <model>/rounded_operands/...        logits, loss, step/<key> again with ember's
+                                                        policy written in float32 PyTorch ops
+                                                        (RoundedOperands) instead of torch.autocast
 """
 
 import io
@@ -510,13 +522,204 @@ def check_ops(records):
             assert all(d <= 8 for d in t.shape), f"{name}: a dim is over 8: {tuple(t.shape)}"
 
 
+# ---- bf16 mixed precision (models_bf16_v1.bin) --------------------------------------------------
+#
+# What ember's autocast (include/ember/autocast.h) is compared against: PyTorch's CPU autocast, the
+# recipe of its AMP guide. The forward and the loss run under torch.autocast("cpu", bfloat16), so
+# conv2d and linear take bf16 inputs (activations, weights and biases cast on the way in) and
+# return bf16; relu and max_pool run on those bf16 values; the loss is computed in float32 from
+# the bf16 logits (torch.autocast's float32 list, and ember's policy, keep cross-entropy in f32).
+# backward runs outside the context (its ops follow the forward's dtypes: the weight gradients are
+# computed in bf16 and reach the float32 parameters through the casts' backward); the SGD step
+# updates the float32 weights. Models in eval mode (dropout off), as in models_v1.bin. The fixed
+# weights and batch are models_v1.bin's, so the two files share them without storing them twice.
+#
+# PyTorch's autocast rounds more than ember's: the bias, each conv/linear output and each gradient
+# go through bf16 too (repeating exactly those roundings in float32 reproduces its numbers to 0.2%,
+# lenet5's logits bitwise). The extra roundings change relu masks and max-pool choices, which moves
+# the conv layers' updates by several percent. So the same step is recorded a second time with
+# ember's policy written in float32 ops (RoundedOperands), which ember must match closely.
+
+BF16_MODELS = ("mnistnet", "lenet5")
+# mnistnet's fc1.weight (128 x 9216) is 95% of its weights; stored whole twice it made this file
+# 10 MB, and the golden files travel in the GPU bundle (40 MiB limit). Weights after the step with
+# more rows than this keep their first BF16_STEP_ROWS rows (the test compares the same rows).
+BF16_STEP_ROWS = 8
+BF16_STEP_FULL_NUMEL = 100_000
+
+
+def step_record(t):
+    return t[:BF16_STEP_ROWS].clone() if t.numel() > BF16_STEP_FULL_NUMEL else t
+BF16_SGD = {"lr": 0.01, "momentum": 0.9, "weight_decay": 1e-4}
+
+
+def fp32_case(records, name):
+    """models_v1.bin's initial state_dict (in file order), input and labels for `name`."""
+    prefix = f"{name}/param/"
+    state = {k[len(prefix):]: v for k, v in records.items() if k.startswith(prefix)}
+    return state, records[f"{name}/input"], records[f"{name}/labels"]
+
+
+def autocast_step(name, state, x, y):
+    """One SGD step under CPU bf16 autocast from `state`; returns (logits, loss, state after)."""
+    model = MODELS[name]()
+    model.load_state_dict(state)
+    set_mode(model, name)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        logits = model(x)
+        # float() is a no-op for float32 logits and the cast autocast's float32 list would insert
+        # for bf16 ones: the loss is the float32 cross-entropy of the bf16 logits either way.
+        loss = F.cross_entropy(logits.float(), y)
+    opt = torch.optim.SGD(model.parameters(), **BF16_SGD)
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+    after = {k: v.detach().clone() for k, v in model.state_dict().items()}
+    return logits.detach(), loss.detach(), after
+
+
+def bf16_round(t):
+    return t.bfloat16().float()
+
+
+class RoundedOperands(torch.autograd.Function):
+    """ember's autocast for conv2d / linear, written with float32 PyTorch ops: the input and the
+    weight rounded to bf16, the products (exact in float32) summed in float32, the bias and the
+    output float32; backward multiplies the bf16-rounded output gradient by the rounded operands,
+    returns float32 gradients, and sums the bias gradient from the float32 output gradient."""
+
+    @staticmethod
+    def forward(ctx, x, weight, bias, conv_args):
+        xr, wr = bf16_round(x), bf16_round(weight)
+        ctx.save_for_backward(xr, wr)
+        ctx.conv_args, ctx.has_bias = conv_args, bias is not None
+        if conv_args is None:
+            return ORIGINAL_LINEAR(xr, wr, bias)
+        return ORIGINAL_CONV2D(xr, wr, bias, *conv_args)
+
+    @staticmethod
+    def backward(ctx, grad_out):
+        xr, wr = ctx.saved_tensors
+        gr = bf16_round(grad_out)
+        if ctx.conv_args is None:
+            gx, gw, gb = gr @ wr, gr.t() @ xr, grad_out.sum(0)
+        else:
+            stride, padding, dilation, groups = ctx.conv_args
+            gx = torch.nn.grad.conv2d_input(xr.shape, wr, gr, stride, padding, dilation, groups)
+            gw = torch.nn.grad.conv2d_weight(xr, wr.shape, gr, stride, padding, dilation, groups)
+            gb = grad_out.sum((0, 2, 3))
+        return gx, gw, gb if ctx.has_bias else None, None
+
+
+ORIGINAL_CONV2D, ORIGINAL_LINEAR = F.conv2d, F.linear
+
+
+def rounded_operands_step(name, state, x, y):
+    """autocast_step with ember's policy emulated (RoundedOperands) instead of torch.autocast."""
+    def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        return RoundedOperands.apply(input, weight, bias, (stride, padding, dilation, groups))
+
+    def linear(input, weight, bias=None):
+        return RoundedOperands.apply(input, weight, bias, None)
+
+    F.conv2d, F.linear = conv2d, linear  # nn.Conv2d and nn.Linear call these
+    try:
+        model = MODELS[name]()
+        model.load_state_dict(state)
+        set_mode(model, name)
+        logits = model(x)
+        loss = F.cross_entropy(logits, y)
+        opt = torch.optim.SGD(model.parameters(), **BF16_SGD)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    finally:
+        F.conv2d, F.linear = ORIGINAL_CONV2D, ORIGINAL_LINEAR
+    assert logits.dtype == torch.float32, name
+    return logits.detach(), loss.detach(), {k: v.detach().clone() for k, v in model.state_dict().items()}
+
+
+def add_bf16_model(w, fp32_records, name):
+    state, x, y = fp32_case(fp32_records, name)
+    w.add(f"{name}/param_sums", torch.tensor([v.double().sum().item() for v in state.values()],
+                                             dtype=torch.float64))
+    logits, loss, after = autocast_step(name, state, x, y)
+    if logits.dtype != torch.bfloat16:
+        raise SystemExit(f"{name}: torch.autocast('cpu', bfloat16) gave {logits.dtype} logits; this "
+                         f"torch ({torch.__version__}) does not autocast on the CPU")
+    w.add(f"{name}/logits", logits.float())  # exact: every bf16 value is a float32
+    w.add(f"{name}/loss", loss)
+    for key, value in after.items():
+        w.add(f"{name}/step/{key}", step_record(value))
+    logits, loss, after = rounded_operands_step(name, state, x, y)
+    w.add(f"{name}/rounded_operands/logits", logits)
+    w.add(f"{name}/rounded_operands/loss", loss)
+    for key, value in after.items():
+        w.add(f"{name}/rounded_operands/step/{key}", step_record(value))
+
+
+def check_bf16(records, fp32_records):
+    """Reruns each case from models_v1.bin and checks the stored numbers against it."""
+    for name in BF16_MODELS:
+        state, x, y = fp32_case(fp32_records, name)
+        sums = torch.tensor([v.double().sum().item() for v in state.values()], dtype=torch.float64)
+        assert torch.equal(records[f"{name}/param_sums"], sums), name
+        logits, loss, after = autocast_step(name, state, x, y)
+        stored = records[f"{name}/logits"]
+        assert torch.equal(stored, logits.float()), f"{name}: a rerun gave other logits"
+        assert torch.equal(stored, stored.bfloat16().float()), f"{name}: logits are not bf16 values"
+        assert torch.equal(records[f"{name}/loss"], loss), name
+        # The same network in float32 (models_v1.bin): close, but not equal, or nothing was lowered.
+        ref = fp32_records[f"{name}/logits"]
+        err = (stored - ref).abs().max().item() / ref.abs().max().item()
+        assert 0 < err < 0.05, f"{name}: bf16 logits vs float32: max diff / max |logit| = {err}"
+        keys = [k[len(f"{name}/step/"):] for k in records if k.startswith(f"{name}/step/")]
+        assert keys == list(state), name
+        for key in keys:
+            assert torch.equal(records[f"{name}/step/{key}"], step_record(after[key])), (name, key)
+            assert not torch.equal(records[f"{name}/step/{key}"], step_record(state[key])), f"{name}: {key} did not move"
+        # The emulation of ember's policy reproduces, and differs from the float32 network too.
+        logits, loss, after = rounded_operands_step(name, state, x, y)
+        assert torch.equal(records[f"{name}/rounded_operands/logits"], logits), name
+        assert torch.equal(records[f"{name}/rounded_operands/loss"], loss), name
+        emu_err = (logits - ref).abs().max().item() / ref.abs().max().item()
+        assert 0 < emu_err < 0.05, f"{name}: rounded-operands logits vs float32: {emu_err}"
+        for key in keys:
+            assert torch.equal(records[f"{name}/rounded_operands/step/{key}"], step_record(after[key])), (name, key)
+        print(f"{name}: bf16 autocast logits vs float32 logits: max diff / max |logit| = {err:.3g}")
+
+
+def write_bf16(outdir):
+    fp32_path = os.path.join(outdir, "models_v1.bin")
+    fp32_records = read_golden(fp32_path)  # the fixed weights and batch; never rewritten here
+    w = GoldenWriter()
+    for name in BF16_MODELS:
+        add_bf16_model(w, fp32_records, name)
+    path = os.path.join(outdir, "models_bf16_v1.bin")
+    size = w.write(path)
+    records = read_golden(path)
+    assert list(records) == list(w.records), path
+    for name, t in w.records.items():
+        r = records[name]
+        assert r.dtype == t.dtype and r.shape == t.shape and torch.equal(r, t), name
+    check_bf16(records, fp32_records)
+    print(f"{path}: {len(records)} records, {size} bytes (torch {torch.__version__}, "
+          f"weights from {fp32_path})")
+
+
 def main():
     if sys.byteorder != "little":
         raise SystemExit("make_golden.py writes the host's byte order and expects little-endian")
-    outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
+    args = sys.argv[1:]
+    bf16 = "--bf16" in args
+    args = [a for a in args if a != "--bf16"]
+    outdir = args[0] if args else os.path.dirname(os.path.abspath(__file__))
     os.makedirs(outdir, exist_ok=True)
     torch.set_num_threads(1)
     torch.use_deterministic_algorithms(True)
+    if bf16:
+        write_bf16(outdir)
+        return
 
     models = GoldenWriter()
     for name in MODELS:
