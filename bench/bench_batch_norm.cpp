@@ -110,7 +110,7 @@ void run_dnnl(Buffers& B, int reps) {
   const double bk = median_ms(
       [&] {
         bwd.execute(s, {{DNNL_ARG_SRC, x}, {DNNL_ARG_MEAN, mean}, {DNNL_ARG_VARIANCE, var}, {DNNL_ARG_DIFF_DST, g},
-                        {DNNL_ARG_SCALE, w}, {DNNL_ARG_DIFF_SRC, gx}, {DNNL_ARG_DIFF_SCALE, gw},
+                        {DNNL_ARG_SCALE, w}, {DNNL_ARG_SHIFT, b}, {DNNL_ARG_DIFF_SRC, gx}, {DNNL_ARG_DIFF_SCALE, gw},
                         {DNNL_ARG_DIFF_SHIFT, gb}});
         s.wait();
       },
@@ -139,6 +139,7 @@ int main(int argc, char** argv) {
     }
   }
   omp_set_num_threads(threads);
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
   std::printf("batch norm, NCHW float32, %d threads, median of %d\n", threads, reps);
   const std::vector<std::pair<int64_t, int64_t>> layers = {{16, 28 * 28}, {32, 14 * 14}};
   for (auto [C, S] : layers) {
