@@ -2,20 +2,25 @@
 // backward) or over (n, c) rows (forward), each row walked by vectorised loops with AVX-512 / AVX2
 // clones; float64 runs the reference loops (reference/nn_norm.cpp), which stay the test oracle.
 //
-// Why hand-written loops and not oneDNN's batch_normalization primitive: the kernel contract
-// (kernels/nn_kernels.h) splits the batch statistics from the normalisation, so that the front-end
-// forms invstd and updates the running statistics in between the same way on every backend, and
-// its backward takes invstd; oneDNN's training primitive fuses statistics and normalisation and its
-// backward wants the variance, so using it would mean reshaping the contract for every backend.
-// The loops here read each (n, c) row once per pass like oneDNN's plain-layout (ncsp) kernel does.
+// Why hand-written loops and not oneDNN's batch_normalization primitive: measured slower. On bncnn's
+// layers at batch 128, NCHW float32 (bench/bench_batch_norm.cpp, 2026-12-01 00:25 UTC, 2-core Xeon
+// at load 10-12, 4 runs at 1 and 2 threads, median of 60 calls each), oneDNN 2.6 picks its
+// plain-layout kernel (ncsp_bnorm) and took 8.9-15.0 ms forward / 12.7-15.3 ms backward on
+// (128, 16, 28, 28) against 2.3-4.2 / 2.5-3.9 ms here, and 4.0-7.2 / 5.7-8.0 ms on (128, 32, 14, 14)
+// against 0.6-2.5 / 0.6-2.1 ms here: slower in every run, often slower than the reference loops. It
+// fits the kernel contract (kernels/nn_kernels.h) badly: the contract splits the batch statistics
+// from the normalisation, so that the front-end forms invstd and updates the running statistics
+// in between the same way on every backend, while oneDNN's training primitive fuses the two and
+// its backward wants the variance instead of invstd.
 //
 // Numerics. Sums run in float inside a block of at most kBlock elements of one row (vector lanes,
 // a few hundred adds each) and in double across blocks. The variance is never E[x^2] - E[x]^2: each
 // block is summed once for its approximate mean, then again (from L1) as sums of d = x - shift and
 // d^2 with that shift, which leaves no cancellation (the block's M2 = sum d^2 - (sum d)^2 / n with
 // sum d near zero); blocks are then merged with Chan et al.'s pairwise update of (count, mean, M2).
-// Before (reference loops, 2 threads): batch norm was 36% of a bncnn_fc128 training run; the numbers
-// after are in docs/benchmarks.md ("Default recipe candidates (issue 12)").
+// Before (reference loops): batch norm was 36% of a bncnn_fc128 training run (perf, 1 thread);
+// after, ~20%, bound by memory traffic (each pass streams the layer once). Numbers in
+// docs/benchmarks.md ("Default recipe candidates (issue 12)", "Batch norm and ReLU on the CPU").
 #include "cpu/nn_norm.h"
 
 #include <omp.h>
