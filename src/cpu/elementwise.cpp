@@ -46,6 +46,29 @@ void loop1(const Tensor& a, const Tensor& out, F f) {
   });
 }
 
+// ReLU forward and backward on float32 rows, vectorised with AVX-512 / AVX2 clones (the library is
+// built without -march, so the generic loop above runs 4 floats per SSE2 step). Same select as the
+// generic path (x > 0 ? x : 0, NaN -> 0), so the same bits. They sit between a batch norm or a conv
+// and a pooling layer in every zoo CNN: ~10% of a bncnn training step before.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_row_f32(const float* x, float* o, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_backward_row_f32(const float* g, const float* out, float* gx, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) gx[i] = out[i] > 0.f ? g[i] : 0.f;
+}
+void relu_f32(const Tensor& a, const Tensor& out) {
+  strided_loop<2>(out.sizes(), {&out, &a}, [](std::array<char*, 2> p, std::array<int64_t, 2> s, int64_t n) {
+    float* o = reinterpret_cast<float*>(p[0]);
+    const float* x = reinterpret_cast<const float*>(p[1]);
+    if (s[0] == 1 && s[1] == 1) return relu_row_f32(x, o, n);
+    for (int64_t i = 0; i < n; ++i) o[i * s[0]] = x[i * s[1]] > 0.f ? x[i * s[1]] : 0.f;
+  });
+}
+
 template <class T>
 T pow_t(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -137,7 +160,9 @@ void unary(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1)
           case UnaryOp::Neg: return loop1<T, T>(a, out, [](T x) { return T(-x); });
           case UnaryOp::Abs: return loop1<T, T>(a, out, [](T x) { return x < 0 ? T(-x) : x; });
           case UnaryOp::Sign: return loop1<T, T>(a, out, [](T x) { return T((T(0) < x) - (x < T(0))); });
-          case UnaryOp::Relu: return loop1<T, T>(a, out, [](T x) { return x > 0 ? x : T(0); });
+          case UnaryOp::Relu:
+            if constexpr (std::is_same_v<T, float>) return relu_f32(a, out);
+            else return loop1<T, T>(a, out, [](T x) { return x > 0 ? x : T(0); });
           case UnaryOp::AddScalar: return loop1<T, T>(a, out, [v = T(p0)](T x) { return T(x + v); });
           case UnaryOp::MulScalar: return loop1<T, T>(a, out, [v = T(p0)](T x) { return T(x * v); });
           case UnaryOp::Clamp:
@@ -277,7 +302,18 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
 // ReLU backward in one pass (see kernels.h).
 void relu_backward(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x) {
   dispatch_floating(out.dtype(), "relu_backward", [&]<class T>() {
-    loop2<T, T, T>(grad_out, out, grad_x, [](T g, T o) { return o > T(0) ? g : T(0); });
+    if constexpr (std::is_same_v<T, float>) {
+      strided_loop<3>(grad_x.sizes(), {&grad_x, &grad_out, &out},
+                      [](std::array<char*, 3> p, std::array<int64_t, 3> s, int64_t n) {
+                        float* gx = reinterpret_cast<float*>(p[0]);
+                        const float* g = reinterpret_cast<const float*>(p[1]);
+                        const float* o = reinterpret_cast<const float*>(p[2]);
+                        if (s[0] == 1 && s[1] == 1 && s[2] == 1) return relu_backward_row_f32(g, o, gx, n);
+                        for (int64_t i = 0; i < n; ++i) gx[i * s[0]] = o[i * s[2]] > 0.f ? g[i * s[1]] : 0.f;
+                      });
+    } else {
+      loop2<T, T, T>(grad_out, out, grad_x, [](T g, T o) { return o > T(0) ? g : T(0); });
+    }
   });
 }
 

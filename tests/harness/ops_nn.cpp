@@ -156,7 +156,10 @@ const bool registered = [] {
     auto stats = [](int64_t c) { return std::vector<Input>{in({c}).no_grad(), in({c}).uniform(0.5, 1.5).no_grad()}; };
     for (bool training : {true, false}) {
       const std::string mode = training ? "training" : "eval";
-      for (Shape s : std::vector<Shape>{{3, 4, 2, 3}, {8, 4, 36}, {3, 5, 1}, {2, 3, 700}, {6, 3, 5, 4}}) {
+      // One image, one channel with one element per plane, planes longer than the CPU kernel's
+      // summation block (4096), and bncnn's first layer at a small batch (over OpenMP threads).
+      for (Shape s : std::vector<Shape>{{3, 4, 2, 3}, {8, 4, 36}, {3, 5, 1}, {2, 3, 700}, {6, 3, 5, 4}, {1, 3, 1, 5},
+                                        {7, 1, 1, 1}, {2, 2, 70, 70}, {4, 16, 28, 28}}) {
         std::vector<Input> ins = {s.size() == 4 ? nchw_transposed(s) : in(s).uniform(2, 4)};
         for (auto& i : stats(s[1])) ins.push_back(i);
         ins.push_back(in({s[1]}));
@@ -166,6 +169,13 @@ const bool registered = [] {
                            kFloats, shape_numel(s) <= 72});
       }
     }
+    // Large means over a small spread: the variance must not cancel (E[x^2] - E[x]^2 in float would).
+    for (bool training : {true, false})
+      e.cases.push_back({std::string(training ? "training" : "eval") + "_large_mean",
+                         {in({4, 3, 50}).uniform(1000, 1000.5), in({3}).no_grad(), in({3}).uniform(0.5, 1.5).no_grad(),
+                          in({3}), in({3})},
+                         [training](auto& v) { return F::batch_norm(v[0], v[1], v[2], v[3], v[4], training, 0.1, 1e-5); },
+                         kFloats, false});
     // 2-D (N, C) input as a transposed view, weight and bias undefined; no running stats at all.
     e.cases.push_back({"2d_transposed_no_affine", {in({5, 4}).as(test::transposed), in({5}).no_grad(), in({5}).uniform(0.5, 1.5).no_grad()},
                        [](auto& v) { return F::batch_norm(v[0], v[1], v[2], {}, {}, true); }});

@@ -1,0 +1,20 @@
+// The CPU batch-norm kernels, declared so that the parity tests can run them against the reference
+// (tests/unit/test_cpu_batch_norm.cpp). All follow kernels/nn_kernels.h: contiguous (N, C, S) inputs,
+// outputs overwritten; float64 goes to the reference kernels (reference/nn_norm.cpp).
+//   *_channels: float32, OpenMP over channels (statistics, backward) or over (n, c) rows (forward),
+//               vectorised row loops with AVX-512 / AVX2 clones, sums per block of a row in float
+//               and across blocks in double (nn_norm.cpp says why it is not oneDNN's primitive).
+#pragma once
+
+#include "kernels/nn_kernels.h"
+
+namespace ember::cpu {
+
+void batch_norm_stats_channels(const Tensor& x, const Tensor& mean, const Tensor& var);
+void batch_norm_forward_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                 const Tensor& bias, const Tensor& out);
+void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                  const Tensor& weight, bool training, const Tensor& grad_x,
+                                  const Tensor& grad_weight, const Tensor& grad_bias);
+
+}  // namespace ember::cpu
