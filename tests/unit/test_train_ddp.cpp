@@ -49,7 +49,7 @@ std::vector<float> flat(nn::Module& m) {
 
 // Trains tiny_mlp (plain SGD, no dropout: the ranks are threads sharing the default generator) and
 // returns its weights; `pg` makes it one rank of a data-parallel run.
-std::vector<float> train(const data::Dataset& tr, const data::Dataset& te, FitOptions o, dist::ProcessGroup* pg,
+std::vector<float> fit_mlp(const data::Dataset& tr, const data::Dataset& te, FitOptions o, dist::ProcessGroup* pg,
                          FitResult* out = nullptr, const Checkpoint* resume = nullptr) {
   auto model = test::tiny_mlp(11);
   optim::SGD opt(model->parameters(), {.lr = 0.3, .momentum = 0.9});
@@ -135,8 +135,8 @@ TEST(TrainDdp, TwoRanksEqualOneProcessWithTheGlobalBatch) {
   EMBER_REQUIRE_GLOO();
   const data::Dataset tr = test::synthetic_dataset(103), te = test::synthetic_dataset(41, 3, 9);
   set_num_threads(1);
-  const auto reference = train(tr, te, options(16, 1, 3), nullptr);
-  const auto got = two_ranks([&](dist::ProcessGroup& pg) { return train(tr, te, options(8, 1, 3), &pg); });
+  const auto reference = fit_mlp(tr, te, options(16, 1, 3), nullptr);
+  const auto got = two_ranks([&](dist::ProcessGroup& pg) { return fit_mlp(tr, te, options(8, 1, 3), &pg); });
   EXPECT_TRUE(got[0] == got[1]) << "the ranks' weights differ";
   EXPECT_LE(max_diff(reference, got[0]), 1e-5f);
   // Bitwise the same again, and with the all-reduce after backward instead of during it.
@@ -144,7 +144,7 @@ TEST(TrainDdp, TwoRanksEqualOneProcessWithTheGlobalBatch) {
     FitOptions o = options(8, 1, 3);
     o.overlap_grad_reduce = pg.rank() == 0;  // a rank's choice does not change what is reduced
     o.first_bucket_bytes = 64;                // several buckets
-    return train(tr, te, o, &pg);
+    return fit_mlp(tr, te, o, &pg);
   });
   EXPECT_TRUE(again[0] == got[0]) << "a second 2-rank run (other buckets, overlap on one rank) differs";
 }
@@ -155,10 +155,10 @@ TEST(TrainDdp, AccumulationAndARankWithoutSamplesInTheLastStep) {
   EMBER_REQUIRE_GLOO();
   const data::Dataset tr = test::synthetic_dataset(97), te = test::synthetic_dataset(40, 3, 9);
   set_num_threads(1);
-  const auto reference = train(tr, te, options(16, 1, 2), nullptr);
+  const auto reference = fit_mlp(tr, te, options(16, 1, 2), nullptr);
   std::vector<FitResult> res(2);
   const auto got = two_ranks([&](dist::ProcessGroup& pg) {
-    return train(tr, te, options(4, 2, 2), &pg, &res[size_t(pg.rank())]);
+    return fit_mlp(tr, te, options(4, 2, 2), &pg, &res[size_t(pg.rank())]);
   });
   EXPECT_TRUE(got[0] == got[1]);
   EXPECT_LE(max_diff(reference, got[0]), 1e-5f);
@@ -175,13 +175,13 @@ TEST(TrainDdp, StoppedAndResumedEqualsStraightAndOnlyRankZeroWrites) {
   EMBER_REQUIRE_GLOO();
   const data::Dataset tr = test::synthetic_dataset(90), te = test::synthetic_dataset(30, 3, 9);
   test::TempDir tmp("train_ddp_resume");
-  const auto straight = two_ranks([&](dist::ProcessGroup& pg) { return train(tr, te, options(8, 1, 3), &pg); });
+  const auto straight = two_ranks([&](dist::ProcessGroup& pg) { return fit_mlp(tr, te, options(8, 1, 3), &pg); });
   two_ranks([&](dist::ProcessGroup& pg) {
     FitOptions o = options(8, 1, 3);
     o.run_dir = tmp.path() / "run";
     o.stop_after_steps = 8;  // epoch 2, step 2 of 6
     FitResult r;
-    auto w = train(tr, te, o, &pg, &r);
+    auto w = fit_mlp(tr, te, o, &pg, &r);
     EXPECT_EQ(r.status, FitStatus::Interrupted);
     return w;
   });
@@ -191,7 +191,7 @@ TEST(TrainDdp, StoppedAndResumedEqualsStraightAndOnlyRankZeroWrites) {
   const auto resumed = two_ranks([&](dist::ProcessGroup& pg) {
     FitOptions o = options(8, 1, 3);
     o.run_dir = tmp.path() / "run";
-    return train(tr, te, o, &pg, nullptr, &ck);
+    return fit_mlp(tr, te, o, &pg, nullptr, &ck);
   });
   EXPECT_TRUE(resumed[0] == straight[0]) << "max diff " << max_diff(resumed[0], straight[0]);
   EXPECT_TRUE(resumed[1] == straight[1]);
