@@ -290,8 +290,9 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
+  const std::string per_rank = tw.distributed() ? fmt::format(" per rank x {} ranks", tw.size()) : "";
   fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
-             plural(steps_per_epoch, "step"), batch, c.seed);
+             plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
@@ -378,8 +379,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   finish_world(tw);
   if (tw.distributed() && r.step > 0)
-    fmt::print("world      {} ranks; rank 0 waited {:.1f} s on gradient all-reduces ({:.2f} ms per step)\n", r.world_size,
-               r.comm_seconds, 1000 * r.comm_seconds / double(r.step));
+    fmt::print("world      rank 0 waited {:.1f} s on gradient all-reduces ({:.2f} ms per step)\n", r.comm_seconds,
+               1000 * r.comm_seconds / double(r.step));
 
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,

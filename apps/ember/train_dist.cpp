@@ -117,6 +117,7 @@ std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool thread
   // A signal to the launcher reaches every rank, which agree on a step to stop at and checkpoint:
   // give them time for it before SIGKILL.
   lo.kill_grace = std::chrono::seconds(30);
+  lo.extra_env.push_back("EMBER_LAUNCHED_BY=ember train --nproc-per-node");
   const dist::LaunchResult r = dist::launch_local(lo);
   if (r.exit_code != 0 && !r.message.empty()) fmt::print(stderr, "ember: error: {}\n", r.message);
   return r.exit_code;
@@ -192,8 +193,11 @@ void check_same_run(TrainWorld& tw, const train::TrainSettings& c, const data::D
 
 std::string world_banner(const TrainWorld& tw, int64_t batch_size, int64_t accumulate) {
   if (!tw.distributed()) return "";
-  std::string s = fmt::format("world      {} ranks ({}, started by {}): global batch {} x {}{} = {} per step\n",
-                              tw.size(), tw.pg->backend(), tw.world.source == "none" ? "?" : tw.world.source,
+  const char* launched_by = std::getenv("EMBER_LAUNCHED_BY");
+  const std::string by = launched_by && *launched_by ? launched_by : tw.world.source;
+  // Banner lines stay within 80 columns.
+  std::string s = fmt::format("world      {} ranks ({}, started by {})\n           global batch {} x {}{} = {} per step\n",
+                              tw.size(), tw.pg->backend(), by,
                               tw.size(), batch_size, accumulate > 1 ? fmt::format(" x {}", accumulate) : "",
                               tw.size() * batch_size * accumulate);
   for (const std::string& d : tw.rank_devices) s += fmt::format("           {}\n", d);

@@ -146,9 +146,9 @@ TEST_F(CliDdp, TwoRanksEqualOneProcessWithTheGlobalBatchAndEachOther) {
   JobResult a = run_two_ranks(dir, train_args("two_a", 16));
   ASSERT_EQ(a.code0, 0) << a.out0 << a.out1;
   ASSERT_EQ(a.code1, 0) << a.out1;
-  EXPECT_HAS(a.out0, "world      2 ranks (gloo, started by torchrun): global batch 2 x 16 = 32 per step");
+  EXPECT_HAS(a.out0, "world      2 ranks (gloo, started by torchrun)\n           global batch 2 x 16 = 32 per step");
   EXPECT_HAS(a.out0, "rank 1: cpu, 1 thread (host ");
-  EXPECT_HAS(a.out0, "waited");
+  EXPECT_HAS(a.out0, "world      rank 0 waited ");
   EXPECT_EQ(a.out1.find("world "), std::string::npos) << "rank 1 printed the banner:\n" << a.out1;
   const auto w1 = weights(dir / "one"), w2 = weights(dir / "two_a");
   ASSERT_FALSE(w1.empty());
@@ -166,7 +166,8 @@ TEST_F(CliDdp, TwoRanksEqualOneProcessWithTheGlobalBatchAndEachOther) {
   // --nproc-per-node 2: the same job, launched by ember itself.
   Result n = run(train_args("nproc", 16, "--nproc-per-node 2"));
   ASSERT_EQ(n.code, 0) << n.out;
-  EXPECT_HAS(n.out, "world      2 ranks");
+  EXPECT_HAS(n.out, "world      2 ranks (gloo, started by ember train --nproc-per-node)");
+  EXPECT_HAS(n.out, "(batch 16 per rank x 2 ranks)");
   EXPECT_TRUE(weights(dir / "nproc") == w2) << "--nproc-per-node 2 differs from torchrun-style ranks";
 }
 
