@@ -16,7 +16,7 @@ run() {  # name, args...
   local log="$out/$name.log"
   "$ember" train $common --run-dir "$out/$name-$RANDOM" "$@" >"$log" 2>&1 || { echo "$name FAILED"; tail -5 "$log"; return; }
   local sps=$(awk '/^ *1 +[0-9.]+ +[0-9.]+%/ {print $(NF-2)}' "$log")
-  local comm=$(grep -o '([0-9.]* ms per step)' "$log" | tr -d '(')
+  local comm=$(grep -o '([0-9.]* ms per step)' "$log" | tr -d '()')
   echo "$name: ${sps} samples/s ${comm:+, all-reduce wait $comm}"
 }
 uptime
