@@ -201,3 +201,36 @@ TEST(TrainDdp, StoppedAndResumedEqualsStraightAndOnlyRankZeroWrites) {
   Fitter f(*model, opt, nullptr, false, tr, te, options(16, 1, 4));
   test::expect_error<ValueError>([&] { f.resume_from(ck); }, "written by a run of 2 ranks, this one has 1");
 }
+
+// One rank's weights turn NaN right before a read (its peer's are still finite): the probe is
+// gathered, so both ranks stop at that read with NonFiniteLoss; deciding alone, rank 0 would go on
+// into a step whose all-reduce rank 1 never joins.
+TEST(TrainDdp, NanGuardStopsEveryRankAtTheSameRead) {
+  EMBER_REQUIRE_GLOO();
+  const data::Dataset tr = test::synthetic_dataset(96), te = test::synthetic_dataset(30, 3, 9);
+  struct PoisonAtStep : Callback {
+    int64_t at;
+    explicit PoisonAtStep(int64_t s) : at(s) {}
+    void on_step_end(FitContext& ctx) override {
+      if (ctx.step != at) return;
+      NoGradGuard no_grad;
+      ctx.model.parameters()[0].fill_(NAN);
+    }
+  };
+  std::vector<FitResult> res(2);
+  const auto errors = run_ranks(2, [&](dist::ProcessGroup& pg) {
+    set_num_threads(1);
+    auto model = test::tiny_mlp(11);
+    optim::SGD opt(model->parameters(), {.lr = 0.3});
+    FitOptions o = options(8, 1, 3);
+    o.process_group = &pg;
+    Fitter f(*model, opt, nullptr, false, tr, te, o);
+    if (pg.rank() == 1) f.add_callback(std::make_shared<PoisonAtStep>(4));  // log_every 2: read at step 4
+    res[size_t(pg.rank())] = f.run();
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << what_of(e);
+  for (const FitResult& r : res) {
+    EXPECT_EQ(r.status, FitStatus::NonFiniteLoss) << r.message;
+    EXPECT_EQ(r.step, 4);
+  }
+}
