@@ -397,7 +397,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                                                                                          : "stopped (--stop-after-steps)";
     fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step,
                (run_dir / "checkpoints" / "latest.json").string());
-    fmt::print("resume with: ember train --resume {}\n", run_dir.string());
+    fmt::print("resume with: ember train --resume {}{}\n", run_dir.string(),
+               tw.distributed() ? fmt::format(" (on {} ranks again)", tw.size()) : "");
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);

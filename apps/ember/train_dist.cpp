@@ -119,7 +119,9 @@ std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool thread
   lo.kill_grace = std::chrono::seconds(30);
   lo.extra_env.push_back("EMBER_LAUNCHED_BY=ember train --nproc-per-node");
   const dist::LaunchResult r = dist::launch_local(lo);
-  if (r.exit_code != 0 && !r.message.empty()) fmt::print(stderr, "ember: error: {}\n", r.message);
+  // A failed rank is an error; a signal to the launcher (passed on: the ranks checkpointed) is not.
+  if (r.exit_code != 0 && !r.message.empty())
+    fmt::print(stderr, "ember: {}{}\n", r.failed_rank >= 0 ? "error: " : "", r.message);
   return r.exit_code;
 }
 
