@@ -235,3 +235,30 @@ TEST_F(CliDdp, RanksWithOtherSettingsAreRefused) {
   EXPECT_HAS(j.out0, "\"lr\":0.1");
   EXPECT_HAS(j.out1, "the ranks disagree on settings");
 }
+
+// SIGTERM to --nproc-per-node's launcher reaches both ranks at different steps; they agree on one,
+// rank 0 checkpoints it, and the job exits 143 like a single process.
+TEST_F(CliDdp, SigtermToTheLauncherStopsEveryRankAtOneStep) {
+  const std::string cmd = "exec " + e2e::ember_bin() + " " + train_args("sig", 8, "--epochs 50 --nproc-per-node 2") +
+                          " >" + (dir / "sig.log").string() + " 2>&1";
+  std::vector<std::string> argv_s = {"/bin/sh", "-c", cmd};
+  std::vector<char*> argv;
+  for (auto& s : argv_s) argv.push_back(s.data());
+  argv.push_back(nullptr);
+  RankProcess p;
+  p.log = dir / "sig.log";
+  ASSERT_EQ(::posix_spawn(&p.pid, "/bin/sh", nullptr, nullptr, argv.data(), environ), 0);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(300);
+  while (e2e::read_text(dir / "sig" / "metrics.jsonl").find("\"step\"") == std::string::npos &&
+         std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  ASSERT_EQ(::kill(p.pid, SIGTERM), 0);
+  const int code = wait_rank(p, std::chrono::seconds(120));
+  const std::string out = e2e::read_text(p.log);
+  EXPECT_EQ(code, 143) << out;
+  EXPECT_HAS(out, "terminated (SIGTERM) at epoch");
+  EXPECT_HAS(out, "(on 2 ranks again)");
+  EXPECT_LACKS(out, "error");
+  const nlohmann::json latest = nlohmann::json::parse(e2e::read_text(dir / "sig" / "checkpoints" / "latest.json"));
+  EXPECT_GT(latest["step"].get<int64_t>(), 0) << latest.dump();
+}
