@@ -27,6 +27,7 @@
 #include "ember/train/metrics.h"
 #include "ember/train/settings.h"
 #include "run_report.h"
+#include "train_dist.h"
 #include "train_flags.h"
 #include "train_init_from.h"
 #include "train_run_dir.h"
@@ -164,10 +165,22 @@ struct EpochTable {
   }
 };
 
+// A rank other than 0: trains, writes nothing, and exits as rank 0 will (its failure message too).
+int finish_rank(TrainWorld& tw, train::Fitter& fitter) {
+  const train::FitResult r = fitter.run();
+  finish_world(tw);
+  if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory)
+    throw Error(fmt::format("rank {}: {}", tw.world.rank, r.message), "rank 0 kept the last good checkpoint");
+  if (r.status == train::FitStatus::Interrupted) return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
+  return kExitOk;
+}
+
 int run_train(TrainConfig c, const TrainFlags& flags) {
-  install_signal_handlers();
   Given given{flags, {}};
   apply_config_file(c, given);
+  if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
+  install_signal_handlers();
+  TrainWorld tw = training_world(c);  // one rank of a data-parallel job, or a single process
   // Nothing is written until the start is known to work: a resume's run, checkpoint, settings and
   // state are checked, and a new run's data and model are loaded, before the run directory is
   // created or touched (train_run_dir.h).
@@ -177,7 +190,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fs::path run_dir;
   if (!c.resume.empty()) {
     train::ResumePoint rp = resume_point(c.resume, c.run_dir, c.name);
-    lock = lock_run_dir(rp.run_dir);
+    if (tw.leader()) lock = lock_run_dir(rp.run_dir);  // rank 0 owns the run; the others read it
     ck = train::load_checkpoint(rp.manifest);
     adopt_checkpoint_config(c, *ck, rp.manifest, given);
     run_dir = rp.run_dir;
@@ -193,8 +206,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                      "identical to an uninterrupted run (pass --threads {})",
                      ck->manifest.threads, c.threads, ck->manifest.threads));
   DeviceChoice dev = choose_device(c.device, c.require_gpu);
+  dev.device = rank_device(tw, dev.device, c.device);
+  join_world(tw, dev.device, c.threads);
   const PrecisionChoice precision = choose_precision(c.precision, dev.device);
-  if (run_dir.empty()) {
+  if (run_dir.empty() && tw.leader()) {
     if (c.name.empty() && !c.run_dir.empty()) {
       c.name = fs::path(c.run_dir).lexically_normal().filename().string();  // the run is named after its folder
       if (c.name.empty()) c.name = fs::path(c.run_dir).lexically_normal().parent_path().filename().string();
@@ -208,6 +223,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     run_dir = c.run_dir.empty() ? fs::path("runs") / c.name : fs::path(c.run_dir);
     refuse_existing_run(run_dir);
   }
+  if (!ck) run_dir = shared_run_dir(tw, run_dir);  // rank 0's
   c.run_dir = run_dir.string();
 
   // ---- data ----
@@ -225,7 +241,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const data::Dataset& val_ds = rd.val.size() ? rd.val : split.held_out;
   const int64_t loaded_train = rd.train.size();
   rd.train = data::Dataset{};  // split.kept holds the training samples (a copy when some were held out)
-  warn_batch_larger_than_set(c.batch_size, train_ds.size());
+  check_same_run(tw, c, train_ds, test_ds);  // every rank: the same settings, data and ember
+  warn_batch_larger_than_set(c.batch_size * tw.size(), train_ds.size());
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
     throw UsageError(fmt::format("--crop-padding {} is not smaller than the images ({}x{}): the crops would be "
@@ -242,7 +259,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   std::unique_ptr<optim::Optimizer> opt =
       optim::find_optimizer(c.optimizer).make(model->parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
   // Optimizer steps: each takes --accumulate micro-batches of --batch-size.
-  const int64_t steps_per_epoch = train::optimizer_steps_per_epoch(train_ds.size(), c.batch_size, c.accumulate);
+  const int64_t steps_per_epoch =
+      train::optimizer_steps_per_epoch(train_ds.size(), c.batch_size * tw.size(), c.accumulate);
   if (!given(train::setting("log_every"))) c.log_every = default_log_every(steps_per_epoch * c.epochs);
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
   std::unique_ptr<optim::LRScheduler> sched =
@@ -253,6 +271,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("ember {}\n", version());
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
+  fmt::print("{}", world_banner(tw, c.batch_size, c.accumulate));
   if (precision.name == "bf16")
     fmt::print("precision  bf16 autocast (float32 weights and gradients)\n           {}\n", precision.why);
   else
@@ -271,8 +290,9 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
+  const std::string per_rank = tw.distributed() ? fmt::format(" per rank x {} ranks", tw.size()) : "";
   fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
-             plural(steps_per_epoch, "step"), batch, c.seed);
+             plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
@@ -299,6 +319,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   // ---- fit ----
   nlohmann::json cfg = nlohmann::json::parse(train::settings_to_json(c));
   if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
+  if (tw.distributed()) cfg["distributed"] = world_json(tw);
   train::FitOptions fo;
   fo.epochs = c.epochs;
   fo.transforms.hflip_p = c.hflip;
@@ -322,11 +343,14 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fo.config_json = cfg.dump();
   fo.stop_after_steps = c.stop_after_steps;
   fo.stop_signal = &g_signal;
+  fo.process_group = tw.pg.get();
+  apply_ddp_environment(fo);  // EMBER_DDP_OVERLAP, EMBER_DDP_BUCKET_KB (measuring aids)
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
   if (precision.name == "bf16")
     fitter.step().set_precision(std::make_shared<train::AutocastPolicy>(dev.device.type, DType::BFloat16));
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
+  if (!tw.leader()) return finish_rank(tw, fitter);  // rank 0 alone writes the run directory
   // ---- the run directory: created and owned only now that the start is known to work ----
   std::optional<io::NewRunDir> created;
   if (!ck) {
@@ -353,6 +377,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const auto t0 = std::chrono::steady_clock::now();
   train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  finish_world(tw);
+  if (tw.distributed() && r.step > 0)
+    fmt::print("world      rank 0 waited {:.1f} s on gradient all-reduces ({:.2f} ms per step)\n", r.comm_seconds,
+               1000 * r.comm_seconds / double(r.step));
 
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
@@ -369,7 +397,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                                                                                          : "stopped (--stop-after-steps)";
     fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step,
                (run_dir / "checkpoints" / "latest.json").string());
-    fmt::print("resume with: ember train --resume {}\n", run_dir.string());
+    fmt::print("resume with: ember train --resume {}{}\n", run_dir.string(),
+               tw.distributed() ? fmt::format(" (on {} ranks again)", tw.size()) : "");
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);

@@ -8,9 +8,26 @@
 #include <unordered_set>
 
 #include "autograd/accumulate_grad.h"
+#include "ember/autograd/grad_hook.h"
 #include "ember/ops.h"
 
 namespace ember::autograd {
+
+namespace {
+thread_local GradAccumulatedHook* t_grad_hook = nullptr;
+}  // namespace
+
+struct GradAccumulatedHookAccess {
+  static void call(const Tensor& leaf) {
+    if (t_grad_hook) t_grad_hook->fn_(leaf);
+  }
+};
+
+GradAccumulatedHook::GradAccumulatedHook(std::function<void(const Tensor&)> fn)
+    : fn_(std::move(fn)), previous_(t_grad_hook) {
+  t_grad_hook = this;
+}
+GradAccumulatedHook::~GradAccumulatedHook() { t_grad_hook = previous_; }
 
 std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
@@ -28,6 +45,7 @@ std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&& grads) {
   } else {
     Tensor(var_->grad).add_(g);
   }
+  GradAccumulatedHookAccess::call(v);
   return {};
 }
 

@@ -6,7 +6,7 @@
 namespace ember::dist {
 
 GradBucketer::GradBucketer(ProcessGroup& pg, std::vector<Tensor> params, Options options)
-    : pg_(pg), params_(std::move(params)) {
+    : pg_(pg), params_(std::move(params)), op_(options.op) {
   EMBER_CHECK(options.bucket_bytes > 0 && options.first_bucket_bytes > 0, ValueError,
               "GradBucketer: bucket sizes must be positive");
   const size_t n = params_.size();
@@ -57,10 +57,20 @@ void GradBucketer::mark_ready(size_t i) {
   ready_[i] = true;
   const size_t b = bucket_of_[i];
   buffers_[b].narrow(0, int64_t(offset_in_bucket_[i]), g.numel()).copy_(g.reshape({-1}));
-  if (--pending_[b] == 0) launch(b);
+  --pending_[b];
+  // Buckets launch in bucket order on every rank, whatever order the gradients arrive in: the
+  // collectives of a group are matched by their order, and a rank that marks everything in
+  // finish() (no backward this step) must issue them as one whose hook marked them during backward.
+  while (next_launch_ < buckets_.size() && pending_[next_launch_] == 0) launch(next_launch_++);
 }
 
-void GradBucketer::launch(size_t b) { works_[b] = pg_.all_reduce(buffers_[b], ReduceOp::avg); }
+void GradBucketer::launch(size_t b) { works_[b] = pg_.all_reduce(buffers_[b], op_); }
+
+int64_t GradBucketer::index_of(const Tensor& param) const {
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (params_[i].is_same(param)) return int64_t(i);
+  return -1;
+}
 
 void GradBucketer::finish() {
   for (size_t b = 0; b < buckets_.size(); ++b)
@@ -77,6 +87,7 @@ void GradBucketer::finish() {
   // Reset first, so a caller that catches the error can still use the bucketer's state sanely.
   ready_.assign(params_.size(), false);
   for (size_t b = 0; b < buckets_.size(); ++b) pending_[b] = buckets_[b].size();
+  next_launch_ = 0;
   if (first) {
     works_.assign(buckets_.size(), nullptr);
     std::rethrow_exception(first);

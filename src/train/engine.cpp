@@ -3,6 +3,7 @@
 // log interval, out-of-memory halving, validation-based selection and the callbacks.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <ctime>
@@ -13,6 +14,7 @@
 #include "ember/train/fit.h"
 #include "ember/train/validation.h"
 #include "ember/train/weights_info.h"
+#include "train/data_parallel.h"
 
 namespace ember::train {
 namespace {
@@ -23,6 +25,25 @@ double scalar(const CheckpointManifest& m, const std::string& key, double fallba
   auto it = m.optimizer_scalars.find("fit." + key);
   return it == m.optimizer_scalars.end() ? fallback : it->second;
 }
+int world_of(const FitOptions& o) { return o.process_group ? o.process_group->size() : 1; }
+// A checkpoint resumes only with the number of ranks that wrote it: the data shards, the position
+// in the epoch and each rank's dropout stream depend on it.
+void check_world_size(const CheckpointManifest& m, int world) {
+  const auto saved = int64_t(scalar(m, "world_size", 1));
+  if (saved != world)
+    throw ValueError(fmt::format("the checkpoint was written by a run of {} rank{}, this one has {}: each rank's share "
+                                 "of the data, the position in the epoch and the ranks' dropout streams depend on "
+                                 "the number of ranks", saved, saved == 1 ? "" : "s", world),
+                     saved == 1 ? "resume it as one process (without --nproc-per-node, mpirun or torchrun)"
+                                : fmt::format("resume with the same number of ranks (--nproc-per-node {})", saved));
+}
+// A 64-bit value saved as two 32-bit halves (the manifest's scalars are doubles).
+uint64_t word(const CheckpointManifest& m, const std::string& key, int rank) {
+  return (uint64_t(scalar(m, fmt::format("{}_hi.rank{}", key, rank), 0)) << 32) |
+         uint64_t(scalar(m, fmt::format("{}_lo.rank{}", key, rank), 0));
+}
+// Rank r's dropout stream: rank 0 keeps a single process's seed.
+uint64_t rank_seed(uint64_t seed, int rank) { return seed + 1 + uint64_t(rank) * 0x9E3779B97F4A7C15ull; }
 }  // namespace
 
 int64_t optimizer_steps_per_epoch(int64_t samples, int64_t batch_size, int64_t accumulate) {
@@ -40,7 +61,15 @@ struct Fitter::Run {
   std::vector<std::shared_ptr<Callback>> callbacks;
   std::vector<Tensor> weights;           // probed for inf/NaN at each read
   std::unique_ptr<data::DataLoader> loader;
-  int64_t N = 0, E = 0;                  // training samples; samples per optimizer step
+  int64_t N = 0, E = 0;                  // training samples; samples per optimizer step (per rank)
+  // Data-parallel: W ranks, this one `rank`; each reads every W-th sample of an epoch's order, so
+  // it holds n_local samples (n_first on rank 0, the most) and a step takes W x E samples in all.
+  int W = 1, rank = 0;
+  int64_t n_local = 0, n_first = 0;
+  detail::DataParallel* dp = nullptr;    // f.dp_ in a data-parallel run
+  double comm_at_start = 0;
+  std::vector<std::pair<uint64_t, uint64_t>> rank_rng;  // every rank's dropout stream at the last read
+  double comm_at_interval = 0, comm_at_epoch = 0;
   DeviceMetrics interval;                // since the last read, on the device
   double ep_loss_sum = 0, ep_correct = 0, data_time = 0;  // the epoch before `interval`, on the host
   int64_t ep_seen = 0;
@@ -52,6 +81,7 @@ struct Fitter::Run {
   int64_t whole_epochs = 0;
   double best_test = 0, last_metric = 0;
   bool oom_happened = false;
+  bool writes = false;                   // rank 0 with a run_dir: metrics, checkpoints
 
   explicit Run(Fitter& fitter) : f(fitter), o(fitter.o_), ctx{fitter.o_, fitter.model_, fitter.opt_} {}
 
@@ -63,6 +93,23 @@ struct Fitter::Run {
   // ---- start -------------------------------------------------------------------------------------
   void start(const Checkpoint* resume) {
     N = f.train_.size();
+    if (o.process_group && o.process_group->size() > 1) {
+      W = o.process_group->size(), rank = o.process_group->rank();
+      if (!f.dp_) {
+        f.dp_ = std::make_unique<detail::DataParallel>(*o.process_group, f.model_, o.overlap_grad_reduce,
+                                                       o.first_bucket_bytes, o.bucket_bytes);
+        f.dp_->attach(f.step_);
+      }
+      dp = f.dp_.get();
+      // Every rank starts from rank 0's parameters and buffers (after its own resume: the same).
+      dp->broadcast_state();
+      comm_at_start = dp->comm_seconds();
+      rank_rng.assign(size_t(W), {0, 0});
+    }
+    n_local = N > rank ? (N - rank + W - 1) / W : 0;
+    n_first = (N + W - 1) / W;
+    writes = rank == 0 && !o.run_dir.empty();
+    res.world_size = W;
     ctx.micro_batch = o.batch_size;
     ctx.accumulate = o.accumulate;
     E = o.batch_size * o.accumulate;
@@ -70,11 +117,11 @@ struct Fitter::Run {
     res.selected_on = f.val_ ? "val" : "test";
     res.val_size = f.val_ ? f.val_->size() : 0;
     weights = f.model_.parameters();
-    if (!o.run_dir.empty()) std::filesystem::create_directories(o.run_dir);
+    if (writes) std::filesystem::create_directories(o.run_dir);
     if (resume) restore(resume->manifest);
-    else manual_seed(o.seed + 1);  // dropout masks; model init used its own Generator(seed)
-    ctx.steps_per_epoch = optimizer_steps_per_epoch(N, ctx.micro_batch, ctx.accumulate);
-    ctx.save_checkpoint = [this](const std::string& tag) { save(tag); };
+    else manual_seed(rank_seed(o.seed, rank));  // dropout masks; model init used its own Generator(seed)
+    ctx.steps_per_epoch = steps_in_epoch();
+    if (rank == 0) ctx.save_checkpoint = [this](const std::string& tag) { save(tag); };  // rank 0 alone writes
     make_callbacks();
     each([&](Callback& c) { c.on_train_begin(ctx); });
   }
@@ -86,7 +133,9 @@ struct Fitter::Run {
     last_metric = m.last_metric;
     ctx.best_epoch = int64_t(scalar(m, "best_epoch", double(m.epoch)));
     best_test = scalar(m, "best_test_acc", m.best_metric);
-    default_generator().set_state(m.rng_seed, m.rng_offset);
+    check_world_size(m, W);
+    if (rank == 0) default_generator().set_state(m.rng_seed, m.rng_offset);
+    else default_generator().set_state(word(m, "rng_seed", rank), word(m, "rng_offset", rank));
     // An out-of-memory halving carries over when the effective batch is the run's.
     const auto micro = int64_t(scalar(m, "micro_batch", double(o.batch_size)));
     const auto acc = int64_t(scalar(m, "accumulate", double(o.accumulate)));
@@ -96,9 +145,10 @@ struct Fitter::Run {
                                    "would on {}", int64_t(scalar(m, "val_size", 0)), scalar(m, "val_split", 0),
                                    res.val_size),
                        "resume with the --val-split (and the data) the run was started with");
-    // Data position: micro-batches of the checkpoint's micro-batch size.
-    if (m.batch_in_epoch >= ceil_div(N, micro)) {
-      ctx.step_in_epoch = optimizer_steps_per_epoch(N, ctx.micro_batch, ctx.accumulate);
+    // Data position: micro-batches of the checkpoint's micro-batch size (rank 0's, whose shard is
+    // the largest).
+    if (m.batch_in_epoch >= ceil_div(n_first, micro)) {
+      ctx.step_in_epoch = steps_in_epoch();
     } else {
       const int64_t samples = m.batch_in_epoch * micro;
       if (samples % E != 0)
@@ -117,16 +167,16 @@ struct Fitter::Run {
   void make_callbacks() {
     callbacks.push_back(std::make_shared<NanGuard>());
     auto metrics = std::make_shared<MetricsLogger>();
-    if (!o.run_dir.empty()) {
+    if (writes) {
       metrics->add_sink(std::make_shared<JsonlSink>(o.run_dir / "metrics.jsonl"));
       metrics->add_sink(std::make_shared<TensorBoardSink>(o.run_dir));  // events.out.tfevents.*
     }
     for (auto& s : f.sinks_) metrics->add_sink(s);
     callbacks.push_back(metrics);
-    callbacks.push_back(std::make_shared<ProgressCallback>(o.interactive));
+    if (rank == 0) callbacks.push_back(std::make_shared<ProgressCallback>(o.interactive));
     if (f.on_epoch) callbacks.push_back(std::make_shared<EpochFunction>(f.on_epoch));
     if (f.on_oom) callbacks.push_back(std::make_shared<OomFunction>(f.on_oom));
-    if (!o.run_dir.empty()) callbacks.push_back(std::make_shared<CheckpointCallback>(o.run_dir / "checkpoints"));
+    if (writes) callbacks.push_back(std::make_shared<CheckpointCallback>(o.run_dir / "checkpoints"));
     if (o.early_stop_patience > 0) callbacks.push_back(std::make_shared<EarlyStopping>(o.early_stop_patience));
     for (auto& c : f.user_callbacks_) callbacks.push_back(c);
   }
@@ -142,13 +192,16 @@ struct Fitter::Run {
     lo.transforms = o.transforms;
     lo.device = o.device;
     lo.device_resident = o.device_resident;
+    lo.shard_rank = rank, lo.shard_count = W;
     loader = std::make_unique<data::DataLoader>(f.train_, lo);
     loader->begin_epoch(ctx.epoch, start_micro_batch());
   }
   // The loader's position at the current step: micro-batches of the epoch already consumed.
   int64_t start_micro_batch() const {
-    return std::min(ceil_div(N, ctx.micro_batch), ctx.step_in_epoch * ctx.accumulate);
+    return std::min(ceil_div(n_local, ctx.micro_batch), ctx.step_in_epoch * ctx.accumulate);
   }
+  // Optimizer steps of an epoch: ceil(N / (W x E)), the same on every rank.
+  int64_t steps_in_epoch() const { return optimizer_steps_per_epoch(N, ctx.micro_batch * W, ctx.accumulate); }
   data::Batch next_batch() {
     const auto t0 = Clock::now();
     std::optional<data::Batch> b = loader->next();
@@ -160,12 +213,13 @@ struct Fitter::Run {
   // ---- the epoch -----------------------------------------------------------------------------------
   void begin_epoch() {
     epoch_done = false;
-    ctx.steps_per_epoch = optimizer_steps_per_epoch(N, ctx.micro_batch, ctx.accumulate);
+    ctx.steps_per_epoch = steps_in_epoch();
     ctx.seconds_per_epoch = whole_epochs ? whole_epoch_seconds / double(whole_epochs) : 0.0;
     epoch_start = Clock::now() - std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(ctx.epoch_seconds));
     interval_start = Clock::now();
     interval_first_step = ctx.step;
     ctx.epoch_samples = ep_seen;
+    if (dp) comm_at_epoch = comm_at_interval = dp->comm_seconds();
     f.model_.train();
     if (!loader) open_loader();
     else loader->begin_epoch(ctx.epoch, start_micro_batch());
@@ -175,12 +229,16 @@ struct Fitter::Run {
   // One optimizer step over the next E samples; an out-of-memory error halves the micro-batch and
   // redoes the step. False when the run must stop (ctx says why).
   bool optimizer_step() {
-    const int64_t samples = std::min(E, N - ctx.step_in_epoch * E);
+    // The step's samples over all ranks weight each micro-batch's loss; this rank runs its share
+    // (none, in an epoch's last step, when the others hold all that is left).
+    const int64_t samples = std::min(E * W, N - ctx.step_in_epoch * E * W);
+    const int64_t mine = std::clamp<int64_t>(n_local - ctx.step_in_epoch * E, 0, E);
+    if (dp) dp->broadcast_buffers();  // PyTorch's broadcast_buffers: batch norm statistics are rank 0's
     for (;;) {
       const DeviceMetrics before = interval;
       const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
       try {
-        f.step_.run(ceil_div(samples, ctx.micro_batch), samples, [this] { return next_batch(); }, &interval);
+        f.step_.run(ceil_div(mine, ctx.micro_batch), samples, [this] { return next_batch(); }, &interval);
         return true;
       } catch (const OutOfMemoryError& e) {
         interval = before;
@@ -197,7 +255,9 @@ struct Fitter::Run {
     f.opt_.zero_grad();  // the failed attempt's gradients
     loader.reset();
     empty_cache();
-    if (!o.recover_oom || b == 1 || in_update) {
+    // Data-parallel ranks do not halve alone: the others would all-reduce other buckets (and
+    // checkpoints record rank 0's micro-batch); the run ends, and the others with it.
+    if (!o.recover_oom || b == 1 || in_update || W > 1) {
       ctx.stop(FitStatus::OutOfMemory,
                fmt::format("out of memory {} at epoch {}, step {} of {} (micro-batch {} x accumulate {} = {} samples "
                            "per step): {}", in_update ? "in the optimizer step" : "at micro-batch " + std::to_string(b),
@@ -216,11 +276,12 @@ struct Fitter::Run {
 
   void after_step() {
     ++ctx.step, ++ctx.step_in_epoch;
-    ctx.epoch_samples = ep_seen + interval.samples();
+    ctx.epoch_samples = ep_seen + interval.samples() * W;
     ctx.epoch_seconds = since(epoch_start);
     each([&](Callback& c) { c.on_step_end(ctx); });
-    if (o.log_every > 0 && ctx.step % o.log_every == 0) read_metrics(false);
-    const int sig = o.stop_signal ? o.stop_signal->load() : 0;
+    int sig = o.stop_signal ? o.stop_signal->load() : 0;
+    if (o.log_every > 0 && ctx.step % o.log_every == 0) sig = read_metrics(false);
+    else if (dp) sig = agreed_signal(sig);
     if (sig != 0 || (o.stop_after_steps > 0 && ctx.step >= o.stop_after_steps)) {
       if (last_read_step != ctx.step) read_metrics(false, /*logged=*/false);  // the sums for the checkpoint, the NaN guard
       ctx.signal = sig;
@@ -228,10 +289,39 @@ struct Fitter::Run {
     }
   }
 
+  // Data-parallel: a signal reaches the ranks at different steps, so they agree on one before
+  // stopping: every kSignalEvery steps (and at each read) any rank's signal stops them all.
+  static constexpr int64_t kSignalEvery = 10;
+  int agreed_signal(int sig) {
+    if (ctx.step % kSignalEvery != 0 && ctx.step_in_epoch != ctx.steps_per_epoch) return 0;
+    int agreed = 0;
+    for (const auto& w : dp->all_gather({uint64_t(sig)}))
+      if (!agreed && w[0] != 0) agreed = int(w[0]);
+    return agreed;
+  }
+
   // The one device->host read of an interval: its loss and accuracy sums and the weights' probe.
-  void read_metrics(bool epoch_end, bool logged = true) {
-    const DeviceMetrics::Values v = interval.read(weights);
+  // Data-parallel: the ranks' sums are gathered and added in rank order, so every rank sees the
+  // same values (and makes the same NaN-guard decision); returns the signal the ranks agree on.
+  int read_metrics(bool epoch_end, bool logged = true) {
+    DeviceMetrics::Values v = interval.read(weights);
     ++res.host_reads;
+    int sig = o.stop_signal ? o.stop_signal->load() : 0;
+    if (dp) {
+      const auto all = dp->all_gather({detail::double_bits(v.loss_sum), detail::double_bits(v.correct),
+                                       uint64_t(v.samples), v.weights_finite ? 1u : 0u, default_generator().seed(),
+                                       default_generator().offset(), uint64_t(sig)});
+      v = DeviceMetrics::Values{};
+      sig = 0;
+      for (size_t r = 0; r < all.size(); ++r) {
+        const auto& w = all[r];
+        v.loss_sum += detail::bits_double(w[0]), v.correct += detail::bits_double(w[1]);
+        v.samples += int64_t(w[2]);
+        v.weights_finite = v.weights_finite && w[3] == 1;
+        rank_rng[r] = {w[4], w[5]};
+        if (!sig && w[6] != 0) sig = int(w[6]);
+      }
+    }
     IntervalStats s;
     s.first_step = interval_first_step, s.last_step = ctx.step;
     s.samples = v.samples;
@@ -247,11 +337,13 @@ struct Fitter::Run {
     s.weights_finite = v.weights_finite;
     s.epoch_end = epoch_end;
     s.logged = logged;
+    if (dp) s.comm_seconds = dp->comm_seconds() - comm_at_interval, comm_at_interval = dp->comm_seconds();
     interval.reset();
     interval_start = Clock::now();
     interval_first_step = ctx.step;
     last_read_step = ctx.step;
     each([&](Callback& c) { c.on_sync(ctx, s); });
+    return sig;
   }
 
   EvalResult evaluate_on(const data::Dataset& ds) {
@@ -262,6 +354,7 @@ struct Fitter::Run {
     eo.device = o.device, eo.workers = o.workers, eo.device_resident = o.device_resident;
     eo.confusion = false;
     eo.loss = f.step_.loss();
+    if (dp) return evaluate_sharded(ds, eo);
     for (;;) {
       try {
         return evaluate(f.model_, ds, eo);
@@ -273,6 +366,27 @@ struct Fitter::Run {
     }
   }
 
+  // Data-parallel evaluation: rank r evaluates the r-th contiguous W-th of the set; the loss and
+  // correct sums are gathered and added in rank order (the same result on every rank).
+  EvalResult evaluate_sharded(const data::Dataset& ds, const EvalOptions& eo) {
+    const int64_t n = ds.size(), begin = n * rank / W, end = n * (rank + 1) / W;
+    double loss_sum = 0, correct = 0;
+    if (end > begin) {
+      data::Dataset part = ds;
+      part.images = ds.images.narrow(0, begin, end - begin);
+      part.labels = ds.labels.narrow(0, begin, end - begin);
+      const EvalResult r = evaluate(f.model_, part, eo);
+      loss_sum = r.loss * double(r.samples), correct = std::round(r.accuracy * double(r.samples));
+    }
+    EvalResult out;
+    for (const auto& w : dp->all_gather({detail::double_bits(loss_sum), detail::double_bits(correct)}))
+      out.loss += detail::bits_double(w[0]), out.accuracy += detail::bits_double(w[1]);
+    out.samples = n;
+    out.loss = n ? out.loss / double(n) : NAN;
+    out.accuracy = n ? out.accuracy / double(n) : NAN;
+    return out;
+  }
+
   void end_epoch(const Clock::time_point wall_start) {
     ctx.epoch_seconds = since(epoch_start);
     read_metrics(true);  // the epoch's last interval, and the weights before any checkpoint
@@ -282,6 +396,7 @@ struct Fitter::Run {
     st.epoch = ctx.epoch + 1;
     st.train_loss = ep_seen ? ep_loss_sum / double(ep_seen) : NAN;
     st.train_acc = ep_seen ? ep_correct / double(ep_seen) : NAN;
+    if (dp) dp->broadcast_buffers();  // every rank evaluates (and rank 0 saves) rank 0's statistics
     const EvalResult test = evaluate_on(f.test_);
     st.test_loss = test.loss, st.test_acc = test.accuracy;
     if (f.val_) {
@@ -291,6 +406,7 @@ struct Fitter::Run {
     st.seconds = ctx.epoch_seconds;
     st.samples_per_s = double(ep_seen) / std::max(ctx.epoch_seconds, 1e-9);
     st.data_wait = ctx.epoch_seconds > 0 ? data_time / ctx.epoch_seconds : 0;
+    if (dp && ctx.epoch_seconds > 0) st.comm_wait = (dp->comm_seconds() - comm_at_epoch) / ctx.epoch_seconds;
     st.lr = f.opt_.lr();
     // Selection: the validation accuracy, or the test accuracy when there is no validation set.
     const double metric = f.val_ ? st.val_acc : st.test_acc;
@@ -329,6 +445,14 @@ struct Fitter::Run {
     s["fit.micro_batch"] = double(ctx.micro_batch), s["fit.accumulate"] = double(ctx.accumulate);
     s["fit.val_split"] = f.split_val_ ? o.val_split : 0.0, s["fit.val_size"] = double(res.val_size);
     s["fit.best_epoch"] = double(ctx.best_epoch), s["fit.best_test_acc"] = best_test;
+    s["fit.world_size"] = double(W);
+    // Every rank's dropout stream as of the last read (no draws since: evaluation draws none).
+    // Seeds are sums of 64-bit words: stored as their two 32-bit halves to survive the doubles.
+    for (int r = 1; r < W; ++r) {
+      const auto [seed, offset] = rank_rng[size_t(r)];
+      s[fmt::format("fit.rng_seed_hi.rank{}", r)] = double(seed >> 32), s[fmt::format("fit.rng_seed_lo.rank{}", r)] = double(seed & 0xffffffffu);
+      s[fmt::format("fit.rng_offset_hi.rank{}", r)] = double(offset >> 32), s[fmt::format("fit.rng_offset_lo.rank{}", r)] = double(offset & 0xffffffffu);
+    }
     if (!epoch_done) {
       s["fit.loss_sum"] = ep_loss_sum, s["fit.seen"] = double(ep_seen), s["fit.correct"] = ep_correct;
       s["fit.data_time"] = data_time, s["fit.train_time"] = ctx.epoch_seconds;
@@ -347,6 +471,7 @@ struct Fitter::Run {
     res.epoch = ctx.epoch;
     res.best_metric = ctx.best_metric, res.best_epoch = ctx.best_epoch, res.best_test_acc = best_test;
     res.micro_batch = ctx.micro_batch, res.accumulate = ctx.accumulate;
+    if (dp) res.comm_seconds = dp->comm_seconds() - comm_at_start;
     each([&](Callback& c) { c.on_train_end(ctx, res); });
     return std::move(res);
   }
@@ -370,6 +495,7 @@ Fitter::Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sch
 Fitter::~Fitter() = default;
 
 void Fitter::resume_from(const Checkpoint& ck) {
+  check_world_size(ck.manifest, world_of(o_));  // before anything is restored or written
   restore_training_state(ck, model_, opt_, sched_);
   resume_ = &ck;
 }

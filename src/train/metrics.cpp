@@ -49,6 +49,8 @@ std::string tensorboard_tag(const std::string& kind, const std::string& field) {
       {{"epoch", "samples_per_s"}, "epoch/samples_per_s"},
       {{"epoch", "seconds"}, "epoch/seconds"},
       {{"epoch", "lr"}, "epoch/lr"},
+      {{"step", "comm_ms_per_step"}, "dist/comm_ms_per_step"},  // data-parallel runs
+      {{"epoch", "comm_wait"}, "dist/comm_wait"},
   };
   if (kind == "resume") return "";
   auto it = kTags.find({kind, field});

@@ -109,9 +109,11 @@ std::vector<Setting> make_table() {
                      R::Identity);
     s.rule = between(0.01, 0.99), s.section = "image_folder";
   }
-  row("data_dir", "--data-dir", &TrainSettings::data_dir,
-      "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)", R::Extend)
-      .show_default = false;
+  {
+    Setting& s = row("data_dir", "--data-dir", &TrainSettings::data_dir,
+                     "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)", R::Extend);
+    s.show_default = false, s.per_rank = true;  // the data itself is compared (its checksum)
+  }
   // Second names are the ones PyTorch and Keras users type first.
   row("epochs", "--epochs,--max-epochs", &TrainSettings::epochs, "Epochs", R::Extend).rule = at_least(1);
   row("batch_size", "-b,--batch-size", &TrainSettings::batch_size,
@@ -200,29 +202,46 @@ std::vector<Setting> make_table() {
   {
     Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,
                      "Data-loading threads (0: in-line)", R::Invocation);
-    s.rule = threads, s.show_default = false;
+    s.rule = threads, s.show_default = false, s.per_rank = true;
   }
   {
-    Setting& s = row("threads", "--threads", &TrainSettings::threads, "CPU compute threads (default: all cores)",
+    Setting& s = row("threads", "--threads", &TrainSettings::threads,
+                     "CPU compute threads (default: all cores; with --nproc-per-node, the cores split between the "
+                     "ranks)",
                      R::Extend);
-    s.rule = threads, s.show_default = false;
+    s.rule = threads, s.show_default = false, s.per_rank = true;
   }
-  row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation);
+  row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation).per_rank = true;
   row("device_resident", "--device-resident", &TrainSettings::device_resident,
-      "Upload the whole dataset to the device once (no per-step copies; needs the memory for it)", R::Invocation);
+      "Upload the whole dataset to the device once (no per-step copies; needs the memory for it)", R::Invocation)
+      .per_rank = true;
   row("require_gpu", "--require-gpu", &TrainSettings::require_gpu, "Fail instead of falling back to the CPU",
-      R::Invocation);
+      R::Invocation).per_rank = true;
+  {
+    Setting& s = row("nproc_per_node", "--nproc-per-node", &TrainSettings::nproc_per_node,
+                     "Data-parallel: start N ranks on this machine (one per visible GPU, or the CPU cores split "
+                     "between them); --batch-size is per rank. mpirun -np N and torchrun's RANK/WORLD_SIZE/"
+                     "MASTER_ADDR/MASTER_PORT work too (docs/distributed.md)",
+                     R::Invocation);
+    s.rule = between(1, kMaxThreads), s.recorded = false, s.show_default = false, s.per_rank = true;
+  }
   row("deterministic", "--deterministic", &TrainSettings::deterministic,
       "Bitwise-reproducible runs (fixed thread count and data order)", R::Invocation);
   {
     Setting& s = row("log_placement", "--log-placement", &TrainSettings::log_placement,
                      "Print where each parameter and buffer lives", R::Invocation);
-    s.recorded = false;
+    s.recorded = false, s.per_rank = true;
   }
-  row("name", "--name", &TrainSettings::name, "Run name: the run directory is runs/<name>", R::Extend).show_default =
-      false;
-  row("run_dir", "--run-dir", &TrainSettings::run_dir, "Run directory (overrides --name)", R::Invocation)
-      .show_default = false;
+  {
+    // Rank 0 names the run and owns its directory; the others are told where it is.
+    Setting& s = row("name", "--name", &TrainSettings::name, "Run name: the run directory is runs/<name>", R::Extend);
+    s.show_default = false, s.per_rank = true;
+  }
+  {
+    Setting& s = row("run_dir", "--run-dir", &TrainSettings::run_dir, "Run directory (overrides --name)",
+                     R::Invocation);
+    s.show_default = false, s.per_rank = true;
+  }
   {
     Setting& s = row("log_every", "--log-every", &TrainSettings::log_every,
                      "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)",
@@ -343,6 +362,13 @@ std::string settings_to_json(const TrainSettings& v) {
   nlohmann::json j = nlohmann::json::object();
   for (const Setting& s : train_settings())
     if (s.recorded && s.section.empty()) j[s.key] = nlohmann::json::parse(setting_json(s, v));
+  return j.dump();
+}
+
+std::string settings_fingerprint(const TrainSettings& v) {
+  nlohmann::ordered_json j = nlohmann::ordered_json::object();
+  for (const Setting& s : train_settings())
+    if (!s.per_rank) j[s.key] = nlohmann::ordered_json::parse(setting_json(s, v));
   return j.dump();
 }
 

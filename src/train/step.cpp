@@ -4,6 +4,7 @@
 
 #include "ember/autocast.h"
 
+#include "ember/autograd/grad_hook.h"
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 
@@ -68,7 +69,14 @@ void TrainStep::micro_batch(const data::Batch& b, int64_t step_samples, DeviceMe
 bool TrainStep::run(int64_t micro_batches, int64_t samples, const NextBatch& next, DeviceMetrics* metrics) {
   in_update_ = false;
   opt_.zero_grad();
-  for (int64_t m = 0; m < micro_batches; ++m) micro_batch(next(), samples, metrics);
+  for (int64_t m = 0; m < micro_batches; ++m) {
+    if (m + 1 == micro_batches && grad_ready_) {
+      autograd::GradAccumulatedHook ready(grad_ready_);  // the last backward reports final gradients
+      micro_batch(next(), samples, metrics);
+    } else {
+      micro_batch(next(), samples, metrics);
+    }
+  }
   for (auto& hook : hooks_) hook(model_, opt_);                // gradient hooks (all-reduce)
   const bool finite = scaler_->unscale_and_check(opt_);       // unscale + finiteness check
   in_update_ = true;

@@ -148,3 +148,25 @@ TEST(DistBucketer, TwoRanksMatchOneProcessWithTheGlobalBatch) {
   std::printf("lenet5, %d SGD steps: max |w_2ranks - w_1process| = %.3g over %zu weights\n", steps, max_diff,
               reference.size());
 }
+
+// Gradients that arrive out of bucket order on one rank (a later bucket complete first) must not
+// change the order its all-reduces are issued in: collectives match by order, so rank 0 launching
+// bucket 2 while rank 1 launches bucket 0 reduced different buffers together (or failed).
+TEST(DistBucketer, BucketsLaunchInBucketOrderWhateverTheArrivalOrder) {
+  EMBER_REQUIRE_GLOO();
+  const auto errors = run_ranks(2, [](dist::ProcessGroup& pg) {
+    auto ps = make_params(pg.rank(), 0);
+    dist::GradBucketer b(pg, ps, {.first_bucket_bytes = 500, .bucket_bytes = 1000});  // {4}, {3, 2}, {1}, {0}
+    if (pg.rank() == 0) {
+      for (size_t k : {1, 0, 3, 2, 4}) b.mark_ready(k);  // buckets 2 and 3 complete before 0 and 1
+    } else {
+      for (size_t k : {4, 3, 2, 1, 0}) b.mark_ready(k);
+    }
+    b.finish();
+    for (size_t k = 0; k < ps.size(); ++k) {
+      const auto g = ps[k].grad().to_vector<float>();
+      for (size_t i = 0; i < g.size(); ++i) ASSERT_FLOAT_EQ(g[i], 1.5f * float((k + 1) * (1 + i % 3))) << k;
+    }
+  });
+  for (auto& e : errors) EXPECT_FALSE(e) << what_of(e);
+}

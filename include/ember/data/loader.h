@@ -3,7 +3,9 @@
 //
 // Determinism: batch `step` of epoch `epoch` depends only on (seed, epoch, step) and the options:
 //   order   = randperm(N) from Generator(splitmix64(seed ^ splitmix64(epoch + 1))), or 0..N-1 when
-//             shuffle is off; batch `step` holds order[step*B, min((step+1)*B, N))
+//             shuffle is off; with shard_count W > 1 only every W-th entry from shard_rank on
+//             (PyTorch's DistributedSampler without padding); batch `step` holds
+//             order[step*B, min((step+1)*B, order.size()))
 //   samples = SampleTransform with Philox keyed by seed, counter by (epoch, dataset index); see
 //             transforms.h
 // So worker count 0, 1 or 2 give identical batches, and begin_epoch(e, k) resumes exactly where a
@@ -68,6 +70,10 @@ struct LoaderOptions {
   // or erase on (or over the budget) the loader uses the staged path instead: resident() says which.
   bool device_resident = false;
   int64_t resident_budget = int64_t(2) << 30;
+  // Data-parallel training: this rank reads order[shard_rank], order[shard_rank + W], ... of each
+  // epoch's order (W = shard_count), so W ranks with batch B see in step k exactly the samples of
+  // one process's batch k of W x B. Ranks' shards differ by at most one sample; none is repeated.
+  int shard_rank = 0, shard_count = 1;
 };
 
 // Accounting for one epoch: how long next() waited for data vs the whole epoch so far. A high
@@ -97,6 +103,8 @@ class DataLoader {
   // The next batch of the current epoch, or nullopt at its end. Rethrows a worker's exception.
   std::optional<Batch> next();
   int64_t steps_per_epoch() const;
+  // Samples of an epoch this loader delivers: the dataset's size, or this rank's shard of it.
+  int64_t epoch_size() const;
 
   // The sample order of an epoch (dataset indices), a pure function of (seed, epoch).
   std::vector<int64_t> epoch_order(int64_t epoch) const;

@@ -69,6 +69,7 @@ struct IntervalStats {
   double loss = NAN, acc = NAN;           // means over the interval (NAN when it had no samples)
   double epoch_loss = NAN, epoch_acc = NAN;  // means over the epoch so far
   double seconds = 0, samples_per_s = 0, lr = 0;
+  double comm_seconds = 0;                // waiting on the gradient all-reduce in the interval (data-parallel)
   bool loss_finite = true, weights_finite = true;
   bool epoch_end = false;                 // the read at the end of an epoch
   // false for the read an interrupt makes to checkpoint the epoch's sums: the interval was cut short,

@@ -29,6 +29,20 @@
 // Checkpoints only at optimizer-step boundaries, with the data position (micro-batches of the
 // recorded micro-batch size), the running sums, the micro-batch and accumulate in use (a run
 // halved by an out-of-memory error resumes halved) and the validation split's fraction and size.
+// Data-parallel (FitOptions::process_group of W > 1 ranks; docs/distributed.md): every rank
+// starts from rank 0's parameters and buffers; rank r trains on every W-th sample of each epoch's
+// order from r on (PyTorch's DistributedSampler without padding), so step k of W ranks with batch
+// B holds exactly the samples of step k of one process with batch W x B. Each micro-batch's loss is
+// weighted by its share of the GLOBAL step and the gradients are summed (GradBucketer buckets
+// launched during the last micro-batch's backward; none for the micro-batches before it), so an
+// epoch's short last step, where ranks hold unequal shares (or none), still averages over exactly
+// its samples. Batch norm normalises per rank; its running statistics are rank 0's (broadcast
+// before each step and each evaluation, as PyTorch's broadcast_buffers). Evaluation is sharded
+// and its sums gathered; the interval's sums, the NaN probe and stop signals too, so every rank
+// stops, selects and early-stops alike. Rank 0 alone writes metrics and checkpoints (with every
+// rank's dropout stream); a checkpoint resumes only with the world size that wrote it. An
+// out-of-memory error ends a data-parallel run (no halving on one rank alone).
+//
 // Determinism: the batch order of an epoch depends only on (seed, epoch), dropout draws from
 // default_generator() whose state is checkpointed, so on the CPU with the same thread count a run
 // stopped and resumed ends with bitwise the same weights as one that ran straight through.
@@ -52,6 +66,9 @@
 #include "ember/train/step.h"
 
 namespace ember::train {
+namespace detail {
+class DataParallel;
+}
 
 struct EvalResult {
   double loss = 0, accuracy = 0;
@@ -128,6 +145,7 @@ class Fitter {
   const Checkpoint* resume_ = nullptr;  // restored by resume_from
   std::vector<std::shared_ptr<Callback>> user_callbacks_;
   std::vector<std::shared_ptr<MetricsSink>> sinks_;
+  std::unique_ptr<detail::DataParallel> dp_;  // with a process group of W > 1; its hooks live in step_
 };
 
 }  // namespace ember::train

@@ -13,6 +13,10 @@
 #include "ember/data/dataset.h"
 #include "ember/data/transforms.h"
 
+namespace ember::dist {
+class ProcessGroup;
+}
+
 namespace ember::train {
 
 struct FitOptions {
@@ -41,6 +45,12 @@ struct FitOptions {
   std::string model_name, dataset_name, config_json;
   int64_t stop_after_steps = 0;     // > 0: behave as if interrupted after this many optimizer steps (tests)
   const std::atomic<int>* stop_signal = nullptr;  // non-zero: finish the step, checkpoint, return
+  // Data-parallel training (data_parallel.h) when a group of more than one rank is given: every
+  // rank calls run() with the same options; batch_size is per rank (the global batch is
+  // world x batch_size x accumulate). Rank 0 alone writes run_dir. Not owned; outlives the Fitter.
+  dist::ProcessGroup* process_group = nullptr;
+  bool overlap_grad_reduce = true;  // all-reduce buckets during backward (false: after it)
+  size_t first_bucket_bytes = size_t(1) << 20, bucket_bytes = size_t(25) << 20;  // GradBucketer's
 };
 
 struct EpochStats {
@@ -48,6 +58,7 @@ struct EpochStats {
   double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;
   double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
   double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
+  double comm_wait = 0;  // fraction of the training time waiting on the gradient all-reduce (data-parallel)
   bool improved = false;  // the selection metric (val_acc, else test_acc) reached a new best
 };
 
@@ -83,6 +94,8 @@ struct FitResult {
   int64_t micro_batch = 0, accumulate = 0;  // at the end (after any out-of-memory halving)
   std::vector<OomEvent> oom_events;
   int64_t host_reads = 0;           // device->host reads of training metrics in this invocation
+  int world_size = 1;               // ranks that trained (data-parallel)
+  double comm_seconds = 0;          // this rank's time waiting on gradient all-reduces, this invocation
 };
 
 }  // namespace ember::train

@@ -32,6 +32,7 @@ struct MetricRecord {
 //   epoch records: train_loss -> epoch/train_loss, train_acc -> epoch/train_acc, test_loss/test_acc ->
 //                  test/loss, test/acc, val_loss/val_acc -> val/loss, val/acc, data_wait -> data_wait,
 //                  samples_per_s -> epoch/samples_per_s, seconds -> epoch/seconds, lr -> epoch/lr
+//   data-parallel: step comm_ms_per_step -> dist/comm_ms_per_step, epoch comm_wait -> dist/comm_wait
 //   other kinds:   <kind>/<field> ("resume" records are not plotted: they become a SessionLog START
 //                  one step after the checkpoint's, so TensorBoard drops the points a resumed run
 //                  logs again instead of showing them twice)

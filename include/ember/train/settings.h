@@ -117,6 +117,7 @@ struct TrainSettings {
   std::string run_dir;
   int64_t log_every = 50;
   int64_t stop_after_steps = 0;
+  int nproc_per_node = 1;          // --nproc-per-node N: start N local ranks (data-parallel)
 };
 
 enum class ResumeRule {
@@ -148,6 +149,9 @@ struct Setting {
   std::string value_word;  // --help's word for check/choices ("NAME or FILE.toml"); "" = derived
   bool show_default = true;
   bool hidden = false;     // left out of --help (testing aids)
+  // May differ between the ranks of a data-parallel run (a path, a thread count, the device);
+  // every other setting must be the same on every rank (settings_fingerprint).
+  bool per_rank = false;
 
   std::string flag() const;                     // "--batch-size"
   std::vector<std::string> long_names() const;  // {"batch-size"}; {"epochs", "max-epochs"}
@@ -176,6 +180,12 @@ std::string default_text(const Setting& s);
 
 // config.json's settings: every recorded row without a section, as a JSON object.
 std::string settings_to_json(const TrainSettings& v);
+
+// What the ranks of a data-parallel run must agree on: every row that is not per_rank, as a JSON
+// object (compact, keys in table order). The ranks compare it at the start (dist::check_same), so
+// one started with another --lr or --epochs is refused with the difference named instead of
+// training something else or hanging in a collective the others never reach.
+std::string settings_fingerprint(const TrainSettings& v);
 
 // The report's config table: (key, value) for each recorded setting in `config_json` in table
 // order, then its other keys ("image_folder") as they are.

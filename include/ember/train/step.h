@@ -4,7 +4,8 @@
 //   zero grads
 //   for each micro-batch:  forward under the precision policy -> loss -> metrics (on the device)
 //                          -> backward of loss x (its samples / the step's samples), scaled
-//   gradient hooks        (where a data-parallel all-reduce plugs in)
+//   gradient hooks        (where a data-parallel all-reduce plugs in; its buckets may already have
+//                          started during the last micro-batch's backward: GradReadyHook)
 //   unscale + check       (the loss scaler: skip the update when a gradient is not finite)
 //   optimizer step
 //
@@ -68,6 +69,11 @@ struct LossFunction {
 
 // Called after backward of the last micro-batch, before the optimizer step, in the order added.
 using GradientHook = std::function<void(nn::Module&, optim::Optimizer&)>;
+// Called during the backward of a step's LAST micro-batch, once per parameter whose gradient has
+// just become final for the step (autograd::GradAccumulatedHook): a data-parallel all-reduce of
+// the gradients ready so far starts here while backward computes the rest. Never called for the
+// earlier micro-batches of an accumulated step, so they cost no communication.
+using GradReadyHook = std::function<void(const Tensor& param)>;
 
 // Running sums kept on the device: sum of loss x samples, correct predictions. add() launches a few
 // small ops and reads nothing back; read() is the one device->host read (with a probe that is NaN
@@ -98,6 +104,7 @@ class TrainStep {
   void set_precision(std::shared_ptr<PrecisionPolicy> p) { precision_ = std::move(p); }
   void set_loss_scaler(std::shared_ptr<LossScaler> s) { scaler_ = std::move(s); }
   void add_gradient_hook(GradientHook h) { hooks_.push_back(std::move(h)); }
+  void set_grad_ready_hook(GradReadyHook h) { grad_ready_ = std::move(h); }
   const LossFunction& loss() const { return loss_; }
 
   // Supplies the next micro-batch of the step.
@@ -119,6 +126,7 @@ class TrainStep {
   std::shared_ptr<PrecisionPolicy> precision_;
   std::shared_ptr<LossScaler> scaler_;
   std::vector<GradientHook> hooks_;
+  GradReadyHook grad_ready_;
   bool in_update_ = false;
 };
 
