@@ -8,7 +8,8 @@
 namespace ember::autocast_detail {
 
 // The dtype `op` multiplies in for a float32 input on x's device: the autocast dtype when
-// autocast is on there and the policy lowers the op, else x's own dtype.
+// autocast is on there and the policy lowers the op (conv2d: and x has 4 channels or more, see the
+// table), else x's own dtype.
 DType compute_dtype(AutocastOp op, const Tensor& x);
 // t (float32, detached) as `dt`: from this thread's cast cache for a parameter (a leaf that
 // requires grad; cast once per autocast scope and storage version), a fresh cast otherwise.
