@@ -1,7 +1,9 @@
 // The CPU's bfloat16 fast paths behind autocast: the vectorised float32 <-> bfloat16 conversion
 // (src/cpu/convert_bf16.cpp) against the scalar rule bit for bit, and the bf16 linear slot
 // (oneDNN matmul on the plain weight, src/cpu/linear_matmul_bf16.cpp) against float64: the same
-// bits on every call, and a weight changed in place between calls is seen at once.
+// bits on every call, and a weight changed in place between calls is seen at once; and the bf16
+// conv's kept f32 -> bf16 conversions (src/cpu/nn_conv_dnnl.cpp), which must never serve a tensor
+// written since.
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
@@ -11,6 +13,7 @@
 #include <limits>
 #include <vector>
 
+#include "cpu/nn_conv.h"
 #include "kernels/kernels.h"
 
 using namespace ember;
@@ -81,4 +84,34 @@ TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) 
   want = reference(w);
   for (int call = 0; call < 3; ++call)
     EXPECT_TRUE(allclose(run(w), want, 1e-4, 1e-3)) << "after copy_, call " << call;
+}
+
+TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
+  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  Generator g(12);
+  const kernels::Conv2dParams p{.compute = DType::BFloat16};
+  Tensor x = randn({4, 8, 10, 10}, {}, &g), go = randn({4, 16, 8, 8}, {}, &g);
+  const Tensor w = randn({16, 8, 3, 3}, {}, &g).to(DType::BFloat16);
+  auto weight_grad = [&](const Tensor& xs) {
+    Tensor gw = full({16, 8, 3, 3}, 12345.0);
+    cpu::conv2d_backward_weight_dnnl(go, xs, p, gw);
+    return gw;
+  };
+  Tensor out = empty({4, 16, 8, 8});
+  cpu::conv2d_forward_dnnl(x, w, Tensor(), p, out);  // converts x to bf16 and keeps the copy
+  const Tensor gw1 = weight_grad(x);                   // takes the kept copy
+  EXPECT_TRUE(allclose(gw1, weight_grad(x.clone()), 0, 0)) << "the kept copy holds x's values";
+  x.copy_(randn({4, 8, 10, 10}, {}, &g));              // bumps the version: the copy is stale
+  const Tensor gw2 = weight_grad(x);
+  EXPECT_TRUE(allclose(gw2, weight_grad(x.clone()), 0, 0)) << "after copy_";
+  EXPECT_FALSE(allclose(gw1, gw2, 1e-3, 1e-3));
+  // grad_out: converted by the backward-data primitive, reused by the weight gradient.
+  Tensor gx = empty({4, 8, 10, 10});
+  cpu::conv2d_backward_data_dnnl(go, w, p, gx);
+  EXPECT_TRUE(allclose(weight_grad(x), gw2, 0, 0));
+  go.copy_(randn({4, 16, 8, 8}, {}, &g));
+  cpu::conv2d_backward_data_dnnl(go, w, p, gx);
+  const Tensor gw3 = weight_grad(x);
+  EXPECT_FALSE(allclose(gw3, gw2, 1e-3, 1e-3));
+  EXPECT_TRUE(allclose(gw3, weight_grad(x.clone()), 0, 0));
 }
