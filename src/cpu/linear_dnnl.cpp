@@ -17,10 +17,10 @@
 // Calls are serialised by one mutex (inference from several threads at once shares the cache).
 //
 // bfloat16 (ember::autocast): x and w arrive as bf16 tensors (the weight from autocast's per-region
-// cast cache, so it is converted once per step). All three products run as oneDNN matmuls on the
-// plain layouts (linear_matmul_bf16.cpp: AMX brgemm, no weight reorder); the inner-product
-// primitives below, with bf16 src/weights, f32 bias, dst and gradients, serve only a case oneDNN
-// has no matmul for.
+// cast cache, so it is converted once per step). Training's three products run as oneDNN matmuls
+// on the plain layouts (linear_matmul_bf16.cpp: AMX brgemm, no weight reorder; the forward through
+// the linear_forward_lowered slot); inference runs the inner product below on the packed, cached
+// bf16 weight. The inner-product backward primitives serve only a case oneDNN has no matmul for.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
@@ -143,9 +143,6 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
   if (!contiguous_2d(x) || !contiguous_2d(w) || !contiguous_2d(out)) return false;
   const int64_t n = x.size(0), in = x.size(1), o = w.size(0);
   if (n == 0 || in == 0 || o == 0) return false;
-  // bfloat16 (autocast): oneDNN's matmul on the plain weight, which packs it inside the call (see
-  // linear_matmul_bf16.cpp); the inner product below only where oneDNN has no such matmul.
-  if (bf16 && linear_forward_matmul_bf16(x, w, b, out)) return true;
   Cache& c = cache();
   std::lock_guard<std::mutex> lock(c.mu);
   const Plan* plan = plan_for(c, n, in, o, b.defined(), bf16);
@@ -305,6 +302,7 @@ bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
 
 void register_linear_kernels() {
   kernels::linear_inference.set(DeviceType::CPU, &linear_inference);
+  kernels::linear_forward_lowered.set(DeviceType::CPU, &linear_forward_matmul_bf16);
   kernels::linear_backward_weights.set(DeviceType::CPU, &linear_backward_weights);
   kernels::linear_backward_data.set(DeviceType::CPU, &linear_backward_data);
 }

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "cpu/nn_conv.h"
@@ -71,19 +72,24 @@ TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) 
     NoGradGuard ng;
     return add(matmul(x.to(DType::Float64), wh.to(DType::Float64).t()), b.to(DType::Float64)).to(DType::Float32);
   };
-  auto run = [&](const Tensor& wh) {
-    Tensor out = full({32, 48}, 12345.0);  // a sentinel: a kernel that writes nothing fails
-    EXPECT_TRUE(kernels::linear_inference(Device::cpu())(x, wh, b, out));
-    return out;
-  };
-  Tensor want = reference(w);
-  const Tensor first = run(w);
-  EXPECT_TRUE(allclose(first, want, 1e-4, 1e-3));
-  for (int call = 1; call < 3; ++call) EXPECT_TRUE(allclose(run(w), first, 0, 0)) << "call " << call;
-  w.copy_(randn({48, 200}, {}, &g).to(DType::BFloat16));  // bumps the storage version
-  want = reference(w);
-  for (int call = 0; call < 3; ++call)
-    EXPECT_TRUE(allclose(run(w), want, 1e-4, 1e-3)) << "after copy_, call " << call;
+  // Inference (the inner product on the packed, cached weight) and training (the matmul on the
+  // plain weight, the linear_forward_lowered slot).
+  for (const char* name : {"linear_inference", "linear_forward_lowered"}) {
+    auto* slot = std::string(name) == "linear_inference" ? &kernels::linear_inference : &kernels::linear_forward_lowered;
+    auto run = [&](const Tensor& wh) {
+      Tensor out = full({32, 48}, 12345.0);  // a sentinel: a kernel that writes nothing fails
+      EXPECT_TRUE((*slot)(Device::cpu())(x, wh, b, out));
+      return out;
+    };
+    Tensor want = reference(w);
+    const Tensor first = run(w);
+    EXPECT_TRUE(allclose(first, want, 1e-4, 1e-3)) << name;
+    for (int call = 1; call < 3; ++call) EXPECT_TRUE(allclose(run(w), first, 0, 0)) << name << " call " << call;
+    w.copy_(randn({48, 200}, {}, &g).to(DType::BFloat16));  // bumps the storage version
+    want = reference(w);
+    for (int call = 0; call < 3; ++call)
+      EXPECT_TRUE(allclose(run(w), want, 1e-4, 1e-3)) << name << " after copy_, call " << call;
+  }
 }
 
 TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
