@@ -4,6 +4,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "cpu/convert_bf16.h"
 #include "cpu/loops.h"
 #include "ember/core/generator.h"
 #include "kernels/kernels.h"
@@ -231,6 +232,13 @@ void copy(const Tensor& src, const Tensor& dst) {
     if (dst.nbytes() > 0 && src.raw_data() != dst.raw_data())
       std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
     return;
+  }
+  // float32 <-> bfloat16 of whole contiguous tensors (autocast's casts): the vectorised loops.
+  if (src.is_contiguous() && dst.is_contiguous() && src.sizes() == dst.sizes()) {
+    if (src.dtype() == DType::Float32 && dst.dtype() == DType::BFloat16)
+      return f32_to_bf16_array(src.data_ptr<float>(), static_cast<uint16_t*>(dst.raw_data()), dst.numel());
+    if (src.dtype() == DType::BFloat16 && dst.dtype() == DType::Float32)
+      return bf16_to_f32_array(static_cast<const uint16_t*>(src.raw_data()), dst.data_ptr<float>(), dst.numel());
   }
   dispatch_all(src.dtype(), "copy", [&]<class S>() {
     dispatch_all(dst.dtype(), "copy", [&]<class D>() { loop1<D, S>(src, dst, [](S v) { return convert_any<D, S>(v); }); });

@@ -17,10 +17,10 @@
 // Calls are serialised by one mutex (inference from several threads at once shares the cache).
 //
 // bfloat16 (ember::autocast): x and w arrive as bf16 tensors (the weight from autocast's per-region
-// cast cache, so it is converted once per step), the forward runs the same primitive with bf16
-// src/weights and an f32 bias and dst; the backward-data and backward-weights primitives take
-// grad_out converted to bf16 and write f32 gradients (the weight gradient summed over the batch in
-// f32). With the AMX / AVX512-BF16 kernels of oneDNN these are the fast paths of training too.
+// cast cache, so it is converted once per step). Training's three products run as oneDNN matmuls
+// on the plain layouts (linear_matmul_bf16.cpp: AMX brgemm, no weight reorder; the forward through
+// the linear_forward_lowered slot); inference runs the inner product below on the packed, cached
+// bf16 weight. The inner-product backward primitives serve only a case oneDNN has no matmul for.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <map>
@@ -30,6 +30,7 @@
 #include <unordered_map>
 
 #include "cpu/dnnl_util.h"
+#include "cpu/linear_matmul_bf16.h"
 #include "ember/core/tensor.h"
 #include "kernels/kernels.h"
 
@@ -206,6 +207,7 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
   const int64_t n = x.size(0), in = x.size(1), o = go.size(1);
   if (n == 0 || in == 0 || o == 0) return false;
   const bool bf16 = x.dtype() == DType::BFloat16, bias = gb.defined();
+  if (bf16 && linear_backward_weights_matmul_bf16(go, x, gw, gb)) return true;
   const BwdPlan* plan = bwd_plan({bf16 ? 1 : 0, n, in, o, bias}, [&] {
     BwdPlan p;
     const dt mul = bf16 ? dt::bf16 : dt::f32;
@@ -266,6 +268,7 @@ bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
   if (!contiguous_2d(go) || !contiguous_2d(w) || !contiguous_2d(gx)) return false;
   const int64_t n = gx.size(0), in = gx.size(1), o = go.size(1);
   if (n == 0 || in == 0 || o == 0) return false;
+  if (linear_backward_data_matmul_bf16(go, w, gx)) return true;
   const BwdPlan* plan = bwd_plan({2, n, in, o, false}, [&] {
     BwdPlan p;
     const PlainDescs plain = plain_descs(n, in, o, dt::f32, dt::bf16, dt::f32);
@@ -299,6 +302,7 @@ bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
 
 void register_linear_kernels() {
   kernels::linear_inference.set(DeviceType::CPU, &linear_inference);
+  kernels::linear_forward_lowered.set(DeviceType::CPU, &linear_forward_matmul_bf16);
   kernels::linear_backward_weights.set(DeviceType::CPU, &linear_backward_weights);
   kernels::linear_backward_data.set(DeviceType::CPU, &linear_backward_data);
 }

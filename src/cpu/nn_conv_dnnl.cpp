@@ -24,6 +24,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
+#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -174,6 +175,46 @@ memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool co
   return m;
 }
 
+// bfloat16 compute converts the same float32 tensor twice: grad_out for the backward-data and
+// again for the backward-weights primitive, x for the forward and again for the weight gradient.
+// The last few conversions stay here (per thread, keyed by the storage, its version, the view and
+// the layout wanted), so the second primitive takes the first one's copy: in mnistnet's conv2
+// that saves a 64x64x24x24 and a 64x32x26x26 f32 -> bf16 reorder per step. A storage written
+// since (its version moved) or freed (the weak_ptr expired) never matches.
+struct Converted {
+  std::weak_ptr<StorageImpl> owner;
+  const StorageImpl* key = nullptr;
+  uint64_t version = 0;
+  int64_t offset = 0;
+  memory::desc want;
+  Storage copy;
+};
+constexpr size_t kConvertedKept = 8;  // a few conv layers' x and grad_out
+
+memory converted_in_layout(const Tensor& t, memory user, const memory::desc& want, dnnl::stream& s,
+                           std::vector<Storage>& keep) {
+  if (user.get_desc() == want) return user;
+  thread_local std::deque<Converted> recent;
+  const Storage& st = t.storage();
+  for (const Converted& e : recent)
+    if (e.key == st.get() && e.version == st->version() && e.offset == t.storage_offset() && e.want == want &&
+        e.owner.lock() == st) {
+      keep.push_back(e.copy);
+      return memory(want, cpu_engine(), e.copy->data());
+    }
+  memory m = in_layout(user, want, s, true, keep);
+  recent.push_front({st, st.get(), st->version(), t.storage_offset(), want, keep.back()});
+  if (recent.size() > kConvertedKept) recent.pop_back();
+  return m;
+}
+
+// x's data in layout `want`: for a float32 -> bfloat16 conversion, through converted_in_layout.
+memory input_in_layout(const Tensor& t, memory user, const memory::desc& want, dnnl::stream& s,
+                       std::vector<Storage>& keep) {
+  if (t.dtype() == DType::Float32 && want.data_type() == dt::bf16) return converted_in_layout(t, user, want, s, keep);
+  return in_layout(user, want, s, true, keep);
+}
+
 // This call's scratchpad for `plan`, from the caching allocator (kept alive in `keep`); added to
 // `args` unless the primitive needs none.
 void add_scratchpad(const ConvPlan& plan, std::unordered_map<int, memory>& args, std::vector<Storage>& keep) {
@@ -207,7 +248,7 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
     memory ux = wrap(d.x, x), uw = wrap(d.w, weight), uo = wrap(d.out, out);
-    memory mx = in_layout(ux, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    memory mx = input_in_layout(x, ux, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mo = in_layout(uo, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mx}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, mo}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(d.b, bias));
@@ -240,7 +281,7 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
     memory ug = wrap(d.out, grad_out), uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
-    memory mg = in_layout(ug, plan->a, s, true, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    memory mg = input_in_layout(grad_out, ug, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mx = in_layout(ux, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}};
     add_scratchpad(*plan, args, keep);
@@ -278,7 +319,7 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
     memory ug = wrap(d.out, grad_out), ux = wrap(d.x, x), uw = wrap(d.w, grad_weight);
-    memory mg = in_layout(ug, plan->a, s, true, keep), mx = in_layout(ux, plan->b, s, true, keep);
+    memory mg = input_in_layout(grad_out, ug, plan->a, s, keep), mx = input_in_layout(x, ux, plan->b, s, keep);
     memory mw = in_layout(uw, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
     add_scratchpad(*plan, args, keep);

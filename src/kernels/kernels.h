@@ -62,6 +62,9 @@ using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const
 // backend that returns false for bfloat16 makes the front-end compute the same thing in float32
 // from the bfloat16-rounded inputs (the reference).
 using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
+// linear's forward under autocast while autograd records (training): the same contract as
+// linear_inference with x and w bfloat16, but the weight is a new cast every step and used once,
+// so a backend should not pack and cache it. Optional; false sends the front-end to linear_inference.
 // linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
 // grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
 // does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
@@ -83,6 +86,7 @@ inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
+inline KernelSlot<LinearInferenceFn> linear_forward_lowered("linear_forward_lowered");
 inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
 inline KernelSlot<LinearBackwardDataFn> linear_backward_data("linear_backward_data");
 

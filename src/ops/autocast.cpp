@@ -17,7 +17,10 @@ namespace {
 // terms, exponentiates or keeps running statistics stays float32.
 constexpr AutocastRule kPolicy[] = {
     {AutocastOp::Conv2d, "nn::functional::conv2d", CastPolicy::Lower,
-     "matrix products: bf16 multiplies are exact in f32, the sums run in f32 (AMX/AVX512-BF16)"},
+     "matrix products: bf16 multiplies are exact in f32, the sums run in f32 (AMX/AVX512-BF16); "
+     "except, when its weight gradient is wanted, an input of fewer than 4 channels (a first layer on "
+     "grey or RGB images), which stays f32: oneDNN 2.6's AMX weight gradient for 1 input channel ran "
+     "3x slower than f32 (lenet5 conv1, mnistnet conv1; docs/benchmarks.md); its forward is as fast"},
     {AutocastOp::Linear, "linear", CastPolicy::Lower, "as conv2d"},
     {AutocastOp::Matmul, "matmul", CastPolicy::Lower,
      "as conv2d (2-D operands or a shared 2-D right operand; a true batch of products stays f32)"},
@@ -107,6 +110,16 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
   const int d = int(x.device().type);
   if (!s.enabled[d] || x.dtype() != DType::Float32 || autocast_rule(op).policy != CastPolicy::Lower) return x.dtype();
   return s.dtype[d];
+}
+
+// conv2d's exception in the table above: fewer input channels than this stay float32 when the
+// weight gradient is computed.
+constexpr int64_t kConv2dMinLoweredChannels = 4;
+
+DType conv2d_compute_dtype(const Tensor& x, bool weight_grad) {
+  const DType dt = compute_dtype(AutocastOp::Conv2d, x);
+  if (dt != x.dtype() && weight_grad && x.dim() == 4 && x.size(1) < kConv2dMinLoweredChannels) return x.dtype();
+  return dt;
 }
 
 Tensor cast(const Tensor& t, DType dt) {

@@ -79,13 +79,18 @@ Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bi
   const Tensor xh = autocast_detail::cast(x, half), wh = autocast_detail::cast(weight, half);
   const Tensor b = bias.defined() ? bias.detach() : bias;
   Tensor out = empty({N, O}, {.dtype = DType::Float32, .device = dev});
-  const bool done = kernels::linear_inference.has(dev.type) && kernels::linear_inference(dev)(xh, wh, b, out);
+  // Training: the weight is a new cast each step (a backend's matmul on it as it is); inference:
+  // the backend may pack the cast weight once and keep it.
+  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
+  bool done = record && kernels::linear_forward_lowered.has(dev.type) &&
+              kernels::linear_forward_lowered(dev)(xh, wh, b, out);
+  if (!done) done = kernels::linear_inference.has(dev.type) && kernels::linear_inference(dev)(xh, wh, b, out);
   if (!done) {
     const Tensor xf = xh.to(DType::Float32), wf = wh.to(DType::Float32);
     kernels::batched_gemm(dev)(xf.unsqueeze(0), wf.t().unsqueeze(0), out.view({1, N, O}));
     if (b.defined()) kernels::binary(dev)(kernels::BinaryOp::Add, out, b.unsqueeze(0).expand({N, O}), out, 1.0);
   }
-  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+  if (record) {
     autograd::SavedTensor sx(weight.requires_grad() ? xh : Tensor()), sw(x.requires_grad() ? wh : Tensor());
     const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
     const bool need_b = bias.defined() && bias.requires_grad();

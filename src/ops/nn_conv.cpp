@@ -69,7 +69,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
 
   // Under autocast: multiplied in bfloat16 (the weight cast once per scope, the input rounded in
   // the kernel's layout reorder), output and gradients float32.
-  const DType compute = autocast_detail::compute_dtype(AutocastOp::Conv2d, x);
+  const DType compute = autocast_detail::conv2d_compute_dtype(x, autograd::any_requires_grad({&weight}));
   const kernels::Conv2dParams p{opt.stride[0], opt.stride[1], opt.padding[0], opt.padding[1],
                                 opt.dilation[0], opt.dilation[1], G, compute == DType::BFloat16 ? compute : DType::Float32};
   Tensor xc = x.detach().contiguous();

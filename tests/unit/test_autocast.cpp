@@ -132,6 +132,32 @@ TEST(AutocastOps, Conv2dForwardAndBothGradientsMatchTheRoundedReference) {
   }
 }
 
+TEST(AutocastOps, Conv2dOnFewerThanFourInputChannelsStaysFloat32) {
+  // The policy's exception (src/ops/autocast.cpp): a first layer on 1-3 channel images whose weight
+  // gradient is wanted runs in float32, to the bit what it gives outside autocast, gradients included.
+  Generator g(4);
+  for (int64_t c : {1, 3}) {
+    Tensor x = randn({4, c, 12, 12}, {}, &g).requires_grad_(), w = randn({6, c, 5, 5}, {}, &g).requires_grad_();
+    Tensor seed = randn({4, 6, 8, 8}, {}, &g);
+    Tensor out;
+    {
+      autocast ac;
+      out = F::conv2d(x, w);
+      sum(mul(out, seed)).backward();
+    }
+    Tensor x2 = x.detach().clone().requires_grad_(), w2 = w.detach().clone().requires_grad_();
+    Tensor want = F::conv2d(x2, w2);
+    sum(mul(want, seed)).backward();
+    EXPECT_TRUE(allclose(out, want, 0, 0)) << c << " channels";
+    EXPECT_TRUE(allclose(x.grad(), x2.grad(), 0, 0)) << c << " channels";
+    EXPECT_TRUE(allclose(w.grad(), w2.grad(), 0, 0)) << c << " channels";
+    // Inference (no weight gradient): lowered like any conv.
+    NoGradGuard ng;
+    autocast ac;
+    EXPECT_FALSE(allclose(F::conv2d(x, w), want, 0, 0)) << c << " channels, inference";
+  }
+}
+
 TEST(AutocastOps, MatmulWithA2dRightOperandRunsAsLinear) {
   Generator g(4);
   Tensor a = randn({2, 3, 40}, {}, &g), b = randn({40, 5}, {}, &g);

@@ -94,6 +94,27 @@ TEST(CpuConcurrency, LinearForwardAndBackward) {
       10);
 }
 
+// Under autocast (bfloat16): linear's matmul primitives (a scratchpad per call) and the conv's
+// kept f32 -> bf16 conversions (per thread), forward and backward.
+TEST(CpuConcurrency, Bf16AutocastLinearAndConv2d) {
+  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  expect_concurrent_matches_alone(
+      [](uint64_t s) {
+        Generator g(s);
+        Tensor x = leaf({4, 400}, g), w = leaf({120, 400}, g), b = leaf({120}, g);
+        Tensor xc = leaf({4, 6, 14, 14}, g), wc = leaf({16, 6, 5, 5}, g);
+        Tensor y, yc;
+        {
+          autocast ac;
+          y = linear(x, w, b);
+          yc = F::conv2d(xc, wc);
+        }
+        (weighted_sum(y, g) + weighted_sum(yc, g)).backward();
+        return values({y, x.grad(), w.grad(), b.grad(), yc, xc.grad(), wc.grad()});
+      },
+      10);
+}
+
 TEST(CpuConcurrency, BatchNormReluMaxPoolCrossEntropy) {
   expect_concurrent_matches_alone(
       [](uint64_t s) {

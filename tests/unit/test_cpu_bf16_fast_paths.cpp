@@ -1,0 +1,123 @@
+// The CPU's bfloat16 fast paths behind autocast: the vectorised float32 <-> bfloat16 conversion
+// (src/cpu/convert_bf16.cpp) against the scalar rule bit for bit, and the bf16 linear slot
+// (oneDNN matmul on the plain weight, src/cpu/linear_matmul_bf16.cpp) against float64: the same
+// bits on every call, and a weight changed in place between calls is seen at once; and the bf16
+// conv's kept f32 -> bf16 conversions (src/cpu/nn_conv_dnnl.cpp), which must never serve a tensor
+// written since.
+#include <gtest/gtest.h>
+
+#include <ember/ember.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "cpu/nn_conv.h"
+#include "kernels/kernels.h"
+
+using namespace ember;
+
+namespace {
+float from_bits(uint32_t u) {
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+// Values that exercise every branch of the rounding rule: ties to even both ways, the carry into
+// the exponent, the largest finite values (rounding to infinity), infinities, signalling and quiet
+// NaNs, denormals, zeros of both signs.
+std::vector<float> special_values() {
+  std::vector<float> v = {0.0f, -0.0f, 1.0f, -1.0f, 3.14159f, 1e-40f, -1e-40f, 1e-45f,
+                          std::numeric_limits<float>::max(), -std::numeric_limits<float>::max(),
+                          std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+                          std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::signaling_NaN(),
+                          std::numeric_limits<float>::denorm_min(), std::numeric_limits<float>::min()};
+  for (uint32_t u : {0x3f808000u, 0x3f818000u, 0x3f80ffffu, 0x3f7fffffu, 0x7f7fffffu, 0x7f7f8000u, 0x7f800001u,
+                     0xff800001u, 0x7fc00001u, 0x00008000u, 0x00018000u, 0x807fffffu, 0x3f808001u})
+    v.push_back(from_bits(u));
+  return v;
+}
+}  // namespace
+
+TEST(CpuBf16Convert, VectorisedCastsMatchTheScalarRuleBitForBit) {
+  // Sizes around the 16-wide vector step and above the threaded split (2 x 65536 values).
+  for (int64_t n : {int64_t(1), int64_t(15), int64_t(16), int64_t(17), int64_t(1000), int64_t(3 * 65536 + 7)}) {
+    Generator g{uint64_t(n)};
+    Tensor x = mul(randn({n}, {}, &g), 1000.0);
+    const std::vector<float> sp = special_values();
+    float* xp = x.data_ptr<float>();
+    for (size_t i = 0; i < sp.size() && int64_t(i) < n; ++i) xp[(int64_t(i) * 7919) % n] = sp[i];
+    x.storage()->bump_version();
+    Tensor h = x.to(DType::BFloat16);
+    const uint16_t* hp = static_cast<const uint16_t*>(h.raw_data());
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_EQ(hp[i], float_to_bf16(xp[i])) << "n=" << n << " i=" << i << " value " << xp[i];
+    Tensor back = h.to(DType::Float32);
+    const float* bp = back.data_ptr<float>();
+    for (int64_t i = 0; i < n; ++i) {
+      const float want = bf16_to_float(hp[i]);
+      ASSERT_EQ(std::memcmp(&bp[i], &want, 4), 0) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) {
+  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  Generator g(11);
+  const Tensor x = randn({32, 200}, {}, &g).to(DType::BFloat16), b = randn({48}, {}, &g);
+  Tensor w = randn({48, 200}, {}, &g).to(DType::BFloat16);
+  auto reference = [&](const Tensor& wh) {
+    NoGradGuard ng;
+    return add(matmul(x.to(DType::Float64), wh.to(DType::Float64).t()), b.to(DType::Float64)).to(DType::Float32);
+  };
+  // Inference (the inner product on the packed, cached weight) and training (the matmul on the
+  // plain weight, the linear_forward_lowered slot).
+  for (const char* name : {"linear_inference", "linear_forward_lowered"}) {
+    auto* slot = std::string(name) == "linear_inference" ? &kernels::linear_inference : &kernels::linear_forward_lowered;
+    auto run = [&](const Tensor& wh) {
+      Tensor out = full({32, 48}, 12345.0);  // a sentinel: a kernel that writes nothing fails
+      EXPECT_TRUE((*slot)(Device::cpu())(x, wh, b, out));
+      return out;
+    };
+    Tensor want = reference(w);
+    const Tensor first = run(w);
+    EXPECT_TRUE(allclose(first, want, 1e-4, 1e-3)) << name;
+    for (int call = 1; call < 3; ++call) EXPECT_TRUE(allclose(run(w), first, 0, 0)) << name << " call " << call;
+    w.copy_(randn({48, 200}, {}, &g).to(DType::BFloat16));  // bumps the storage version
+    want = reference(w);
+    for (int call = 0; call < 3; ++call)
+      EXPECT_TRUE(allclose(run(w), want, 1e-4, 1e-3)) << name << " after copy_, call " << call;
+  }
+}
+
+TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
+  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  Generator g(12);
+  const kernels::Conv2dParams p{.compute = DType::BFloat16};
+  Tensor x = randn({4, 8, 10, 10}, {}, &g), go = randn({4, 16, 8, 8}, {}, &g);
+  const Tensor w = randn({16, 8, 3, 3}, {}, &g).to(DType::BFloat16);
+  auto weight_grad = [&](const Tensor& xs) {
+    Tensor gw = full({16, 8, 3, 3}, 12345.0);
+    cpu::conv2d_backward_weight_dnnl(go, xs, p, gw);
+    return gw;
+  };
+  Tensor out = empty({4, 16, 8, 8});
+  cpu::conv2d_forward_dnnl(x, w, Tensor(), p, out);  // converts x to bf16 and keeps the copy
+  const Tensor gw1 = weight_grad(x);                   // takes the kept copy
+  EXPECT_TRUE(allclose(gw1, weight_grad(x.clone()), 0, 0)) << "the kept copy holds x's values";
+  x.copy_(randn({4, 8, 10, 10}, {}, &g));              // bumps the version: the copy is stale
+  const Tensor gw2 = weight_grad(x);
+  EXPECT_TRUE(allclose(gw2, weight_grad(x.clone()), 0, 0)) << "after copy_";
+  EXPECT_FALSE(allclose(gw1, gw2, 1e-3, 1e-3));
+  // grad_out: converted by the backward-data primitive, reused by the weight gradient.
+  Tensor gx = empty({4, 8, 10, 10});
+  cpu::conv2d_backward_data_dnnl(go, w, p, gx);
+  EXPECT_TRUE(allclose(weight_grad(x), gw2, 0, 0));
+  go.copy_(randn({4, 16, 8, 8}, {}, &g));
+  cpu::conv2d_backward_data_dnnl(go, w, p, gx);
+  const Tensor gw3 = weight_grad(x);
+  EXPECT_FALSE(allclose(gw3, gw2, 1e-3, 1e-3));
+  EXPECT_TRUE(allclose(gw3, weight_grad(x.clone()), 0, 0));
+}
