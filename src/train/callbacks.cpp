@@ -58,8 +58,10 @@ void MetricsLogger::on_train_begin(FitContext& ctx) {
 
 void MetricsLogger::on_sync(FitContext& ctx, const IntervalStats& s) {
   if (ctx.options.log_every <= 0 || s.samples == 0 || !s.logged) return;
-  write({"step", ctx.epoch + 1, s.last_step,
-         {{"loss", s.loss}, {"acc", s.acc}, {"lr", s.lr}, {"samples_per_s", s.samples_per_s}}});
+  NamedValues v{{"loss", s.loss}, {"acc", s.acc}, {"lr", s.lr}, {"samples_per_s", s.samples_per_s}};
+  if (!std::isnan(s.loss_scale))  // fp16: the dynamic loss scale and the steps it skipped
+    v.insert(v.end(), {{"skipped_steps", double(s.skipped_steps)}, {"loss_scale", s.loss_scale}});
+  write({"step", ctx.epoch + 1, s.last_step, v});
 }
 
 void MetricsLogger::on_oom(FitContext& ctx, const OomEvent& e) {
@@ -74,6 +76,8 @@ void MetricsLogger::on_epoch_end(FitContext& ctx, const EpochStats& s) {
   if (ctx.selects_on_val) v.insert(v.end(), {{"val_loss", s.val_loss}, {"val_acc", s.val_acc}});
   v.insert(v.end(), {{"test_loss", s.test_loss}, {"test_acc", s.test_acc}, {"samples_per_s", s.samples_per_s},
                      {"data_wait", s.data_wait}, {"seconds", s.seconds}, {"lr", s.lr}});
+  if (!std::isnan(s.loss_scale))
+    v.insert(v.end(), {{"skipped_steps", double(s.skipped_steps)}, {"loss_scale", s.loss_scale}});
   write({"epoch", s.epoch, ctx.step, v});
 }
 

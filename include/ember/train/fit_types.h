@@ -49,6 +49,10 @@ struct EpochStats {
   double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
   double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
   bool improved = false;  // the selection metric (val_acc, else test_acc) reached a new best
+  // Dynamic loss scaling (fp16, loss_scaling.h): optimizer steps of the epoch skipped for inf/NaN
+  // gradients, and the scale at its end (NAN when the loss is not scaled).
+  int64_t skipped_steps = 0;
+  double loss_scale = NAN;
 };
 
 enum class FitStatus {
@@ -83,6 +87,8 @@ struct FitResult {
   int64_t micro_batch = 0, accumulate = 0;  // at the end (after any out-of-memory halving)
   std::vector<OomEvent> oom_events;
   int64_t host_reads = 0;           // device->host reads of training metrics in this invocation
+  int64_t skipped_steps = 0;        // optimizer steps skipped by the loss scaler in this invocation
+  double loss_scale = NAN;          // the loss scale at the end (NAN when the loss is not scaled)
 };
 
 }  // namespace ember::train
