@@ -168,7 +168,7 @@ done
 e=$build/ember
 fi
 gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train bench_train_mnistnet128
-  train_gpu torch_side torch_ratios)
+  train_gpu train_gpu_fp16 torch_side torch_ratios)
 
 # ---- GPU steps: only with a GPU -----------------------------------------------------------------
 if (( gpu_count == 0 )); then
@@ -194,8 +194,12 @@ else
   if [[ -n $data_dir ]]; then
     run train_gpu 120 "$e" train --device cuda --require-gpu --data-dir "$data_dir" --epochs 2 --batch-size 128 \
       --run-dir "$out/train-run"
+    # Mixed precision: fp16 autocast with dynamic loss scaling (the report counts skipped steps).
+    run train_gpu_fp16 90 "$e" train --device cuda --require-gpu --precision fp16 --data-dir "$data_dir" --epochs 1 \
+      --batch-size 128 --run-dir "$out/train-run-fp16"
   else
     skip train_gpu "no Fashion-MNIST files (install dataset-fashion-mnist or carry data/fashion-mnist/*.gz)"
+    skip train_gpu_fp16 "no Fashion-MNIST files"
   fi
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     # PyTorch's side on the same card: matmul fp32/TF32 at the same sizes, pinned copy_, mnistnet b128.

@@ -106,8 +106,9 @@ Loaded load(const EvalOpts& o) {
 
 int run_eval(const EvalOpts& o) {
   Loaded l = load(o);
-  // bf16: the forward passes run under autocast (the weights, whatever precision trained them, stay f32).
-  autocast ac(l.device.type, DType::BFloat16, l.precision == "bf16");
+  // bf16 / fp16: the forward passes run under autocast (the weights, whatever precision trained them,
+  // stay f32).
+  autocast ac(l.device.type, PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
   train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
   const auto& names = l.test.classes;
   if (o.json) {
@@ -141,7 +142,7 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
            const std::string& input, nlohmann::json& json_out) {
   Tensor logits;
   {
-    autocast ac(l.device.type, DType::BFloat16, l.precision == "bf16");
+    autocast ac(l.device.type, PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
     logits = (*l.model)(x.to(l.device));
   }
   auto probs = nn::functional::softmax(logits, 1).to_vector<float>();
@@ -231,7 +232,8 @@ void common(CLI::App* s, EvalOpts& o) {
   s->add_option("--data-dir", o.data_dir, "Dataset directory (an image-folder run: its folder, if it moved)");
   s->add_option("--device", o.device, "auto, cpu, cuda or cuda:N")->capture_default_str();
   s->add_option("--precision", o.precision,
-                "fp32, bf16 (autocast; needs AMX-BF16 or AVX512-BF16) or auto (bf16 where the device does it fast)")
+                "fp32, bf16 (autocast; needs AMX-BF16 or AVX512-BF16, or a GPU of sm_80+), fp16 (GPUs of sm_70+) or auto "
+                "(bf16 where the device does it fast)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))->capture_default_str();
   add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
 }

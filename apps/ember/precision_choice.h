@@ -1,21 +1,37 @@
 // --precision auto|fp32|bf16|fp16: which arithmetic a run's forward pass uses on its device, and
-// why (for the banner). bf16 runs under ember::autocast (ember/autocast.h); fp32 is plain.
+// why (for the banner). bf16 and fp16 run under ember::autocast (ember/autocast.h); fp16 training
+// adds dynamic loss scaling (ember/train/loss_scaling.h); fp32 is plain.
 #pragma once
 
 #include <string>
 
 #include "ember/core/device.h"
+#include "ember/core/dtype.h"
+#include "ember/train/fit.h"
 
 namespace ember::cli {
 
 struct PrecisionChoice {
-  std::string name;  // "fp32" or "bf16"
+  std::string name;  // "fp32", "bf16" or "fp16"
   std::string why;   // the banner's reason ("" for plain fp32 on a device without fast bf16)
+  bool autocast() const { return name != "fp32"; }
+  // The autocast dtype: BFloat16 or Float16 (Float32 for fp32).
+  DType dtype() const { return name == "bf16" ? DType::BFloat16 : name == "fp16" ? DType::Float16 : DType::Float32; }
 };
 
-// `auto`: bf16 where the device does it fast (a CPU with AMX-BF16 or AVX512-BF16), else fp32.
-// `bf16` on a device without fast bf16, and `fp16` (a GPU mode with loss scaling that ember's CUDA
-// backend does not have yet), are refused with the reason (UsageError), never emulated slowly.
+// `auto`: bf16 where the device does it fast (a CPU with AMX-BF16 or AVX512-BF16, a GPU of sm_80 or
+// newer), else fp32. `bf16` on a device without fast bf16, and `fp16` anywhere but a GPU with
+// float16 tensor cores (sm_70+), are refused with the reason (UsageError), never emulated slowly.
 PrecisionChoice choose_precision(const std::string& flag, Device device);
+
+// The banner's "precision" lines (each ends with a newline).
+std::string precision_banner(const PrecisionChoice& p);
+
+// Installs the choice into a training step: the autocast policy for bf16 / fp16, and for fp16 the
+// dynamic loss scaler (2^16, x2 after 2000 good steps, x0.5 on an overflow, that step skipped).
+void apply_precision(const PrecisionChoice& p, Device device, train::TrainStep& step);
+
+// "" unless the run scaled its loss; else one line: the steps skipped and the final scale.
+std::string loss_scaling_summary(const train::FitResult& r);
 
 }  // namespace ember::cli

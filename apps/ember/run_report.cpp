@@ -21,6 +21,7 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
   io::Series ta{"train", {}, {}}, va{set, {}, {}}, lr{"learning rate", {}, {}};
   io::Series val_loss{"val loss (cross-entropy)", {}, {}}, val_acc{"val", {}, {}};
   io::Series sp{"per step interval", {}, {}}, sp_epoch{"epoch average", {}, {}};
+  io::Series scale{"loss scale", {}, {}};  // fp16 runs (dynamic loss scaling)
   std::vector<io::Marker> markers;
   for (const auto& r : recs) {
     const double x = double(r.step);
@@ -29,6 +30,7 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
       ta.x.push_back(x), ta.y.push_back(100 * r.get("acc", NAN));
       lr.x.push_back(x), lr.y.push_back(r.get("lr", NAN));
       sp.x.push_back(x), sp.y.push_back(r.get("samples_per_s", NAN));
+      if (!std::isnan(r.get("loss_scale", NAN))) scale.x.push_back(x), scale.y.push_back(r.get("loss_scale", NAN));
     } else if (r.kind == "epoch") {
       vl.x.push_back(x), vl.y.push_back(r.get("test_loss", NAN));
       va.x.push_back(x), va.y.push_back(100 * r.get("test_acc", NAN));
@@ -55,7 +57,13 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
                                    {"Accuracy", x_label, "accuracy (%)", accs, markers},
                                    {"Learning rate", x_label, "learning rate", {lr}, markers},
                                    {"Throughput", x_label, "samples/s", {sp, sp_epoch}, markers}};
+  if (!scale.x.empty()) charts.push_back({"Loss scale (fp16)", x_label, "loss scale", {scale}, markers});
   return charts;
+}
+
+std::string loss_scaling_line(int64_t skipped, int64_t steps, double scale) {
+  return fmt::format("{} of {} optimizer steps skipped (inf/NaN gradients), loss scale {:g} at the end (dynamic: "
+                     "2^16 at the start, x2 after 2000 good steps, x0.5 on an overflow)", skipped, steps, scale);
 }
 
 std::string run_display_name(const RunReportInput& in) {
@@ -93,6 +101,8 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   if (with_val) d.table_header.insert(d.table_header.end(), {"val loss", "val acc"});
   d.table_header.insert(d.table_header.end(), {set + " loss", set + " acc", "samples/s", "data wait", "seconds"});
   int resumes = 0;
+  int64_t skipped = 0, last_step = 0;  // fp16: optimizer steps the loss scaler skipped
+  double last_scale = NAN;
   std::string ooms;  // "128 -> 64 at step 3, 64 -> 32 at step 3"
   for (const auto& r : recs) {
     if (r.kind == "resume") ++resumes;
@@ -101,6 +111,8 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
                           int64_t(r.get("previous_micro_batch")), int64_t(r.get("micro_batch")),
                           int64_t(r.get("accumulate")), r.step);
     if (r.kind != "epoch") continue;
+    if (!std::isnan(r.get("loss_scale", NAN)))
+      skipped += int64_t(r.get("skipped_steps")), last_scale = r.get("loss_scale"), last_step = r.step;
     auto loss = [&](const char* k) {
       const double v = r.get(k, NAN);
       return std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v);
@@ -131,6 +143,8 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   d.summary.push_back({"data", in.dataset + (names.empty() ? "" : fmt::format(" ({} classes)", names.size()))});
   if (resumes > 0) d.summary.push_back({"resumed", fmt::format("{} time{} (orange dashed lines on the charts)", resumes,
                                                                resumes == 1 ? "" : "s")});
+  if (!std::isnan(last_scale))
+    d.summary.push_back({"loss scaling (fp16)", loss_scaling_line(skipped, last_step, last_scale)});
   if (!ooms.empty())
     d.summary.push_back({"out of memory", ooms + " (the same samples per optimizer step; dashed lines on the charts)"});
   d.summary.push_back({"wall time (this invocation)", fmt::format("{:.1f} s", in.wall_seconds)});

@@ -24,13 +24,16 @@ struct RunReportInput {
 
 // The charts of a run from its metrics records: loss, accuracy, learning rate and throughput per
 // step interval, the test set's values at the end of each epoch, epoch ends and resume points
-// marked. label_smoothing > 0 is named in the train loss's legend (the test loss is plain
+// marked (and, for an fp16 run, the loss scale per step interval). label_smoothing > 0 is named in the train loss's legend (the test loss is plain
 // cross-entropy, so the two differ by more than overfitting).
 // epoch_eval_set: what the per-epoch "test_*" metrics were measured on ("test", or "val" for an
 // image folder with a val/ split in runs from before --val-split). with_val: the run had a
 // validation set (val_loss / val_acc in its epoch records), drawn as its own series.
 std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
                                   const std::string& epoch_eval_set = "test", bool with_val = false);
+
+// The summary line of an fp16 run's loss scaling: skipped steps of all, the final scale.
+std::string loss_scaling_line(int64_t skipped, int64_t steps, double scale);
 
 // The run's name as the report shows it: config "name", else the run directory's name.
 std::string run_display_name(const RunReportInput& in);

@@ -272,10 +272,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
   fmt::print("{}", world_banner(tw, c.batch_size, c.accumulate));
-  if (precision.name == "bf16")
-    fmt::print("precision  bf16 autocast (float32 weights and gradients)\n           {}\n", precision.why);
-  else
-    fmt::print("precision  fp32{}\n", precision.why.empty() ? "" : "\n           " + precision.why);
+  fmt::print("{}", precision_banner(precision));
   // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
   fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, loaded_train,
              test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
@@ -346,8 +343,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fo.process_group = tw.pg.get();
   apply_ddp_environment(fo);  // EMBER_DDP_OVERLAP, EMBER_DDP_BUCKET_KB (measuring aids)
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
-  if (precision.name == "bf16")
-    fitter.step().set_precision(std::make_shared<train::AutocastPolicy>(dev.device.type, DType::BFloat16));
+  apply_precision(precision, dev.device, fitter.step());  // autocast; fp16: dynamic loss scaling
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 
   if (!tw.leader()) return finish_rank(tw, fitter);  // rank 0 alone writes the run directory
@@ -406,6 +402,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const int64_t eval_batch = r.oom_events.empty() ? 256 : r.micro_batch;
   train::EvalResult ev = train::evaluate(*model, test_ds, eval_batch, dev.device, c.workers);
   write_run_report(rep, &ev, train_ds.classes);
+  fmt::print("{}", loss_scaling_summary(r));
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
   fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());

@@ -1,6 +1,9 @@
-// Mixed precision, as torch.autocast("cpu", dtype=torch.bfloat16): inside an ember::autocast scope
-// the ops of the policy table below that are safe and fast in bfloat16 (conv2d, linear, matmul)
-// multiply in bfloat16 and accumulate in float32; the others stay float32. Parameters stay float32
+// Mixed precision, as torch.autocast("cpu", dtype=torch.bfloat16) and torch.autocast("cuda"):
+// inside an ember::autocast scope the ops of the policy table below that are safe and fast in half
+// (conv2d, linear, matmul) multiply in the autocast dtype and accumulate in float32; the others
+// stay float32. One table for every device: the CPU lowers to bfloat16 (oneDNN), CUDA to bfloat16
+// or float16 (cuBLAS / cuDNN on the tensor cores; float16 training needs a loss scaler,
+// ember/optim/loss_scaler.h). Parameters stay float32
 // (the "master weights"): each op casts its float32 weight on the way in, once per scope (a cast
 // cache like PyTorch's), and every gradient reaches the parameters in float32.
 //
@@ -20,7 +23,7 @@ namespace ember {
 
 // What autocast does with an op's floating inputs.
 enum class CastPolicy : uint8_t {
-  Lower,    // multiply in the autocast dtype (bfloat16), accumulate and return float32
+  Lower,    // multiply in the autocast dtype (bfloat16, float16), accumulate and return float32
   Float32,  // run in float32: half inputs are converted up first
 };
 
@@ -43,7 +46,7 @@ const AutocastRule& autocast_rule(AutocastOp op);
 
 // RAII, thread-local, nestable: autocast ac(DeviceType::CPU, DType::BFloat16, enabled). Leaving
 // the outermost enabled scope empties the weight cast cache. Throws NotImplementedError for a
-// combination ember has no half kernels for (float16 on the CPU, any half dtype on CUDA today).
+// combination ember has no half kernels for (float16 on the CPU); CUDA takes bfloat16 and float16.
 class autocast {
  public:
   explicit autocast(DeviceType device = DeviceType::CPU, DType dtype = DType::BFloat16, bool enabled = true);
@@ -65,12 +68,19 @@ class autocast {
 };
 
 // Does this device run bfloat16 fast? CPU: AMX-BF16 or AVX512-BF16 (cpuid, with the OS saving the
-// AVX-512 / AMX state); CUDA: sm_80 or newer with ember's half kernels. `reason` says which
-// instruction set (or what is missing), for `--precision auto` and its banner.
+// AVX-512 / AMX state); CUDA: sm_80 or newer (bf16 tensor cores) in a CUDA build. `reason` says which
+// instruction set or GPU (or what is missing), for `--precision auto` and its banner.
 struct PrecisionSupport {
   bool fast = false;
   std::string reason;
 };
 PrecisionSupport bf16_support(Device device);
+// Does this device run float16 fast? CUDA devices of sm_70 or newer (float16 tensor cores); never
+// the CPU (float16 is a GPU mode, with loss scaling).
+PrecisionSupport fp16_support(Device device);
+// The CUDA answers for a GPU of compute capability major.minor named `gpu` (what bf16_support and
+// fp16_support ask the runtime for): bf16 from sm_80, fp16 from sm_70.
+PrecisionSupport cuda_bf16_support(int major, int minor, const std::string& gpu);
+PrecisionSupport cuda_fp16_support(int major, int minor, const std::string& gpu);
 
 }  // namespace ember

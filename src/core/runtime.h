@@ -12,6 +12,13 @@ namespace ember {
 int cuda_device_count();
 // Why no CUDA device is usable ("" when one is), e.g. "no NVIDIA driver found (libcuda.so.1 missing)".
 std::string cuda_unavailable_reason();
+// Compute capability and name of cuda:device (e.g. 9.0, "NVIDIA H200"); all zero / empty when the
+// device is not usable or the build has no CUDA. Never throws.
+struct CudaDeviceArch {
+  int major = 0, minor = 0;
+  std::string name;
+};
+CudaDeviceArch cuda_device_arch(int device);
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps);

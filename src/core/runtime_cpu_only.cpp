@@ -8,6 +8,7 @@ int cuda_device_count() { return 0; }
 std::string cuda_unavailable_reason() {
   return "this ember was built without CUDA (rebuild with -DEMBER_CUDA=ON on a machine with the CUDA toolkit)";
 }
+CudaDeviceArch cuda_device_arch(int) { return {}; }
 double cuda_time_ms(int, const std::function<void()>&, int) {
   throw DeviceError("no CUDA device: " + cuda_unavailable_reason());
 }

@@ -51,4 +51,14 @@ EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasDgemmStridedBatched,
                       int batchCount),
                      (handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C, ldc, strideC,
                       batchCount))
+// Half-precision products (gemm.cpp, linear_half.cpp): bfloat16 / float16 operands, float32
+// accumulation (CUBLAS_COMPUTE_32F) on the tensor cores.
+EMBER_CUBLAS_FORWARD(cublasStatus_t, cublasGemmStridedBatchedEx,
+                     (cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m, int n, int k,
+                      const void* alpha, const void* A, cudaDataType Atype, int lda, long long int strideA,
+                      const void* B, cudaDataType Btype, int ldb, long long int strideB, const void* beta, void* C,
+                      cudaDataType Ctype, int ldc, long long int strideC, int batchCount,
+                      cublasComputeType_t computeType, cublasGemmAlgo_t algo),
+                     (handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb, strideB, beta, C,
+                      Ctype, ldc, strideC, batchCount, computeType, algo))
 }

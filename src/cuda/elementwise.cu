@@ -7,6 +7,8 @@
 #include <cstring>
 #include <type_traits>
 
+#include "cuda/cast.h"
+#include "cuda/half_convert.cuh"
 #include "cuda/loops.cuh"
 #include "kernels/kernels.h"
 
@@ -216,22 +218,10 @@ void unary(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1)
 struct bf16_bits { uint16_t x; };
 struct half_bits { uint16_t x; };
 
-__device__ float bf16_to_float_dev(uint16_t h) { return __uint_as_float(uint32_t(h) << 16); }
-__device__ uint16_t float_to_bf16_dev(float f) {  // same rounding as ember::float_to_bf16
-  uint32_t u = __float_as_uint(f);
-  if ((u & 0x7fffffffu) > 0x7f800000u) return uint16_t((u >> 16) | 0x40);
-  u += 0x7fffu + ((u >> 16) & 1u);
-  return uint16_t(u >> 16);
-}
-__device__ uint16_t float_to_half_dev(float f) {  // IEEE round to nearest even; NaN as ember's CPU
-  if (::isnan(f)) return uint16_t(((__float_as_uint(f) >> 16) & 0x8000) | 0x7e00);
-  return __half_as_ushort(__float2half_rn(f));
-}
-
 template <class S>
 __device__ double to_double(S v) {
   if constexpr (std::is_same_v<S, bf16_bits>) return double(bf16_to_float_dev(v.x));
-  else if constexpr (std::is_same_v<S, half_bits>) return double(__half2float(__ushort_as_half(v.x)));
+  else if constexpr (std::is_same_v<S, half_bits>) return double(half_to_float_dev(v.x));
   else return double(v);
 }
 template <class S> inline constexpr bool kHalfish = std::is_same_v<S, bf16_bits> || std::is_same_v<S, half_bits>;
@@ -277,6 +267,7 @@ void copy(const Tensor& src, const Tensor& dst) {
     }
     return;
   }
+  if (cast_contiguous(src, dst)) return;  // float32 <-> bfloat16 / float16, the autocast casts
   dispatch_all_with_half(src.dtype(), [&]<class S>() {
     dispatch_all_with_half(dst.dtype(), [&]<class D>() {
       launch_elementwise<2>(dst.sizes(), {&dst, &src},

@@ -5,6 +5,10 @@
 // Float32 uses cuBLAS's default math mode (full fp32, no TF32), so results compare to the CPU's,
 // unless ember::set_allow_tf32(true): then CUBLAS_TF32_TENSOR_OP_MATH (the handle's mode is set
 // before every float32 call, so the setting takes effect at the next matmul).
+// bfloat16 / float16 operands go through cublasGemmStridedBatchedEx with float32 accumulation
+// (CUBLAS_COMPUTE_32F: the tensor cores), writing float32 or the operands' dtype (gemm.h).
+#include "cuda/gemm.h"
+
 #include <algorithm>
 #include <climits>
 
@@ -36,9 +40,48 @@ int to_int(int64_t v, const char* what) {
   return int(v);
 }
 
+cudaDataType_t cuda_type(DType t) {
+  switch (t) {
+    case DType::BFloat16: return CUDA_R_16BF;
+    case DType::Float16: return CUDA_R_16F;
+    case DType::Float32: return CUDA_R_32F;
+    default: throw DTypeError(::ember::detail::cat("half matmul on CUDA: unexpected dtype ", dtype_name(t)));
+  }
+}
+}  // namespace
+
+void gemm_half(const Tensor& a, const Tensor& b, const Tensor& out, float beta) {
+  const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
+  EMBER_ASSERT(is_half(a.dtype()) && b.dtype() == a.dtype() && (out.dtype() == DType::Float32 || out.dtype() == a.dtype()),
+               "gemm_half: operands ", dtype_name(a.dtype()), " x ", dtype_name(b.dtype()), " -> ", dtype_name(out.dtype()));
+  EMBER_ASSERT(out.is_contiguous(), "gemm_half: out must be contiguous");
+  if (out.numel() == 0) return;
+  if (K == 0) {
+    if (beta == 0.0f) kernels::fill(out.device())(out, 0.0);
+    return;
+  }
+  Operand A = as_blas(a), Bm = as_blas(b);
+  const int dev = out.device().index;
+  DeviceGuard g(dev);
+  cublasHandle_t h = cublas_handle(dev);
+  const int m = to_int(M, "M"), n = to_int(N, "N"), k = to_int(K, "K"), batch = to_int(B, "batch");
+  const int lda = to_int(A.ld, "lda"), ldb = to_int(Bm.ld, "ldb");
+  const long long sa = A.t.stride(0), sb = Bm.t.stride(0), sc = M * N;
+  const float one = 1.0f;
+  const cudaDataType_t ht = cuda_type(a.dtype());
+  // The default math mode lets cuBLAS use the tensor cores for half operands; float32 sums.
+  EMBER_CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  EMBER_CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, Bm.trans, A.trans, n, m, k, &one, Bm.t.raw_data(), ht, ldb, sb,
+                                                A.t.raw_data(), ht, lda, sa, &beta, out.raw_data(),
+                                                cuda_type(out.dtype()), n, sc, batch, CUBLAS_COMPUTE_32F,
+                                                CUBLAS_GEMM_DEFAULT));
+}
+
+namespace {
 void batched_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
   const int64_t B = a.size(0), M = a.size(1), K = a.size(2), N = b.size(2);
   if (out.numel() == 0) return;
+  if (is_half(a.dtype())) return gemm_half(a, b, out);  // half in, half out, float32 sums
   if (K == 0) {
     kernels::fill(out.device())(out, 0.0);
     return;

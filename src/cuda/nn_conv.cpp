@@ -3,6 +3,11 @@
 // cuDNN's heuristics (cudnnGetConvolution*Algorithm_v7), restricted to FMA math (no TF32, so float32
 // results compare to the CPU's), to a workspace limit, and to deterministic algorithms while
 // ember::deterministic() is set. Workspaces come from ember's caching allocator.
+// Half precision (Conv2dParams::compute bfloat16 / float16, set under ember::autocast): x, weight
+// and grad_out are cast to half on the GPU (cast.h), cuDNN multiplies on the tensor cores with
+// float32 accumulation (CUDNN_DATA_FLOAT compute, CUDNN_TENSOR_OP_MATH) and writes half, which is
+// widened into the float32 output or gradient (the legacy API wants one data type for x, w and y,
+// so each result is rounded to half once, as in PyTorch's autocast); the bias is added in float32.
 // Built without cuDNN, the slots throw NotImplementedError saying so.
 #include <algorithm>
 #include <climits>
@@ -10,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "cuda/cast.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "ember/core/settings.h"
@@ -57,19 +63,24 @@ struct FilterDesc {
   FilterDesc(const FilterDesc&) = delete;
   FilterDesc& operator=(const FilterDesc&) = delete;
 };
+bool is_half_data(cudnnDataType_t dt) { return dt == CUDNN_DATA_HALF || dt == CUDNN_DATA_BFLOAT16; }
+
 struct ConvDesc {
   cudnnConvolutionDescriptor_t d = nullptr;
   ConvDesc(cudnnDataType_t dt, const Conv2dParams& p) {
     EMBER_CUDNN_CHECK(cudnnCreateConvolutionDescriptor(&d));
     // Cross-correlation is what PyTorch (and our CPU kernels) call convolution. Compute in the
-    // data type: float32 accumulates in float32 here, float64 in float64.
+    // data type: float32 accumulates in float32 here, float64 in float64; half data in float32.
+    const bool half = is_half_data(dt);
     EMBER_CUDNN_CHECK(cudnnSetConvolution2dDescriptor(d, to_int(p.pad_h, "pad_h"), to_int(p.pad_w, "pad_w"),
                                                       to_int(p.stride_h, "stride_h"), to_int(p.stride_w, "stride_w"),
                                                       to_int(p.dilation_h, "dilation_h"),
-                                                      to_int(p.dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION, dt));
+                                                      to_int(p.dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION,
+                                                      half ? CUDNN_DATA_FLOAT : dt));
     EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, to_int(p.groups, "groups")));
-    // FMA only: CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor cores for float32.
-    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d, CUDNN_FMA_MATH));
+    // float32: FMA only (CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor cores for it).
+    // Half data: the tensor cores, what the lowering is for.
+    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d, half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
   ConvDesc(const ConvDesc&) = delete;
@@ -80,7 +91,9 @@ cudnnDataType_t cudnn_dtype(DType t) {
   switch (t) {
     case DType::Float32: return CUDNN_DATA_FLOAT;
     case DType::Float64: return CUDNN_DATA_DOUBLE;
-    default: throw DTypeError(::ember::detail::cat("conv2d on CUDA: expected float32 or float64, got ", dtype_name(t)));
+    case DType::BFloat16: return CUDNN_DATA_BFLOAT16;
+    case DType::Float16: return CUDNN_DATA_HALF;
+    default: throw DTypeError(::ember::detail::cat("conv2d on CUDA: expected a floating tensor, got ", dtype_name(t)));
   }
 }
 
@@ -108,18 +121,22 @@ std::string geometry_str(const Shape& xs, const Shape& ws, const Conv2dParams& p
                               ", ", p.dilation_w, "], groups ", p.groups);
 }
 
-// The first heuristic candidate that succeeded, uses FMA math, fits the workspace limit and (when
-// ember::deterministic()) is deterministic. `workspace_of(algo, &bytes)` asks cuDNN for the exact
-// workspace of a candidate; a candidate it rejects is skipped.
+// The first heuristic candidate that succeeded, uses FMA math (tensor-op math too for half data,
+// `tensor_ops`), fits the workspace limit and (when ember::deterministic()) is deterministic.
+// `workspace_of(algo, &bytes)` asks cuDNN for the exact workspace of a candidate; a candidate it
+// rejects is skipped.
 template <class Perf, class WorkspaceOf>
 std::pair<decltype(Perf{}.algo), size_t> pick_algorithm(const std::vector<Perf>& perfs, int returned,
                                                         WorkspaceOf workspace_of, const char* what,
-                                                        const std::string& geometry) {
+                                                        const std::string& geometry, bool tensor_ops) {
   const bool det = deterministic();
   for (int i = 0; i < returned; ++i) {
     const Perf& r = perfs[size_t(i)];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
-    if (r.mathType != CUDNN_FMA_MATH && r.mathType != CUDNN_DEFAULT_MATH) continue;
+    const bool math_ok = r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_DEFAULT_MATH ||
+                         (tensor_ops && (r.mathType == CUDNN_TENSOR_OP_MATH ||
+                                         r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
+    if (!math_ok) continue;
     if (det && r.determinism != CUDNN_DETERMINISTIC) continue;
     size_t bytes = 0;
     if (workspace_of(r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kWorkspaceLimit) continue;
@@ -143,10 +160,21 @@ struct Workspace {
   }
 };
 
-void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
+// Half compute: the operands cast to p.compute, and a half tensor for cuDNN's result that the caller
+// widens into the float32 one. Otherwise the tensors themselves.
+bool half_compute(const Conv2dParams& p) { return is_half(p.compute); }
+Tensor operand(const Tensor& t, const Conv2dParams& p) { return half_compute(p) ? to_half(t, p.compute) : t; }
+Tensor result(const Tensor& t, const Conv2dParams& p) {
+  return half_compute(p) ? empty(t.sizes(), {.dtype = p.compute, .device = t.device()}) : t;
+}
+void widen_into(const Tensor& half, const Tensor& t) {
+  if (half.raw_data() != t.raw_data()) kernels::copy(t.device())(half, t);
+}
+
+void conv2d_forward(const Tensor& x_in, const Tensor& weight_in, const Tensor& bias, const Conv2dParams& p,
                     const Tensor& out) {
   if (out.numel() == 0) return;
-  if (x.numel() == 0) {  // no input channels (or an empty padded plane): only the bias is left
+  if (x_in.numel() == 0) {  // no input channels (or an empty padded plane): only the bias is left
     if (bias.defined()) kernels::copy(out.device())(bias.view({1, bias.size(0), 1, 1}).expand(out.sizes()), out);
     else kernels::fill(out.device())(out, 0.0);
     return;
@@ -154,6 +182,7 @@ void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
   const int dev = out.device().index;
   DeviceGuard g(dev);
   cudnnHandle_t h = cudnn_handle(dev);
+  const Tensor x = operand(x_in, p), weight = operand(weight_in, p), y = result(out, p);
   ConvSetup s(x.dtype(), x.sizes(), weight.sizes(), out.sizes(), p);
   int max_algos = 0;
   EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithmMaxCount(h, &max_algos));
@@ -166,26 +195,29 @@ void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
       [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
         return cudnnGetConvolutionForwardWorkspaceSize(h, s.x.d, s.w.d, s.conv.d, s.y.d, a, b);
       },
-      "forward", geometry_str(x.sizes(), weight.sizes(), p));
+      "forward", geometry_str(x.sizes(), weight.sizes(), p), half_compute(p));
   Workspace ws(bytes, dev);
   EMBER_CUDNN_CHECK(cudnnConvolutionForward(h, kOne.ptr(s.dt), s.x.d, x.raw_data(), s.w.d, weight.raw_data(), s.conv.d,
-                                            algo, ws.ptr, bytes, kZero.ptr(s.dt), s.y.d, out.raw_data()));
-  if (bias.defined()) {
-    TensorDesc b(s.dt, Shape{1, bias.size(0), 1, 1});
-    EMBER_CUDNN_CHECK(cudnnAddTensor(h, kOne.ptr(s.dt), b.d, bias.raw_data(), kOne.ptr(s.dt), s.y.d, out.raw_data()));
+                                            algo, ws.ptr, bytes, kZero.ptr(s.dt), s.y.d, y.raw_data()));
+  widen_into(y, out);
+  if (bias.defined()) {  // in out's dtype (float32 under autocast)
+    const cudnnDataType_t ot = cudnn_dtype(out.dtype());
+    TensorDesc b(ot, Shape{1, bias.size(0), 1, 1}), o(ot, out.sizes());
+    EMBER_CUDNN_CHECK(cudnnAddTensor(h, kOne.ptr(ot), b.d, bias.raw_data(), kOne.ptr(ot), o.d, out.raw_data()));
   }
 }
 
-void conv2d_backward_data(const Tensor& grad_out, const Tensor& weight, const Conv2dParams& p,
-                          const Tensor& grad_x) {
-  if (grad_x.numel() == 0) return;
-  if (grad_out.numel() == 0) {  // no output channels: x did not influence anything
-    kernels::fill(grad_x.device())(grad_x, 0.0);
+void conv2d_backward_data(const Tensor& grad_out_in, const Tensor& weight_in, const Conv2dParams& p,
+                          const Tensor& grad_x_out) {
+  if (grad_x_out.numel() == 0) return;
+  if (grad_out_in.numel() == 0) {  // no output channels: x did not influence anything
+    kernels::fill(grad_x_out.device())(grad_x_out, 0.0);
     return;
   }
-  const int dev = grad_x.device().index;
+  const int dev = grad_x_out.device().index;
   DeviceGuard g(dev);
   cudnnHandle_t h = cudnn_handle(dev);
+  const Tensor grad_out = operand(grad_out_in, p), weight = operand(weight_in, p), grad_x = result(grad_x_out, p);
   ConvSetup s(grad_x.dtype(), grad_x.sizes(), weight.sizes(), grad_out.sizes(), p);
   int max_algos = 0;
   EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &max_algos));
@@ -198,23 +230,25 @@ void conv2d_backward_data(const Tensor& grad_out, const Tensor& weight, const Co
       [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h, s.w.d, s.y.d, s.conv.d, s.x.d, a, b);
       },
-      "backward (input gradient)", geometry_str(grad_x.sizes(), weight.sizes(), p));
+      "backward (input gradient)", geometry_str(grad_x.sizes(), weight.sizes(), p), half_compute(p));
   Workspace ws(bytes, dev);
   EMBER_CUDNN_CHECK(cudnnConvolutionBackwardData(h, kOne.ptr(s.dt), s.w.d, weight.raw_data(), s.y.d,
                                                  grad_out.raw_data(), s.conv.d, algo, ws.ptr, bytes, kZero.ptr(s.dt),
                                                  s.x.d, grad_x.raw_data()));
+  widen_into(grad_x, grad_x_out);
 }
 
-void conv2d_backward_weight(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
-                            const Tensor& grad_weight) {
-  if (grad_weight.numel() == 0) return;
-  if (grad_out.numel() == 0 || x.numel() == 0) {  // empty batch or planes: the sum over them is zero
-    kernels::fill(grad_weight.device())(grad_weight, 0.0);
+void conv2d_backward_weight(const Tensor& grad_out_in, const Tensor& x_in, const Conv2dParams& p,
+                            const Tensor& grad_weight_out) {
+  if (grad_weight_out.numel() == 0) return;
+  if (grad_out_in.numel() == 0 || x_in.numel() == 0) {  // empty batch or planes: the sum over them is zero
+    kernels::fill(grad_weight_out.device())(grad_weight_out, 0.0);
     return;
   }
-  const int dev = grad_weight.device().index;
+  const int dev = grad_weight_out.device().index;
   DeviceGuard g(dev);
   cudnnHandle_t h = cudnn_handle(dev);
+  const Tensor grad_out = operand(grad_out_in, p), x = operand(x_in, p), grad_weight = result(grad_weight_out, p);
   ConvSetup s(x.dtype(), x.sizes(), grad_weight.sizes(), grad_out.sizes(), p);
   int max_algos = 0;
   EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &max_algos));
@@ -227,11 +261,12 @@ void conv2d_backward_weight(const Tensor& grad_out, const Tensor& x, const Conv2
       [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, s.x.d, s.y.d, s.conv.d, s.w.d, a, b);
       },
-      "backward (weight gradient)", geometry_str(x.sizes(), grad_weight.sizes(), p));
+      "backward (weight gradient)", geometry_str(x.sizes(), grad_weight.sizes(), p), half_compute(p));
   Workspace ws(bytes, dev);
   EMBER_CUDNN_CHECK(cudnnConvolutionBackwardFilter(h, kOne.ptr(s.dt), s.x.d, x.raw_data(), s.y.d, grad_out.raw_data(),
                                                    s.conv.d, algo, ws.ptr, bytes, kZero.ptr(s.dt), s.w.d,
                                                    grad_weight.raw_data()));
+  widen_into(grad_weight, grad_weight_out);
 }
 
 #else  // !EMBER_WITH_CUDNN

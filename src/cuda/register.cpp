@@ -7,6 +7,7 @@ namespace ember::cuda {
 void register_elementwise_kernels();
 void register_reduce_kernels();
 void register_gemm_kernels();
+void register_linear_half_kernels();  // linear_half.cpp (autocast: cuBLAS half GEMMs)
 void register_copy_kernels();
 void register_nn_conv_kernels();     // nn_conv.cpp (cuDNN)
 void register_nn_pool_kernels();     // nn_pool.cu
@@ -20,6 +21,7 @@ void register_kernels() {
   register_elementwise_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
+  register_linear_half_kernels();
   register_copy_kernels();
   register_nn_conv_kernels();
   register_nn_pool_kernels();

@@ -63,6 +63,16 @@ const Probe& probe() {
 int cuda_device_count() { return probe().count; }
 std::string cuda_unavailable_reason() { return probe().reason; }
 
+CudaDeviceArch cuda_device_arch(int device) {
+  if (device < 0 || device >= probe().count) return {};
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return {};
+  }
+  return {prop.major, prop.minor, prop.name};
+}
+
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
   cuda::check_device(Device::cuda(device));
   cuda::DeviceGuard guard(device);

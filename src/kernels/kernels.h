@@ -56,8 +56,9 @@ using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const
 // false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
 // uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
 //
-// Half precision (the three linear slots): x and w may be bfloat16 (autocast casts them), b, out
-// and every gradient are float32; products are summed in float32. bfloat16 is also why the
+// Half precision (the three linear slots): x and w may be bfloat16 (autocast casts them; float16
+// too on CUDA), b, out and every gradient are float32; products are summed in float32 (CPU: oneDNN,
+// CUDA: cuBLAS on the tensor cores, src/cuda/linear_half.cpp). bfloat16 is also why the
 // forward slot serves training under autocast (the weight is cast once per step anyway). A
 // backend that returns false for bfloat16 makes the front-end compute the same thing in float32
 // from the bfloat16-rounded inputs (the reference).

@@ -6,9 +6,11 @@
 // floating dtype (float32 or float64) on one device; index tensors are int64.
 //
 // Half precision: only the conv2d kernels. With Conv2dParams::compute == BFloat16 (set by the
-// front-end under ember::autocast) their multiplicands (x, weight, grad_out) are rounded to
-// bfloat16 — the weight may already arrive as a bfloat16 tensor, the others are float32 — and
-// the products are summed in float32; outputs and gradients (bias included) are float32. The
+// front-end under ember::autocast; Float16 too on CUDA, whose autocast also lowers to float16) their
+// multiplicands (x, weight, grad_out) are rounded to the compute dtype — the weight may already
+// arrive as a tensor of it, the others are float32 — and the products are summed in float32;
+// outputs and gradients (bias included) are float32 (CUDA rounds cuDNN's result to half once
+// before widening it, src/cuda/nn_conv.cpp). The
 // reference kernels compute exactly that in float32 from the rounded values. Every other kernel
 // here stays float32: softmax, losses and batch-norm statistics are unsafe in half (the autocast
 // policy table says why), pooling runs on the float32 outputs.
@@ -24,7 +26,7 @@ namespace ember::kernels {
 struct Conv2dParams {
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
-  DType compute = DType::Float32;  // BFloat16: multiply in bf16, accumulate and write float32
+  DType compute = DType::Float32;  // BFloat16 / Float16 (CUDA): multiply in half, accumulate and write float32
 };
 struct Pool2dParams {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;

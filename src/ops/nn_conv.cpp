@@ -10,7 +10,7 @@
 namespace ember::nn::functional {
 
 namespace {
-// Gradients are float32 under autocast (p.compute == BFloat16, the weight saved in bfloat16).
+// Gradients are float32 under autocast (p.compute bfloat16 or float16, the weight saved in it).
 Tensor conv2d_input_grad(const Tensor& grad_out, const Tensor& weight, const kernels::Conv2dParams& p,
                          const Shape& x_shape) {
   Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = weight.device()});
@@ -67,11 +67,12 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
               " (input shape ", shape_str(x.sizes()), ", padding [", opt.padding[0], ", ", opt.padding[1], "])");
   const int64_t OH = (PH - EKH) / opt.stride[0] + 1, OW = (PW - EKW) / opt.stride[1] + 1;
 
-  // Under autocast: multiplied in bfloat16 (the weight cast once per scope, the input rounded in
-  // the kernel's layout reorder), output and gradients float32.
+  // Under autocast: multiplied in the autocast dtype (bfloat16; float16 on CUDA), the weight cast
+  // once per scope, the input rounded by the kernel (the CPU in its layout reorder, CUDA in a cast
+  // kernel); output and gradients float32.
   const DType compute = autocast_detail::conv2d_compute_dtype(x, autograd::any_requires_grad({&weight}));
   const kernels::Conv2dParams p{opt.stride[0], opt.stride[1], opt.padding[0], opt.padding[1],
-                                opt.dilation[0], opt.dilation[1], G, compute == DType::BFloat16 ? compute : DType::Float32};
+                                opt.dilation[0], opt.dilation[1], G, is_half(compute) ? compute : DType::Float32};
   Tensor xc = x.detach().contiguous();
   Tensor wc = compute == x.dtype() ? weight.detach().contiguous() : autocast_detail::cast(weight, compute);
   Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();

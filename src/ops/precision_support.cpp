@@ -1,9 +1,11 @@
 // bf16_support(): does this device run bfloat16 matrix work fast? On x86-64 from cpuid (AMX-BF16,
-// AVX512-BF16) and XGETBV (the OS saves the AVX-512 and AMX tile state); CUDA answers from what
-// this build has. The answer drives `--precision auto` and its banner.
+// AVX512-BF16) and XGETBV (the OS saves the AVX-512 and AMX tile state); CUDA from the GPU's compute
+// capability (bf16 tensor cores from sm_80, fp16 from sm_70). The answer drives `--precision auto`
+// and its banner.
 #include <string>
 
 #include "ember/autocast.h"
+#include "core/runtime.h"
 #include "ember/core/tensor.h"
 
 #if defined(__x86_64__)
@@ -56,6 +58,12 @@ PrecisionSupport cpu_bf16() {
 }
 #endif
 
+std::string cuda_unusable(Device device) {
+  const std::string why = cuda_unavailable_reason();
+  return device.str() + " is not available: " +
+         (why.empty() ? "this process sees " + std::to_string(cuda_device_count()) + " CUDA device(s)" : why);
+}
+
 }  // namespace
 
 PrecisionSupport bf16_support(Device device) {
@@ -66,8 +74,33 @@ PrecisionSupport bf16_support(Device device) {
     return {false, "bfloat16 detection is written for x86-64 CPUs only"};
 #endif
   }
-  return {false, "ember's CUDA backend has no bfloat16 kernels yet (the cuBLAS/cuDNN half paths need sm_80+ "
-                 "and are not written); float32 on " + device.str()};
+  if (device.is_cuda()) {
+    const CudaDeviceArch a = cuda_device_arch(device.index);
+    if (a.major == 0) return {false, cuda_unusable(device)};
+    return cuda_bf16_support(a.major, a.minor, a.name);
+  }
+  return {false, "no bfloat16 kernels for " + device.str()};
+}
+
+PrecisionSupport fp16_support(Device device) {
+  if (device.is_cuda()) {
+    const CudaDeviceArch a = cuda_device_arch(device.index);
+    if (a.major == 0) return {false, cuda_unusable(device)};
+    return cuda_fp16_support(a.major, a.minor, a.name);
+  }
+  return {false, "float16 is a GPU mode (tensor cores with loss scaling); " + device.str() +
+                     " has no fast float16 kernels in ember"};
+}
+
+PrecisionSupport cuda_bf16_support(int major, int minor, const std::string& gpu) {
+  const std::string sm = "sm_" + std::to_string(major) + std::to_string(minor) + " (" + gpu + ")";
+  if (major >= 8) return {true, sm + ": bf16 tensor cores (cuBLAS and cuDNN, float32 accumulation)"};
+  return {false, sm + " has no bfloat16 tensor cores (they start with sm_80, Ampere)"};
+}
+PrecisionSupport cuda_fp16_support(int major, int minor, const std::string& gpu) {
+  const std::string sm = "sm_" + std::to_string(major) + std::to_string(minor) + " (" + gpu + ")";
+  if (major >= 7) return {true, sm + ": fp16 tensor cores (cuBLAS and cuDNN, float32 accumulation)"};
+  return {false, sm + " has no float16 tensor cores (they start with sm_70, Volta)"};
 }
 
 }  // namespace ember

@@ -23,16 +23,19 @@ LossScaler::LossScaler(LossScalerOptions opt) : opt_(opt), enabled_(opt.enabled)
 Tensor LossScaler::scale(const Tensor& loss) const { return enabled_ ? mul(loss, scale_) : loss; }
 
 bool LossScaler::unscale_and_check(const std::vector<Tensor>& params) {
-  bool finite = true;
   NoGradGuard no_grad;
+  // inf * 0 and NaN * 0 are NaN, so the sum of the zeros is finite exactly when every element is;
+  // the probes are summed on the gradients' device and read back once (one sync per step on a GPU).
+  Tensor probe;
   for (const Tensor& p : params) {
     Tensor g = p.grad();
     if (!g.defined()) continue;
     if (enabled_) g.mul_(1.0 / scale_);
-    // inf * 0 and NaN * 0 are NaN, so the sum is finite exactly when every element is.
-    if (finite && !std::isfinite(sum(mul(g, 0.0)).to(DType::Float64).item<double>())) finite = false;
+    Tensor z = sum(mul(g, 0.0)).to(DType::Float64);
+    if (probe.defined() && z.device() != probe.device()) z = z.to(probe.device());
+    probe = probe.defined() ? add(probe, z) : z;
   }
-  return finite;
+  return !probe.defined() || std::isfinite(probe.item<double>());
 }
 
 void LossScaler::update(bool found_inf) {

@@ -62,6 +62,8 @@ void MetricsLogger::on_sync(FitContext& ctx, const IntervalStats& s) {
   // Data-parallel: this rank's (rank 0's) wait on the gradient all-reduce, per step, in ms.
   if (ctx.options.process_group && s.last_step > s.first_step)
     v.push_back({"comm_ms_per_step", 1000 * s.comm_seconds / double(s.last_step - s.first_step)});
+  if (!std::isnan(s.loss_scale))  // fp16: the dynamic loss scale and the steps it skipped
+    v.insert(v.end(), {{"skipped_steps", double(s.skipped_steps)}, {"loss_scale", s.loss_scale}});
   write({"step", ctx.epoch + 1, s.last_step, v});
 }
 
@@ -78,6 +80,8 @@ void MetricsLogger::on_epoch_end(FitContext& ctx, const EpochStats& s) {
   v.insert(v.end(), {{"test_loss", s.test_loss}, {"test_acc", s.test_acc}, {"samples_per_s", s.samples_per_s},
                      {"data_wait", s.data_wait}, {"seconds", s.seconds}, {"lr", s.lr}});
   if (ctx.options.process_group) v.push_back({"comm_wait", s.comm_wait});
+  if (!std::isnan(s.loss_scale))
+    v.insert(v.end(), {{"skipped_steps", double(s.skipped_steps)}, {"loss_scale", s.loss_scale}});
   write({"epoch", s.epoch, ctx.step, v});
 }
 

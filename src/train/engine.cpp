@@ -82,6 +82,7 @@ struct Fitter::Run {
   double best_test = 0, last_metric = 0;
   bool oom_happened = false;
   bool writes = false;                   // rank 0 with a run_dir: metrics, checkpoints
+  int64_t interval_skipped = 0, epoch_skipped = 0;  // steps the loss scaler skipped (inf/NaN gradients)
 
   explicit Run(Fitter& fitter) : f(fitter), o(fitter.o_), ctx{fitter.o_, fitter.model_, fitter.opt_} {}
 
@@ -161,7 +162,12 @@ struct Fitter::Run {
     ep_loss_sum = scalar(m, "loss_sum", 0), ep_seen = int64_t(scalar(m, "seen", 0));
     ep_correct = scalar(m, "correct", 0), data_time = scalar(m, "data_time", 0);
     ctx.epoch_seconds = scalar(m, "train_time", 0);
+    epoch_skipped = int64_t(scalar(m, "skipped_in_epoch", 0));
     ctx.resumed_at_batch = m.batch_in_epoch;
+    std::map<std::string, double> scaler_state;  // the loss scaler's "fit.loss_scale*" scalars
+    for (const auto& [k, v] : m.optimizer_scalars)
+      if (k.rfind("fit.loss_scale", 0) == 0) scaler_state[k.substr(4)] = v;
+    f.step_.loss_scaler().load_state(scaler_state);
   }
 
   void make_callbacks() {
@@ -238,7 +244,8 @@ struct Fitter::Run {
       const DeviceMetrics before = interval;
       const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
       try {
-        f.step_.run(ceil_div(mine, ctx.micro_batch), samples, [this] { return next_batch(); }, &interval);
+        if (!f.step_.run(ceil_div(mine, ctx.micro_batch), samples, [this] { return next_batch(); }, &interval))
+          ++interval_skipped, ++res.skipped_steps;  // the loss scaler found inf/NaN gradients: no update
         return true;
       } catch (const OutOfMemoryError& e) {
         interval = before;
@@ -335,6 +342,9 @@ struct Fitter::Run {
     s.lr = f.opt_.lr();
     s.loss_finite = !v.samples || std::isfinite(v.loss_sum);
     s.weights_finite = v.weights_finite;
+    s.skipped_steps = interval_skipped;
+    s.loss_scale = f.step_.loss_scaler().scaling() ? f.step_.loss_scaler().current_scale() : NAN;
+    epoch_skipped += interval_skipped, interval_skipped = 0;
     s.epoch_end = epoch_end;
     s.logged = logged;
     if (dp) s.comm_seconds = dp->comm_seconds() - comm_at_interval, comm_at_interval = dp->comm_seconds();
@@ -408,6 +418,8 @@ struct Fitter::Run {
     st.data_wait = ctx.epoch_seconds > 0 ? data_time / ctx.epoch_seconds : 0;
     if (dp && ctx.epoch_seconds > 0) st.comm_wait = (dp->comm_seconds() - comm_at_epoch) / ctx.epoch_seconds;
     st.lr = f.opt_.lr();
+    st.skipped_steps = epoch_skipped;
+    st.loss_scale = f.step_.loss_scaler().scaling() ? f.step_.loss_scaler().current_scale() : NAN;
     // Selection: the validation accuracy, or the test accuracy when there is no validation set.
     const double metric = f.val_ ? st.val_acc : st.test_acc;
     last_metric = metric;
@@ -418,7 +430,7 @@ struct Fitter::Run {
     epoch_done = true;
     res.epochs.push_back(st);
     each([&](Callback& c) { c.on_epoch_end(ctx, st); });
-    ep_loss_sum = ep_correct = data_time = 0, ep_seen = 0;
+    ep_loss_sum = ep_correct = data_time = 0, ep_seen = 0, epoch_skipped = 0;
     ctx.epoch_seconds = 0, ctx.epoch_samples = 0;
     ++ctx.epoch, ctx.step_in_epoch = 0;
   }
@@ -456,7 +468,9 @@ struct Fitter::Run {
     if (!epoch_done) {
       s["fit.loss_sum"] = ep_loss_sum, s["fit.seen"] = double(ep_seen), s["fit.correct"] = ep_correct;
       s["fit.data_time"] = data_time, s["fit.train_time"] = ctx.epoch_seconds;
+      if (epoch_skipped) s["fit.skipped_in_epoch"] = double(epoch_skipped);
     }
+    for (const auto& [k, v] : f.step_.loss_scaler().state()) s["fit." + k] = v;
     m.config_json = o.config_json;
     // __metadata__: enough for `ember eval FILE` and `ember predict FILE` on the weights alone.
     m.weights_metadata = to_metadata(describe_run_weights(o.model_name, o.dataset_name, f.train_, o.run_dir, o.config_json));
@@ -472,6 +486,7 @@ struct Fitter::Run {
     res.best_metric = ctx.best_metric, res.best_epoch = ctx.best_epoch, res.best_test_acc = best_test;
     res.micro_batch = ctx.micro_batch, res.accumulate = ctx.accumulate;
     if (dp) res.comm_seconds = dp->comm_seconds() - comm_at_start;
+    res.loss_scale = f.step_.loss_scaler().scaling() ? f.step_.loss_scaler().current_scale() : NAN;
     each([&](Callback& c) { c.on_train_end(ctx, res); });
     return std::move(res);
   }

@@ -169,8 +169,9 @@ std::vector<Setting> make_table() {
   {
     Setting& s = row("precision", "--precision", &TrainSettings::precision,
                      "Arithmetic of the forward pass: fp32, bf16 (autocast: convolutions and matrix products in "
-                     "bfloat16, weights and gradients kept in float32; needs AMX-BF16 or AVX512-BF16), fp16 (GPUs), "
-                     "or auto (bf16 where the device does it fast, else fp32)",
+                     "bfloat16, weights and gradients kept in float32; needs AMX-BF16 or AVX512-BF16, or a GPU of sm_80+), "
+                     "fp16 (GPUs of sm_70+, with dynamic loss scaling), or auto (bf16 where the device does it fast, "
+                     "else fp32)",
                      R::Extend);
     s.choices = [] { return std::vector<std::string>{"auto", "fp32", "bf16", "fp16"}; };
     s.absent = "\"fp32\"";

@@ -612,11 +612,16 @@ class RoundedOperands(torch.autograd.Function):
 
 
 ORIGINAL_CONV2D, ORIGINAL_LINEAR = F.conv2d, F.linear
+EMBER_CONV2D_MIN_LOWERED_CHANNELS = 4
 
 
 def rounded_operands_step(name, state, x, y):
     """autocast_step with ember's policy emulated (RoundedOperands) instead of torch.autocast."""
     def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
+        # ember's policy on the CPU (src/ops/autocast.cpp, kConv2dMinLoweredChannels): a conv on
+        # fewer than 4 input channels whose weight gradient is computed stays float32.
+        if input.shape[1] < EMBER_CONV2D_MIN_LOWERED_CHANNELS and weight.requires_grad:
+            return ORIGINAL_CONV2D(input, weight, bias, stride, padding, dilation, groups)
         return RoundedOperands.apply(input, weight, bias, (stride, padding, dilation, groups))
 
     def linear(input, weight, bias=None):

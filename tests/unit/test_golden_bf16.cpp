@@ -61,15 +61,19 @@ constexpr double kLinearStepTol = 4 * kU;
 constexpr double kConvStepTol = 32 * kU;
 
 // Against rounded operands: the same bf16 products summed in float32 in another order. Differences
-// of float32 size, except where one flips a later bf16 rounding by a step. Logits u/16 (measured
-// 6.6e-6 = u/590); updates u/4 (measured up to 2.3e-4 = u/17, mnistnet fc1.weight, 9216-term sums).
-constexpr double kEmulatedLogitsTol = kU / 16;
-constexpr double kEmulatedStepTol = kU / 4;
-// ...but a linear layer's bias gradient: ember's CPU linear backward (src/cpu/linear_dnnl.cpp, one
-// oneDNN inner-product pass for weight and bias) sums the bf16-rounded output gradient, the
-// reference (and ember's conv2d) sums the float32 one. Measured
-// 0.84u (mnistnet fc1.bias); exact when the reference rounds it as well.
-constexpr double kEmulatedLinearBiasTol = 2 * kU;
+// of float32 size, except where one flips a later bf16 rounding by a step. A conv on fewer than 4
+// input channels stays float32 when training (src/ops/autocast.cpp; make_golden.py's emulation does
+// the same): its float32 sums differ from PyTorch's in the last bits, and where such an output sits
+// next to a bf16 rounding boundary the next layer's rounded input moves by a whole step (u). lenet5
+// (6 channels out of conv1) saw no such flip: logits 6.4e-8, updates up to 1.8e-5; mnistnet (32
+// channels of 26x26 into conv2) did: logits 4.3e-4 = u/9, updates up to 1.9e-3 = u/2 (fc2.weight).
+// Logits u/4, updates u. That float32 cannot pass is checked separately (far_from_fp32 below).
+constexpr double kEmulatedLogitsTol = kU / 4;
+constexpr double kEmulatedStepTol = kU;
+// A linear layer's bias update against torch.autocast is printed, not checked: PyTorch reduces the
+// bias gradient of its bf16 output gradient in bf16 — mnistnet's fc1.bias update under autocast is
+// 35% from PyTorch's own float32 one — while ember (like the reference and its conv2d) sums the
+// float32 output gradient (measured against rounded operands: 3.7e-6 mnistnet, 0 lenet5).
 
 // max |actual - expected| / max |expected|, in float64.
 double normwise_error(const Tensor& actual, const Tensor& expected) {
@@ -134,7 +138,9 @@ TEST_P(GoldenBf16, LogitsAndLossUnderAutocast) {
               kEmulatedLogitsTol, emu_fp32);
   EXPECT_LE(err, kLogitsTol) << name;
   EXPECT_LE(emu_err, kEmulatedLogitsTol) << name;
-  EXPECT_GT(emu_fp32, 8 * kEmulatedLogitsTol) << name << ": this comparison cannot tell float32 from bf16";
+  // float32 logits fail this comparison, by a margin: 0.0032 (mnistnet), 0.0040 (lenet5).
+  EXPECT_GT(emu_fp32, 2 * kEmulatedLogitsTol) << name << ": this comparison cannot tell float32 from bf16";
+  EXPECT_GT(emu_fp32, 4 * emu_err) << name << ": this comparison cannot tell float32 from bf16";
 
   // The loss is a log-sum-exp of the logits minus one of them: its error is at most twice theirs.
   for (const auto& [ref, tol] : {std::pair{std::string("/loss"), kLogitsTol},
@@ -178,13 +184,13 @@ TEST_P(GoldenBf16, OneSgdStepOfTheEnginesBf16Stage) {
     const Tensor emu = sub(bf16_record(name + "/rounded_operands/step/" + key).to(DType::Float64), w0d);
     const bool conv = key.starts_with("conv"), bias = key.ends_with(".bias");
     const double tol = conv ? kConvStepTol : kLinearStepTol;
-    const double emu_tol = !conv && bias ? kEmulatedLinearBiasTol : kEmulatedStepTol;
+    const double emu_tol = kEmulatedStepTol;
     const double err = normwise_error(update, want), fp32_gap = normwise_error(fp32_update, want);
     const double emu_err = normwise_error(update, emu), emu_fp32 = normwise_error(fp32_update, emu);
     std::printf("[golden bf16] %-9s step %-12s update: vs torch autocast %.3g (tolerance %.3g; torch fp32 %.3g), vs "
                 "rounded operands %.3g (tolerance %.3g; torch fp32 %.3g)\n", name.c_str(), key.c_str(), err, tol,
                 fp32_gap, emu_err, emu_tol, emu_fp32);
-    EXPECT_LE(err, tol) << name << " " << key;
+    if (conv || !bias) EXPECT_LE(err, tol) << name << " " << key;  // linear biases: see kEmulatedStepTol
     EXPECT_LE(emu_err, emu_tol) << name << " " << key;
     largest_fp32_gap = std::max(largest_fp32_gap, emu_fp32);
   }

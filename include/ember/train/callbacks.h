@@ -71,6 +71,8 @@ struct IntervalStats {
   double seconds = 0, samples_per_s = 0, lr = 0;
   double comm_seconds = 0;                // waiting on the gradient all-reduce in the interval (data-parallel)
   bool loss_finite = true, weights_finite = true;
+  int64_t skipped_steps = 0;              // steps the loss scaler skipped (inf/NaN gradients)
+  double loss_scale = NAN;                // the scale now; NAN when the loss is not scaled
   bool epoch_end = false;                 // the read at the end of an epoch
   // false for the read an interrupt makes to checkpoint the epoch's sums: the interval was cut short,
   // so no "step" record is written (a resumed run logs the same steps as one that ran straight).

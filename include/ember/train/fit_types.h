@@ -60,6 +60,10 @@ struct EpochStats {
   double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
   double comm_wait = 0;  // fraction of the training time waiting on the gradient all-reduce (data-parallel)
   bool improved = false;  // the selection metric (val_acc, else test_acc) reached a new best
+  // Dynamic loss scaling (fp16, loss_scaling.h): optimizer steps of the epoch skipped for inf/NaN
+  // gradients, and the scale at its end (NAN when the loss is not scaled).
+  int64_t skipped_steps = 0;
+  double loss_scale = NAN;
 };
 
 enum class FitStatus {
@@ -96,6 +100,8 @@ struct FitResult {
   int64_t host_reads = 0;           // device->host reads of training metrics in this invocation
   int world_size = 1;               // ranks that trained (data-parallel)
   double comm_seconds = 0;          // this rank's time waiting on gradient all-reduces, this invocation
+  int64_t skipped_steps = 0;        // optimizer steps skipped by the loss scaler in this invocation
+  double loss_scale = NAN;          // the loss scale at the end (NAN when the loss is not scaled)
 };
 
 }  // namespace ember::train

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -48,8 +49,8 @@ class AutocastPolicy final : public PrecisionPolicy {
 };
 
 // Loss scaling for low-precision gradients. The default scales by 1 and finds every step finite
-// without looking (no device->host read); an fp16 scaler multiplies the loss, divides the
-// gradients back and reports inf/NaN so the step is skipped.
+// without looking (no device->host read); an fp16 scaler (DynamicLossScaler, loss_scaling.h)
+// multiplies the loss, divides the gradients back and reports inf/NaN so the step is skipped.
 class LossScaler {
  public:
   virtual ~LossScaler() = default;
@@ -57,6 +58,12 @@ class LossScaler {
   // Unscales the gradients in place; false when one is not finite (the optimizer step is skipped).
   virtual bool unscale_and_check(optim::Optimizer&) { return true; }
   virtual void update(bool /*finite*/) {}
+  // Whether the loss is scaled (the engine then logs the scale and the skipped steps), and by what.
+  virtual bool scaling() const { return false; }
+  virtual double current_scale() const { return 1.0; }
+  // What a checkpoint keeps (named scalars, stored as "fit.<name>"), and its restoration.
+  virtual std::map<std::string, double> state() const { return {}; }
+  virtual void load_state(const std::map<std::string, double>& /*state*/) {}
 };
 
 // The loss of a classification run, one object for training and evaluation: cross-entropy over
@@ -103,6 +110,7 @@ class TrainStep {
   TrainStep(nn::Module& model, optim::Optimizer& opt, LossFunction loss = {});
   void set_precision(std::shared_ptr<PrecisionPolicy> p) { precision_ = std::move(p); }
   void set_loss_scaler(std::shared_ptr<LossScaler> s) { scaler_ = std::move(s); }
+  LossScaler& loss_scaler() { return *scaler_; }
   void add_gradient_hook(GradientHook h) { hooks_.push_back(std::move(h)); }
   void set_grad_ready_hook(GradReadyHook h) { grad_ready_ = std::move(h); }
   const LossFunction& loss() const { return loss_; }
