@@ -25,6 +25,7 @@
 #include "golden/golden_file.h"
 #include "golden/golden_tensor.h"
 #include "support/bf16.h"
+#include "support/golden_skip.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -113,7 +114,13 @@ std::shared_ptr<nn::Module> load_model(const std::string& name) {
   return model;
 }
 
-class GoldenBf16 : public ::testing::TestWithParam<std::string> {};
+class GoldenBf16 : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override {
+    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_v1.bin");
+    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_bf16_v1.bin");
+  }
+};
 
 }  // namespace
 

@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "golden/golden_file.h"
+#include "support/golden_skip.h"
 #include "golden/golden_tensor.h"
 
 using namespace ember;
@@ -94,7 +95,10 @@ std::vector<double> train_losses(const std::string& name, optim::Optimizer& opt,
   return losses;
 }
 
-class GoldenModels : public ::testing::TestWithParam<std::string> {};
+class GoldenModels : public ::testing::TestWithParam<std::string> {
+ protected:
+  void SetUp() override { EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_v1.bin"); }
+};
 
 }  // namespace
 
