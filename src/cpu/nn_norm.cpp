@@ -11,9 +11,9 @@ namespace ember::cpu {
 namespace {
 
 // The reductions sum in double with eight interleaved accumulators (one chain of dependent adds
-// would cap them at one add per FP-add latency: the reference's scalar loops cost a quarter of a
-// bncnn training step), over n then s in a fixed order, so a channel's sums do not depend on the
-// thread count. The per-element passes run in float and vectorise; the loops are built for AVX-512,
+// would cap them at one add per FP-add latency: the reference's scalar loops were a third of a
+// bncnn_fc128 training run's profile), over n then s in a fixed order, so a channel's sums do not
+// depend on the thread count. The per-element passes run in float and vectorise; the loops are built for AVX-512,
 // AVX2 and the baseline (function multiversioning picks one at load time: the library is compiled
 // without -march flags).
 struct Sum8 {
