@@ -1,5 +1,4 @@
-"""PyTorch twin of `ember train`'s LeNet-5 recipe (its default until issue 12; now `ember train --model lenet5
---epochs 15 --batch-size 128 --lr 3e-3 --hflip 0`):
+"""PyTorch twin of `ember train` with no arguments (the default recipe, apps/ember/train.cpp):
 LeNet-5 (tests/golden/make_golden.py's, the same layers as ember's zoo lenet5) on Fashion-MNIST,
 AdamW (lr 3e-3, weight decay 0.01), OneCycleLR per batch (max_lr 3e-3, PyTorch's defaults
 pct_start 0.3 / div_factor 25 / final_div_factor 1e4, cycle_momentum off as in ember), 15 epochs

@@ -83,18 +83,15 @@ TEST(TrainSettings, EveryRowIsDeclaredOnceWithAFlagAndHelp) {
 
 TEST(TrainSettings, DefaultsAreTheRecipe) {
   const TrainSettings d;
-  EXPECT_EQ(d.model, "bncnn_fc128");  // issue 12's recipe (docs/benchmarks.md); lenet5's is --model lenet5 ...
+  EXPECT_EQ(d.model, "lenet5");
   EXPECT_EQ(d.optimizer, "adamw");
   EXPECT_EQ(d.schedule, "onecycle");
-  EXPECT_EQ(d.batch_size, 64);
-  EXPECT_EQ(d.epochs, 10);
-  EXPECT_DOUBLE_EQ(d.hflip, 0.5);
-  EXPECT_DOUBLE_EQ(d.label_smoothing, 0.1);
+  EXPECT_EQ(d.batch_size, 128);
   EXPECT_EQ(d.accumulate, 1);
   EXPECT_DOUBLE_EQ(d.val_split, 0.1);
   EXPECT_EQ(d.early_stop_patience, 0);
   EXPECT_FALSE(d.device_resident);
-  EXPECT_EQ(train::default_text(train::setting("lr")), "0.006");
+  EXPECT_EQ(train::default_text(train::setting("lr")), "0.003");
 }
 
 TEST(TrainSettings, RangesSayWhatIsAllowed) {
