@@ -413,7 +413,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
 
 void register_train(CLI::App& root, Runner& run) {
   auto c = std::make_shared<TrainConfig>();
-  auto* t = root.add_subcommand("train", "Train a model (default: lenet5 on Fashion-MNIST on the best device)");
+  auto* t = root.add_subcommand("train", "Train a model (default: " + train::TrainSettings{}.model +
+                                             " on Fashion-MNIST on the best device)");
   // A flag given twice takes its last value.
   t->option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   t->add_option("--config", c->config_file,

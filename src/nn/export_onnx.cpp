@@ -202,6 +202,7 @@ const std::map<std::string, std::vector<Step>>& zoo_forwards() {
       {"LeNet5", {c("conv1"), relu, pool, c("conv2"), relu, pool, flat, c("fc1"), relu, c("fc2"), relu, c("fc3")}},
       {"MnistNet", {c("conv1"), relu, c("conv2"), relu, pool, c("dropout1"), flat, c("fc1"), relu, c("dropout2"), c("fc2")}},
       {"BnCnn", {c("conv1"), c("bn1"), relu, pool, c("conv2"), c("bn2"), relu, pool, flat, c("fc")}},
+      {"BnCnnFc", {c("conv1"), c("bn1"), relu, pool, c("conv2"), c("bn2"), relu, pool, flat, c("fc1"), relu, c("fc2")}},
       {"ResNetSmall", {c("conv1"), c("bn1"), relu, c("layer1"), c("layer2"), c("layer3"), c("avgpool"), flat, c("fc")}},
       {"AlexNetCifar", {c("features"), flat, c("classifier")}},
   };

@@ -92,6 +92,33 @@ class BnCnn : public Module {
   std::shared_ptr<Linear> fc;
 };
 
+// bncnn with a hidden layer: the same two conv stages, then fc1 (-> hidden) -> relu -> fc2.
+class BnCnnFc : public Module {
+ public:
+  BnCnnFc(int64_t num_classes, int64_t in_channels, int64_t image_size, int64_t hidden, Generator* gen)
+      : Module("BnCnnFc") {
+    auto conv = [&](int64_t in, int64_t out) {
+      return std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen);
+    };
+    conv1 = register_module("conv1", conv(in_channels, 16));
+    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(16));
+    conv2 = register_module("conv2", conv(16, 32));
+    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(32));
+    const int64_t s = image_size / 4;
+    fc1 = register_module("fc1", std::make_shared<Linear>(32 * s * s, hidden, true, gen));
+    fc2 = register_module("fc2", std::make_shared<Linear>(hidden, num_classes, true, gen));
+  }
+  Tensor forward(const Tensor& x) override {
+    Tensor y = F::max_pool2d(relu((*bn1)((*conv1)(x))), {.kernel = {2, 2}});
+    y = F::max_pool2d(relu((*bn2)((*conv2)(y))), {.kernel = {2, 2}});
+    y = relu((*fc1)(flatten(y, 1)));
+    return (*fc2)(y);
+  }
+  std::shared_ptr<Conv2d> conv1, conv2;
+  std::shared_ptr<BatchNorm2d> bn1, bn2;
+  std::shared_ptr<Linear> fc1, fc2;
+};
+
 class ResNetSmall : public Module {
  public:
   ResNetSmall(int64_t num_classes, int64_t in_channels, Generator* gen) : Module("ResNetSmall") {
@@ -173,6 +200,10 @@ std::shared_ptr<Module> bncnn(int64_t num_classes, int64_t in_channels, int64_t 
   check_sizes("bncnn", num_classes, in_channels, image_size, 4);
   return std::make_shared<BnCnn>(num_classes, in_channels, image_size, gen);
 }
+std::shared_ptr<Module> bncnn_fc128(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
+  check_sizes("bncnn_fc128", num_classes, in_channels, image_size, 4);
+  return std::make_shared<BnCnnFc>(num_classes, in_channels, image_size, 128, gen);
+}
 std::shared_ptr<Module> resnet_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                      Generator* gen) {
   check_sizes("resnet_small", num_classes, in_channels, image_size, 4);
@@ -186,7 +217,9 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
   return std::make_shared<AlexNetCifar>(num_classes, in_channels, image_size, gen);
 }
 
-std::vector<std::string> names() { return {"mlp", "lenet5", "mnistnet", "bncnn", "resnet_small", "alexnet_cifar"}; }
+std::vector<std::string> names() {
+  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "resnet_small", "alexnet_cifar"};
+}
 
 std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int64_t in_channels,
                                int64_t image_size, Generator* gen) {
@@ -194,6 +227,7 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "lenet5") return lenet5(num_classes, in_channels, image_size, gen);
   if (name == "mnistnet") return mnistnet(num_classes, in_channels, image_size, gen);
   if (name == "bncnn") return bncnn(num_classes, in_channels, image_size, gen);
+  if (name == "bncnn_fc128") return bncnn_fc128(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);

@@ -269,7 +269,7 @@ TEST_F(Cli, AugmentationIsRecordedAndResumesExactly) {
   EXPECT_EQ(sha("straight"), sha("cut"));
   // Without augmentation the weights differ: the flags did something.
   Result d = run("train --model lenet5 --data-dir " + data.string() +
-                 " --epochs 2 --batch-size 32 --threads 2 --limit-test 32 --run-dir " + (dir / "plain").string());
+                 " --epochs 2 --batch-size 32 --threads 2 --limit-test 32 --hflip 0 --run-dir " + (dir / "plain").string());
   ASSERT_EQ(d.code, 0) << d.out;
   EXPECT_HAS(d.out, "no augmentation");
   EXPECT_NE(sha("straight"), sha("plain"));
@@ -612,8 +612,8 @@ TEST_F(Cli, NewcomerDefaultsAndPredictOnUnlikeImages) {
   Result r = run("train --help");
   EXPECT_EQ(r.code, 0);
   EXPECT_HAS(r.out, "lenet5, mnistnet");
-  r = run("train --model lenet5 --data-dir " + data.string() + " --epochs 1 --threads 2 --limit-train 100 --limit-test 32 "
-          "--run-dir " + (dir / "run").string());
+  r = run("train --model lenet5 --data-dir " + data.string() + " --epochs 1 --batch-size 128 --threads 2 --limit-train 100 "
+          "--limit-test 32 --run-dir " + (dir / "run").string());
   ASSERT_EQ(r.code, 0) << r.out;
   // 100 samples less the validation split's 10 (one of each class).
   EXPECT_HAS(r.out, "--batch-size 128 is larger than the training set (90 samples): each epoch is one batch of 90");

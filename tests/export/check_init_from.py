@@ -137,7 +137,7 @@ def main():
         run_dir = os.path.join(work, f"run_{name}")
         shutil.rmtree(run_dir, ignore_errors=True)
         out = run([ember, "train", "--init-from", path, "--model", "lenet5", "--data-dir", d, "--epochs", "1", "--batch-size", BATCH,
-                   "--limit-train", EMBER_TRAIN, "--lr", LR, "--val-split", "0", "--run-dir", run_dir,
+                   "--limit-train", EMBER_TRAIN, "--lr", LR, "--val-split", "0", "--hflip", "0", "--run-dir", run_dir,
                    "--threads", "2", "--seed", "1"])
         print(out, end="")
         loaded = f"init from {path}: loaded {len(state)} tensors"

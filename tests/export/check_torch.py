@@ -57,6 +57,24 @@ class ResNetSmall(nn.Module):
         return self.fc(torch.flatten(self.avgpool(x), 1))
 
 
+class BnCnnFc128(nn.Module):
+    """ember's bncnn_fc128: bncnn's two conv stages, then fc1 (-> 128), relu, fc2."""
+
+    def __init__(self, cin, size, classes):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.fc1 = nn.Linear(32 * (size // 4) ** 2, 128)
+        self.fc2 = nn.Linear(128, classes)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
 class AlexNetCifar(nn.Module):
     def __init__(self, cin, size, classes):
         super().__init__()
@@ -125,6 +143,8 @@ def twin(case):
         return make_golden.MODELS[name]()
     if name == "mlp":
         return nn.Sequential(nn.Flatten(), nn.Linear(cin * size * size, 256), nn.ReLU(), nn.Linear(256, classes))
+    if name == "bncnn_fc128":
+        return BnCnnFc128(cin, size, classes)
     if name == "resnet_small":
         return ResNetSmall(cin, classes)
     if name == "alexnet_cifar":

@@ -110,6 +110,7 @@ const std::vector<Case> kCases = {
     {"lenet5", "lenet5", "", 1, 28, 10},
     {"mnistnet", "mnistnet", "", 1, 28, 10},
     {"bncnn", "bncnn", "", 1, 28, 10},
+    {"bncnn_fc128", "bncnn_fc128", "", 3, 16, 7},
     {"resnet_small", "resnet_small", "", 3, 16, 7},
     {"alexnet_cifar", "alexnet_cifar", "", 3, 16, 10},
     {"spec_all", "spec_all.toml", kSpecAll, 3, 20, 5},

@@ -84,3 +84,29 @@ TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
   set_deterministic(true);
   EXPECT_TRUE(deterministic());
 }
+
+// Batch norm's CPU float32 kernels (src/cpu/nn_norm.cpp) split channels across threads: at a size
+// past the parallel grain (bncnn's bn2 at batch 64: 64 x 32 x 196), forward, input and parameter
+// gradients are the same bits with 1 and 2 threads, and within float32 rounding of float64.
+TEST(Determinism, BatchNormIsThreadCountIndependentAndMatchesFloat64) {
+  ThreadsAndMode restore;
+  auto run = [](int threads, DType dtype) {
+    set_num_threads(threads);
+    manual_seed(11);
+    Tensor x = (randn({64, 32, 14, 14}) * 3.0 + 5.0).to(dtype).detach().requires_grad_(true);
+    Tensor w = (rand({32}) + 0.5).to(dtype).detach().requires_grad_(true);
+    Tensor b = randn({32}).to(dtype).detach().requires_grad_(true);
+    Tensor g = randn({64, 32, 14, 14}).to(dtype);
+    Tensor y = nn::functional::batch_norm(x, {}, {}, w, b, true);
+    sum(mul(y, g)).backward();
+    return std::vector<Tensor>{y.detach(), x.grad(), w.grad(), b.grad()};
+  };
+  const auto one = run(1, DType::Float32), two = run(2, DType::Float32), ref = run(1, DType::Float64);
+  const char* names[] = {"output", "input gradient", "weight gradient", "bias gradient"};
+  for (size_t i = 0; i < one.size(); ++i) {
+    const auto a = one[i].to_vector<float>(), c = two[i].to_vector<float>();
+    ASSERT_EQ(a.size(), c.size());
+    EXPECT_EQ(std::memcmp(a.data(), c.data(), a.size() * sizeof(float)), 0) << names[i] << " differs with 2 threads";
+    EXPECT_TRUE(allclose(one[i].to(DType::Float64), ref[i], 1e-4, 1e-3)) << names[i] << " is not float64's";
+  }
+}

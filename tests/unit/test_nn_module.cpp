@@ -274,7 +274,7 @@ TEST(NNModule, SummaryFitsEightyColumns) {
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 6u);
+  EXPECT_EQ(models::names().size(), 7u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);
@@ -298,6 +298,10 @@ TEST(NNModels, ParameterCounts) {
   EXPECT_EQ(models::bncnn()->num_parameters(), 20538);
   EXPECT_EQ(models::bncnn(10, 3, 32)->named_parameters().back().second.sizes(), (Shape{10}));
   EXPECT_EQ(models::bncnn(10, 3, 32)->named_parameters()[6].second.sizes(), (Shape{10, 32 * 8 * 8}));
+  // bncnn's convolutions, then fc1 1568*128 + 128 and fc2 128*10 + 10
+  EXPECT_EQ(models::bncnn_fc128()->num_parameters(), 206970);
+  EXPECT_EQ(models::bncnn_fc128(7, 3, 32)->state_dict().keys().back(), "fc2.bias");
+  EXPECT_EQ(models::bncnn_fc128(7, 3, 32)->named_parameters()[6].second.sizes(), (Shape{128, 32 * 8 * 8}));
   auto resnet = models::resnet_small();
   auto keys = resnet->state_dict().keys();
   EXPECT_EQ(keys.front(), "conv1.weight");
