@@ -43,4 +43,14 @@ inline std::shared_ptr<nn::Sequential> tiny_mlp(uint64_t seed, int64_t hidden = 
   return m;
 }
 
+// Every parameter of `m`, flattened in parameters() order (to compare two runs' weights).
+inline std::vector<float> flat_weights(nn::Module& m) {
+  std::vector<float> out;
+  for (const auto& p : m.parameters()) {
+    auto v = p.to_vector<float>();
+    out.insert(out.end(), v.begin(), v.end());
+  }
+  return out;
+}
+
 }  // namespace ember::test

@@ -18,6 +18,8 @@ using namespace ember;
 using namespace ember::train;
 namespace fs = std::filesystem;
 
+using ember::test::flat_weights;
+
 namespace {
 
 // A conv layer and a linear layer, the two ops autocast lowers (plus dropout, so the checkpointed
@@ -32,15 +34,6 @@ std::shared_ptr<nn::Sequential> tiny_cnn(uint64_t seed) {
   m->push_back(std::make_shared<nn::Dropout>(0.25));
   m->push_back(std::make_shared<nn::Linear>(128, 3, true, &gen));
   return m;
-}
-
-std::vector<float> flat_weights(nn::Module& m) {
-  std::vector<float> out;
-  for (const auto& p : m.parameters()) {
-    auto v = p.to_vector<float>();
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
 }
 
 bool representable_in_bf16(float v) {

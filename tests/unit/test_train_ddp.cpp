@@ -24,6 +24,8 @@ using ember::test::run_ranks;
 using ember::test::what_of;
 namespace fs = std::filesystem;
 
+using ember::test::flat_weights;
+
 namespace {
 
 FitOptions options(int64_t batch, int64_t accumulate, int64_t epochs) {
@@ -38,15 +40,6 @@ FitOptions options(int64_t batch, int64_t accumulate, int64_t epochs) {
   return o;
 }
 
-std::vector<float> flat(nn::Module& m) {
-  std::vector<float> out;
-  for (const auto& p : m.parameters()) {
-    auto v = p.to_vector<float>();
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
-}
-
 // Trains tiny_mlp (plain SGD, no dropout: the ranks are threads sharing the default generator) and
 // returns its weights; `pg` makes it one rank of a data-parallel run.
 std::vector<float> fit_mlp(const data::Dataset& tr, const data::Dataset& te, FitOptions o, dist::ProcessGroup* pg,
@@ -57,7 +50,7 @@ std::vector<float> fit_mlp(const data::Dataset& tr, const data::Dataset& te, Fit
   Fitter f(*model, opt, nullptr, false, tr, te, o);
   FitResult r = f.run(resume);
   if (out) *out = r;
-  return flat(*model);
+  return flat_weights(*model);
 }
 
 float max_diff(const std::vector<float>& a, const std::vector<float>& b) {

@@ -19,6 +19,8 @@ using namespace ember;
 using namespace ember::train;
 namespace fs = std::filesystem;
 
+using ember::test::flat_weights;
+
 namespace {
 
 FitOptions base_options(int64_t batch, int64_t accumulate = 1, int64_t epochs = 1) {
@@ -31,15 +33,6 @@ FitOptions base_options(int64_t batch, int64_t accumulate = 1, int64_t epochs = 
   o.log_every = 0;
   o.eval_batch_size = 64;
   return o;
-}
-
-std::vector<float> flat_weights(nn::Module& m) {
-  std::vector<float> out;
-  for (const auto& p : m.parameters()) {
-    auto v = p.to_vector<float>();
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
 }
 
 // Trains a fresh tiny_mlp with plain SGD and returns its weights.

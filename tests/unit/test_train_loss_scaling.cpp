@@ -20,6 +20,8 @@ using namespace ember;
 using namespace ember::train;
 namespace fs = std::filesystem;
 
+using ember::test::flat_weights;
+
 namespace {
 
 FitOptions options(int64_t epochs, const fs::path& run_dir) {
@@ -32,15 +34,6 @@ FitOptions options(int64_t epochs, const fs::path& run_dir) {
   o.eval_batch_size = 64;
   o.run_dir = run_dir;
   return o;
-}
-
-std::vector<float> flat_weights(nn::Module& m) {
-  std::vector<float> out;
-  for (const auto& p : m.parameters()) {
-    auto v = p.to_vector<float>();
-    out.insert(out.end(), v.begin(), v.end());
-  }
-  return out;
 }
 
 // A gradient hook that makes one gradient element infinite on the listed steps (1-based, counted by
