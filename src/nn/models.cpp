@@ -69,54 +69,38 @@ class LeNet5 : public Module {
   std::shared_ptr<Linear> fc1, fc2, fc3;
 };
 
+// The batch-norm CNNs: conv1 (C->16) + bn1 + relu + pool, conv2 (16->width) + bn2 + relu + pool,
+// then either one fc (hidden == 0: bncnn) or fc1 (-> hidden) + relu + fc2 (bncnn_fc128,
+// bncnn48_fc128). One class, so the three share their conv stages; the layer names (fc vs fc1/fc2)
+// and the module name (BnCnn vs BnCnnFc, which the ONNX exporter keys on) follow the variant.
 class BnCnn : public Module {
  public:
-  BnCnn(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) : Module("BnCnn") {
+  BnCnn(int64_t num_classes, int64_t in_channels, int64_t image_size, int64_t width, int64_t hidden, Generator* gen)
+      : Module(hidden == 0 ? "BnCnn" : "BnCnnFc") {
     auto conv = [&](int64_t in, int64_t out) {
       return std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen);
     };
     conv1 = register_module("conv1", conv(in_channels, 16));
     bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(16));
-    conv2 = register_module("conv2", conv(16, 32));
-    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(32));
-    const int64_t s = image_size / 4;
-    fc = register_module("fc", std::make_shared<Linear>(32 * s * s, num_classes, true, gen));
+    conv2 = register_module("conv2", conv(16, width));
+    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(width));
+    const int64_t s = image_size / 4, features = width * s * s;
+    if (hidden == 0) {
+      fc1 = register_module("fc", std::make_shared<Linear>(features, num_classes, true, gen));
+    } else {
+      fc1 = register_module("fc1", std::make_shared<Linear>(features, hidden, true, gen));
+      fc2 = register_module("fc2", std::make_shared<Linear>(hidden, num_classes, true, gen));
+    }
   }
   Tensor forward(const Tensor& x) override {
     Tensor y = F::max_pool2d(relu((*bn1)((*conv1)(x))), {.kernel = {2, 2}});
     y = F::max_pool2d(relu((*bn2)((*conv2)(y))), {.kernel = {2, 2}});
-    return (*fc)(flatten(y, 1));
+    y = (*fc1)(flatten(y, 1));
+    return fc2 ? (*fc2)(relu(y)) : y;
   }
   std::shared_ptr<Conv2d> conv1, conv2;
   std::shared_ptr<BatchNorm2d> bn1, bn2;
-  std::shared_ptr<Linear> fc;
-};
-
-// bncnn with a hidden layer: the same two conv stages, then fc1 (-> hidden) -> relu -> fc2.
-class BnCnnFc : public Module {
- public:
-  BnCnnFc(int64_t num_classes, int64_t in_channels, int64_t image_size, int64_t hidden, Generator* gen)
-      : Module("BnCnnFc") {
-    auto conv = [&](int64_t in, int64_t out) {
-      return std::make_shared<Conv2d>(in, out, 3, Conv2dOptions{.padding = {1, 1}, .bias = false}, gen);
-    };
-    conv1 = register_module("conv1", conv(in_channels, 16));
-    bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(16));
-    conv2 = register_module("conv2", conv(16, 32));
-    bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(32));
-    const int64_t s = image_size / 4;
-    fc1 = register_module("fc1", std::make_shared<Linear>(32 * s * s, hidden, true, gen));
-    fc2 = register_module("fc2", std::make_shared<Linear>(hidden, num_classes, true, gen));
-  }
-  Tensor forward(const Tensor& x) override {
-    Tensor y = F::max_pool2d(relu((*bn1)((*conv1)(x))), {.kernel = {2, 2}});
-    y = F::max_pool2d(relu((*bn2)((*conv2)(y))), {.kernel = {2, 2}});
-    y = relu((*fc1)(flatten(y, 1)));
-    return (*fc2)(y);
-  }
-  std::shared_ptr<Conv2d> conv1, conv2;
-  std::shared_ptr<BatchNorm2d> bn1, bn2;
-  std::shared_ptr<Linear> fc1, fc2;
+  std::shared_ptr<Linear> fc1, fc2;  // bncnn: fc1 is registered as "fc" and fc2 is null
 };
 
 class ResNetSmall : public Module {
@@ -198,11 +182,16 @@ std::shared_ptr<Module> mnistnet(int64_t num_classes, int64_t in_channels, int64
 }
 std::shared_ptr<Module> bncnn(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
   check_sizes("bncnn", num_classes, in_channels, image_size, 4);
-  return std::make_shared<BnCnn>(num_classes, in_channels, image_size, gen);
+  return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 32, 0, gen);
 }
 std::shared_ptr<Module> bncnn_fc128(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
   check_sizes("bncnn_fc128", num_classes, in_channels, image_size, 4);
-  return std::make_shared<BnCnnFc>(num_classes, in_channels, image_size, 128, gen);
+  return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 32, 128, gen);
+}
+std::shared_ptr<Module> bncnn48_fc128(int64_t num_classes, int64_t in_channels, int64_t image_size,
+                                      Generator* gen) {
+  check_sizes("bncnn48_fc128", num_classes, in_channels, image_size, 4);
+  return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 48, 128, gen);
 }
 std::shared_ptr<Module> resnet_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                      Generator* gen) {
@@ -218,7 +207,7 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
 }
 
 std::vector<std::string> names() {
-  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "resnet_small", "alexnet_cifar"};
+  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar"};
 }
 
 std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int64_t in_channels,
@@ -228,6 +217,7 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "mnistnet") return mnistnet(num_classes, in_channels, image_size, gen);
   if (name == "bncnn") return bncnn(num_classes, in_channels, image_size, gen);
   if (name == "bncnn_fc128") return bncnn_fc128(num_classes, in_channels, image_size, gen);
+  if (name == "bncnn48_fc128") return bncnn48_fc128(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);

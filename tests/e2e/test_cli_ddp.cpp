@@ -39,7 +39,10 @@ class CliDdp : public e2e::Fixture {
   // lenet5, SGD (no adaptive step to amplify rounding), 2 epochs of the fixture's 256 images (230
   // after the validation split: each epoch ends with a short step of 6 samples, 3 per rank).
   std::string train_args(const std::string& name, int64_t batch, const std::string& extra = "") const {
+    // fp32: the default precision auto would pick bf16 on a CPU with AMX/AVX512-BF16, and bf16 rounding
+    // makes 2 x 16 and 1 x 32 differ by ~3e-4, hiding what the test checks.
     return "train --model lenet5 --optimizer sgd --lr 0.05 --schedule none --epochs 2 --seed 5 --device cpu "
+           "--precision fp32 "
            "--threads 1 --batch-size " + std::to_string(batch) + " --data-dir " + data.string() + " --run-dir " +
            (dir / name).string() + " " + extra;
   }

@@ -138,6 +138,7 @@ def main():
         shutil.rmtree(run_dir, ignore_errors=True)
         out = run([ember, "train", "--init-from", path, "--model", "lenet5", "--data-dir", d, "--epochs", "1", "--batch-size", BATCH,
                    "--limit-train", EMBER_TRAIN, "--lr", LR, "--val-split", "0", "--hflip", "0", "--run-dir", run_dir,
+                   "--precision", "fp32",  # PyTorch's side is float32; auto would pick bf16 on AMX
                    "--threads", "2", "--seed", "1"])
         print(out, end="")
         loaded = f"init from {path}: loaded {len(state)} tensors"

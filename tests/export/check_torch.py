@@ -58,15 +58,16 @@ class ResNetSmall(nn.Module):
 
 
 class BnCnnFc128(nn.Module):
-    """ember's bncnn_fc128: bncnn's two conv stages, then fc1 (-> 128), relu, fc2."""
+    """ember's bncnn_fc128 (width 32) and bncnn48_fc128 (width 48): bncnn's two conv stages with
+    `width` channels in conv2, then fc1 (-> 128), relu, fc2."""
 
-    def __init__(self, cin, size, classes):
+    def __init__(self, cin, size, classes, width=32):
         super().__init__()
         self.conv1 = nn.Conv2d(cin, 16, 3, padding=1, bias=False)
         self.bn1 = nn.BatchNorm2d(16)
-        self.conv2 = nn.Conv2d(16, 32, 3, padding=1, bias=False)
-        self.bn2 = nn.BatchNorm2d(32)
-        self.fc1 = nn.Linear(32 * (size // 4) ** 2, 128)
+        self.conv2 = nn.Conv2d(16, width, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(width)
+        self.fc1 = nn.Linear(width * (size // 4) ** 2, 128)
         self.fc2 = nn.Linear(128, classes)
 
     def forward(self, x):
@@ -145,6 +146,8 @@ def twin(case):
         return nn.Sequential(nn.Flatten(), nn.Linear(cin * size * size, 256), nn.ReLU(), nn.Linear(256, classes))
     if name == "bncnn_fc128":
         return BnCnnFc128(cin, size, classes)
+    if name == "bncnn48_fc128":
+        return BnCnnFc128(cin, size, classes, width=48)
     if name == "resnet_small":
         return ResNetSmall(cin, classes)
     if name == "alexnet_cifar":

@@ -111,6 +111,7 @@ const std::vector<Case> kCases = {
     {"mnistnet", "mnistnet", "", 1, 28, 10},
     {"bncnn", "bncnn", "", 1, 28, 10},
     {"bncnn_fc128", "bncnn_fc128", "", 3, 16, 7},
+    {"bncnn48_fc128", "bncnn48_fc128", "", 1, 28, 10},
     {"resnet_small", "resnet_small", "", 3, 16, 7},
     {"alexnet_cifar", "alexnet_cifar", "", 3, 16, 10},
     {"spec_all", "spec_all.toml", kSpecAll, 3, 20, 5},

@@ -82,6 +82,7 @@ TEST(NNLayers, ZooOutputShapes) {
   for (const Case& k : {Case{"mlp", 1, 28}, Case{"lenet5", 1, 28}, Case{"lenet5", 3, 32},
                         Case{"mnistnet", 1, 28}, Case{"bncnn", 1, 28}, Case{"bncnn", 3, 32},
                         Case{"bncnn", 1, 30}, Case{"bncnn_fc128", 1, 28}, Case{"bncnn_fc128", 3, 32},
+                        Case{"bncnn48_fc128", 1, 28}, Case{"bncnn48_fc128", 3, 32},
                         Case{"resnet_small", 1, 28},
                         Case{"resnet_small", 3, 32}, Case{"alexnet_cifar", 3, 32}}) {
     auto model = models::create(k.name, 10, k.c, k.s);

@@ -274,7 +274,7 @@ TEST(NNModule, SummaryFitsEightyColumns) {
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 7u);
+  EXPECT_EQ(models::names().size(), 8u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);
@@ -302,6 +302,10 @@ TEST(NNModels, ParameterCounts) {
   EXPECT_EQ(models::bncnn_fc128()->num_parameters(), 206970);
   EXPECT_EQ(models::bncnn_fc128(7, 3, 32)->state_dict().keys().back(), "fc2.bias");
   EXPECT_EQ(models::bncnn_fc128(7, 3, 32)->named_parameters()[6].second.sizes(), (Shape{128, 32 * 8 * 8}));
+  // the default model: conv2 16->48 (6912), bn2 96, fc1 2352*128 + 128, fc2 128*10 + 10
+  EXPECT_EQ(models::bncnn48_fc128()->num_parameters(), 309658);
+  EXPECT_EQ(models::bncnn48_fc128(7, 3, 32)->named_parameters()[6].second.sizes(), (Shape{128, 48 * 8 * 8}));
+  EXPECT_EQ(models::bncnn()->state_dict().keys().back(), "fc.bias");
   auto resnet = models::resnet_small();
   auto keys = resnet->state_dict().keys();
   EXPECT_EQ(keys.front(), "conv1.weight");
