@@ -29,6 +29,9 @@ while [[ ${1:-} == --bundle || ${1:-} == --debs ]]; do
 done
 out=${1:-${OUT:-./gpu-check-out}}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
+# The training steps write run directories here; a second check into the same folder starts them
+# afresh (ember refuses to start a new run in a directory that already holds one).
+rm -rf "$out/train-cpu-smoke" "$out/train-run" "$out/train-run-fp16"
 build=${BUILD_DIR:-$root/build-gpu-check}
 jobs=${JOBS:-$(nproc)}
 deadline=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-480} ))
