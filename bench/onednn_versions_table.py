@@ -3,7 +3,9 @@
 run's median microseconds, per oneDNN variant, and the ratio to 2.6 (below 1: 3.x is faster; in
 parentheses the same ratio from the best samples). Then sums over the primitives one training
 step (or one inference batch) of a model runs through oneDNN in ember.
-  onednn_versions_table.py OUTDIR VARIANT...   (files OUTDIR/<isa>.<variant>.<round>.tsv)"""
+  onednn_versions_table.py [--compact] OUTDIR VARIANT...   (files OUTDIR/<isa>.<variant>.<round>.tsv)
+--compact: one line per layer, type and primitive family, a cell per pass: 2.6's microseconds and
+each 3.x's ratio to it."""
 import glob
 import os
 import statistics
@@ -55,7 +57,42 @@ def model_sets(bf16):
     }
 
 
+FAMILIES = {
+    "conv": ("conv_fwd", "conv_bwd_data", "conv_bwd_weights"),
+    "inner product": ("ip_fwd_inference", "ip_bwd_data", "ip_bwd_weights"),
+    "matmul": ("matmul_fwd", "matmul_bwd_data", "matmul_bwd_weights"),
+}
+REORDERS = ("reorder_x_in", "reorder_gy_in", "reorder_y_out", "reorder_gx_out")
+
+
+def compact(outdir, variants):
+    for isa in ("native", "AVX512_CORE_BF16"):
+        data = {v: load(outdir, isa, v) for v in variants}
+        if not data[variants[0]][1]:
+            continue
+        vers = [data[v][0] for v in variants]
+        print(f"\n{'as detected' if isa == 'native' else 'capped to ' + isa}: cells are {vers[0]} µs, then "
+              + ", ".join(f"{x}/{vers[0]}" for x in vers[1:]) + "\n")
+        print("| layer | type | primitive | forward | backward-data | backward-weights | reorders (4, summed) |")
+        print("|---|---|---|---|---|---|---|")
+        shapes = list(dict.fromkeys((k[1], k[2]) for k in data[variants[0]][1]))
+        for shape, t in shapes:
+            for fam, ops in FAMILIES.items():
+                rows = [data[v][1] for v in variants]
+                if (ops[0], shape, t) not in rows[0]:
+                    continue
+                cells = []
+                for group in [(op,) for op in ops] + ([REORDERS] if fam == "conv" else []):
+                    vals = [sum(r[(op, shape, t)][0] for op in group) for r in rows]
+                    cells.append(f"{vals[0]:.0f}: " + " / ".join(f"{x / vals[0]:.2f}" for x in vals[1:]))
+                if fam != "conv":
+                    cells.append("")
+                print(f"| {shape} | {t} | {fam} | " + " | ".join(cells) + " |")
+
+
 def main():
+    if sys.argv[1] == "--compact":
+        return compact(sys.argv[2], sys.argv[3:])
     outdir, variants = sys.argv[1], sys.argv[2:]
     names = {"v2": "2.6", "v3_gomp": "3.x gomp", "v3_sycl": "3.x sycl"}
     for isa in ("native", "AVX512_CORE_BF16"):
