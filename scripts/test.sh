@@ -17,6 +17,16 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=AUTO >/dev/
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
+# Issue 16: the GPU check's bundle, packed from this build, must run its CPU-side steps (unpack,
+# libraries, version, doctor, a training smoke run, the CPU suite without the model golden files);
+# its GPU steps skip here. A bundle that would fail on the first GPU machine fails CI instead.
+if compgen -G "build/CMakeFiles/*/CMakeCUDACompiler.cmake" >/dev/null; then  # a CUDA build
+  echo "== GPU check bundle (scripts/gpu-bundle.sh --from-build build; gpu-check.sh --bundle)"
+  rm -rf build/gpu-bundle-ci build/gpu-check-ci
+  JOBS=$jobs scripts/gpu-bundle.sh --from-build build build/gpu-bundle-ci
+  JOBS=$jobs scripts/gpu-check.sh --bundle build/gpu-bundle-ci build/gpu-check-ci
+fi
+
 if [[ "${1:-}" == "--quick" ]]; then exit 0; fi
 
 echo "== ASan + UBSan build (CPU)"
