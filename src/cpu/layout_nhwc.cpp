@@ -1,14 +1,13 @@
 // NCHW <-> NHWC activation transposition (layout_nhwc.h): 16 channels x 16 pixels at a time,
 // transposed in AVX-512 registers (unpack / shuffle network), one image per OpenMP iteration so an
-// image's planes stay in L2. The bf16 rounding goes through f32_to_bf16_array on a 16-pixel tile in
-// L1, so it is the scalar rule's to the bit. Without AVX-512, or for a channel count that is not a
-// multiple of 16, plain loops.
+// image's planes stay in L2; the bf16 rounding is bf16_avx512.h's, the scalar rule's to the bit.
+// Without AVX-512, or for a channel count that is not a multiple of 16, plain loops.
 #include "cpu/layout_nhwc.h"
 
 #include <immintrin.h>
 #include <omp.h>
 
-#include "cpu/convert_bf16.h"
+#include "cpu/bf16_avx512.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
@@ -29,7 +28,7 @@ constexpr int64_t kTile = 16;
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 // r[i] (16 floats each) <- the transpose of the 16x16 matrix whose row i is r[i].
-__attribute__((target("avx512f"))) inline void transpose16(__m512 r[16]) {
+__attribute__((target("avx512f"))) __attribute__((always_inline)) inline void transpose16(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 8; ++i) {
     t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
@@ -57,7 +56,7 @@ __attribute__((target("avx512f"))) inline void transpose16(__m512 r[16]) {
 
 // A 16x16 block: 16 rows of 16 floats `src_stride` apart, written transposed as 16 rows
 // `dst_stride` apart.
-__attribute__((target("avx512f"))) inline void transpose_tile(const float* src, int64_t src_stride, float* dst,
+__attribute__((target("avx512f"), always_inline)) inline void transpose_tile(const float* src, int64_t src_stride, float* dst,
                                                              int64_t dst_stride) {
   __m512 r[16];
   for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * src_stride);
@@ -68,19 +67,15 @@ __attribute__((target("avx512f"))) inline void transpose_tile(const float* src, 
 // Checked against the plain loops below by tests/unit/test_cpu_bf16_fast_paths.cpp.
 __attribute__((target("avx512f"))) void image_nchw_to_nhwc_bf16_avx512(const float* src, uint16_t* dst, int64_t c,
                                                                        int64_t hw) {
-  alignas(64) float tile[kTile * 512];  // 16 pixels x up to 512 channels, f32, nhwc order
   const int64_t full = hw / kTile * kTile;
-  for (int64_t c0 = 0; c0 < c; c0 += 512) {
-    const int64_t cb = c - c0 < 512 ? c - c0 : 512;
-    for (int64_t p0 = 0; p0 < full; p0 += kTile) {
-      for (int64_t ch = 0; ch < cb; ch += kTile) transpose_tile(src + (c0 + ch) * hw + p0, hw, tile + ch, cb);
-      if (cb == c) {
-        f32_to_bf16_array(tile, dst + p0 * c, kTile * c);
-      } else {
-        for (int64_t p = 0; p < kTile; ++p) f32_to_bf16_array(tile + p * cb, dst + (p0 + p) * c + c0, cb);
-      }
+  for (int64_t p0 = 0; p0 < full; p0 += kTile)
+    for (int64_t ch = 0; ch < c; ch += kTile) {
+      __m512 r[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + (ch + i) * hw + p0);
+      transpose16(r);  // r[i]: pixel p0 + i, channels ch .. ch + 15
+      for (int i = 0; i < 16; ++i)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (p0 + i) * c + ch), f32x16_to_bf16(_mm512_castps_si512(r[i])));
     }
-  }
   for (int64_t p = full; p < hw; ++p)
     for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = float_to_bf16(src[ch * hw + p]);
 }
