@@ -18,9 +18,11 @@
 // bfloat16 (p.compute, set under ember::autocast): the same primitives built with bf16
 // multiplicands and float32 results — forward src/weights bf16, dst f32; backward-data diff_dst and
 // weights bf16, diff_src f32; backward-weights src and diff_dst bf16, diff_weights f32, so the
-// weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware). The
-// f32 -> bf16 conversion of the activations rides on the NCHW -> blocked reorder that the f32 path
-// does anyway; a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
+// weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware;
+// on AMX, fewer than 16 input channels take the f32 kernel on the bf16-rounded values, see
+// amx_weight_grad_is_slow). The f32 -> bf16 conversion of the activations rides on the layout
+// change the f32 path does anyway (for AMX's channels-last operands, layout_nhwc.cpp's
+// transposition); a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
