@@ -38,7 +38,7 @@ for m in ${MODELS//,/ }; do
   done | awk -v m="$m" '
     function med(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
                                     return n % 2 ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
-    { if ($1 == "old") o[++no] = $7; else n[++nn] = $7 }
+    { if ($1 == "old") o[++no] = $8; else n[++nn] = $8 }
     END { mo = med(o, no); mn = med(n, nn); printf "  %-9s old %8.1f  new %8.1f  new/old %.4f (medians of %d)\n", m, mo, mn, mn / mo, no }'
 done
 echo "(callgrind outputs in $WORK: callgrind_annotate $WORK/cg.new.MODEL)"

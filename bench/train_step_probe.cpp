@@ -3,9 +3,11 @@
 // and the process CPU time per step is printed next to the wall time. The same source compiles
 // against older trees (no train/step.h: only the plain loop), see bench/compare_train_step.sh.
 //
-//   train_step_probe MODEL STEPS [loop|engine] [THREADS]
+//   train_step_probe MODEL STEPS [loop|engine] [THREADS] [fp32|bf16]
 //   loop:   cross_entropy(model(x), y); zero_grad; backward; SGD step (the pre-engine bench loop)
 //   engine: train::TrainStep::run, as bench_models and `ember train` step
+//   bf16:   the forward under ember::autocast (engine: the AutocastPolicy stage, as bench_models
+//           --precision bf16), so bf16 and fp32 CPU time per step compare on a loaded machine
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +18,9 @@
 #if __has_include(<ember/train/step.h>)
 #include <ember/train/step.h>
 #define PROBE_HAVE_ENGINE 1
+#endif
+#if __has_include(<ember/autocast.h>)
+#define PROBE_HAVE_AUTOCAST 1
 #endif
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
@@ -37,12 +42,19 @@ double process_cpu_seconds() {
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: train_step_probe MODEL STEPS [loop|engine] [THREADS]\n");
+    std::fprintf(stderr, "usage: train_step_probe MODEL STEPS [loop|engine] [THREADS] [fp32|bf16]\n");
     return 2;
   }
   const std::string name = argv[1], mode = argc > 3 ? argv[3] : "loop";
   const int steps = std::atoi(argv[2]);
   set_num_threads(argc > 4 ? std::atoi(argv[4]) : 1);
+  const bool bf16 = argc > 5 && std::string(argv[5]) == "bf16";
+#ifndef PROBE_HAVE_AUTOCAST
+  if (bf16) {
+    std::fprintf(stderr, "train_step_probe: this tree has no ember/autocast.h; use fp32\n");
+    return 2;
+  }
+#endif
   Generator gen(1234);
   auto model = models::create(name, 10, 1, 28, &gen);
   model->train();
@@ -50,13 +62,21 @@ int main(int argc, char** argv) {
   const Tensor x = randn({64, 1, 28, 28}, {}, &gen);
   const Tensor y = randint(0, 10, {64}, {.dtype = DType::Int64}, &gen);
   auto loop_step = [&] {
-    Tensor loss = F::cross_entropy(model->forward(x), y);
+    Tensor logits;
+    {
+#ifdef PROBE_HAVE_AUTOCAST
+      autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
+#endif
+      logits = model->forward(x);
+    }
+    Tensor loss = F::cross_entropy(logits, y);
     opt.zero_grad();
     loss.backward();
     opt.step();
   };
 #ifdef PROBE_HAVE_ENGINE
   train::TrainStep engine(*model, opt);
+  if (bf16) engine.set_precision(std::make_shared<train::AutocastPolicy>(DeviceType::CPU));
   data::Batch batch;
   batch.x = x, batch.y = y;
   auto step = [&] { mode == "engine" ? (void)engine.run(1, 64, [&] { return batch; }) : loop_step(); };
@@ -75,7 +95,7 @@ int main(int argc, char** argv) {
   CALLGRIND_STOP_INSTRUMENTATION;
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
   const double cpu = process_cpu_seconds() - c0;
-  std::printf("%s %s steps %d cpu_us_per_step %.1f wall_us_per_step %.1f\n", name.c_str(), mode.c_str(), steps,
+  std::printf("%s %s %s steps %d cpu_us_per_step %.1f wall_us_per_step %.1f\n", name.c_str(), mode.c_str(), bf16 ? "bf16" : "fp32", steps,
               1e6 * cpu / steps, 1e6 * wall / steps);
   return 0;
 }

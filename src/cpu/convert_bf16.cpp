@@ -10,6 +10,7 @@
 
 #include <algorithm>
 
+#include "cpu/bf16_avx512.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
@@ -23,18 +24,9 @@ namespace {
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 __attribute__((target("avx512f"))) void f32_to_bf16_avx512(const float* src, uint16_t* dst, int64_t n) {
-  const __m512i round = _mm512_set1_epi32(0x7fff), one = _mm512_set1_epi32(1);
-  const __m512i abs_mask = _mm512_set1_epi32(0x7fffffff), inf = _mm512_set1_epi32(0x7f800000);
-  const __m512i quiet = _mm512_set1_epi32(0x400000);  // 0x40 once shifted down: a quiet NaN
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i u = _mm512_loadu_si512(src + i);
-    const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(u, 16), one);
-    __m512i r = _mm512_add_epi32(u, _mm512_add_epi32(round, lsb));
-    const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, abs_mask), inf);
-    r = _mm512_mask_mov_epi32(r, nan, _mm512_or_si512(u, quiet));
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), _mm512_cvtepi32_epi16(_mm512_srli_epi32(r, 16)));
-  }
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + i), f32x16_to_bf16(_mm512_loadu_si512(src + i)));
   for (; i < n; ++i) dst[i] = float_to_bf16(src[i]);
 }
 

@@ -18,9 +18,11 @@
 // bfloat16 (p.compute, set under ember::autocast): the same primitives built with bf16
 // multiplicands and float32 results — forward src/weights bf16, dst f32; backward-data diff_dst and
 // weights bf16, diff_src f32; backward-weights src and diff_dst bf16, diff_weights f32, so the
-// weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware). The
-// f32 -> bf16 conversion of the activations rides on the NCHW -> blocked reorder that the f32 path
-// does anyway; a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
+// weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware;
+// on AMX, fewer than 16 input channels take the f32 kernel on the bf16-rounded values, see
+// amx_weight_grad_is_slow). The f32 -> bf16 conversion of the activations rides on the layout
+// change the f32 path does anyway (for AMX's channels-last operands, layout_nhwc.cpp's
+// transposition); a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <array>
@@ -32,6 +34,7 @@
 #include <unordered_map>
 
 #include "cpu/dnnl_util.h"
+#include "cpu/layout_nhwc.h"
 #include "cpu/nn_conv.h"
 #include "ember/core/settings.h"
 #include "ember/core/storage.h"
@@ -161,6 +164,31 @@ const ConvPlan* cached_plan(const ConvKey& key, Build&& build) {
   return it->second ? &*it->second : nullptr;
 }
 
+// from -> to, the same values in another layout (and dtype). The two transpositions of bf16
+// compute go through layout_nhwc.cpp: NCHW f32 -> NHWC bf16 (x and grad_out into the AMX
+// kernels) and NHWC f32 -> NCHW f32 (their outputs back). oneDNN 2.6's reorder for those is its
+// generic jit:uni kernel, which moved mnistnet's 64x64x24x24 conv2 output in 2.2 ms on the 2-core
+// AMX machine (ONEDNN_VERBOSE), 3x the time of the f32 path's blocked nChw16c reorders. Everything
+// else is a oneDNN reorder.
+void reorder_into(memory from, memory to, dnnl::stream& s) {
+  const memory::desc fd = from.get_desc(), td = to.get_desc();
+  if (fd.data.ndims == 4 && td.data.ndims == 4) {
+    const memory::dims dims(fd.data.dims, fd.data.dims + 4);
+    const int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
+    if (fd == memory::desc(dims, dt::f32, tag::nchw) && td == memory::desc(dims, dt::bf16, tag::nhwc)) {
+      s.wait();
+      return nchw_f32_to_nhwc_bf16(static_cast<const float*>(from.get_data_handle()),
+                                   static_cast<uint16_t*>(to.get_data_handle()), n, c, hw);
+    }
+    if (fd == memory::desc(dims, dt::f32, tag::nhwc) && td == memory::desc(dims, dt::f32, tag::nchw)) {
+      s.wait();
+      return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
+                              static_cast<float*>(to.get_data_handle()), n, c, hw);
+    }
+  }
+  dnnl::reorder(from, to).execute(s, from, to);
+}
+
 // A memory in layout `want` holding `user`'s data: `user` itself when the layouts agree, else a
 // reordered copy (when `copy_in`; an uninitialised buffer otherwise, for outputs). The copy lives
 // in a storage block from ember's caching allocator (kept alive in `keep`), so the same large blocked
@@ -171,7 +199,7 @@ memory in_layout(memory user, const memory::desc& want, dnnl::stream& s, bool co
   const size_t bytes = (want.get_size() + sizeof(float) - 1) / sizeof(float) * sizeof(float);
   keep.push_back(std::make_shared<StorageImpl>(bytes, Device::cpu()));
   memory m(want, cpu_engine(), keep.back()->data());
-  if (copy_in) dnnl::reorder(user, m).execute(s, user, m);
+  if (copy_in) reorder_into(user, m, s);
   return m;
 }
 
@@ -228,6 +256,19 @@ memory wrap(const memory::desc& md, const Tensor& t) {
   return memory(md, cpu_engine(), t.raw_data());
 }
 
+// oneDNN 2.6's AMX weight gradient (jit:avx512_core_amx_bf16) for fewer than 16 input channels
+// per group ran 5-8x slower than its float32 kernel on the bf16-rounded values, on the 2-core AMX
+// machine with 2 threads: lenet5's conv2 (64x6x14x14, 5x5 -> 16) 2.6 ms against 0.56 ms, 8 -> 16
+// channels 3.9 against 0.49; from 16 channels on AMX was ahead (16 -> 32: 3.5 against 4.0, mnistnet's
+// 32 -> 64: 6.5 against 15.5). Those get the float32 kernel on the rounded values: the same
+// products (a product of two bf16 values is exact in f32), summed in f32 as before. Other ISAs
+// (AVX512-BF16 without AMX) were not measured and keep the bf16 kernel.
+constexpr int64_t kAmxWeightGradMinChannels = 16;
+bool amx_weight_grad_is_slow(int64_t in_channels_per_group) {
+  static const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
+  return amx && in_channels_per_group < kAmxWeightGradMinChannels;
+}
+
 }  // namespace
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
@@ -254,7 +295,7 @@ void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bi
     if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(d.b, bias));
     add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
-    if (mo != uo) dnnl::reorder(mo, uo).execute(s, mo, uo);
+    if (mo != uo) reorder_into(mo, uo, s);
     s.wait();
   });
 }
@@ -286,7 +327,7 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}};
     add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
-    if (mx != ux) dnnl::reorder(mx, ux).execute(s, mx, ux);
+    if (mx != ux) reorder_into(mx, ux, s);
     s.wait();
   });
 }
@@ -301,6 +342,8 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (deterministic() && half)
     return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
+  if (half && amx_weight_grad_is_slow(x.size(1) / p.groups))
+    return conv2d_backward_weight_dnnl(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p,
                                  user_types(x, grad_weight, grad_out), conv_types(ConvKind::BackwardWeights, p));
   const ConvPlan* plan =
@@ -324,7 +367,7 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
     add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
-    if (mw != uw) dnnl::reorder(mw, uw).execute(s, mw, uw);
+    if (mw != uw) reorder_into(mw, uw, s);
     s.wait();
   });
 }

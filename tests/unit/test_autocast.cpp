@@ -106,12 +106,14 @@ TEST(AutocastOps, LinearGradientsAreFloat32AndMatchTheRoundedReference) {
 
 TEST(AutocastOps, Conv2dForwardAndBothGradientsMatchTheRoundedReference) {
   Generator g(3);
-  for (int64_t groups : {1, 2}) {
-    Tensor x = randn({4, 4, 12, 12}, {}, &g).requires_grad_();
-    Tensor w = mul(randn({8, 4 / groups, 3, 3}, {}, &g), 0.2).requires_grad_();
-    Tensor b = randn({8}, {}, &g).requires_grad_();
+  // 4 -> 8 channels in groups of 1 and 2, and 32 -> 48 (oneDNN's AMX kernels take channels-last
+  // operands there, moved by src/cpu/layout_nhwc.cpp's 16-channel transposition).
+  for (auto [groups, ci, co] : {std::tuple<int64_t, int64_t, int64_t>{1, 4, 8}, {2, 4, 8}, {1, 32, 48}}) {
+    Tensor x = randn({4, ci, 12, 12}, {}, &g).requires_grad_();
+    Tensor w = mul(randn({co, ci / groups, 3, 3}, {}, &g), 0.2).requires_grad_();
+    Tensor b = randn({co}, {}, &g).requires_grad_();
     const F::Conv2dOptions opt{.stride = {1, 2}, .padding = {1, 1}, .groups = groups};
-    Tensor seed = bf16_exact({4, 8, 12, 6}, g);
+    Tensor seed = bf16_exact({4, co, 12, 6}, g);
     Tensor out;
     {
       autocast ac;

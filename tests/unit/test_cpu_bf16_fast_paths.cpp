@@ -3,7 +3,8 @@
 // (oneDNN matmul on the plain weight, src/cpu/linear_matmul_bf16.cpp) against float64: the same
 // bits on every call, and a weight changed in place between calls is seen at once; and the bf16
 // conv's kept f32 -> bf16 conversions (src/cpu/nn_conv_dnnl.cpp), which must never serve a tensor
-// written since.
+// written since; and the NCHW <-> NHWC transpositions around the bf16 conv (src/cpu/layout_nhwc.cpp)
+// against plain loops, bit for bit.
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
@@ -14,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/layout_nhwc.h"
 #include "cpu/nn_conv.h"
 #include "kernels/kernels.h"
 
@@ -120,4 +122,35 @@ TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
   const Tensor gw3 = weight_grad(x);
   EXPECT_FALSE(allclose(gw3, gw2, 1e-3, 1e-3));
   EXPECT_TRUE(allclose(gw3, weight_grad(x.clone()), 0, 0));
+}
+
+TEST(CpuBf16Layout, NhwcTranspositionsMatchThePlainLoopsBitForBit) {
+  // Channel counts on and off the 16-wide vector path (6 and 24 take the plain loops), pixel
+  // counts with and without a remainder past the 16-pixel tiles, and more than 512 channels (the
+  // tile buffer's split).
+  struct Case {
+    int64_t n, c, h, w;
+  };
+  for (const Case k : {Case{3, 32, 26, 26}, Case{2, 64, 24, 24}, Case{2, 16, 1, 5}, Case{1, 6, 7, 9},
+                       Case{2, 24, 4, 4}, Case{1, 528, 5, 7}, Case{5, 48, 4, 8}}) {
+    const int64_t hw = k.h * k.w, total = k.n * k.c * hw;
+    Generator g{uint64_t(total)};
+    Tensor x = mul(randn({k.n, k.c, k.h, k.w}, {}, &g), 100.0);
+    const std::vector<float> sp = special_values();
+    float* xp = x.data_ptr<float>();
+    for (size_t i = 0; i < sp.size() && int64_t(i) < total; ++i) xp[(int64_t(i) * 7919) % total] = sp[i];
+    std::vector<uint16_t> h(size_t(total), 0xdead);
+    cpu::nchw_f32_to_nhwc_bf16(xp, h.data(), k.n, k.c, hw);
+    std::vector<float> back(size_t(total), -12345.0f);
+    std::vector<float> nhwc(static_cast<size_t>(total));
+    for (int64_t i = 0; i < k.n; ++i)
+      for (int64_t c = 0; c < k.c; ++c)
+        for (int64_t p = 0; p < hw; ++p) {
+          const int64_t from = (i * k.c + c) * hw + p, to = (i * hw + p) * k.c + c;
+          ASSERT_EQ(h[size_t(to)], float_to_bf16(xp[from])) << k.c << " channels, image " << i << " c " << c << " p " << p;
+          nhwc[size_t(to)] = xp[from];
+        }
+    cpu::nhwc_to_nchw_f32(nhwc.data(), back.data(), k.n, k.c, hw);
+    ASSERT_EQ(std::memcmp(back.data(), xp, size_t(total) * sizeof(float)), 0) << k.c << " channels, " << hw << " pixels";
+  }
 }

@@ -1,0 +1,134 @@
+// NCHW <-> NHWC activation transposition (layout_nhwc.h): 16 channels x 16 pixels at a time,
+// transposed in AVX-512 registers (unpack / shuffle network), one image per OpenMP iteration so an
+// image's planes stay in L2; the bf16 rounding is bf16_avx512.h's, the scalar rule's to the bit.
+// Without AVX-512, or for a channel count that is not a multiple of 16, plain loops.
+#include "cpu/layout_nhwc.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include "cpu/bf16_avx512.h"
+#include "ember/core/dtype.h"
+
+namespace ember::cpu {
+
+namespace {
+
+bool have_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
+constexpr int64_t kTile = 16;
+
+// GCC 12 warns that the "undefined" pass-through operands inside the unpack / shuffle intrinsics
+// may be used uninitialised: a false positive of the intrinsics headers (as in convert_bf16.cpp).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+
+// r[i] (16 floats each) <- the transpose of the 16x16 matrix whose row i is r[i].
+__attribute__((target("avx512f"))) __attribute__((always_inline)) inline void transpose16(__m512 r[16]) {
+  __m512 t[16];
+  for (int i = 0; i < 8; ++i) {
+    t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+    t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+  }
+  for (int i = 0; i < 4; ++i) {
+    const __m512d a = _mm512_castps_pd(t[4 * i]), b = _mm512_castps_pd(t[4 * i + 1]);
+    const __m512d c = _mm512_castps_pd(t[4 * i + 2]), d = _mm512_castps_pd(t[4 * i + 3]);
+    r[4 * i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
+    r[4 * i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
+    r[4 * i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, d));
+    r[4 * i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, d));
+  }
+  // Now each 128-bit lane k of r[4i+j] holds column j of rows 4i..4i+3, columns 4k..4k+3.
+  for (int h = 0; h < 2; ++h)
+    for (int j = 0; j < 4; ++j) {
+      t[8 * h + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0x88);
+      t[8 * h + 4 + j] = _mm512_shuffle_f32x4(r[8 * h + j], r[8 * h + 4 + j], 0xdd);
+    }
+  for (int j = 0; j < 8; ++j) {
+    r[j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0x88);
+    r[8 + j] = _mm512_shuffle_f32x4(t[j], t[8 + j], 0xdd);
+  }
+}
+
+// A 16x16 block: 16 rows of 16 floats `src_stride` apart, written transposed as 16 rows
+// `dst_stride` apart.
+__attribute__((target("avx512f"), always_inline)) inline void transpose_tile(const float* src, int64_t src_stride, float* dst,
+                                                             int64_t dst_stride) {
+  __m512 r[16];
+  for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * src_stride);
+  transpose16(r);
+  for (int i = 0; i < 16; ++i) _mm512_storeu_ps(dst + i * dst_stride, r[i]);
+}
+
+// Checked against the plain loops below by tests/unit/test_cpu_bf16_fast_paths.cpp.
+__attribute__((target("avx512f"))) void image_nchw_to_nhwc_bf16_avx512(const float* src, uint16_t* dst, int64_t c,
+                                                                       int64_t hw) {
+  const int64_t full = hw / kTile * kTile;
+  for (int64_t p0 = 0; p0 < full; p0 += kTile)
+    for (int64_t ch = 0; ch < c; ch += kTile) {
+      __m512 r[16];
+      for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + (ch + i) * hw + p0);
+      transpose16(r);  // r[i]: pixel p0 + i, channels ch .. ch + 15
+      for (int i = 0; i < 16; ++i)
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst + (p0 + i) * c + ch), f32x16_to_bf16(_mm512_castps_si512(r[i])));
+    }
+  for (int64_t p = full; p < hw; ++p)
+    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = float_to_bf16(src[ch * hw + p]);
+}
+
+__attribute__((target("avx512f"))) void image_nhwc_to_nchw_avx512(const float* src, float* dst, int64_t c, int64_t hw) {
+  const int64_t full = hw / kTile * kTile;
+  for (int64_t p0 = 0; p0 < full; p0 += kTile)
+    for (int64_t ch = 0; ch < c; ch += kTile) transpose_tile(src + p0 * c + ch, c, dst + ch * hw + p0, hw);
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t p = full; p < hw; ++p) dst[ch * hw + p] = src[p * c + ch];
+}
+
+#pragma GCC diagnostic pop
+
+void image_nchw_to_nhwc_bf16_loops(const float* src, uint16_t* dst, int64_t c, int64_t hw) {
+  for (int64_t p = 0; p < hw; ++p)
+    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = float_to_bf16(src[ch * hw + p]);
+}
+
+void image_nhwc_to_nchw_loops(const float* src, float* dst, int64_t c, int64_t hw) {
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t p = 0; p < hw; ++p) dst[ch * hw + p] = src[p * c + ch];
+}
+
+// f(i) for each image i, over the OpenMP threads unless already inside a parallel region.
+template <class F>
+void per_image(int64_t n, F&& f) {
+  if (n < 2 || omp_in_parallel()) {
+    for (int64_t i = 0; i < n; ++i) f(i);
+    return;
+  }
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) f(i);
+}
+
+}  // namespace
+
+void nchw_f32_to_nhwc_bf16(const float* src, uint16_t* dst, int64_t n, int64_t c, int64_t hw) {
+  const bool vec = have_avx512() && c % kTile == 0;
+  per_image(n, [&](int64_t i) {
+    const float* s = src + i * c * hw;
+    uint16_t* d = dst + i * c * hw;
+    vec ? image_nchw_to_nhwc_bf16_avx512(s, d, c, hw) : image_nchw_to_nhwc_bf16_loops(s, d, c, hw);
+  });
+}
+
+void nhwc_to_nchw_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
+  const bool vec = have_avx512() && c % kTile == 0;
+  per_image(n, [&](int64_t i) {
+    const float* s = src + i * c * hw;
+    float* d = dst + i * c * hw;
+    vec ? image_nhwc_to_nchw_avx512(s, d, c, hw) : image_nhwc_to_nchw_loops(s, d, c, hw);
+  });
+}
+
+}  // namespace ember::cpu
