@@ -58,7 +58,7 @@ TEST(DistLaunch, EachRankGetsTorchrunVariablesAndItsShareOfCores) {
 }
 
 TEST(DistLaunch, CoresSplitAndGpuMapping) {
-  const std::string log = ::testing::TempDir() + "dist_launch_map.log";
+  const std::string log = ::testing::TempDir() + "dist_launch_map_" + std::to_string(::getpid()) + ".log";
   std::remove(log.c_str());
   dist::LaunchOptions o;
   o.nproc_per_node = 2;
@@ -209,7 +209,7 @@ TEST(DistLaunch, SignalToTheLauncherStopsTheRanks) {
 
 TEST(DistFault, StoppedRankTimesOutInsteadOfHanging) {
   EMBER_REQUIRE_GLOO();
-  const std::string log = ::testing::TempDir() + "dist_stopped.log";
+  const std::string log = ::testing::TempDir() + "dist_stopped_" + std::to_string(::getpid()) + ".log";
   std::remove(log.c_str());
   dist::LaunchOptions o;
   o.nproc_per_node = 2;
@@ -233,7 +233,7 @@ TEST(DistFault, StoppedRankTimesOutInsteadOfHanging) {
 // who died; it must still end, within its 3 s timeout plus the store's, naming rank 0.
 TEST(DistFault, StoppedRankZeroTimesOutNamingIt) {
   EMBER_REQUIRE_GLOO();
-  const std::string log = ::testing::TempDir() + "dist_stopped0.log";
+  const std::string log = ::testing::TempDir() + "dist_stopped0_" + std::to_string(::getpid()) + ".log";
   std::remove(log.c_str());
   dist::LaunchOptions o;
   o.nproc_per_node = 2;
