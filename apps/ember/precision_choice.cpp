@@ -27,8 +27,8 @@ PrecisionChoice choose_precision(const std::string& flag, Device device) {
   if (flag == "fp32")
     return {"fp32", bf16.fast ? "this device has fast bf16: --precision auto" : ""};
   if (flag == "bf16") {
-    if (!bf16.fast)
-      throw UsageError(fmt::format("--precision bf16: {} does not run bfloat16 fast ({})", device.str(), bf16.reason),
+    if (!bf16.native)
+      throw UsageError(fmt::format("--precision bf16: {} does not run bfloat16 in hardware ({})", device.str(), bf16.reason),
                        "use --precision fp32 (bf16 emulated without the hardware would be several times slower)");
     return {"bf16", "--precision bf16: " + bf16.reason};
   }

@@ -19,9 +19,10 @@ struct PrecisionChoice {
   DType dtype() const { return name == "bf16" ? DType::BFloat16 : name == "fp16" ? DType::Float16 : DType::Float32; }
 };
 
-// `auto`: bf16 where the device does it fast (a CPU with AMX-BF16 or AVX512-BF16, a GPU of sm_80 or
-// newer), else fp32. `bf16` on a device without fast bf16, and `fp16` anywhere but a GPU with
-// float16 tensor cores (sm_70+), are refused with the reason (UsageError), never emulated slowly.
+// `auto`: bf16 where the device does it faster than fp32 (AMX-BF16, AMD's AVX512-BF16, a GPU of sm_80
+// or newer; bf16_support's `fast`), else fp32. `bf16` on a device without bf16 hardware, and `fp16`
+// anywhere but a GPU with float16 tensor cores (sm_70+), are refused with the reason (UsageError),
+// never emulated slowly; `bf16` on an Intel CPU's AVX512-BF16 without AMX runs (measured slower).
 PrecisionChoice choose_precision(const std::string& flag, Device device);
 
 // The banner's "precision" lines (each ends with a newline).

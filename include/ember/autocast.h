@@ -67,14 +67,29 @@ class autocast {
   DType prev_dtype_;
 };
 
-// Does this device run bfloat16 fast? CPU: AMX-BF16 or AVX512-BF16 (cpuid, with the OS saving the
-// AVX-512 / AMX state); CUDA: sm_80 or newer (bf16 tensor cores) in a CUDA build. `reason` says which
-// instruction set or GPU (or what is missing), for `--precision auto` and its banner.
+// Does this device run bfloat16 natively, and fast? `native`: bf16 instructions in hardware (CPU:
+// AMX-BF16 or AVX512-BF16 with the OS saving their state; CUDA: sm_80+), so `--precision bf16` runs
+// (without them it is refused, never emulated). `fast`: bf16 is measured faster than float32 there,
+// so `--precision auto` picks it: AMX (when oneDNN may use it), AMD's AVX512-BF16 (Zen 4/5), a GPU of
+// sm_80+ — not an Intel CPU's AVX512-BF16 without AMX (training ran at 0.74-0.85x of float32 on
+// oneDNN 2.6's avx512_core_bf16 kernels, docs/benchmarks.md). `reason` says which, for the banner.
 struct PrecisionSupport {
   bool fast = false;
   std::string reason;
+  bool native = false;
 };
 PrecisionSupport bf16_support(Device device);
+// The CPU answer from its facts (what bf16_support reads from cpuid, XGETBV and oneDNN), for tests.
+struct CpuBf16Facts {
+  std::string cpu;          // the brand string
+  bool amd = false;         // vendor AuthenticAMD
+  bool avx512_bf16 = false; // AVX512-BF16 with AVX-512 state saved by the OS
+  bool amx_bf16 = false;    // AMX-BF16 in cpuid
+  bool os_amx = false;      // the OS saves the AMX tile state
+  bool onednn_amx = true;   // oneDNN's effective ISA includes AMX (ONEDNN_MAX_CPU_ISA may cap it)
+  bool avx512 = false;      // AVX-512F with its state saved
+};
+PrecisionSupport cpu_bf16_support(const CpuBf16Facts& f);
 // Does this device run float16 fast? CUDA devices of sm_70 or newer (float16 tensor cores); never
 // the CPU (float16 is a GPU mode, with loss scaling).
 PrecisionSupport fp16_support(Device device);

@@ -19,8 +19,9 @@
 // multiplicands and float32 results — forward src/weights bf16, dst f32; backward-data diff_dst and
 // weights bf16, diff_src f32; backward-weights src and diff_dst bf16, diff_weights f32, so the
 // weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware;
-// on AMX, fewer than 16 input channels take the f32 kernel on the bf16-rounded values, see
-// amx_weight_grad_is_slow). The f32 -> bf16 conversion of the activations rides on the layout
+// taking the f32 kernel on the bf16-rounded values for fewer than 16 input channels was tried and
+// measured 13% slower on lenet5's bf16 training on the quiet machine, docs/benchmarks.md). The
+// f32 -> bf16 conversion of the activations rides on the layout
 // change the f32 path does anyway (for AMX's channels-last operands, layout_nhwc.cpp's
 // transposition); a geometry oneDNN rejects in bf16 runs im2col on the bf16-rounded values.
 #include <oneapi/dnnl/dnnl.hpp>
@@ -256,19 +257,6 @@ memory wrap(const memory::desc& md, const Tensor& t) {
   return memory(md, cpu_engine(), t.raw_data());
 }
 
-// oneDNN 2.6's AMX weight gradient (jit:avx512_core_amx_bf16) for fewer than 16 input channels
-// per group ran 5-8x slower than its float32 kernel on the bf16-rounded values, on the 2-core AMX
-// machine with 2 threads: lenet5's conv2 (64x6x14x14, 5x5 -> 16) 2.6 ms against 0.56 ms, 8 -> 16
-// channels 3.9 against 0.49; from 16 channels on AMX was ahead (16 -> 32: 3.5 against 4.0, mnistnet's
-// 32 -> 64: 6.5 against 15.5). Those get the float32 kernel on the rounded values: the same
-// products (a product of two bf16 values is exact in f32), summed in f32 as before. Other ISAs
-// (AVX512-BF16 without AMX) were not measured and keep the bf16 kernel.
-constexpr int64_t kAmxWeightGradMinChannels = 16;
-bool amx_weight_grad_is_slow(int64_t in_channels_per_group) {
-  static const bool amx = dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx512_core_amx;
-  return amx && in_channels_per_group < kAmxWeightGradMinChannels;
-}
-
 }  // namespace
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
@@ -342,8 +330,6 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (deterministic() && half)
     return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
-  if (half && amx_weight_grad_is_slow(x.size(1) / p.groups))
-    return conv2d_backward_weight_dnnl(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p,
                                  user_types(x, grad_weight, grad_out), conv_types(ConvKind::BackwardWeights, p));
   const ConvPlan* plan =

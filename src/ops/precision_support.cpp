@@ -1,7 +1,7 @@
-// bf16_support(): does this device run bfloat16 matrix work fast? On x86-64 from cpuid (AMX-BF16,
-// AVX512-BF16) and XGETBV (the OS saves the AVX-512 and AMX tile state); CUDA from the GPU's compute
-// capability (bf16 tensor cores from sm_80, fp16 from sm_70). The answer drives `--precision auto`
-// and its banner.
+// bf16_support(): does this device run bfloat16 matrix work natively, and fast? On x86-64 from cpuid
+// (vendor, AMX-BF16, AVX512-BF16), XGETBV (the OS saves the AVX-512 and AMX tile state) and oneDNN's
+// effective ISA; CUDA from the GPU's compute capability (bf16 tensor cores from sm_80, fp16 from
+// sm_70). `native` allows `--precision bf16`; `fast` makes `--precision auto` pick it.
 #include <string>
 
 #include "ember/autocast.h"
@@ -10,6 +10,7 @@
 
 #if defined(__x86_64__)
 #include <cpuid.h>
+#include <oneapi/dnnl/dnnl.hpp>
 #endif
 
 namespace ember {
@@ -35,26 +36,27 @@ uint64_t xgetbv0() {
 PrecisionSupport cpu_bf16() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (__get_cpuid_max(0, nullptr) < 7) return {false, "the CPU reports no extended features (cpuid leaf 7)"};
+  CpuBf16Facts f;
+  __get_cpuid(0, &a, &b, &c, &d);
+  f.amd = b == 0x68747541u && d == 0x69746e65u && c == 0x444d4163u;  // "AuthenticAMD"
   __get_cpuid(1, &a, &b, &c, &d);
   const bool osxsave = c & (1u << 27);
   __get_cpuid_count(7, 0, &a, &b, &c, &d);
-  const bool avx512f = b & (1u << 16), amx_bf16 = d & (1u << 22), amx_tile = d & (1u << 24);
+  const bool avx512f = b & (1u << 16), amx_tile = d & (1u << 24);
+  f.amx_bf16 = (d & (1u << 22)) && amx_tile;
   __get_cpuid_count(7, 1, &a, &b, &c, &d);
   const bool avx512_bf16 = a & (1u << 5);
   const uint64_t xcr0 = osxsave ? xgetbv0() : 0;
   const bool os_avx512 = (xcr0 & 0xe6) == 0xe6;            // SSE, AVX, opmask, ZMM state
-  const bool os_amx = (xcr0 & (3u << 17)) == (3u << 17);   // XTILECFG, XTILEDATA
-  const std::string cpu = cpu_brand();
-  if (amx_bf16 && amx_tile && os_amx && os_avx512)
-    return {true, "AMX-BF16 on " + cpu + " (oneDNN's AMX bf16 kernels)"};
-  if (avx512_bf16 && avx512f && os_avx512)
-    return {true, "AVX512-BF16 on " + cpu + " (oneDNN's avx512_core_bf16 kernels)"};
-  if (amx_bf16 && !os_amx)
-    return {false, cpu + " has AMX-BF16 but the OS does not enable the AMX tile state (XCR0)"};
-  if (avx512f && os_avx512)
-    return {false, cpu + " has AVX-512 but neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, "
-                   "slower than float32"};
-  return {false, cpu + " has neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, slower than float32"};
+  f.os_amx = (xcr0 & (3u << 17)) == (3u << 17);             // XTILECFG, XTILEDATA
+  f.avx512 = avx512f && os_avx512;
+  f.avx512_bf16 = avx512_bf16 && f.avx512;
+  f.amx_bf16 = f.amx_bf16 && f.avx512;
+  // What oneDNN will really run: ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA can cap it below AMX.
+  const unsigned amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
+  f.onednn_amx = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & amx) == amx;
+  f.cpu = cpu_brand();
+  return cpu_bf16_support(f);
 }
 #endif
 
@@ -65,6 +67,34 @@ std::string cuda_unusable(Device device) {
 }
 
 }  // namespace
+
+PrecisionSupport cpu_bf16_support(const CpuBf16Facts& f) {
+  const std::string& cpu = f.cpu;
+  if (f.amx_bf16 && f.os_amx && f.onednn_amx)
+    return {true, "AMX-BF16 on " + cpu + " (oneDNN's AMX bf16 kernels)", true};
+  // bf16 without AMX: oneDNN's avx512_core_bf16 kernels. Measured on Zen 5 (AMD): an inner product at
+  // 1.8x its float32 (the project's hardware notes, 2026-11-29). Measured on this project's Intel Xeon with
+  // oneDNN capped to that ISA: training 0.74-0.85x and inference 0.53-0.73x of float32 (mlp, lenet5,
+  // mnistnet; docs/benchmarks.md), so auto keeps float32 on Intel.
+  std::string without_amx = !f.amx_bf16 ? ""
+                            : !f.os_amx ? " (its AMX-BF16 is unusable: the OS does not enable the AMX tile state, XCR0)"
+                                        : " (its AMX is not used: oneDNN is capped below it by ONEDNN_MAX_CPU_ISA or "
+                                          "DNNL_MAX_CPU_ISA)";
+  if (f.avx512_bf16 && f.amd)
+    return {true, "AVX512-BF16 on " + cpu + " (oneDNN's avx512_core_bf16 kernels)", true};
+  if (f.avx512_bf16)
+    return {false,
+            "AVX512-BF16 without AMX on " + cpu + without_amx +
+                ": oneDNN's avx512_core_bf16 kernels trained at 0.74-0.85x of float32 on an Intel CPU, so auto "
+                "keeps fp32 (--precision bf16 runs it)",
+            true};
+  if (f.amx_bf16 && !f.os_amx)
+    return {false, cpu + " has AMX-BF16 but the OS does not enable the AMX tile state (XCR0)"};
+  if (f.avx512)
+    return {false, cpu + " has AVX-512 but neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, "
+                   "slower than float32"};
+  return {false, cpu + " has neither AVX512-BF16 nor AMX-BF16: bfloat16 would be emulated, slower than float32"};
+}
 
 PrecisionSupport bf16_support(Device device) {
   if (device.is_cpu()) {
@@ -94,12 +124,12 @@ PrecisionSupport fp16_support(Device device) {
 
 PrecisionSupport cuda_bf16_support(int major, int minor, const std::string& gpu) {
   const std::string sm = "sm_" + std::to_string(major) + std::to_string(minor) + " (" + gpu + ")";
-  if (major >= 8) return {true, sm + ": bf16 tensor cores (cuBLAS and cuDNN, float32 accumulation)"};
+  if (major >= 8) return {true, sm + ": bf16 tensor cores (cuBLAS and cuDNN, float32 accumulation)", true};
   return {false, sm + " has no bfloat16 tensor cores (they start with sm_80, Ampere)"};
 }
 PrecisionSupport cuda_fp16_support(int major, int minor, const std::string& gpu) {
   const std::string sm = "sm_" + std::to_string(major) + std::to_string(minor) + " (" + gpu + ")";
-  if (major >= 7) return {true, sm + ": fp16 tensor cores (cuBLAS and cuDNN, float32 accumulation)"};
+  if (major >= 7) return {true, sm + ": fp16 tensor cores (cuBLAS and cuDNN, float32 accumulation)", true};
   return {false, sm + " has no float16 tensor cores (they start with sm_70, Volta)"};
 }
 

@@ -257,8 +257,45 @@ TEST(PrecisionSupport, Bf16AnswerMatchesProcCpuinfo) {
       flags = line.find(" amx_bf16") != std::string::npos || line.find(" avx512_bf16") != std::string::npos;
       break;
     }
-  EXPECT_EQ(s.fast, flags) << s.reason;
-  std::printf("bf16_support(cpu): %s — %s\n", s.fast ? "fast" : "not fast", s.reason.c_str());
+  EXPECT_EQ(s.native, flags) << s.reason;
+  if (s.fast) EXPECT_TRUE(s.native) << s.reason;
+  std::printf("bf16_support(cpu): %s, %s — %s\n", s.native ? "native" : "not native", s.fast ? "fast" : "not fast",
+              s.reason.c_str());
+}
+
+// --precision auto's CPU rule: AMX (when oneDNN may use it) and AMD's AVX512-BF16 are fast; an Intel
+// CPU's AVX512-BF16 alone runs bf16 (native) but auto keeps fp32 (measured 0.74-0.85x of fp32
+// training with oneDNN capped to avx512_core_bf16, docs/benchmarks.md); no bf16 hardware: neither.
+TEST(PrecisionSupport, CpuRuleForEachKindOfCpu) {
+  CpuBf16Facts spr{.cpu = "Xeon", .amd = false, .avx512_bf16 = true, .amx_bf16 = true, .os_amx = true,
+                   .onednn_amx = true, .avx512 = true};
+  PrecisionSupport s = cpu_bf16_support(spr);
+  EXPECT_TRUE(s.fast && s.native) << s.reason;
+  EXPECT_NE(s.reason.find("AMX-BF16 on Xeon"), std::string::npos) << s.reason;
+  CpuBf16Facts capped = spr;
+  capped.onednn_amx = false;  // ONEDNN_MAX_CPU_ISA=AVX512_CORE_BF16
+  s = cpu_bf16_support(capped);
+  EXPECT_TRUE(!s.fast && s.native) << s.reason;
+  EXPECT_NE(s.reason.find("ONEDNN_MAX_CPU_ISA"), std::string::npos) << s.reason;
+  CpuBf16Facts no_os_amx = spr;
+  no_os_amx.os_amx = false;
+  s = cpu_bf16_support(no_os_amx);
+  EXPECT_TRUE(!s.fast && s.native) << s.reason;
+  EXPECT_NE(s.reason.find("XCR0"), std::string::npos) << s.reason;
+  CpuBf16Facts cooper{.cpu = "Xeon 8380H", .amd = false, .avx512_bf16 = true, .avx512 = true};
+  s = cpu_bf16_support(cooper);
+  EXPECT_TRUE(!s.fast && s.native) << s.reason;
+  EXPECT_NE(s.reason.find("auto keeps fp32"), std::string::npos) << s.reason;
+  CpuBf16Facts zen5{.cpu = "AMD EPYC", .amd = true, .avx512_bf16 = true, .onednn_amx = false, .avx512 = true};
+  s = cpu_bf16_support(zen5);
+  EXPECT_TRUE(s.fast && s.native) << s.reason;
+  EXPECT_NE(s.reason.find("AVX512-BF16 on AMD EPYC"), std::string::npos) << s.reason;
+  CpuBf16Facts skylake{.cpu = "Xeon Gold", .avx512 = true};
+  s = cpu_bf16_support(skylake);
+  EXPECT_FALSE(s.fast || s.native) << s.reason;
+  EXPECT_NE(s.reason.find("emulated"), std::string::npos) << s.reason;
+  s = cpu_bf16_support(CpuBf16Facts{.cpu = "Core i7"});
+  EXPECT_FALSE(s.fast || s.native) << s.reason;
 }
 
 TEST(DispatchHalf, FloatingAndHalfReachesTheStorageTypesFloatingOnlySaysWhy) {

@@ -66,7 +66,7 @@ TEST(CpuBf16Convert, VectorisedCastsMatchTheScalarRuleBitForBit) {
 }
 
 TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) {
-  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  if (!bf16_support(Device::cpu()).native) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
   Generator g(11);
   const Tensor x = randn({32, 200}, {}, &g).to(DType::BFloat16), b = randn({48}, {}, &g);
   Tensor w = randn({48, 200}, {}, &g).to(DType::BFloat16);
@@ -95,7 +95,7 @@ TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) 
 }
 
 TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
-  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  if (!bf16_support(Device::cpu()).native) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
   Generator g(12);
   const kernels::Conv2dParams p{.compute = DType::BFloat16};
   Tensor x = randn({4, 8, 10, 10}, {}, &g), go = randn({4, 16, 8, 8}, {}, &g);

@@ -97,7 +97,7 @@ TEST(CpuConcurrency, LinearForwardAndBackward) {
 // Under autocast (bfloat16): linear's matmul primitives (a scratchpad per call) and the conv's
 // kept f32 -> bf16 conversions (per thread), forward and backward.
 TEST(CpuConcurrency, Bf16AutocastLinearAndConv2d) {
-  if (!bf16_support(Device::cpu()).fast) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  if (!bf16_support(Device::cpu()).native) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
   expect_concurrent_matches_alone(
       [](uint64_t s) {
         Generator g(s);
