@@ -88,6 +88,7 @@ struct CpuBf16Facts {
   bool os_amx = false;      // the OS saves the AMX tile state
   bool onednn_amx = true;   // oneDNN's effective ISA includes AMX (ONEDNN_MAX_CPU_ISA may cap it)
   bool avx512 = false;      // AVX-512F with its state saved
+  bool onednn_bf16 = true;  // oneDNN's effective ISA includes avx512_core_bf16 (ONEDNN_MAX_CPU_ISA may cap it)
 };
 PrecisionSupport cpu_bf16_support(const CpuBf16Facts& f);
 // Does this device run float16 fast? CUDA devices of sm_70 or newer (float16 tensor cores); never

@@ -53,8 +53,11 @@ PrecisionSupport cpu_bf16() {
   f.avx512_bf16 = avx512_bf16 && f.avx512;
   f.amx_bf16 = f.amx_bf16 && f.avx512;
   // What oneDNN will really run: ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA can cap it below AMX.
+  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
   const unsigned amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-  f.onednn_amx = (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & amx) == amx;
+  const unsigned bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
+  f.onednn_amx = (isa & amx) == amx;
+  f.onednn_bf16 = (isa & bf16) == bf16;
   f.cpu = cpu_brand();
   return cpu_bf16_support(f);
 }
@@ -80,6 +83,12 @@ PrecisionSupport cpu_bf16_support(const CpuBf16Facts& f) {
                             : !f.os_amx ? " (its AMX-BF16 is unusable: the OS does not enable the AMX tile state, XCR0)"
                                         : " (its AMX is not used: oneDNN is capped below it by ONEDNN_MAX_CPU_ISA or "
                                           "DNNL_MAX_CPU_ISA)";
+  // Capped below avx512_core_bf16 (ONEDNN_MAX_CPU_ISA=AVX2, AVX512_CORE, ...), oneDNN runs no bf16
+  // instruction: its bf16 primitives emulate or are missing (ember then runs im2col on rounded values).
+  if ((f.avx512_bf16 || f.amx_bf16) && !f.onednn_bf16)
+    return {false, cpu + " has " + (f.amx_bf16 ? "AMX-BF16 and " : "") +
+                       "AVX512-BF16, but oneDNN is capped below avx512_core_bf16 (ONEDNN_MAX_CPU_ISA or "
+                       "DNNL_MAX_CPU_ISA): bfloat16 would be emulated, slower than float32"};
   if (f.avx512_bf16 && f.amd)
     return {true, "AVX512-BF16 on " + cpu + " (oneDNN's avx512_core_bf16 kernels)", true};
   if (f.avx512_bf16)

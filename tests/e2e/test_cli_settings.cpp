@@ -287,6 +287,21 @@ TEST_F(CliSettings, AutoKeepsFp32WhereBf16IsSlower) {
   EXPECT_HAS(r.out, "precision  bf16 autocast (float32 weights and gradients)");
 }
 
+// With oneDNN capped below avx512_core_bf16 no bf16 instruction runs, on any CPU: auto keeps fp32
+// and --precision bf16 is refused with the cap named (it once ran, "oneDNN's avx512_core_bf16
+// kernels" in its banner, on oneDNN's AVX2 kernels and ember's im2col).
+TEST_F(CliSettings, Bf16IsRefusedWhereOneDnnIsCappedBelowIt) {
+  const std::string capped = "ONEDNN_MAX_CPU_ISA=AVX2 ";
+  Result r = run(tiny("avx2_auto") + " --precision auto --stop-after-steps 2", capped);
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "precision  fp32\n           auto: ");
+  r = run(tiny("avx2_bf16") + " --precision bf16 --stop-after-steps 2", capped);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "does not run bfloat16 in hardware");
+  if (r.out.find("neither AVX512-BF16 nor AMX-BF16") == std::string::npos)  // a CPU with bf16 hardware
+    EXPECT_HAS(r.out, "capped below avx512_core_bf16");
+}
+
 // eval and predict --precision: bf16 evaluates under autocast (where the CPU has fast bf16; else
 // refused with the reason, exit 2), and --json says which precision produced the numbers.
 TEST_F(CliSettings, EvalAndPredictTakeAPrecision) {

@@ -298,6 +298,24 @@ TEST(PrecisionSupport, CpuRuleForEachKindOfCpu) {
   EXPECT_FALSE(s.fast || s.native) << s.reason;
 }
 
+// oneDNN capped below avx512_core_bf16 (ONEDNN_MAX_CPU_ISA=AVX2 or AVX512_CORE) runs no bf16
+// instruction, whatever the CPU has: neither auto nor --precision bf16 may take it, on AMD or Intel.
+TEST(PrecisionSupport, CpuRuleWithOneDnnCappedBelowBf16) {
+  CpuBf16Facts zen5{.cpu = "AMD EPYC", .amd = true, .avx512_bf16 = true, .onednn_amx = false, .avx512 = true,
+                    .onednn_bf16 = false};
+  PrecisionSupport s = cpu_bf16_support(zen5);
+  EXPECT_FALSE(s.fast || s.native) << s.reason;
+  EXPECT_NE(s.reason.find("capped below avx512_core_bf16"), std::string::npos) << s.reason;
+  CpuBf16Facts spr{.cpu = "Xeon", .avx512_bf16 = true, .amx_bf16 = true, .os_amx = true, .onednn_amx = false,
+                   .avx512 = true, .onednn_bf16 = false};
+  s = cpu_bf16_support(spr);
+  EXPECT_FALSE(s.fast || s.native) << s.reason;
+  EXPECT_NE(s.reason.find("AMX-BF16 and AVX512-BF16, but oneDNN is capped"), std::string::npos) << s.reason;
+  spr.onednn_bf16 = true;  // capped to AVX512_CORE_BF16 exactly: bf16 runs, auto keeps fp32
+  s = cpu_bf16_support(spr);
+  EXPECT_TRUE(!s.fast && s.native) << s.reason;
+}
+
 TEST(DispatchHalf, FloatingAndHalfReachesTheStorageTypesFloatingOnlySaysWhy) {
   EXPECT_EQ(dispatch_floating_and_half(DType::BFloat16, "t", []<class T>() { return dtype_of<T>(); }), DType::BFloat16);
   EXPECT_EQ(dispatch_floating_and_half(DType::Float16, "t", []<class T>() { return dtype_of<T>(); }), DType::Float16);
