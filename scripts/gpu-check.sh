@@ -31,7 +31,7 @@ out=${1:-${OUT:-./gpu-check-out}}
 mkdir -p "$out" && out=$(cd "$out" && pwd)
 # The training steps write run directories here; a second check into the same folder starts them
 # afresh (ember refuses to start a new run in a directory that already holds one).
-rm -rf "$out/train-cpu-smoke" "$out/train-run" "$out/train-run-fp16"
+rm -rf "$out/train-cpu-smoke" "$out/train-run" "$out/train-run-bf16" "$out/train-run-fp16"
 build=${BUILD_DIR:-$root/build-gpu-check}
 jobs=${JOBS:-$(nproc)}
 deadline=$(( $(date +%s) + ${GPU_CHECK_SECONDS:-480} ))
@@ -171,7 +171,7 @@ done
 e=$build/ember
 fi
 gpu_steps=(gpu_tests doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train bench_train_mnistnet128
-  train_gpu train_gpu_fp16 torch_side torch_ratios)
+  train_gpu train_gpu_bf16 train_gpu_fp16 torch_side torch_ratios)
 
 # ---- GPU steps: only with a GPU -----------------------------------------------------------------
 if (( gpu_count == 0 )); then
@@ -195,13 +195,18 @@ else
   run bench_train_mnistnet128 40 bash -c "'$e' bench train --models mnistnet --device cuda --batch-sizes 128 \
     --steps 50 --warmup 5 --json | tee '$out/bench_train_mnistnet128.json'"
   if [[ -n $data_dir ]]; then
-    run train_gpu 120 "$e" train --device cuda --require-gpu --data-dir "$data_dir" --epochs 2 --batch-size 128 \
-      --run-dir "$out/train-run"
+    # The default model in plain fp32 (the default precision, auto, would pick bf16 on sm_80+), then
+    # the same in bf16 autocast for one epoch.
+    run train_gpu 120 "$e" train --device cuda --require-gpu --precision fp32 --data-dir "$data_dir" --epochs 2 \
+      --batch-size 128 --run-dir "$out/train-run"
+    run train_gpu_bf16 90 "$e" train --device cuda --require-gpu --precision bf16 --data-dir "$data_dir" --epochs 1 \
+      --batch-size 128 --run-dir "$out/train-run-bf16"
     # Mixed precision: fp16 autocast with dynamic loss scaling (the report counts skipped steps).
     run train_gpu_fp16 90 "$e" train --device cuda --require-gpu --precision fp16 --data-dir "$data_dir" --epochs 1 \
       --batch-size 128 --run-dir "$out/train-run-fp16"
   else
     skip train_gpu "no Fashion-MNIST files (install dataset-fashion-mnist or carry data/fashion-mnist/*.gz)"
+    skip train_gpu_bf16 "no Fashion-MNIST files"
     skip train_gpu_fp16 "no Fashion-MNIST files"
   fi
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then

@@ -83,7 +83,9 @@ std::string closest_name(const std::string& typed, const std::vector<std::string
 // ---- the settings -------------------------------------------------------------------------------
 // Defaults are the recipe of `ember train` with no flags (issue 12): bncnn48_fc128, AdamW lr 6e-3 with
 // a one-cycle schedule, 12 epochs of batch 64, horizontal flips p 0.5, label smoothing 0.1, precision
-// auto (bf16 on a CPU with AMX-BF16 / AVX512-BF16 or a GPU of sm_80+). docs/benchmarks.md, "The
+// auto (bf16 where measured faster than fp32: AMX-BF16, AMD's AVX512-BF16, a GPU of sm_80+; see
+// bf16_support in ember/autocast.h). The flips suit Fashion-MNIST, CIFAR-10 and most photos; for
+// digits (--data mnist) pass --hflip 0. docs/benchmarks.md, "The
 // default recipe", has its measured accuracy and wall time. The recipe before it (91.4% in 27 s):
 // --model lenet5 --epochs 15 --batch-size 128 --lr 3e-3 --hflip 0 --precision fp32.
 struct TrainSettings {
