@@ -262,6 +262,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const int64_t steps_per_epoch =
       train::optimizer_steps_per_epoch(train_ds.size(), c.batch_size * tw.size(), c.accumulate);
   if (!given(train::setting("log_every"))) c.log_every = default_log_every(steps_per_epoch * c.epochs);
+  // The default recipe's flips suit clothes, objects and photos; a flipped digit is another shape
+  // (a mirrored 2, 3, 7), so a new MNIST run without --hflip does not flip.
+  const bool digits_unflipped = !ck && c.data == "mnist" && c.hflip > 0 && !given(train::setting("hflip"));
+  if (digits_unflipped) c.hflip = 0;
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
   std::unique_ptr<optim::LRScheduler> sched =
       schedule.make(*opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch});
@@ -296,6 +300,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
              plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
              augment.empty() ? ", no augmentation" : augment);
+  if (digits_unflipped) fmt::print("           (no flips for digits: the default --hflip is for other images; --hflip P to flip)\n");
   if (c.device_resident) fmt::print("           the whole dataset uploaded to {} once (--device-resident)\n", dev.device.str());
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {

@@ -302,6 +302,22 @@ TEST_F(CliSettings, Bf16IsRefusedWhereOneDnnIsCappedBelowIt) {
     EXPECT_HAS(r.out, "capped below avx512_core_bf16");
 }
 
+// The default recipe flips images (--hflip 0.5); a new MNIST run does not flip digits unless asked,
+// and says so; a flag given is kept.
+TEST_F(CliSettings, DigitsAreNotFlippedByDefault) {
+  Result r = run(tiny("digits") + " --data mnist --stop-after-steps 1");
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "no augmentation");
+  EXPECT_HAS(r.out, "no flips for digits");
+  EXPECT_EQ(read_json(dir / "digits" / "config.json")["hflip"], 0.0);
+  r = run(tiny("digits_flipped") + " --data mnist --hflip 0.5 --stop-after-steps 1");
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "horizontal flip p 0.5");
+  r = run(tiny("clothes") + " --stop-after-steps 1");
+  ASSERT_EQ(r.code, 130) << r.out;
+  EXPECT_HAS(r.out, "horizontal flip p 0.5");
+}
+
 // eval and predict --precision: bf16 evaluates under autocast (where the CPU has fast bf16; else
 // refused with the reason, exit 2), and --json says which precision produced the numbers.
 TEST_F(CliSettings, EvalAndPredictTakeAPrecision) {
