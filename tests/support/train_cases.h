@@ -9,8 +9,24 @@
 #include "ember/core/generator.h"
 #include "ember/data/dataset.h"
 #include "ember/nn/layers.h"
+#include "ember/train/fit.h"
 
 namespace ember::test {
+
+// The engine tests' FitOptions: `epochs` of `batch` x `accumulate`, seeded, batches assembled on the
+// calling thread (workers 0), evaluation in batches of 64, metrics every `log_every` steps (0: off).
+inline train::FitOptions fit_options(int64_t batch, int64_t accumulate = 1, int64_t epochs = 1, uint64_t seed = 3,
+                                     int64_t log_every = 0) {
+  train::FitOptions o;
+  o.epochs = epochs;
+  o.batch_size = batch;
+  o.accumulate = accumulate;
+  o.seed = seed;
+  o.workers = 0;
+  o.log_every = log_every;
+  o.eval_batch_size = 64;
+  return o;
+}
 
 // n images (1, 4, 4) in `classes` classes: class k lights pixel row k % 4 (and column k / 4) over
 // a deterministic noise floor, so an MLP learns it in a few epochs. Label i % classes.

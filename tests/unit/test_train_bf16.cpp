@@ -63,14 +63,7 @@ FitRun fit(const fs::path& run_dir, bool bf16, int64_t stop_after = 0, const Che
   auto model = tiny_cnn(5);
   optim::AdamW opt(model->parameters(), {.lr = 0.01});
   optim::OneCycleLR sched(opt, 0.01, optimizer_steps_per_epoch(96, 8, 3) * 3);
-  FitOptions o;
-  o.epochs = 3;
-  o.batch_size = 8;
-  o.accumulate = 3;
-  o.seed = 3;
-  o.workers = 0;
-  o.log_every = 2;
-  o.eval_batch_size = 64;
+  FitOptions o = ember::test::fit_options(/*batch=*/8, /*accumulate=*/3, /*epochs=*/3, /*seed=*/3, /*log_every=*/2);
   o.run_dir = run_dir;
   o.stop_after_steps = stop_after;
   Fitter f(*model, opt, &sched, true, train_set(), test_set(), o);

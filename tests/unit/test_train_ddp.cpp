@@ -29,15 +29,7 @@ using ember::test::flat_weights;
 namespace {
 
 FitOptions options(int64_t batch, int64_t accumulate, int64_t epochs) {
-  FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = batch;
-  o.accumulate = accumulate;
-  o.seed = 3;
-  o.workers = 0;
-  o.log_every = 2;
-  o.eval_batch_size = 64;
-  return o;
+  return ember::test::fit_options(batch, accumulate, epochs, /*seed=*/3, /*log_every=*/2);
 }
 
 // Trains tiny_mlp (plain SGD, no dropout: the ranks are threads sharing the default generator) and

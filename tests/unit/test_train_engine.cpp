@@ -24,15 +24,7 @@ using ember::test::flat_weights;
 namespace {
 
 FitOptions base_options(int64_t batch, int64_t accumulate = 1, int64_t epochs = 1) {
-  FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = batch;
-  o.accumulate = accumulate;
-  o.seed = 3;
-  o.workers = 0;
-  o.log_every = 0;
-  o.eval_batch_size = 64;
-  return o;
+  return ember::test::fit_options(batch, accumulate, epochs);
 }
 
 // Trains a fresh tiny_mlp with plain SGD and returns its weights.

@@ -25,13 +25,7 @@ using ember::test::flat_weights;
 namespace {
 
 FitOptions options(int64_t epochs, const fs::path& run_dir) {
-  FitOptions o;
-  o.epochs = epochs;
-  o.batch_size = 8;
-  o.seed = 4;
-  o.workers = 0;
-  o.log_every = 2;
-  o.eval_batch_size = 64;
+  FitOptions o = ember::test::fit_options(/*batch=*/8, /*accumulate=*/1, epochs, /*seed=*/4, /*log_every=*/2);
   o.run_dir = run_dir;
   return o;
 }

@@ -21,13 +21,7 @@ struct CapGuard {
 };
 
 FitOptions oom_options(int64_t batch, int64_t accumulate) {
-  FitOptions o;
-  o.epochs = 1;
-  o.batch_size = batch;
-  o.accumulate = accumulate;
-  o.seed = 1;
-  o.workers = 0;
-  o.log_every = 0;
+  FitOptions o = ember::test::fit_options(batch, accumulate, /*epochs=*/1, /*seed=*/1);
   o.eval_batch_size = 4;
   return o;
 }
