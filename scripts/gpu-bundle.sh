@@ -65,6 +65,11 @@ done | sort -u | while read -r name path; do
   if [[ $name =~ $cxxrt ]]; then mkdir -p "$stage/cxx/lib" && cp -L "$path" "$stage/cxx/lib/$name"; continue; fi
   cp -L "$path" "$stage/lib/$name"
 done
+# OpenBLAS: the OpenMP build whenever it is installed, whichever build the libopenblas.so.0
+# alternative points at (issue 22). ember runs alike on every build (src/cpu/gemm.cpp), but the
+# OpenMP one starts no thread pool of its own beside ember's OpenMP threads on the GPU machine.
+openmp_blas=/usr/lib/$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)/openblas-openmp/libopenblas.so.0
+if [[ -e $stage/lib/libopenblas.so.0 && -e $openmp_blas ]]; then cp -L "$openmp_blas" "$stage/lib/libopenblas.so.0"; fi
 missing=$(LD_LIBRARY_PATH="$stage/lib:$stage/cxx/lib" ldd "$stage/bin/ember" "$stage/bin/ember_tests" | grep "not found" || true)
 [[ -z $missing ]] || die "a library is not found: $missing"
 strip --strip-unneeded "$stage"/bin/* "$stage"/lib/*.so* "$stage"/cxx/lib/*.so* 2>/dev/null || true

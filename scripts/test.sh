@@ -17,6 +17,12 @@ cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=AUTO >/dev/
 cmake --build build -j "$jobs"
 (cd build && ctest --output-on-failure -j "$jobs" --timeout 900)
 
+# Issue 22: ember under each OpenBLAS build installed (the suite above ran under the one the
+# libopenblas.so.0 alternative picks): the doctor names it, determinism and GEMM tests pass, the GEMM
+# bits are the same under every build, and a throughput smoke compares their training speed.
+echo "== OpenBLAS builds (scripts/blas-builds.sh)"
+bash scripts/blas-builds.sh build
+
 # Issue 16: the GPU check's bundle, packed from this build, must run its CPU-side steps (unpack,
 # libraries, version, doctor, a training smoke run, the CPU suite without the model golden files);
 # its GPU steps skip here. A bundle that would fail on the first GPU machine fails CI instead.

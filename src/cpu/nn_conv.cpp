@@ -1,21 +1,19 @@
 // conv2d on the CPU as im2col + OpenBLAS sgemm (float32): each image's receptive fields are
 // unrolled into a (C_in/g * kH * kW, OH * OW) matrix so every conv step is one GEMM per group.
-// Images are spread over OpenMP threads, each with its own column buffer; inside a parallel
-// region the OpenMP build of OpenBLAS runs single-threaded, so the two levels do not oversubscribe.
-// float64 goes to the reference kernels.
-#include <cblas.h>
+// Images are spread over OpenMP threads, each with its own column buffer and serial OpenBLAS
+// calls (src/cpu/gemm.h: OpenBLAS never runs threads of its own); a single image's GEMM is tiled
+// over the threads instead. float64 goes to the reference kernels.
 #include <omp.h>
 
 #include <algorithm>
 #include <vector>
 
+#include "cpu/gemm.h"
 #include "cpu/nn_conv.h"
 #include "ember/core/settings.h"
 #include "cpu/reference/nn.h"
 
 namespace ember::cpu {
-
-void sync_blas_threads();  // src/cpu/gemm.cpp: OpenBLAS's thread count = ember's
 
 using kernels::Conv2dParams;
 
@@ -77,8 +75,16 @@ void col2im(const float* col, const ConvGeometry& g, const Conv2dParams& p, floa
 }
 
 // Threads for a loop over n images: one per image at most; with a single image the loop runs
-// serially so that OpenBLAS may use the threads instead.
+// serially and its GEMMs are tiled over the threads instead (gemm_for below).
 int image_threads(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>(n, omp_get_max_threads()))); }
+
+// C = op(A) @ op(B) (overwriting C) for a loop over images run by `image_team` threads: serial
+// inside a team of several, tiled over the threads when the images run one at a time.
+void gemm_for(int image_team, bool ta, bool tb, int64_t M, int64_t N, int64_t K, const float* a, int64_t lda,
+              const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (image_team == 1) sgemm_threads(ta, tb, M, N, K, a, lda, b, ldb, c, ldc);
+  else sgemm_serial(ta, tb, M, N, K, a, lda, b, ldb, 0.0f, c, ldc);
+}
 
 }  // namespace
 
@@ -92,7 +98,8 @@ void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& 
   const float* wp = weight.data_ptr<float>();
   const float* bp = bias.defined() ? bias.data_ptr<float>() : nullptr;
   float* op = out.data_ptr<float>();
-#pragma omp parallel num_threads(image_threads(g.N))
+  const int team = image_threads(g.N);
+#pragma omp parallel num_threads(team)
   {
     std::vector<float> col(g.pointwise ? 0 : size_t(g.K * g.P));
 #pragma omp for schedule(static)
@@ -101,9 +108,8 @@ void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& 
         const float* xg = xp + (n * g.C + grp * g.CG) * g.H * g.W;
         if (!g.pointwise) im2col(xg, g, p, col.data());
         float* og = op + (n * g.CO + grp * g.COG) * g.P;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, int(g.COG), int(g.P), int(g.K), 1.0f,
-                    wp + grp * g.COG * g.K, int(g.K), g.pointwise ? xg : col.data(), int(g.P), 0.0f,
-                    og, int(g.P));
+        gemm_for(team, false, false, g.COG, g.P, g.K, wp + grp * g.COG * g.K, g.K, g.pointwise ? xg : col.data(), g.P,
+                 og, g.P);
       }
       if (bp)
         for (int64_t co = 0; co < g.CO; ++co) {
@@ -123,7 +129,8 @@ void conv2d_backward_data_im2col(const Tensor& grad_out, const Tensor& weight, c
   const float* gp = grad_out.data_ptr<float>();
   const float* wp = weight.data_ptr<float>();
   float* xp = grad_x.data_ptr<float>();
-#pragma omp parallel num_threads(image_threads(g.N))
+  const int team = image_threads(g.N);
+#pragma omp parallel num_threads(team)
   {
     std::vector<float> col(g.pointwise ? 0 : size_t(g.K * g.P));
 #pragma omp for schedule(static)
@@ -131,9 +138,8 @@ void conv2d_backward_data_im2col(const Tensor& grad_out, const Tensor& weight, c
       for (int64_t grp = 0; grp < g.G; ++grp) {
         float* xg = xp + (n * g.C + grp * g.CG) * g.H * g.W;
         // col = W_g^T (K, COG) @ grad_out_g (COG, P); a pointwise conv writes it straight to x.
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, int(g.K), int(g.P), int(g.COG), 1.0f,
-                    wp + grp * g.COG * g.K, int(g.K), gp + (n * g.CO + grp * g.COG) * g.P, int(g.P),
-                    0.0f, g.pointwise ? xg : col.data(), int(g.P));
+        gemm_for(team, true, false, g.K, g.P, g.COG, wp + grp * g.COG * g.K, g.K, gp + (n * g.CO + grp * g.COG) * g.P,
+                 g.P, g.pointwise ? xg : col.data(), g.P);
         if (!g.pointwise) {
           std::fill(xg, xg + g.CG * g.H * g.W, 0.0f);
           col2im(col.data(), g, p, xg);
@@ -155,7 +161,6 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, cons
   // for a given thread count. Under ember::deterministic() one per fixed group of images instead
   // (kDeterministicImages), summed in group order: the same bits whatever the thread count.
   const bool det = deterministic();
-  if (det) sync_blas_threads();  // a lone thread's OpenBLAS calls must be serial too
   constexpr int64_t kDeterministicImages = 8;
   const int64_t parts = det ? (g.N + kDeterministicImages - 1) / kDeterministicImages : nt;
   std::vector<std::vector<float>> partial(size_t(parts), std::vector<float>(size_t(g.CO * g.K), 0.0f));
@@ -164,9 +169,8 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x, cons
     for (int64_t grp = 0; grp < g.G; ++grp) {
       const float* xg = xp + (n * g.C + grp * g.CG) * g.H * g.W;
       if (!g.pointwise) im2col(xg, g, p, col.data());
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, int(g.COG), int(g.K), int(g.P), 1.0f,
-                  gp + (n * g.CO + grp * g.COG) * g.P, int(g.P), g.pointwise ? xg : col.data(), int(g.P), 1.0f,
-                  gw.data() + grp * g.COG * g.K, int(g.K));
+      sgemm_serial(false, true, g.COG, g.K, g.P, gp + (n * g.CO + grp * g.COG) * g.P, g.P,
+                   g.pointwise ? xg : col.data(), g.P, 1.0f, gw.data() + grp * g.COG * g.K, g.K);
     }
   };
 #pragma omp parallel num_threads(nt)

@@ -31,7 +31,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
                                       ", PTX: " + archs(f.cuda_ptx_archs)
                                 : std::string("not compiled in (CPU-only build)"));
   row("oneDNN", f.onednn_version);
-  row("BLAS", f.blas);
+  row("BLAS", f.blas + (f.blas_build.empty() ? "" : ", " + f.blas_build + " build") +
+                 (f.blas_path.empty() ? "" : " (" + f.blas_path + ")"));
   out += "host\n";
   row("OS", f.os);
   row("CPU", f.cpu_model);
@@ -74,7 +75,8 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
       {"build", {{"version", f.ember_version}, {"compiler", f.compiler}, {"build_type", f.build_type},
                  {"cuda", f.built_with_cuda}, {"cuda_compiled", ver(f.cuda_compiled)},
                  {"cuda_sass_archs", f.cuda_sass_archs}, {"cuda_ptx_archs", f.cuda_ptx_archs},
-                 {"onednn", f.onednn_version}, {"blas", f.blas}}},
+                 {"onednn", f.onednn_version}, {"blas", f.blas}, {"blas_build", f.blas_build},
+                 {"blas_path", f.blas_path}, {"blas_threads", f.blas_threads}}},
       {"host", {{"os", f.os}, {"cpu", f.cpu_model}, {"avx2", f.avx2}, {"avx512f", f.avx512f},
                 {"avx512_bf16", f.avx512_bf16}, {"amx", f.amx}, {"cores", f.cores}, {"memory_bytes", f.memory_bytes}}},
       {"nvidia", {{"driver_found", f.driver_found}, {"driver_version", f.driver_version},

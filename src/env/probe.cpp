@@ -8,6 +8,7 @@
 #include <sys/utsname.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -16,6 +17,9 @@
 #include "ember/env/doctor.h"
 #include "env/probe_nvidia.h"
 #include "ember/ops.h"
+
+// OpenBLAS's threading model (0 serial, 1 pthreads, 2 OpenMP); not declared by Debian 12's cblas.h.
+extern "C" int openblas_get_parallel(void);
 
 #ifndef EMBER_CUDA_ARCHS
 #define EMBER_CUDA_ARCHS ""
@@ -132,9 +136,26 @@ void probe_build(EnvFacts& f) {
 #endif
   const dnnl_version_t* dv = dnnl_version();
   f.onednn_version = std::to_string(dv->major) + "." + std::to_string(dv->minor) + "." + std::to_string(dv->patch);
-  std::string cfg = openblas_get_config();
-  f.blas = "OpenBLAS " + cfg.substr(0, cfg.find(' ', 9)) + " (" + std::to_string(openblas_get_num_threads()) + " threads)";
-  if (cfg.starts_with("OpenBLAS ")) f.blas = cfg;
+}
+
+void probe_blas(EnvFacts& f) {
+  std::string cfg = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
+  f.blas = cfg.starts_with("OpenBLAS ") ? cfg : "OpenBLAS " + cfg;
+  switch (openblas_get_parallel()) {
+    case 0: f.blas_build = "serial"; break;
+    case 1: f.blas_build = "pthreads"; break;
+    case 2: f.blas_build = "openmp"; break;
+    default: f.blas_build.clear();
+  }
+  f.blas_threads = openblas_get_num_threads();
+  Version v;
+  if (std::sscanf(f.blas.c_str(), "OpenBLAS %d.%d.%d", &v.major, &v.minor, &v.patch) >= 2) f.blas_version = v;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) != 0 && info.dli_fname != nullptr) {
+    std::error_code ec;
+    std::filesystem::path real = std::filesystem::canonical(info.dli_fname, ec);
+    f.blas_path = ec ? std::string(info.dli_fname) : real.string();
+  }
 }
 
 void probe_nvidia(EnvFacts& f, bool libraries) {
@@ -182,6 +203,7 @@ EnvFacts probe_environment(ProbeDepth depth) {
   probe_cpu(f);
   probe_nvidia(f, depth == ProbeDepth::Full);  // before the smoke test starts worker threads, as it forks
   cpu_smoke_test(f);
+  probe_blas(f);  // after the smoke test's first tensor: the CPU backend has pinned OpenBLAS by then
   return f;
 }
 

@@ -96,6 +96,34 @@ Verdict evaluate(const EnvFacts& f) {
         "rebuild with -DEMBER_CUDA=ON on a machine with the CUDA toolkit (nvcc)");
   }
 
+  // ---- the BLAS build (issue 22) ----
+  // ember calls OpenBLAS single-threaded and tiles its GEMMs over its own OpenMP threads, so the
+  // pthreads, OpenMP and serial builds all run alike — provided a pthreads or serial build kept the
+  // one thread ember gave it, and the library is new enough for calls from several threads at once.
+  if (!f.blas.empty()) {
+    const std::string where = f.blas_path.empty() ? "" : " (" + f.blas_path + ")";
+    const std::string ver = f.blas_version ? "OpenBLAS " + f.blas_version->str() : f.blas;
+    const std::string to_openmp =
+        "use the OpenMP build: `sudo apt install libopenblas0-openmp && sudo update-alternatives --set "
+        "libopenblas.so.0-x86_64-linux-gnu /usr/lib/x86_64-linux-gnu/openblas-openmp/libopenblas.so.0`, or for "
+        "one command `LD_LIBRARY_PATH=/usr/lib/x86_64-linux-gnu/openblas-openmp ember ...`";
+    if (f.blas_build.empty()) {
+      add(Level::Warn, "blas", ver + where + ": its threading model is unknown (openblas_get_parallel() gave no "
+          "answer); GEMM speed and determinism are unchecked with it", to_openmp);
+    } else if (f.blas_build != "openmp" && f.blas_threads != 1) {
+      add(Level::Warn, "blas", fmt::format("{}, {} build{}: it reports {} threads although ember set it to 1; its "
+          "threads would compete with ember's OpenMP threads (training speed can drop 10x or more)",
+          ver, f.blas_build, where, f.blas_threads), to_openmp);
+    } else if (f.blas_build != "openmp" && f.blas_version && *f.blas_version < Version{0, 3, 7}) {
+      add(Level::Warn, "blas", fmt::format("{}, {} build{}: releases before 0.3.7 are not safe to call from several "
+          "threads at once, as ember's tiled GEMMs do", ver, f.blas_build, where),
+          "upgrade OpenBLAS to 0.3.7 or newer, or " + to_openmp);
+    } else {
+      add(Level::Pass, "blas", fmt::format("{}, {} build{}: called single-threaded, ember tiles the GEMMs over its own "
+          "threads (same speed and bits with every build)", ver, f.blas_build, where));
+    }
+  }
+
   // ---- driver ----
   const std::string want_cuda = f.cuda_runtime ? f.cuda_runtime->str()
                                 : f.cuda_compiled ? f.cuda_compiled->str() : std::string();

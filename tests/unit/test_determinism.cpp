@@ -1,7 +1,8 @@
-// What ember::set_deterministic (the CLI's --deterministic) guarantees for CPU matmuls: the same
-// bits with 1 and 2 threads, both for the long-K shape whose default path splits K across threads
-// and for an MLP layer's shape, which OpenBLAS's own threading partitions by the thread count
-// (src/cpu/gemm.cpp computes fixed column blocks instead). Whole runs: Cli.DeterministicRunsAreBitIdentical.
+// What ember::set_deterministic (the CLI's --deterministic) guarantees on the CPU: the same bits
+// with 1 and 2 threads, for the long-K matmul that is split along K and for an MLP layer's shapes
+// (src/cpu/gemm.cpp tiles every GEMM by its shape alone, so these hold in the default mode too:
+// tests/unit/test_cpu_gemm.cpp; and under either OpenBLAS build: scripts/blas-builds.sh), for the
+// conv weight gradient and batch norm. Whole runs: Cli.DeterministicRunsAreBitIdentical.
 #include <gtest/gtest.h>
 
 #include <cmath>

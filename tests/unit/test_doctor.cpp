@@ -223,3 +223,45 @@ TEST(Doctor, ProbeThisMachine) {
   EXPECT_NE(text.find("checks"), std::string::npos);
   EXPECT_NE(to_json(f, v).find("\"can_train\": true"), std::string::npos);
 }
+
+// Issue 22: the OpenBLAS build. Any build ember keeps to one thread of its own passes; a pthreads
+// or serial build that kept its own threads, an unknown threading model, or a release too old for
+// concurrent calls warns, with the command that switches to the OpenMP build.
+TEST(Doctor, BlasBuildIsNamedAndJudged) {
+  EnvFacts f = healthy();
+  f.blas = "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64";
+  f.blas_version = Version{0, 3, 21};
+  f.blas_path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
+  for (const char* build : {"pthreads", "openmp", "serial"}) {
+    f.blas_build = build;
+    f.blas_threads = f.blas_build == "openmp" ? 2 : 1;
+    const Check* c = find(evaluate(f), "blas");
+    ASSERT_NE(c, nullptr);
+    EXPECT_EQ(c->level, Level::Pass) << build << ": " << c->message;
+    EXPECT_NE(c->message.find(std::string(build) + " build"), std::string::npos) << c->message;
+    EXPECT_NE(c->message.find(f.blas_path), std::string::npos) << c->message;
+  }
+  f.blas_build = "pthreads";
+  f.blas_threads = 8;
+  const Check* kept = find(evaluate(f), "blas");
+  EXPECT_EQ(kept->level, Level::Warn);
+  EXPECT_NE(kept->message.find("8 threads"), std::string::npos) << kept->message;
+  EXPECT_NE(kept->fix.find("openblas-openmp"), std::string::npos) << kept->fix;
+  f.blas_threads = 1;
+  f.blas_version = Version{0, 3, 5};
+  EXPECT_EQ(find(evaluate(f), "blas")->level, Level::Warn);
+  f.blas_version = Version{0, 3, 21};
+  f.blas_build.clear();
+  EXPECT_EQ(find(evaluate(f), "blas")->level, Level::Warn);
+}
+
+// What this process loaded: the build is known and, unless it is the OpenMP one, pinned to 1.
+TEST(Doctor, ProbedBlasIsPinnedToOneThread) {
+  EnvFacts f = probe_environment(ProbeDepth::DriverOnly);
+  ASSERT_FALSE(f.blas_build.empty()) << f.blas;
+  EXPECT_FALSE(f.blas_path.empty());
+  if (f.blas_build != "openmp") EXPECT_EQ(f.blas_threads, 1) << f.blas_build;
+  const Check* c = find(evaluate(f), "blas");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level, Level::Pass) << c->message;
+}

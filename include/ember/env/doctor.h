@@ -36,6 +36,13 @@ struct EnvFacts {
   std::vector<int> cuda_ptx_archs;       // virtual architectures shipped as PTX
   int cudnn_compiled_major = 0;          // the cuDNN major ember loads (libcudnn.so.N); 0 = built without
   std::string onednn_version, blas;
+  // The OpenBLAS this process loaded (issue 22: Debian's alternative picks a pthreads, OpenMP or
+  // serial build): its threading model from openblas_get_parallel() ("serial", "pthreads",
+  // "openmp"; "" = could not ask), the file it was loaded from (links resolved), its version, and
+  // the thread count it reports now (ember pins a pthreads or serial build to 1).
+  std::string blas_build, blas_path;
+  std::optional<Version> blas_version;
+  int blas_threads = 0;
   // host
   std::string os, cpu_model;
   bool avx2 = false, avx512f = false, avx512_bf16 = false, amx = false;
