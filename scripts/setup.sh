@@ -11,7 +11,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgtest-dev libgmock-dev libbenchmark-dev \
   libcli11-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
-  libopenblas0-pthread  `# both OpenBLAS builds: scripts/blas-builds.sh runs ember under each (issue 22)` \
+  libopenblas0-pthread libopenblas0-serial  `# every OpenBLAS build: scripts/blas-builds.sh runs ember under each (issue 22)` \
   libstb-dev libcurl4-openssl-dev \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
