@@ -3,12 +3,7 @@
 // then checked key by key so every error names the file, the line and the layer.
 #include "ember/nn/spec.h"
 
-// Header-only: toml++ is compiled into this one file, so libember needs no libtomlplusplus.so
-// at run time (Debian also ships a compiled library, with TOML_HEADER_ONLY=0).
-#ifndef TOML_HEADER_ONLY
-#define TOML_HEADER_ONLY 1
-#endif
-#include <toml++/toml.h>
+#include <toml++/toml.h>  // the compiled library (CMakeLists.txt: TOML_HEADER_ONLY=0 for every file)
 
 #include <algorithm>
 #include <array>
