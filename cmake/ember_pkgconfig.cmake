@@ -20,7 +20,7 @@ foreach(lib ${DNNL_LIBRARY} ${OPENBLAS_LIBRARY} ${STB_LIBRARY} ${ZLIB_LIBRARIES}
   ember_pc_link_flag(flag ${lib})
   string(APPEND EMBER_PC_LIBS_PRIVATE "${flag} ")
 endforeach()
-string(APPEND EMBER_PC_LIBS_PRIVATE "-lfmt ${OpenMP_CXX_FLAGS}")
+string(APPEND EMBER_PC_LIBS_PRIVATE "-lfmt -ltomlplusplus ${OpenMP_CXX_FLAGS}")
 if(EMBER_WITH_CUDA)
   string(APPEND EMBER_PC_CFLAGS " -DEMBER_WITH_CUDA=1")
   string(APPEND EMBER_PC_LIBS_PRIVATE " -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -lrt -lpthread")

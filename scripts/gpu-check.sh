@@ -102,7 +102,7 @@ build_from_debs() {
     cmake -S "$root" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=Release -DEMBER_CUDA=ON -DEMBER_BUILD_BENCH=OFF \
     ${archs:+"-DEMBER_CUDA_ARCHS=$archs"} "-DCMAKE_PREFIX_PATH=${prefix_path:+$prefix_path;}$p/usr" \
     "-DCMAKE_INCLUDE_PATH=$p/usr/include" "-DCMAKE_LIBRARY_PATH=$L;$p/lib/x86_64-linux-gnu" \
-    "-Dfmt_DIR=$L/cmake/fmt" "-DGTest_DIR=$L/cmake/GTest" "-Dnlohmann_json_DIR=$p/usr/share/cmake/nlohmann_json" \
+    "-Dfmt_DIR=$L/cmake/fmt" "-DGTest_DIR=$L/cmake/GTest" "-Dtomlplusplus_DIR=$L/cmake/tomlplusplus" "-Dnlohmann_json_DIR=$p/usr/share/cmake/nlohmann_json" \
     "-DCLI11_DIR=$p/usr/share/cmake/CLI11" "-DDNNL_INCLUDE_DIR=$p/usr/include" "-DDNNL_LIBRARY=$L/libdnnl.so" \
     "-DCBLAS_INCLUDE_DIR=$p/usr/include/x86_64-linux-gnu/openblas-openmp" \
     "-DOPENBLAS_LIBRARY=$L/openblas-openmp/libopenblas.so" "-DZLIB_INCLUDE_DIR=$p/usr/include" \

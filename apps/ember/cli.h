@@ -20,7 +20,9 @@ namespace ember::cli {
 // Documented exit codes (ember --help prints them).
 inline constexpr int kExitOk = 0;           // success
 inline constexpr int kExitFailed = 1;       // the run failed (bad data, I/O, non-finite loss, no device)
-inline constexpr int kExitUsage = 2;        // usage error: unknown subcommand/flag, a value out of range
+inline constexpr int kExitUsage = 2;        // usage error: unknown subcommand/flag, a value out of range,
+                                            // a --config file or model spec that cannot be used
+inline constexpr int kExitInternal = 3;     // a bug in ember (a failed EMBER_ASSERT, an unexpected exception)
 inline constexpr int kExitSigint = 130;     // interrupted by SIGINT (Ctrl-C), checkpoint written
 inline constexpr int kExitSigterm = 143;    // interrupted by SIGTERM, checkpoint written
 

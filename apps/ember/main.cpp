@@ -5,14 +5,28 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <exception>
 #include <filesystem>
 
 #include "cli.h"
 #include "ember/core/tensor.h"
+#include "ember/nn/spec.h"
 
 namespace ember::cli {
 void warn(const std::string& msg) { fmt::print(stderr, "ember: warning: {}\n", msg); }
+
+namespace {
+// Our bug, never the user's: say so, and what to send.
+int internal_error(const std::string& what) {
+  // EMBER_ASSERT's message starts "internal error at src/...:LINE"; other throws get the prefix.
+  fmt::print(stderr, "ember: {}{}\n", what.starts_with("internal error") ? "" : "internal error: ", what);
+  fmt::print(stderr,
+             "  hint: this is a bug in ember, not in how it was used; please report it with this message, the "
+             "command line and the output of `ember doctor --json`\n");
+  return kExitInternal;
+}
+}  // namespace
 
 }  // namespace ember::cli
 
@@ -25,8 +39,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "ember " + ember::version());
   app.require_subcommand(1);
   app.footer(
-      "Exit codes: 0 success, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated "
-      "(SIGTERM).\nRun 'ember <command> --help' for a command's flags.");
+      "Exit codes: 0 success, 1 the run failed, 2 usage error (flags, --config file, model spec), 3 internal\n"
+      "error (a bug in ember), 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n"
+      "Run 'ember <command> --help' for a command's flags.");
   Runner run;
   register_train(app, run);
   register_eval(app, run);
@@ -84,6 +99,10 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   try {
+    // The e2e test of the internal-error exit (CliExitCodes.*) sets this: a failed assertion of
+    // ours, the only way a user would ever see one.
+    if (const char* v = std::getenv("EMBER_TEST_INTERNAL_ERROR"); v != nullptr && *v != '\0')
+      EMBER_ASSERT(false, "(EMBER_TEST_INTERNAL_ERROR is set)");
     return run ? run() : kExitUsage;
   } catch (const UsageError& e) {
     fmt::print(stderr, "ember: usage error: {}\n", e.what());
@@ -94,6 +113,13 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ember: usage error: {}\n", e.what());
     if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
     return kExitUsage;
+  } catch (const ember::nn::SpecError& e) {
+    // A model spec that cannot build a model: the user's file to fix, as a --config file is.
+    fmt::print(stderr, "ember: usage error: {}\n", e.what());
+    if (!e.hint().empty()) fmt::print(stderr, "  hint: {}\n", e.hint());
+    return kExitUsage;
+  } catch (const ember::InternalError& e) {
+    return internal_error(e.what());  // before ember::Error, of which it is one
   } catch (const ember::OutOfMemoryError& e) {
     // The allocators' hints name --batch-size, which not every subcommand has.
     fmt::print(stderr, "ember: error: {}\n  hint: {}\n", e.what(), memory_hint(app));
@@ -111,8 +137,6 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "ember: error: out of host memory\n  hint: {}\n", memory_hint(app));
     return kExitFailed;
   } catch (const std::exception& e) {
-    fmt::print(stderr, "ember: internal error: {}\n  hint: this is a bug in ember; please report it with `ember doctor --json`\n",
-               e.what());
-    return kExitFailed;
+    return internal_error(e.what());  // an exception no layer turned into an ember::Error
   }
 }

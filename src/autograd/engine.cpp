@@ -50,10 +50,6 @@ std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&& grads) {
 }
 
 namespace {
-struct RunResult {
-  std::unordered_map<Node*, std::vector<Tensor>> captured;
-};
-
 // Runs the graph below `roots`. With `capture` non-empty, gradients flowing into those
 // (node, slot) pairs are returned instead of accumulated into leaves' .grad.
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
@@ -92,13 +88,6 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
         std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
       ready.push_back(e.node.get());
 
-  auto capture_index = [&](Node* n) -> int {
-    if (!capture) return -1;
-    for (size_t i = 0; i < capture->size(); ++i)
-      if ((*capture)[i].node.get() == n) return int(i);
-    return -2;  // capturing, but not this node
-  };
-
   while (!ready.empty()) {
     Node* n = ready.back();
     ready.pop_back();
@@ -114,7 +103,6 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
         }
       if (dynamic_cast<detail::AccumulateGrad*>(n) != nullptr) continue;
     }
-    (void)capture_index;
     bool any = std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined(); });
     std::vector<Tensor> out;
     if (any) {

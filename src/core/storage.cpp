@@ -6,6 +6,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <new>
 #include <unordered_map>
@@ -98,7 +99,7 @@ class CpuAllocator final : public Allocator {
       p = std::aligned_alloc(64, rounded);
     }
     if (p == nullptr)
-      throw OutOfMemoryError(detail::cat("CPU out of memory: tried to allocate ", nbytes, " bytes"),
+      throw OutOfMemoryError(detail::cat("CPU out of memory: tried to allocate ", bytes_text(nbytes)),
                              "reduce --batch-size or the model size");
     return p;
   }
@@ -185,6 +186,12 @@ uint64_t parse_byte_size(const std::string& text, const std::string& what) {
 }
 
 StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device_(device) {
+  // No address space holds more than int64's bytes; above it is a size computed from a wrapped
+  // count (the allocators' rounding up to blocks would wrap too), never a real request.
+  if (nbytes > size_t(std::numeric_limits<int64_t>::max())) [[unlikely]]
+    throw ShapeError(detail::cat("allocation of ", nbytes, " bytes: more than any address space holds (",
+                                 std::numeric_limits<int64_t>::max(), ")"),
+                     "the byte count was computed from sizes whose product overflowed");
   data_ = get_allocator(device.type)->allocate(nbytes, device);
 }
 StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, void (*deleter)(void*))

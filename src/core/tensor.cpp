@@ -4,6 +4,8 @@
 #include "ember/core/tensor.h"
 
 #include <algorithm>
+#include <limits>
+#include <string>
 
 #include "core/tensor_util.h"
 
@@ -35,19 +37,42 @@ std::string shape_str(const Shape& s) {
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
   return r + "]";
 }
+// Sizes come from users (a model spec, a flag, a file's header): every product below is checked,
+// so a shape too large to address is a ShapeError here instead of a wrapped, negative or tiny
+// count that later allocates the wrong number of bytes.
+namespace {
+[[noreturn]] void too_large(const Shape& sizes, const std::string& what) {
+  throw ShapeError(detail::cat("shape ", shape_str(sizes), ": its ", what, " overflow int64 (more than ",
+                               std::numeric_limits<int64_t>::max(), ")"),
+                   "a size is far too large (a typo, or a number read from a file that is not what it claims?)");
+}
+}  // namespace
 Shape contiguous_strides(const Shape& sizes) {
   Shape st(sizes.size());
   int64_t acc = 1;
   for (int64_t i = int64_t(sizes.size()) - 1; i >= 0; --i) {
     st[i] = acc;
-    acc *= std::max<int64_t>(sizes[i], 1);
+    // The product after the outermost dim is no stride, so only the ones before it must fit.
+    if (__builtin_mul_overflow(acc, std::max<int64_t>(sizes[i], 1), &acc) && i > 0) [[unlikely]]
+      too_large(sizes, "strides");
   }
   return st;
 }
 int64_t shape_numel(const Shape& sizes) {
   int64_t n = 1;
-  for (int64_t s : sizes) n *= s;
+  for (int64_t s : sizes)
+    if (__builtin_mul_overflow(n, s, &n)) [[unlikely]] {
+      // {2^62, 2^62, 0} holds no element: an empty tensor, as PyTorch counts it.
+      if (std::find(sizes.begin(), sizes.end(), 0) != sizes.end()) return 0;
+      too_large(sizes, "elements");
+    }
   return n;
+}
+size_t shape_nbytes(const Shape& sizes, DType dtype) {
+  int64_t bytes = 0;
+  if (__builtin_mul_overflow(shape_numel(sizes), int64_t(dtype_size(dtype)), &bytes)) [[unlikely]]
+    too_large(sizes, std::string(dtype_name(dtype)) + " bytes");
+  return size_t(bytes);
 }
 
 int64_t Tensor::size(int64_t d) const { return sizes()[wrap_tensor_dim(d, dim(), "size")]; }

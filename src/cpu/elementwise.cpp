@@ -228,7 +228,7 @@ D convert_any(S v) {
 
 void copy(const Tensor& src, const Tensor& dst) {
   if (src.dtype() == dst.dtype() && src.is_contiguous() && dst.is_contiguous() &&
-      src.sizes() == dst.sizes() && !src.storage()->data() == false) {
+      src.sizes() == dst.sizes() && src.storage()->data() != nullptr) {
     if (dst.nbytes() > 0 && src.raw_data() != dst.raw_data())
       std::memcpy(dst.raw_data(), src.raw_data(), dst.nbytes());
     return;

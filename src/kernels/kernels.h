@@ -66,6 +66,7 @@ using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tenso
 // linear's forward under autocast while autograd records (training): the same contract as
 // linear_inference with x and w bfloat16, but the weight is a new cast every step and used once,
 // so a backend should not pack and cache it. Optional; false sends the front-end to linear_inference.
+using LinearForwardLoweredFn = LinearInferenceFn;
 // linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
 // grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
 // does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
@@ -87,7 +88,7 @@ inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
-inline KernelSlot<LinearInferenceFn> linear_forward_lowered("linear_forward_lowered");
+inline KernelSlot<LinearForwardLoweredFn> linear_forward_lowered("linear_forward_lowered");
 inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
 inline KernelSlot<LinearBackwardDataFn> linear_backward_data("linear_backward_data");
 

@@ -98,7 +98,7 @@ int64_t Conv2d::forward_flops(const Shape&, const Shape& out) const {
 BatchNorm2d::BatchNorm2d(int64_t c, double eps_, double momentum_, bool affine_)
     : Module("BatchNorm2d"), num_features(c), eps(eps_), momentum(momentum_), affine(affine_) {
   EMBER_CHECK(c > 0, ValueError, "BatchNorm2d: num_features must be > 0, got ", c);
-  EMBER_CHECK(eps > 0, ValueError, "BatchNorm2d: eps must be > 0, got ", eps);
+  EMBER_CHECK(eps > 0 && std::isfinite(eps), ValueError, "BatchNorm2d: eps must be a finite number > 0, got ", eps);
   EMBER_CHECK(momentum >= 0 && momentum <= 1, ValueError, "BatchNorm2d: momentum must be in [0, 1], got ",
               momentum);
   if (affine) {

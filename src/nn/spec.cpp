@@ -3,15 +3,11 @@
 // then checked key by key so every error names the file, the line and the layer.
 #include "ember/nn/spec.h"
 
-// Header-only: toml++ is compiled into this one file, so libember needs no libtomlplusplus.so
-// at run time (Debian also ships a compiled library, with TOML_HEADER_ONLY=0).
-#ifndef TOML_HEADER_ONLY
-#define TOML_HEADER_ONLY 1
-#endif
-#include <toml++/toml.h>
+#include <toml++/toml.h>  // the compiled library (CMakeLists.txt: TOML_HEADER_ONLY=0 for every file)
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
@@ -39,8 +35,20 @@ struct LayerSpec {
 };
 
 [[noreturn]] void fail(const std::string& source, int line, const std::string& msg, const std::string& hint = "") {
-  throw FormatError(source + ":" + std::to_string(line) + ": " + msg, hint);
+  throw SpecError(source + ":" + std::to_string(line) + ": " + msg, hint);
 }
+
+// The ranges of the numbers (docs/model-spec.md). Channels and features: 65536 is 64 times the
+// widest layer of the zoo's models and keeps a conv2d's or linear's weight far from int64's limit.
+// Window sizes, strides, padding, dilation and output sizes: at most 4096, the largest
+// --image-size; a window wider than its input is refused by the shape check anyway.
+struct IntRange {
+  int64_t min, max;
+};
+constexpr IntRange kWidthRange{1, 65536};   // out_channels, out_features, groups
+constexpr IntRange kExtentRange{1, 4096};   // kernel_size, stride, dilation, output_size
+constexpr IntRange kPaddingRange{0, 4096};  // padding
+constexpr const char* kRangeHint = "docs/model-spec.md gives each key's range";
 
 
 // "did you mean 'kernel_size'?" when one candidate is close to `typed`, else the list of candidates.
@@ -120,7 +128,8 @@ class LayerReader {
     where_ = "layer " + std::to_string(index + 1) + " (" + type_ + ")";
     used_.insert("type");
   }
-  int64_t integer(const std::string& key, std::optional<int64_t> def, int64_t classes = -1) {
+  // An integer inside `range` ("classes" too where classes >= 0: the dataset's count).
+  int64_t integer(const std::string& key, std::optional<int64_t> def, IntRange range, int64_t classes = -1) {
     used_.insert(key);
     auto it = l_.keys.find(key);
     if (it == l_.keys.end()) {
@@ -132,39 +141,48 @@ class LayerReader {
       return classes;
     if (!std::holds_alternative<int64_t>(it->second.value))
       fail(source_, it->second.line, where_ + ": '" + key + "' must be an integer, got " + it->second.shown);
-    return checked(key, std::get<int64_t>(it->second.value), it->second.line);
+    return checked(key, std::get<int64_t>(it->second.value), range, it->second.line);
   }
-  // One integer (both sides) or [height, width].
-  IntPair pair(const std::string& key, std::optional<int64_t> def) {
+  // One integer (both sides) or [height, width], each inside `range`.
+  IntPair pair(const std::string& key, std::optional<int64_t> def, IntRange range) {
     auto it = l_.keys.find(key);
     if (it != l_.keys.end() && std::holds_alternative<IntPair>(it->second.value)) {
       used_.insert(key);
       const IntPair v = std::get<IntPair>(it->second.value);
-      return {checked(key, v[0], it->second.line), checked(key, v[1], it->second.line)};
+      const std::string shown = "[" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]";
+      return {checked(key, v[0], range, it->second.line, " in " + shown), checked(key, v[1], range, it->second.line, " in " + shown)};
     }
     if (it != l_.keys.end() && !std::holds_alternative<int64_t>(it->second.value))
       fail(source_, it->second.line,
            where_ + ": '" + key + "' must be an integer or [height, width], got " + it->second.shown);
-    const int64_t v = integer(key, def);
+    const int64_t v = integer(key, def, range);
     return {v, v};
   }
   // Pooling layers take square windows: an integer, or [k, k].
-  int64_t square(const std::string& key, std::optional<int64_t> def) {
-    const IntPair v = pair(key, def);
+  int64_t square(const std::string& key, std::optional<int64_t> def, IntRange range) {
+    const IntPair v = pair(key, def, range);
     if (v[0] != v[1])
       fail(source_, l_.keys.at(key).line,
            where_ + ": '" + key + "' must be square here, got [" + std::to_string(v[0]) + ", " + std::to_string(v[1]) + "]",
            "pooling layers take one size for both sides");
     return v[0];
   }
-  double real(const std::string& key, double def) {
+  // A number in [min, max] (above min when min_open); TOML's nan and inf are refused.
+  double real(const std::string& key, double def, double min, double max, bool min_open = false) {
     used_.insert(key);
     auto it = l_.keys.find(key);
     if (it == l_.keys.end()) return def;
-    if (std::holds_alternative<int64_t>(it->second.value)) return double(std::get<int64_t>(it->second.value));
-    if (!std::holds_alternative<double>(it->second.value))
-      fail(source_, it->second.line, where_ + ": '" + key + "' must be a number");
-    return std::get<double>(it->second.value);
+    const Entry& e = it->second;
+    double v = 0;
+    if (std::holds_alternative<int64_t>(e.value)) v = double(std::get<int64_t>(e.value));
+    else if (std::holds_alternative<double>(e.value)) v = std::get<double>(e.value);
+    else fail(source_, e.line, where_ + ": '" + key + "' must be a number, got " + e.shown, kRangeHint);
+    if (!(min_open ? v > min : v >= min) || !(v <= max))  // NaN fails both
+      fail(source_, e.line,
+           where_ + ": '" + key + "' must be " + (min_open ? "above " : "at least ") + number_text(min) +
+               " and at most " + number_text(max) + ", got " + number_text(v),
+           kRangeHint);
+    return v;
   }
   bool flag(const std::string& key, bool def) {
     used_.insert(key);
@@ -199,10 +217,20 @@ class LayerReader {
     fail(source_, l_.line, where_ + ": missing '" + key + "'");
   }
 
-  int64_t checked(const std::string& key, int64_t v, int line) const {
-    if (v < 0 || (v == 0 && key != "padding"))
-      fail(source_, line, where_ + ": '" + key + "' must be positive, got " + std::to_string(v));
+  // `in` names the pair the value is one side of (" in [3, 0]"), or is empty.
+  int64_t checked(const std::string& key, int64_t v, IntRange range, int line, const std::string& in = "") const {
+    if (v < range.min || v > range.max)
+      fail(source_, line,
+           where_ + ": '" + key + "' must be between " + std::to_string(range.min) + " and " +
+               std::to_string(range.max) + ", got " + std::to_string(v) + in,
+           kRangeHint);
     return v;
+  }
+  // The shortest text that reads back as v: 1.5, -1e-05, nan, inf (not "1.500000").
+  static std::string number_text(double v) {
+    std::array<char, 32> buf;
+    const auto r = std::to_chars(buf.data(), buf.data() + buf.size(), v);
+    return std::string(buf.data(), r.ptr);
   }
 };
 
@@ -237,57 +265,80 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
       return o;
     };
     std::shared_ptr<Module> m;
+    // A layer's constructor allocates its parameters: an error there (out of memory, a size it
+    // refuses) is named by the file, the line and the layer too.
+    auto build = [&](auto make) -> std::shared_ptr<Module> {
+      try {
+        return make();
+      } catch (const OutOfMemoryError& e) {
+        throw OutOfMemoryError(source + ":" + std::to_string(l.line) + ": layer " + std::to_string(i + 1) + " (" +
+                                   type + "): " + e.what(),
+                               e.hint());
+      } catch (const SpecError&) {
+        throw;
+      } catch (const Error& e) {
+        r.shape_error(e.what(), e.hint().empty() ? kRangeHint : e.hint());
+      }
+    };
     if (type == "conv2d") {
       need_image();
-      const int64_t out = r.integer("out_channels", std::nullopt);
-      const IntPair k = r.pair("kernel_size", std::nullopt), s = r.pair("stride", 1), p = r.pair("padding", 0),
-                    d = r.pair("dilation", 1);
-      const int64_t g = r.integer("groups", 1);
+      const int64_t out = r.integer("out_channels", std::nullopt, kWidthRange);
+      const IntPair k = r.pair("kernel_size", std::nullopt, kExtentRange), s = r.pair("stride", 1, kExtentRange),
+                    p = r.pair("padding", 0, kPaddingRange), d = r.pair("dilation", 1, kExtentRange);
+      const int64_t g = r.integer("groups", 1, kWidthRange);
       Conv2dOptions o;
       o.stride = s, o.padding = p, o.dilation = d, o.groups = g, o.bias = r.flag("bias", true);
       if (shape[0] % g != 0 || out % g != 0)
         r.shape_error("groups = " + std::to_string(g) + " must divide the input channels (" + std::to_string(shape[0]) +
                       ") and out_channels (" + std::to_string(out) + ")");
       const IntPair ke = {d[0] * (k[0] - 1) + 1, d[1] * (k[1] - 1) + 1};
-      m = std::make_shared<Conv2d>(shape[0], out, k, o, gen);
+      const int64_t in = shape[0];  // the shape is checked before the weights are allocated
       shape = {out, pooled(shape[1], ke[0], s[0], p[0]), pooled(shape[2], ke[1], s[1], p[1])};
+      m = build([&] { return std::make_shared<Conv2d>(in, out, k, o, gen); });
     } else if (type == "maxpool2d" || type == "avgpool2d") {
       need_image();
-      const int64_t k = r.square("kernel_size", std::nullopt), s = r.square("stride", k), p = r.square("padding", 0);
+      const int64_t k = r.square("kernel_size", std::nullopt, kExtentRange), s = r.square("stride", k, kExtentRange),
+                    p = r.square("padding", 0, kPaddingRange);
       if (2 * p > k) r.shape_error("padding " + std::to_string(p) + " must be at most half of kernel_size " + std::to_string(k));
       if (type == "maxpool2d") m = std::make_shared<MaxPool2d>(k, s, p);
       else m = std::make_shared<AvgPool2d>(k, s, p);
       shape = {shape[0], pooled(shape[1], k, s, p), pooled(shape[2], k, s, p)};
     } else if (type == "adaptiveavgpool2d") {
       need_image();
-      const IntPair o = r.pair("output_size", 1);
-      m = std::make_shared<AdaptiveAvgPool2d>(o);
+      const IntPair o = r.pair("output_size", 1, kExtentRange);
+      m = build([&] { return std::make_shared<AdaptiveAvgPool2d>(o); });
       shape = {shape[0], o[0], o[1]};
     } else if (type == "batchnorm2d") {
       need_image();
-      m = std::make_shared<BatchNorm2d>(shape[0], r.real("eps", 1e-5), r.real("momentum", 0.1));
+      const double eps = r.real("eps", 1e-5, 0, 1, /*min_open=*/true), momentum = r.real("momentum", 0.1, 0, 1);
+      m = build([&] { return std::make_shared<BatchNorm2d>(shape[0], eps, momentum); });
     } else if (type == "residual") {
       need_image();
-      int64_t out = r.integer("out_channels", shape[0]), s = r.integer("stride", 1);
-      m = std::make_shared<ResidualBlock>(shape[0], out, s, gen);
+      const int64_t in = shape[0], out = r.integer("out_channels", in, kWidthRange),
+                    s = r.integer("stride", 1, kExtentRange);
       shape = {out, pooled(shape[1], 3, s, 1), pooled(shape[2], 3, s, 1)};
+      m = build([&] { return std::make_shared<ResidualBlock>(in, out, s, gen); });
     } else if (type == "flatten") {
       m = std::make_shared<Flatten>();
-      shape = {shape_numel(shape)};
+      try {
+        shape = {shape_numel(shape)};
+      } catch (const ShapeError& e) {
+        r.shape_error(e.what());
+      }
     } else if (type == "linear") {
       if (shape.size() != 1)
         r.shape_error("needs a flat input but gets " + dims(shape), "add a [[layer]] type = \"flatten\" before it");
-      int64_t out = r.integer("out_features", std::nullopt, num_classes);
-      m = std::make_shared<Linear>(shape[0], out, r.flag("bias", true), gen);
+      const int64_t out = r.integer("out_features", std::nullopt, kWidthRange, num_classes);
+      const bool bias = r.flag("bias", true);
+      m = build([&] { return std::make_shared<Linear>(shape[0], out, bias, gen); });
       shape = {out};
     } else if (type == "relu") {
       m = std::make_shared<ReLU>();
     } else if (type == "gelu") {
       m = std::make_shared<GELU>();
     } else if (type == "dropout") {
-      double p = r.real("p", 0.5);
-      if (p < 0 || p > 1) r.shape_error("p must be in [0, 1], got " + std::to_string(p));
-      m = std::make_shared<Dropout>(p);
+      const double p = r.real("p", 0.5, 0, 1);
+      m = build([&] { return std::make_shared<Dropout>(p); });
     } else {
       fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + type + "'",
            suggest(type, {"conv2d", "linear", "batchnorm2d", "relu", "gelu", "dropout", "maxpool2d", "avgpool2d",

@@ -133,7 +133,10 @@ Tensor cast(const Tensor& t, DType dt) {
   auto it = s.cache.find(st.get());
   if (it != s.cache.end()) {
     const CacheEntry& e = it->second;
-    if (e.owner.lock() == st && e.version == st->version() && e.offset == t.storage_offset() &&
+    // The owner is tested for null before it is compared: `lock() == st` alone leaves GCC 12 a path
+    // where both are null, on which it flagged st->version()'s atomic load (-Wstringop-overflow).
+    const std::shared_ptr<StorageImpl> owner = e.owner.lock();
+    if (owner != nullptr && owner == st && e.version == owner->version() && e.offset == t.storage_offset() &&
         e.sizes == t.sizes() && e.strides == t.strides() && e.dtype == dt)
       return e.cast;
   }

@@ -320,9 +320,9 @@ Tensor empty(Shape shape, TensorOptions opt) {
   for (int64_t s : shape)
     EMBER_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape_str(shape));
   ensure_backends();  // the first allocation registers the backends (allocators, kernels)
-  int64_t n = shape_numel(shape);
+  const size_t nbytes = shape_nbytes(shape, opt.dtype);  // ShapeError when the shape cannot be addressed
   auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<StorageImpl>(size_t(n) * dtype_size(opt.dtype), opt.device);
+  impl->storage = std::make_shared<StorageImpl>(nbytes, opt.device);
   impl->strides = contiguous_strides(shape);
   impl->sizes = std::move(shape);
   impl->dtype = opt.dtype;

@@ -38,8 +38,8 @@ bool LossScaler::unscale_and_check(const std::vector<Tensor>& params) {
   return !probe.defined() || std::isfinite(probe.item<double>());
 }
 
-void LossScaler::update(bool found_inf) {
-  if (found_inf) {
+void LossScaler::update(bool finite) {
+  if (!finite) {
     ++skipped_;
     tracker_ = 0;
     if (enabled_) {

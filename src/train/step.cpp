@@ -55,7 +55,7 @@ DeviceMetrics::Values DeviceMetrics::read(const std::vector<Tensor>& weights) co
 
 TrainStep::TrainStep(nn::Module& model, optim::Optimizer& opt, LossFunction loss)
     : model_(model), opt_(opt), loss_(loss), precision_(std::make_shared<PrecisionPolicy>()),
-      scaler_(std::make_shared<LossScaler>()) {}
+      scaler_(std::make_shared<LossScalePolicy>()) {}
 
 void TrainStep::micro_batch(const data::Batch& b, int64_t step_samples, DeviceMetrics* metrics) {
   Tensor logits = precision_->forward(model_, b.x);             // forward under the precision policy

@@ -30,7 +30,7 @@ for h in fmt/core.h oneapi/dnnl/dnnl.hpp stb/stb_image.h x86_64-linux-gnu/openbl
 done
 # Libraries: the build's run path points into the prefix, even without LD_LIBRARY_PATH ...
 libs=$(env -u LD_LIBRARY_PATH ldd "$b/ember" 2>&1)
-for l in libdnnl.so.2 libopenblas.so.0 libfmt.so.9 libstb.so.0; do
+for l in libdnnl.so.2 libopenblas.so.0 libfmt.so.9 libstb.so.0 libtomlplusplus.so.3; do
   grep -q "$l => $p/" <<<"$libs" && ok "$l from the prefix (run path)" || bad "$l: $(grep "$l" <<<"$libs")"
 done
 # ... and with the LD_LIBRARY_PATH gpu-check.sh exports, their own dependencies do too.

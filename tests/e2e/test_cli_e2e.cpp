@@ -390,11 +390,57 @@ TEST_F(Cli, ModelSpecFileTrainsAndBadSpecsNameTheLine) {
                                      "type = \"linear\"\nout_features = 10\n";
   r = run("train --model " + (dir / "bad.toml").string() + " --data-dir " + data.string() + " --run-dir " +
           (dir / "run2").string());
-  EXPECT_NE(r.code, 0) << r.out;
-  EXPECT_HAS(r.out, "bad.toml:5: layer 2 (linear): needs a flat input");
+  EXPECT_EQ(r.code, 2) << r.out;  // a spec error is a usage error, as a bad --config file is
+  EXPECT_HAS(r.out, "ember: usage error: " + (dir / "bad.toml").string() + ":5: layer 2 (linear): needs a flat input");
   r = run("train --model nosuchnet");
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_HAS(r.out, "model spec file");
+}
+
+// Issue 22: out_channels = 9223372036854775807 crashed `ember train` with SIGSEGV (exit 139, no
+// message), and a residual's out_channels or an adaptiveavgpool2d's output_size of that size did
+// too. Now exit 2 with the file, line, layer and range, and no run directory.
+TEST_F(Cli, HugeNumbersInASpecAreUsageErrorsNamingTheLine) {
+  const std::string big = "9223372036854775807";
+  struct Case {
+    std::string text, piece;
+  };
+  const Case cases[] = {
+      {"[[layer]]\ntype = \"conv2d\"\nout_channels = " + big + "\nkernel_size = 3\n[[layer]]\ntype = \"flatten\"\n"
+       "[[layer]]\ntype = \"linear\"\nout_features = \"classes\"\n",
+       ":3: layer 1 (conv2d): 'out_channels' must be between 1 and 65536, got " + big},
+      {"[[layer]]\ntype = \"residual\"\nout_channels = " + big + "\n",
+       ":3: layer 1 (residual): 'out_channels' must be between 1 and 65536, got " + big},
+      {"[[layer]]\ntype = \"adaptiveavgpool2d\"\noutput_size = " + big + "\n",
+       ":3: layer 1 (adaptiveavgpool2d): 'output_size' must be between 1 and 4096, got " + big},
+      {"[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = 3\npadding = " + big + "\n",
+       ":5: layer 1 (conv2d): 'padding' must be between 0 and 4096, got " + big},
+  };
+  for (const Case& c : cases) {
+    std::ofstream(dir / "huge.toml") << c.text;
+    Result r = run("train --model " + (dir / "huge.toml").string() + " --data-dir " + data.string() +
+                   " --epochs 1 --threads 2 --run-dir " + (dir / "huge").string());
+    EXPECT_EQ(r.code, 2) << c.text << "\n" << r.out;
+    EXPECT_HAS(r.out, "ember: usage error: " + (dir / "huge.toml").string() + c.piece);
+    EXPECT_HAS(r.out, "hint: docs/model-spec.md gives each key's range");
+    EXPECT_FALSE(fs::exists(dir / "huge")) << c.text;
+  }
+}
+
+// A failed EMBER_ASSERT (ember's own invariant) says it is a bug in ember, not the user's doing,
+// asks for a report and exits 3, apart from a failed run (1) and a usage error (2).
+// EMBER_TEST_INTERNAL_ERROR (set and not empty) makes main() fail one before the command runs.
+TEST_F(Cli, InternalErrorsSayTheyAreABugAndExit3) {
+  Result r = run("doctor", "EMBER_TEST_INTERNAL_ERROR=1 ");
+  EXPECT_EQ(r.code, 3) << r.out;
+  EXPECT_HAS(r.out, "ember: internal error at ");
+  EXPECT_HAS(r.out, "main.cpp:");
+  EXPECT_HAS(r.out, "hint: this is a bug in ember, not in how it was used; please report it");
+  EXPECT_HAS(r.out, "ember doctor --json");
+  EXPECT_LACKS(r.out, "ember: error:");
+  EXPECT_LACKS(r.out, "internal error: internal error");
+  r = run("--help");
+  EXPECT_HAS(r.out, "3 internal");
 }
 
 // A full disk while writing a checkpoint (simulated with a file-size limit): the run fails with a

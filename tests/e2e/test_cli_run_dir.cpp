@@ -291,7 +291,7 @@ TEST_F(CliRunDir, FailedStartsLeaveNoRunDirectory) {
     int code;
   };
   const Case cases[] = {
-      {"--model " + (dir / "bad.toml").string() + d, 1},
+      {"--model " + (dir / "bad.toml").string() + d, 2},  // a spec error: exit 2, as for a bad --config
       {"--model " + (dir / "missing.toml").string() + d, 1},
       {"--data-dir " + (dir / "nowhere").string(), 1},
       {"--crop-padding 40" + d, 2},

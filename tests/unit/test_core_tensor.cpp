@@ -1,11 +1,15 @@
 // Tensor (src/core/tensor.cpp): factories and item, views sharing storage, dtype conversion
-// (half and bfloat16 rounding), printing.
+// (half and bfloat16 rounding), printing, shapes too large to address.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <string>
 
 #include <ember/ember.h>
+
+#include "core/tensor_util.h"
 
 using namespace ember;
 
@@ -78,4 +82,42 @@ TEST(Tensor, EmptyTensorsAreContiguous) {
     EXPECT_EQ(r.sizes(), s);
     EXPECT_EQ(rand(s).numel(), 0);
   }
+}
+
+// Issue 22: a model spec's out_channels = 9223372036854775807 made conv2d's weight shape
+// {2^63-1, 1, 3, 3}, whose element count wrapped: a SIGSEGV, or an out-of-memory message for
+// "18446744073709548480 bytes". Counts, strides and bytes are now overflow-checked: a ShapeError
+// naming the shape, before anything is allocated.
+TEST(Tensor, ShapesTooLargeToAddressAreShapeErrors) {
+  const int64_t big = std::numeric_limits<int64_t>::max();
+  auto message = [](auto&& f) -> std::string {
+    try {
+      f();
+    } catch (const ShapeError& e) {
+      return e.what();
+    }
+    return "<no ShapeError>";
+  };
+  const std::string numel = message([&] { shape_numel({big, 1, 3, 3}); });
+  EXPECT_NE(numel.find("shape [9223372036854775807, 1, 3, 3]: its elements overflow int64"), std::string::npos) << numel;
+  EXPECT_EQ(shape_numel({big, 1}), big);
+  EXPECT_EQ(shape_numel({int64_t(1) << 62, int64_t(1) << 62, 0}), 0);  // no element: empty, not too large
+  EXPECT_EQ(shape_nbytes({3, 5}, DType::Float64), size_t(120));
+  const std::string bytes = message([&] { shape_nbytes({int64_t(1) << 61}, DType::Float64); });
+  EXPECT_NE(bytes.find("shape [2305843009213693952]: its float64 bytes overflow int64"), std::string::npos) << bytes;
+  EXPECT_NE(message([&] { contiguous_strides({2, big, 2}); }).find("its strides overflow"), std::string::npos);
+  EXPECT_EQ(contiguous_strides({big}), (Shape{1}));
+  // The factories: a ShapeError, never an allocation of a wrapped size.
+  EXPECT_NE(message([&] { empty({big, 1, 3, 3}); }).find("its elements overflow"), std::string::npos);
+  EXPECT_NE(message([&] { zeros({int64_t(1) << 62}); }).find("its float32 bytes overflow"), std::string::npos);
+  EXPECT_NE(message([&] { StorageImpl(std::numeric_limits<size_t>::max() - 10, Device::cpu()); }).find("more than any address space"),
+            std::string::npos);
+  // Large but addressable: the allocator's out-of-memory error, in MiB, not a wrapped count.
+  try {
+    empty({int64_t(1) << 60});
+    ADD_FAILURE() << "4 EiB allocated";
+  } catch (const OutOfMemoryError& e) {
+    EXPECT_NE(std::string(e.what()).find("4398046511104 MiB (4611686018427387904 bytes)"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(empty({2, big, 0}).numel(), 0);
 }

@@ -1,10 +1,11 @@
 // Model spec files: a TOML description builds the same network as the zoo, and every mistake is
-// a FormatError naming the line and the layer.
+// a SpecError (a FormatError) naming the line and the layer; every number has a range.
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
 
 #include <fstream>
+#include <limits>
 
 using namespace ember;
 
@@ -135,9 +136,118 @@ TEST(ModelSpec, UnknownKeysAndTypesSuggestTheIntendedOne) {
                 .find("net.toml:3: layer 1 (maxpool2d): 'kernel_size' must be square here, got [2, 3]"),
             std::string::npos);
   EXPECT_NE(error_of("[[layer]]\ntype = \"conv2d\"\nout_channels = 4\nkernel_size = [3, 0]\n")
-                .find("'kernel_size' must be positive, got 0"),
+                .find("'kernel_size' must be between 1 and 4096, got 0 in [3, 0]"),
             std::string::npos);
   // Invalid TOML: the parser's message with the file and line.
   EXPECT_NE(error_of("[[layer]]\ntype = \"relu\"\n\nkernel_size = [3, 3\n").find("net.toml:4:"), std::string::npos)
       << error_of("[[layer]]\ntype = \"relu\"\n\nkernel_size = [3, 3\n");
+}
+
+// Issue 22: out_channels = 9223372036854775807 crashed with SIGSEGV (the weight's element count
+// wrapped), padding or dilation of that size trained, and a BatchNorm eps out of range was a
+// ValueError naming no file, line or layer. Every number now has a range (docs/model-spec.md),
+// refused with the file, the line of the value, the layer and what it was.
+TEST(ModelSpec, EveryNumberIsRangeCheckedNamingTheFileLineAndLayer) {
+  const std::string big = std::to_string(std::numeric_limits<int64_t>::max());
+  const std::string conv = "[[layer]]\ntype = \"conv2d\"\n";  // the value's key on line 3
+  const std::string flat = "[[layer]]\ntype = \"flatten\"\n[[layer]]\ntype = \"linear\"\n";  // on line 5
+  struct Case {
+    std::string text, piece;
+  };
+  const Case cases[] = {
+      {conv + "out_channels = " + big + "\nkernel_size = 3\n",
+       "net.toml:3: layer 1 (conv2d): 'out_channels' must be between 1 and 65536, got " + big},
+      {conv + "out_channels = 0\nkernel_size = 3\n", "net.toml:3: layer 1 (conv2d): 'out_channels' must be between 1 and 65536, got 0"},
+      {conv + "out_channels = 65537\nkernel_size = 3\n", "'out_channels' must be between 1 and 65536, got 65537"},
+      {conv + "out_channels = -4\nkernel_size = 3\n", "'out_channels' must be between 1 and 65536, got -4"},
+      {conv + "kernel_size = " + big + "\nout_channels = 4\n", "net.toml:3: layer 1 (conv2d): 'kernel_size' must be between 1 and 4096"},
+      {conv + "kernel_size = [3, " + big + "]\nout_channels = 4\n",
+       "net.toml:3: layer 1 (conv2d): 'kernel_size' must be between 1 and 4096, got " + big + " in [3, " + big + "]"},
+      {conv + "padding = " + big + "\nout_channels = 4\nkernel_size = 3\n",
+       "net.toml:3: layer 1 (conv2d): 'padding' must be between 0 and 4096, got " + big},
+      {conv + "padding = -1\nout_channels = 4\nkernel_size = 3\n", "'padding' must be between 0 and 4096, got -1"},
+      {conv + "dilation = " + big + "\nout_channels = 4\nkernel_size = 3\n",
+       "net.toml:3: layer 1 (conv2d): 'dilation' must be between 1 and 4096, got " + big},
+      {conv + "dilation = [1, 0]\nout_channels = 4\nkernel_size = 3\n", "'dilation' must be between 1 and 4096, got 0 in [1, 0]"},
+      {conv + "stride = 0\nout_channels = 4\nkernel_size = 3\n", "net.toml:3: layer 1 (conv2d): 'stride' must be between 1 and 4096"},
+      {conv + "stride = 5000\nout_channels = 4\nkernel_size = 3\n", "'stride' must be between 1 and 4096, got 5000"},
+      {conv + "groups = " + big + "\nout_channels = 4\nkernel_size = 3\n",
+       "net.toml:3: layer 1 (conv2d): 'groups' must be between 1 and 65536, got " + big},
+      {"[[layer]]\ntype = \"residual\"\nout_channels = " + big + "\n",
+       "net.toml:3: layer 1 (residual): 'out_channels' must be between 1 and 65536, got " + big},
+      {"[[layer]]\ntype = \"residual\"\nstride = " + big + "\n", "net.toml:3: layer 1 (residual): 'stride' must be between 1 and 4096"},
+      {"[[layer]]\ntype = \"adaptiveavgpool2d\"\noutput_size = " + big + "\n",
+       "net.toml:3: layer 1 (adaptiveavgpool2d): 'output_size' must be between 1 and 4096, got " + big},
+      {"[[layer]]\ntype = \"adaptiveavgpool2d\"\noutput_size = [2, 0]\n", "'output_size' must be between 1 and 4096, got 0 in [2, 0]"},
+      {"[[layer]]\ntype = \"maxpool2d\"\nkernel_size = " + big + "\n",
+       "net.toml:3: layer 1 (maxpool2d): 'kernel_size' must be between 1 and 4096, got " + big},
+      {"[[layer]]\ntype = \"maxpool2d\"\nstride = " + big + "\nkernel_size = 2\n", "layer 1 (maxpool2d): 'stride' must be between 1 and 4096"},
+      {"[[layer]]\ntype = \"avgpool2d\"\npadding = " + big + "\nkernel_size = 2\n",
+       "net.toml:3: layer 1 (avgpool2d): 'padding' must be between 0 and 4096, got " + big},
+      {flat + "out_features = " + big + "\n", "net.toml:5: layer 2 (linear): 'out_features' must be between 1 and 65536, got " + big},
+      {flat + "out_features = 0\n", "net.toml:5: layer 2 (linear): 'out_features' must be between 1 and 65536, got 0"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\neps = 0\n", "net.toml:3: layer 1 (batchnorm2d): 'eps' must be above 0 and at most 1, got 0"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\neps = -1e-5\n", "net.toml:3: layer 1 (batchnorm2d): 'eps' must be above 0 and at most 1, got -1e-05"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\neps = nan\n", "net.toml:3: layer 1 (batchnorm2d): 'eps' must be above 0 and at most 1, got nan"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\neps = inf\n", "'eps' must be above 0 and at most 1, got inf"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\nmomentum = 1.5\n", "net.toml:3: layer 1 (batchnorm2d): 'momentum' must be at least 0 and at most 1, got 1.5"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\nmomentum = -0.1\n", "'momentum' must be at least 0 and at most 1, got -0.1"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\nmomentum = nan\n", "'momentum' must be at least 0 and at most 1, got nan"},
+      {"[[layer]]\ntype = \"batchnorm2d\"\nmomentum = \"fast\"\n", "net.toml:3: layer 1 (batchnorm2d): 'momentum' must be a number, got \"fast\""},
+      {"[[layer]]\ntype = \"dropout\"\np = 1.5\n", "net.toml:3: layer 1 (dropout): 'p' must be at least 0 and at most 1, got 1.5"},
+      {"[[layer]]\ntype = \"dropout\"\np = nan\n", "'p' must be at least 0 and at most 1, got nan"},
+  };
+  for (const Case& c : cases) {
+    try {
+      nn::model_from_spec(c.text, "net.toml", 10, 1, 28);
+      ADD_FAILURE() << "no error for:\n" << c.text;
+    } catch (const nn::SpecError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.piece), std::string::npos) << c.text << "\n" << e.what();
+      EXPECT_EQ(std::string(e.what()).find("1.500000"), std::string::npos) << e.what();
+      EXPECT_FALSE(e.hint().empty()) << e.what();
+    }
+  }
+  // The ends of each range are accepted: a model with padding 4096 and a 1x1 output builds.
+  Generator g(0);
+  EXPECT_NO_THROW(nn::model_from_spec("[[layer]]\ntype = \"conv2d\"\nout_channels = 2\nkernel_size = 1\npadding = [0, 1]\n"
+                                      "dilation = 4096\nstride = 4096\n[[layer]]\ntype = \"batchnorm2d\"\neps = 1\n"
+                                      "momentum = 0\n[[layer]]\ntype = \"adaptiveavgpool2d\"\noutput_size = 1\n"
+                                      "[[layer]]\ntype = \"flatten\"\n[[layer]]\ntype = \"dropout\"\np = 1\n"
+                                      "[[layer]]\ntype = \"linear\"\nout_features = \"classes\"\n",
+                                      "net.toml", 10, 1, 28, &g));
+}
+
+// A layer whose parameters cannot be allocated names the file, line and layer, and stays an
+// out-of-memory error (the CLI's hint then names --batch-size and the model); the shape is checked
+// before the weights are allocated, so a kernel larger than its input allocates nothing.
+TEST(ModelSpec, LayersThatDoNotFitInMemoryNameTheLayer) {
+  const std::string text = "[[layer]]\ntype = \"conv2d\"\nout_channels = 65536\nkernel_size = 3\n[[layer]]\ntype = \"flatten\"\n"
+                           "[[layer]]\ntype = \"linear\"\nout_features = 65536\n";
+  set_memory_cap(uint64_t(256) << 20);  // the linear layer's 2.9e12 weights are 10.6 TiB
+  std::string what;
+  try {
+    nn::model_from_spec(text, "net.toml", 65536, 1, 28);
+  } catch (const OutOfMemoryError& e) {
+    what = e.what();
+  }
+  set_memory_cap(0);
+  EXPECT_NE(what.find("net.toml:7: layer 3 (linear): CPU out of memory: tried to allocate"), std::string::npos) << what;
+  set_memory_cap(uint64_t(1) << 20);  // the conv2d's 2.4 MB weight would not fit either
+  what.clear();
+  try {
+    nn::model_from_spec("[[layer]]\ntype = \"conv2d\"\nout_channels = 65536\nkernel_size = 29\n", "net.toml", 10, 1, 28);
+  } catch (const nn::SpecError& e) {
+    what = e.what();
+  }
+  set_memory_cap(0);
+  EXPECT_NE(what.find("net.toml:1: layer 1 (conv2d): kernel 29 is larger than its input"), std::string::npos) << what;
+}
+
+// Spec errors are their own type, so the CLI can exit 2 on them as on a bad --config file.
+TEST(ModelSpec, ErrorsAreSpecErrors) {
+  EXPECT_THROW(nn::model_from_spec("[[layer]]\ntype = \"conv3d\"\n", "net.toml", 10, 1, 28), nn::SpecError);
+  EXPECT_THROW(nn::model_from_spec("[[layer]]\ntype = \"relu\"\n\nkernel_size = [3, 3\n", "net.toml", 10, 1, 28), nn::SpecError);
+  EXPECT_THROW(nn::model_from_spec("[[layer]]\ntype = \"flatten\"\n[[layer]]\ntype = \"linear\"\nout_features = 7\n", "net.toml",
+                                   10, 1, 28),
+               nn::SpecError);
 }

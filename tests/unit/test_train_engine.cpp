@@ -56,7 +56,7 @@ struct RecordingPolicy : PrecisionPolicy {
     return m(x);
   }
 };
-struct RecordingScaler : LossScaler {
+struct RecordingScaler : LossScalePolicy {
   Recorder* r;
   explicit RecordingScaler(Recorder* rec) : r(rec) {}
   Tensor scale(const Tensor& loss) override {

@@ -17,19 +17,29 @@
 //   out_features = "classes"   # the dataset's number of classes (a number works too)
 //
 // Input channels and features are inferred from the layer before; the shapes are checked while
-// building. Errors (FormatError) name the file, the line and the layer: an unknown type or key, a
-// value of the wrong kind, a linear layer on an unflattened input, a kernel larger than its input,
-// a last layer that does not output one value per class.
+// building. Errors (SpecError) name the file, the line and the layer: an unknown type or key, a
+// value of the wrong kind or out of its range (docs/model-spec.md), a linear layer on an
+// unflattened input, a kernel larger than its input, a last layer that does not output one value
+// per class. Out of memory while allocating a layer's parameters stays an OutOfMemoryError, its
+// message prefixed with the file, the line and the layer.
 #pragma once
 
 #include <filesystem>
 #include <memory>
 #include <string>
 
+#include "ember/core/error.h"
 #include "ember/core/generator.h"
 #include "ember/nn/module.h"
 
 namespace ember::nn {
+
+// A model spec that describes no model ember can build. A FormatError (a malformed file); the CLI
+// exits 2 on it, as on a bad --config file: the user's input to fix, not a failed run.
+class SpecError : public FormatError {
+ public:
+  using FormatError::FormatError;
+};
 
 // True when `name` names a spec file rather than a zoo model (it ends in .toml).
 bool is_spec_file(const std::string& name);

@@ -6,7 +6,7 @@
 //   Tensor loss = ...;  scaler.scale(loss).backward();
 //   bool ok = scaler.unscale_and_check(model->parameters());
 //   if (ok) opt.step();                    // skipped (and counted) otherwise
-//   scaler.update(!ok);
+//   scaler.update(ok);
 //
 // bfloat16 has float32's exponent range and needs no scaling: construct with enabled = false and
 // every call is a no-op (scale 1, always finite), so the training step is the same code.
@@ -36,9 +36,10 @@ class LossScaler {
   // Divides every defined .grad of params by the scale, in place, and returns whether all of them
   // are finite. Call once per step, after backward() (and any gradient accumulation).
   bool unscale_and_check(const std::vector<Tensor>& params);
-  // Ends the step: found_inf counts a skipped step and backs the scale off; else a good step,
-  // growing the scale after growth_interval of them in a row.
-  void update(bool found_inf);
+  // Ends the step with what unscale_and_check returned: finite = true is a good step, growing the
+  // scale after growth_interval of them in a row; false counts a skipped step and backs the scale
+  // off. (The training step's seam, train::LossScalePolicy::update, takes the same boolean.)
+  void update(bool finite);
 
   double current_scale() const { return enabled_ ? scale_ : 1.0; }
   bool enabled() const { return enabled_; }

@@ -33,9 +33,17 @@ struct CheckpointManifest {
   uint64_t seed = 0;           // run seed (shuffles derive from it and the epoch)
   uint64_t rng_seed = 0, rng_offset = 0;  // ember::default_generator() state (dropout, ...)
   int threads = 0;
-  double best_metric = 0.0;    // best test accuracy so far
+  // The selection metric: the validation accuracy when the run holds a validation split, else the
+  // test accuracy. best_metric is its best so far (the epoch is "fit.best_epoch" below), last_metric
+  // its value at the last completed epoch.
+  double best_metric = 0.0;
   double last_metric = 0.0;
-  std::map<std::string, double> optimizer_scalars;  // e.g. "step", "lr" — whatever the optimizer keeps
+  // Every scalar of the training state besides the fields above, written as "optimizer" in the
+  // manifest: "lr" (the optimizer's current rate) and, under "fit.", the fit loop's own — the
+  // micro-batch and accumulate, the validation split and size, the best epoch and its test accuracy,
+  // the world size, each rank > 0's dropout RNG ("fit.rng_seed_hi.rank1", ... as 32-bit halves), the
+  // loss scaler's state ("fit.loss_scale*") and, mid-epoch, the epoch's running loss, count and times.
+  std::map<std::string, double> optimizer_scalars;
   std::string config_json;     // the resolved run config
   std::string weights;         // file name of the safetensors file, relative to the manifest
   std::string weights_sha256;

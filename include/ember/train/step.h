@@ -48,15 +48,17 @@ class AutocastPolicy final : public PrecisionPolicy {
   DType dtype_;
 };
 
-// Loss scaling for low-precision gradients. The default scales by 1 and finds every step finite
-// without looking (no device->host read); an fp16 scaler (DynamicLossScaler, loss_scaling.h)
-// multiplies the loss, divides the gradients back and reports inf/NaN so the step is skipped.
-class LossScaler {
+// The step's loss-scaling seam, for low-precision gradients (the scaler itself is
+// optim::LossScaler). The default scales by 1 and finds every step finite without looking (no
+// device->host read); DynamicLossScaler (loss_scaling.h, fp16) multiplies the loss, divides the
+// gradients back and reports inf/NaN so the step is skipped.
+class LossScalePolicy {
  public:
-  virtual ~LossScaler() = default;
+  virtual ~LossScalePolicy() = default;
   virtual Tensor scale(const Tensor& loss) { return loss; }
   // Unscales the gradients in place; false when one is not finite (the optimizer step is skipped).
   virtual bool unscale_and_check(optim::Optimizer&) { return true; }
+  // Ends the step with what unscale_and_check returned: true, the gradients were finite.
   virtual void update(bool /*finite*/) {}
   // Whether the loss is scaled (the engine then logs the scale and the skipped steps), and by what.
   virtual bool scaling() const { return false; }
@@ -109,8 +111,8 @@ class TrainStep {
  public:
   TrainStep(nn::Module& model, optim::Optimizer& opt, LossFunction loss = {});
   void set_precision(std::shared_ptr<PrecisionPolicy> p) { precision_ = std::move(p); }
-  void set_loss_scaler(std::shared_ptr<LossScaler> s) { scaler_ = std::move(s); }
-  LossScaler& loss_scaler() { return *scaler_; }
+  void set_loss_scaler(std::shared_ptr<LossScalePolicy> s) { scaler_ = std::move(s); }
+  LossScalePolicy& loss_scaler() { return *scaler_; }
   void add_gradient_hook(GradientHook h) { hooks_.push_back(std::move(h)); }
   void set_grad_ready_hook(GradReadyHook h) { grad_ready_ = std::move(h); }
   const LossFunction& loss() const { return loss_; }
@@ -132,7 +134,7 @@ class TrainStep {
   optim::Optimizer& opt_;
   LossFunction loss_;
   std::shared_ptr<PrecisionPolicy> precision_;
-  std::shared_ptr<LossScaler> scaler_;
+  std::shared_ptr<LossScalePolicy> scaler_;
   std::vector<GradientHook> hooks_;
   GradReadyHook grad_ready_;
   bool in_update_ = false;
