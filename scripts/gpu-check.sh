@@ -187,13 +187,17 @@ else
   run doctor 30 "$e" doctor
   "$e" doctor --json >"$out/doctor.json" 2>/dev/null
   # The guides' seeded sizes 50..8192 (the CPU side up to 4096, each GPU C compared with it).
-  run bench_matmul 90 bash -c "'$e' bench matmul --json | tee '$out/bench_matmul.json'"
+  # Each point timed to a steady state: warm-up until settled, median of 3 repeats of >= 0.5 s.
+  run bench_matmul 120 bash -c "'$e' bench matmul --json | tee '$out/bench_matmul.json'"
   run bench_matmul_tf32 60 bash -c "'$e' bench matmul --dtype tf32 --json | tee '$out/bench_matmul_tf32.json'"
   run bench_bandwidth 30 bash -c "'$e' bench bandwidth --json | tee '$out/bench_bandwidth.json'"
-  # The GPU-vs-CPU speed-up table: lenet5, mnistnet, resnet_small at batch 32..1024 (a few steps each).
-  run bench_train 150 bash -c "'$e' bench train --device all --steps 2 --warmup 1 | tee '$out/bench_train.txt'"
+  # The GPU-vs-CPU speed-up table: lenet5, mnistnet, resnet_small at batch 32..1024, each device in the
+  # precision it trains in (--precision auto); 36 points, so shorter repeats (3 of >= 0.2 s, >= 3 steps).
+  run bench_train 150 bash -c "'$e' bench train --device all --min-time 0.2 --steps 3 --max-warmup-time 1 \
+    | tee '$out/bench_train.txt'"
+  # The ember/PyTorch ratio's ember side: fp32 as torch_gpu.py trains, the default timing on both sides.
   run bench_train_mnistnet128 40 bash -c "'$e' bench train --models mnistnet --device cuda --batch-sizes 128 \
-    --steps 50 --warmup 5 --json | tee '$out/bench_train_mnistnet128.json'"
+    --precision fp32 --json | tee '$out/bench_train_mnistnet128.json'"
   if [[ -n $data_dir ]]; then
     # The default model in plain fp32 (the default precision, auto, would pick bf16 on sm_80+), then
     # the same in bf16 autocast for one epoch.
@@ -211,7 +215,7 @@ else
   fi
   if python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>/dev/null; then
     # PyTorch's side on the same card: matmul fp32/TF32 at the same sizes, pinned copy_, mnistnet b128.
-    run torch_side 120 bash -c "python3 '$root/bench/torch_gpu.py' --device cuda --train-steps 50 --train-warmup 5 \
+    run torch_side 120 bash -c "python3 '$root/bench/torch_gpu.py' --device cuda \
       > '$out/torch_side.json'; rc=\$?; cat '$out/torch_side.json'; exit \$rc"
     # ember / PyTorch, one row each in the final table (targets: matmul and pinned >= 0.9, train > 1.0).
     while IFS=$'\t' read -r rname rstatus; do

@@ -23,6 +23,11 @@ struct MatmulOpts {
   int64_t cpu_max_size = 4096;
   int threads = 0;
   bool json = false;
+  TimingPlan plan = [] {  // the shared timing flags; 2 matmuls a repeat (n = 4096 is seconds on a few cores)
+    TimingPlan p;
+    p.min_calls = 2;
+    return p;
+  }();
 };
 
 // --sizes entries whose A, B and C (float32, n x n each) cannot fit in this machine's memory are a
@@ -63,8 +68,9 @@ double max_relative_difference(const Tensor& got, const Tensor& want) {
 }
 
 // The classic "is my GPU working, and faster?" check: two uniform [0, 10) matrices from ember's
-// Philox generator (--seed), multiplied on the CPU and on each GPU; warm-up excluded, GPU timed
-// with CUDA events. The CPU is skipped above --cpu-max-size (8192^3 takes minutes on a few cores).
+// Philox generator (--seed), multiplied on the CPU and on each GPU, each timed to a steady state
+// (ember/core/timing.h; the GPU with CUDA events), the median repeat printed with the spread. The
+// CPU is skipped above --cpu-max-size (8192^3 takes minutes on a few cores).
 int run_matmul(const MatmulOpts& o) {
   if (o.dtype != "float32" && o.dtype != "tf32")
     throw UsageError(fmt::format("--dtype {}: not supported yet; ember computes in float32 (TF32 on GPUs on request), "
@@ -77,7 +83,8 @@ int run_matmul(const MatmulOpts& o) {
   const bool tf32 = o.dtype == "tf32";
   const std::string no_gpu = ngpu ? "" : "no CUDA device: " + cuda::unavailable_reason();
   nlohmann::json j = {{"threads", get_num_threads()}, {"dtype", o.dtype},       {"seed", o.seed},
-                      {"cpu_max_size", o.cpu_max_size}, {"gpus", ngpu},       {"results", nlohmann::json::array()}};
+                      {"cpu_max_size", o.cpu_max_size}, {"gpus", ngpu},       {"results", nlohmann::json::array()},
+                      {"timing", plan_json(o.plan, "calls")}};
   if (!o.json) {
     const std::string from = fmt::format("A and B uniform [0, 10) from Philox seed {}", o.seed);
     if (ngpu > 0)
@@ -88,12 +95,13 @@ int run_matmul(const MatmulOpts& o) {
                  tf32 ? " (--dtype tf32 applies to GPUs)" : "");
     fmt::print("placement: cpu ({}) for n <= {}{}\n", plural(get_num_threads(), "thread"), o.cpu_max_size,
                ngpu ? fmt::format(" and cuda:0..{} (A, B, C on the device, no copies timed)", ngpu - 1) : "");
+    fmt::print("{}", timing_header(o.plan, "matmul", "matmuls"));
     if (ngpu == 0) fmt::print("no GPU column: {}\n", no_gpu);
     else fmt::print("max rel diff: max |C_gpu - C_cpu| / |C_cpu| over all elements (n <= {} only)\n", o.cpu_max_size);
-    fmt::print("{:>6}  {:>16}  {:>10}  {:>11}", "n", "A,B checksum", "cpu ms", "cpu GFLOP/s");
+    fmt::print("{:>6}  {:>16}  {:>10}  {:>11}  {:>6}", "n", "A,B checksum", "cpu ms", "cpu GFLOP/s", "spread");
     for (int g = 0; g < ngpu; ++g)
-      fmt::print("  {:>12}  {:>15}  {:>9}  {:>12}", fmt::format("cuda:{} ms", g), fmt::format("cuda:{} GFLOP/s", g),
-                 "speed-up", "max rel diff");
+      fmt::print("  {:>12}  {:>15}  {:>6}  {:>9}  {:>12}", fmt::format("cuda:{} ms", g),
+                 fmt::format("cuda:{} GFLOP/s", g), "spread", "speed-up", "max rel diff");
     fmt::print("\n");
   }
   std::vector<std::string> notes;
@@ -109,14 +117,17 @@ int run_matmul(const MatmulOpts& o) {
     Tensor c_cpu;
     double cpu = 0;
     if (n <= o.cpu_max_size) {
-      const double cpu_s = time_per_call([&] { c_cpu = matmul(a, b); }, 0.3, 2);
-      cpu = flops / cpu_s / 1e9;
-      row["cpu_ms"] = cpu_s * 1e3;
+      const Timing t = time_steady_state_wall([&] { c_cpu = matmul(a, b); }, o.plan);
+      cpu = flops / t.median() / 1e9;
+      row["cpu_ms"] = t.median() * 1e3;
       row["cpu_gflops"] = cpu;
-      line += fmt::format("  {:>10.3f}  {:>11.1f}", cpu_s * 1e3, cpu);
+      row["cpu_timing"] = timing_json(t, "calls", "ms", [](double s) { return s * 1e3; });
+      line += fmt::format("  {:>10.3f}  {:>11.1f}  {:>6}", t.median() * 1e3, cpu, spread_text(t));
+      const std::string why = unsettled_note(t, o.plan, "matmul", "matmuls");
+      if (!why.empty()) notes.push_back(fmt::format("n = {} on the cpu: {}", n, why));
     } else {
       row["cpu_skipped"] = fmt::format("n = {} is above --cpu-max-size {}", n, o.cpu_max_size);
-      line += fmt::format("  {:>10}  {:>11}", "skipped", "skipped");
+      line += fmt::format("  {:>10}  {:>11}  {:>6}", "skipped", "skipped", "");
       notes.push_back(fmt::format("n = {}: CPU skipped (above --cpu-max-size {}: {:.0f} GFLOP would take too long here; "
                                   "raise --cpu-max-size to run it)", n, o.cpu_max_size, flops / 1e9));
     }
@@ -128,15 +139,18 @@ int run_matmul(const MatmulOpts& o) {
         Tensor ag = a.to(Device::cuda(g)), bg = b.to(Device::cuda(g));
         Tensor cg;
         auto fn = [&] { cg = matmul(ag, bg); };
-        fn();                                           // warm-up (cuBLAS handle, kernels)
-        const double once = cuda::time_ms(g, fn, 1);
-        const int reps = int(std::clamp(300.0 / std::max(once, 1e-3), 2.0, 1000.0));
-        const double ms = cuda::time_ms(g, fn, reps);
+        // Each batch of matmuls between two events on the device's stream: no host sync per call.
+        const Timing t = time_steady_state(
+            [&](int64_t reps) { return cuda::time_ms(g, fn, int(reps)) * double(reps) * 1e-3; }, o.plan);
         set_allow_tf32(prev);
+        const double ms = t.median() * 1e3;
         const double gf = flops / (ms * 1e-3) / 1e9;
         row[k + "_ms"] = ms;
         row[k + "_gflops"] = gf;
-        line += fmt::format("  {:>12.3f}  {:>15.1f}", ms, gf);
+        row[k + "_timing"] = timing_json(t, "calls", "ms", [](double s) { return s * 1e3; });
+        line += fmt::format("  {:>12.3f}  {:>15.1f}  {:>6}", ms, gf, spread_text(t));
+        const std::string why = unsettled_note(t, o.plan, "matmul", "matmuls");
+        if (!why.empty()) notes.push_back(fmt::format("n = {} on cuda:{}: {}", n, g, why));
         if (c_cpu.defined()) {
           const double rel = max_relative_difference(cg.cpu().contiguous(), c_cpu.contiguous());
           row[k + "_speedup"] = gf / cpu;
@@ -148,7 +162,7 @@ int run_matmul(const MatmulOpts& o) {
       } catch (const Error& e) {
         set_allow_tf32(prev);
         row[k + "_error"] = e.what();
-        line += fmt::format("  {:>12}  {:>15}  {:>9}  {:>12}", "n/a", "n/a", "", "");
+        line += fmt::format("  {:>12}  {:>15}  {:>6}  {:>9}  {:>12}", "n/a", "n/a", "", "", "");
         notes.push_back(fmt::format("n = {}: cuda:{} failed: {}", n, g, e.what()));
       }
     }
@@ -174,6 +188,7 @@ void register_bench_matmul(CLI::App& bench, Runner& run) {
   add_number(m, "--threads", mm->threads, "CPU threads (default: all cores)", thread_count_rule());
   m->add_option("--dtype", mm->dtype, "float32, or tf32 (TF32 tensor cores on the GPU)")->capture_default_str();
   m->add_flag("--json", mm->json, "Print JSON");
+  add_timing_flags(m, mm->plan, "--min-calls", "matmuls");
   m->callback([&run, mm] { run = [mm] { return run_matmul(*mm); }; });
 }
 

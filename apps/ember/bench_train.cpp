@@ -1,13 +1,17 @@
-// ember bench train: training samples/s of zoo models across batch sizes on each device, as one
-// table with a speed-up column (GPU / CPU); without a GPU, the CPU column and one line saying why.
+// ember bench train: training samples/s of zoo models across batch sizes on each device, each device
+// in the precision it would train in (--precision, auto by default), as one table with a speed-up
+// column (GPU / CPU); without a GPU, the CPU column and one line saying why. Every point is timed
+// to a steady state (ember/core/timing.h): the median of the repeats, with their spread.
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "bench_common.h"
 #include "cli.h"
+#include "precision_choice.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/optim/optimizer.h"
@@ -18,9 +22,21 @@ namespace {
 
 struct TrainBenchOpts {
   std::string models = "lenet5,mnistnet,resnet_small", device = "all", batch_sizes = "32,64,128,256,512,1024";
+  std::string precision = "auto";
   int threads = 0;
-  int64_t steps = 3, warmup = 1;
   bool json = false;
+  TimingPlan plan;  // the shared timing flags, --steps for the minimum steps per repeat
+};
+
+// One column of the table: a device and the precision it trains in there, or why it cannot.
+struct BenchColumn {
+  Device device;
+  PrecisionChoice precision;
+  std::string refused;  // --precision this device cannot run (choose_precision's message); "" when it can
+  // "cpu fp32", "cuda:0 bf16"; a refused column is named by the flag ("cpu bf16").
+  std::string title(const std::string& flag) const {
+    return device.str() + " " + (refused.empty() ? precision.name : flag);
+  }
 };
 
 std::vector<Device> bench_devices(const std::string& spec) {
@@ -40,9 +56,10 @@ std::vector<Device> bench_devices(const std::string& spec) {
   return devices;
 }
 
-// Samples/s of `steps` SGD steps (momentum 0.9) of the training engine's TrainStep on random
-// inputs, after `warmup` untimed steps.
-double samples_per_second(const std::string& name, int64_t bs, Device dev, const TrainBenchOpts& o) {
+// The timing of SGD steps (momentum 0.9) of the training engine's TrainStep on random inputs, in
+// the column's precision (the autocast policy and, for fp16, the loss scaler of `ember train`).
+Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& col, const TrainBenchOpts& o) {
+  const Device dev = col.device;
   const int64_t ch = name == "alexnet_cifar" ? 3 : 1, size = name == "alexnet_cifar" ? 32 : 28;
   Generator gen(0);
   auto model = models::create(name, 10, ch, size, &gen);
@@ -53,17 +70,37 @@ double samples_per_second(const std::string& name, int64_t bs, Device dev, const
   batch.y = randint(0, 10, {bs}, {.dtype = DType::Int64, .device = dev}, &gen);
   // The training engine's step (train/step.h), on one fixed batch: what `ember train` runs per step.
   train::TrainStep step(*model, opt);
+  apply_precision(col.precision, dev, step);
   train::DeviceMetrics sums;
-  auto one = [&] {
-    step.run(1, bs, [&] { return batch; }, &sums);
-    (void)sums.read();  // synchronises with the device
-    sums.reset();
-  };
-  for (int64_t i = 0; i < o.warmup; ++i) one();
-  auto t0 = BenchClock::now();
-  for (int64_t i = 0; i < o.steps; ++i) one();
-  const double dt = std::chrono::duration<double>(BenchClock::now() - t0).count();
-  return double(bs * o.steps) / dt;
+  return time_steady_state_wall(
+      [&] {
+        step.run(1, bs, [&] { return batch; }, &sums);
+        (void)sums.read();  // synchronises with the device
+        sums.reset();
+      },
+      o.plan);
+}
+
+// The columns for --device and --precision: each device with choose_precision's answer. A device
+// that cannot run the precision asked for keeps its column, "-", and the reason in a note; when no
+// device can, the command line cannot work at all (UsageError, exit 2).
+std::vector<BenchColumn> bench_columns(const std::vector<Device>& devices, const std::string& precision) {
+  std::vector<BenchColumn> cols;
+  std::optional<UsageError> first;
+  size_t refused = 0;
+  for (Device d : devices) {
+    BenchColumn c{d, {}, ""};
+    try {
+      c.precision = choose_precision(precision, d);
+    } catch (const UsageError& e) {
+      c.refused = e.what();
+      if (!first) first = e;
+      ++refused;
+    }
+    cols.push_back(c);
+  }
+  if (refused == devices.size()) throw *first;
+  return cols;
 }
 
 int run_train_bench(const TrainBenchOpts& o) {
@@ -80,23 +117,42 @@ int run_train_bench(const TrainBenchOpts& o) {
                        "choose from: " + list);
     }
   const auto devices = bench_devices(o.device);
+  const auto cols = bench_columns(devices, o.precision);
   const bool has_cpu = devices.front().is_cpu();
   const bool has_gpu = std::any_of(devices.begin(), devices.end(), [](Device d) { return d.is_cuda(); });
   const std::string no_gpu = o.device == "all" && !has_gpu ? "no CUDA device: " + cuda::unavailable_reason() : "";
 
-  nlohmann::json j = {{"models", names},   {"threads", get_num_threads()}, {"steps", o.steps},
-                      {"warmup", o.warmup}, {"devices", nlohmann::json::array()}, {"results", nlohmann::json::array()}};
-  for (Device d : devices) j["devices"].push_back(d.str());
+  nlohmann::json j = {{"models", names},
+                      {"threads", get_num_threads()},
+                      {"precision", o.precision},
+                      {"timing", plan_json(o.plan, "steps")},
+                      {"devices", nlohmann::json::array()},
+                      {"device_precision", nlohmann::json::object()},
+                      {"results", nlohmann::json::array()}};
+  for (const auto& c : cols) {
+    j["devices"].push_back(c.device.str());
+    auto& dp = j["device_precision"][c.device.str()];
+    if (c.refused.empty()) dp = {{"precision", c.precision.name}, {"why", c.precision.why}};
+    else dp = {{"precision", nullptr}, {"refused", c.refused}};
+  }
   if (!no_gpu.empty()) j["gpu"] = no_gpu;
   if (!o.json) {
-    fmt::print("training throughput, samples/s ({} after {} warm-up, SGD momentum 0.9, random inputs), {}\n",
-               plural(o.steps, "timed step"), o.warmup, plural(get_num_threads(), "CPU thread"));
+    fmt::print("training throughput, samples/s (SGD momentum 0.9, random inputs), {}\n",
+               plural(get_num_threads(), "CPU thread"));
+    // What each column runs and why (the reasons are the training banner's, precision_choice.cpp).
+    fmt::print("precision  --precision {}\n", o.precision);
+    for (const auto& c : cols)
+      if (!c.refused.empty()) fmt::print("           {}: not run: {}\n", c.device.str(), c.refused);
+      else
+        fmt::print("           {} {}{}\n", c.device.str(), c.precision.name,
+                   c.precision.why.empty() ? "" : ": " + c.precision.why);
+    fmt::print("{}", timing_header(o.plan, "step", "steps"));
     if (!no_gpu.empty()) fmt::print("no GPU column: {}\n", no_gpu);
     fmt::print("{:>13}  {:>6}", "model", "batch");
-    for (Device d : devices) fmt::print("  {:>12}", d.str());
+    for (const auto& c : cols) fmt::print("  {:>16}", c.title(o.precision));
     if (has_cpu)
       for (Device d : devices)
-        if (d.is_cuda()) fmt::print("  {:>12}", fmt::format("{}/cpu", d.str()));
+        if (d.is_cuda()) fmt::print("  {:>11}", fmt::format("{}/cpu", d.str()));
     fmt::print("\n");
   }
   std::vector<std::string> notes;
@@ -104,23 +160,35 @@ int run_train_bench(const TrainBenchOpts& o) {
     for (int64_t bs : bss) {
       std::map<std::string, double> sps;
       std::string line = fmt::format("{:>13}  {:>6}", name, bs);
-      for (Device dev : devices) {
+      for (const auto& col : cols) {
+        const Device dev = col.device;
         nlohmann::json row = {{"model", name}, {"device", dev.str()}, {"batch_size", bs}};
+        if (!col.refused.empty()) {
+          row["precision"] = o.precision;
+          row["skipped"] = col.refused;
+          line += fmt::format("  {:>16}", "-");
+          j["results"].push_back(row);
+          continue;
+        }
+        row["precision"] = col.precision.name;
         try {
-          const double v = samples_per_second(name, bs, dev, o);
+          const Timing t = time_train_step(name, bs, col, o);
+          const double v = double(bs) / t.median();
           sps[dev.str()] = v;
           row["samples_per_s"] = v;
-          row["seconds"] = double(bs * o.steps) / v;
-          if (dev.is_cuda() && has_cpu && sps.count("cpu")) row["speedup_vs_cpu"] = v / sps["cpu"];
-          line += fmt::format("  {:>12.1f}", v);
+          row.update(timing_json(t, "steps", "samples_per_s", [bs](double s) { return double(bs) / s; }));
+          if (dev.is_cuda() && sps.count("cpu")) row["speedup_vs_cpu"] = v / sps["cpu"];
+          line += fmt::format("  {:>9.1f} {:<6}", v, spread_text(t));
+          const std::string why = unsettled_note(t, o.plan, "step", "steps");
+          if (!why.empty()) notes.push_back(fmt::format("{} batch {} on {}: {}", name, bs, dev.str(), why));
         } catch (const OutOfMemoryError& e) {
           // A batch too large for one device still leaves the others' numbers worth having.
           row["error"] = e.what();
-          line += fmt::format("  {:>12}", "OOM");
+          line += fmt::format("  {:>16}", "OOM");
           notes.push_back(fmt::format("{} batch {} on {}: {}", name, bs, dev.str(), e.what()));
         } catch (const CudaError& e) {
           row["error"] = e.what();
-          line += fmt::format("  {:>12}", "n/a");
+          line += fmt::format("  {:>16}", "n/a");
           notes.push_back(fmt::format("{} batch {} on {}: {}", name, bs, dev.str(), e.what()));
         }
         j["results"].push_back(row);
@@ -129,9 +197,10 @@ int run_train_bench(const TrainBenchOpts& o) {
         for (Device d : devices)
           if (d.is_cuda()) {
             const bool both = sps.count("cpu") && sps.count(d.str());
-            line += both ? fmt::format("  {:>11.1f}x", sps[d.str()] / sps["cpu"]) : fmt::format("  {:>12}", "-");
+            line += both ? fmt::format("  {:>10.1f}x", sps[d.str()] / sps["cpu"]) : fmt::format("  {:>11}", "-");
           }
       if (!o.json) {
+        line.erase(line.find_last_not_of(' ') + 1);
         fmt::print("{}\n", line);
         std::fflush(stdout);
       }
@@ -151,8 +220,10 @@ void register_bench_train(CLI::App& bench, Runner& run) {
       ->capture_default_str();
   t->add_option("--batch-sizes", tb->batch_sizes, "Comma-separated batch sizes")->capture_default_str();
   add_number(t, "--threads", tb->threads, "CPU threads (default: all cores)", thread_count_rule());
-  add_number(t, "--steps", tb->steps, "Timed steps per point", at_least(1))->capture_default_str();
-  add_number(t, "--warmup", tb->warmup, "Untimed warm-up steps per point", at_least(0))->capture_default_str();
+  t->add_option("--precision", tb->precision,
+                "auto (as `ember train` picks), fp32, bf16, fp16")
+      ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))->capture_default_str();
+  add_timing_flags(t, tb->plan, "--steps", "steps");
   t->add_flag("--json", tb->json, "Print JSON");
   t->callback([&run, tb] { run = [tb] { return run_train_bench(*tb); }; });
 }

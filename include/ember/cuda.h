@@ -7,11 +7,22 @@
 #include <functional>
 #include <string>
 
+#include "ember/core/timing.h"
+
 namespace ember {
 
-// Copy bandwidth of one device, GB/s (10^9 bytes/s), as CUDA's bandwidthTest measures it.
+// One kind of copy: GB/s (10^9 bytes/s) of its median repeat, and the timing behind it.
+struct CopyRate {
+  double gbps = 0;
+  double bytes_moved = 0;  // per copy: the transfer size (twice it device-to-device: read and write)
+  Timing timing;           // seconds per copy: warm-up, repeats
+  // GB/s of a repeat that took `seconds_per_copy` (its min() is the fastest repeat's GB/s).
+  double gbps_at(double seconds_per_copy) const { return bytes_moved / seconds_per_copy / 1e9; }
+};
+
+// Copy bandwidth of one device, as CUDA's bandwidthTest measures it.
 struct CopyBandwidth {
-  double h2d_pageable = 0, d2h_pageable = 0, h2d_pinned = 0, d2h_pinned = 0, d2d = 0;
+  CopyRate h2d_pageable, d2h_pageable, h2d_pinned, d2h_pinned, d2d;
 };
 
 namespace cuda {
@@ -24,9 +35,11 @@ std::string unavailable_reason();
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double time_ms(int device, const std::function<void()>& fn, int reps);
-// Host<->device and device<->device copy bandwidth for `bytes`-sized transfers over `reps` copies
-// each. Throws DeviceError without CUDA.
-CopyBandwidth copy_bandwidth(int device, size_t bytes, int reps);
+// Host<->device and device<->device copy bandwidth for `bytes`-sized transfers, each kind timed
+// with CUDA events by time_steady_state (ember/core/timing.h: warm-up until settled, then the
+// median of plan.repeats repeats of at least plan.min_seconds and plan.min_calls copies). Throws
+// DeviceError without CUDA.
+CopyBandwidth copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
 }  // namespace cuda
 
 }  // namespace ember

@@ -10,6 +10,7 @@
 #include "ember/core/generator.h"
 #include "ember/core/settings.h"
 #include "ember/core/tensor.h"
+#include "ember/core/timing.h"
 #include "ember/cuda.h"
 #include "ember/ops.h"
 #include "ember/nn/init.h"

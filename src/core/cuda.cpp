@@ -10,5 +10,7 @@ int device_count() { return cuda_device_count(); }
 bool is_available() { return cuda_device_count() > 0; }
 std::string unavailable_reason() { return cuda_unavailable_reason(); }
 double time_ms(int device, const std::function<void()>& fn, int reps) { return cuda_time_ms(device, fn, reps); }
-CopyBandwidth copy_bandwidth(int device, size_t bytes, int reps) { return cuda_copy_bandwidth(device, bytes, reps); }
+CopyBandwidth copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
+  return cuda_copy_bandwidth(device, bytes, plan);
+}
 }  // namespace ember::cuda

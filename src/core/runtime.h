@@ -22,7 +22,8 @@ CudaDeviceArch cuda_device_arch(int device);
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps);
-// Copy bandwidth of cuda:device for `bytes`-sized transfers, GB/s (10^9 bytes/s), timed with CUDA
-// events over `reps` copies each, as CUDA's bandwidthTest does. Throws DeviceError without CUDA.
-CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps);
+// Copy bandwidth of cuda:device for `bytes`-sized transfers, GB/s (10^9 bytes/s), each kind timed
+// with CUDA events by time_steady_state under `plan`, as CUDA's bandwidthTest does. Throws
+// DeviceError without CUDA.
+CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
 }  // namespace ember

@@ -12,7 +12,7 @@ CudaDeviceArch cuda_device_arch(int) { return {}; }
 double cuda_time_ms(int, const std::function<void()>&, int) {
   throw DeviceError("no CUDA device: " + cuda_unavailable_reason());
 }
-CopyBandwidth cuda_copy_bandwidth(int, size_t, int) {
+CopyBandwidth cuda_copy_bandwidth(int, size_t, const TimingPlan&) {
   throw DeviceError("no CUDA device: " + cuda_unavailable_reason());
 }
 }  // namespace ember

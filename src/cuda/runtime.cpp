@@ -96,7 +96,7 @@ double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
   return double(ms) / std::max(reps, 1);
 }
 
-CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps) {
+CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
   cuda::check_device(Device::cuda(device));
   cuda::DeviceGuard guard(device);
   cudaStream_t st = cuda::stream(device);
@@ -108,19 +108,24 @@ CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, int reps) {
     cudaFree(d0);
     throw OutOfMemoryError("bench bandwidth: cannot allocate two device buffers of " + std::to_string(bytes) + " bytes");
   }
-  auto gbps = [&](void* dst, const void* src, cudaMemcpyKind kind) {
-    EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st));  // warm-up
-    const double ms = cuda_time_ms(device, [&] { EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st)); }, reps);
-    return double(bytes) / (ms * 1e-3) / 1e9;
+  // Each kind: time_steady_state's warm-up and repeats, every batch of copies timed with events.
+  auto rate = [&](void* dst, const void* src, cudaMemcpyKind kind, double moved) {
+    auto copy = [&] { EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st)); };
+    CopyRate r;
+    r.bytes_moved = moved;
+    r.timing = time_steady_state([&](int64_t n) { return cuda_time_ms(device, copy, int(n)) * double(n) * 1e-3; }, plan);
+    r.gbps = r.gbps_at(r.timing.median());
+    return r;
   };
   CopyBandwidth r;
   try {
-    r.h2d_pageable = gbps(d0, pageable.data(), cudaMemcpyHostToDevice);
-    r.d2h_pageable = gbps(pageable.data(), d0, cudaMemcpyDeviceToHost);
-    r.h2d_pinned = gbps(d0, pinned.data(), cudaMemcpyHostToDevice);
-    r.d2h_pinned = gbps(pinned.data(), d0, cudaMemcpyDeviceToHost);
+    const double b = double(bytes);
+    r.h2d_pageable = rate(d0, pageable.data(), cudaMemcpyHostToDevice, b);
+    r.d2h_pageable = rate(pageable.data(), d0, cudaMemcpyDeviceToHost, b);
+    r.h2d_pinned = rate(d0, pinned.data(), cudaMemcpyHostToDevice, b);
+    r.d2h_pinned = rate(pinned.data(), d0, cudaMemcpyDeviceToHost, b);
     // A device-to-device copy reads and writes every byte: count both, as bandwidthTest does.
-    r.d2d = 2 * gbps(d1, d0, cudaMemcpyDeviceToDevice);
+    r.d2d = rate(d1, d0, cudaMemcpyDeviceToDevice, 2 * b);
   } catch (...) {
     cudaFree(d0);
     cudaFree(d1);

@@ -39,8 +39,9 @@ if [[ $mode == ratios ]]; then
   echo "PASS: both scripts compile; gpu_ratios.py rows as expected"
 elif [[ $mode == torch ]]; then
   "$py" -c 'import torch' 2>/dev/null || { echo "SKIPPED: $py has no torch (install python3-torch)"; exit 77; }
-  "$py" "$src/bench/torch_gpu.py" --device cpu --sizes 16,32 --train-steps 2 --train-warmup 1 >"$work/torch_side.json" \
-    || fail "torch_gpu.py --device cpu"
+  # Small timing values keep it to a second or two: repeats of >= 0.01 s, a 0.05 s warm-up at most.
+  "$py" "$src/bench/torch_gpu.py" --device cpu --sizes 16,32 --train-steps 2 --train-warmup 1 --min-time 0.01 \
+    --repeats 2 --max-warmup-time 0.05 >"$work/torch_side.json" || fail "torch_gpu.py --device cpu"
   "$py" - "$work/torch_side.json" <<'PY' || fail "torch_side.json: $(cat "$work/torch_side.json")"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -49,6 +50,13 @@ assert [(m["n"], m["dtype"]) for m in j["matmul"]] == [(16, "float32"), (32, "fl
 assert all(m["gflops"] > 0 for m in j["matmul"]), j["matmul"]
 assert j["bandwidth"] is None and "CUDA" in j["bandwidth_skipped"], j
 assert j["train"][0]["batch_size"] == 128 and j["train"][0]["samples_per_s"] > 0, j["train"]
+# Timed as ember's benches: the median of the repeats, with the spread and each repeat's count and time.
+assert j["timing"]["repeats"] == 2 and j["timing"]["min_time"] == 0.01, j["timing"]
+for t in [m["timing"] for m in j["matmul"]] + [j["train"][0]["timing"]]:
+    assert t["repeats"] == 2 and len(t["per_repeat"]) == 2, t
+    assert t["min"] <= t["median"] <= t["max"] and t["spread"] >= 0, t
+    assert all(r["seconds"] >= 0.01 for r in t["per_repeat"]), t
+assert all(r["calls"] >= 2 for r in j["train"][0]["timing"]["per_repeat"]), j["train"]
 PY
   echo "PASS: torch_gpu.py on the CPU"
 else

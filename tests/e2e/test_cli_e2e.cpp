@@ -321,12 +321,13 @@ TEST_F(Cli, DoctorAndBench) {
   EXPECT_HAS(r.out, "PASS  cpu");
   auto j = nlohmann::json::parse(run("doctor --json").out);
   EXPECT_EQ(j["verdict"]["can_train"], true);
-  r = run("bench matmul --sizes 64,128 --threads 2");
+  r = run("bench matmul --sizes 64,128 --threads 2 --min-time 0 --repeats 1 --max-warmup-time 0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "cpu GFLOP/s");
   r = run("bench matmul --sizes 64,x");
   EXPECT_EQ(r.code, 2) << r.out;
-  r = run("bench train --model lenet5 --device cpu --batch-sizes 16 --threads 2 --steps 2 --warmup 1 --json");
+  r = run("bench train --model lenet5 --device cpu --batch-sizes 16 --threads 2 --steps 2 --warmup 1 --min-time 0 "
+          "--repeats 1 --max-warmup-time 0 --json");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_GT(nlohmann::json::parse(r.out)["results"][0]["samples_per_s"].get<double>(), 0);
   // The tiny test files are not Fashion-MNIST: verify must say so and exit 1.
@@ -335,7 +336,7 @@ TEST_F(Cli, DoctorAndBench) {
   EXPECT_HAS(r.out, "FAIL");
   EXPECT_EQ(run("data frob").code, 2);
   if (ember::cuda::device_count() == 0) {
-    EXPECT_HAS(run("bench matmul --sizes 64").out, "no CUDA device");
+    EXPECT_HAS(run("bench matmul --sizes 64 --min-time 0 --repeats 1 --max-warmup-time 0").out, "no CUDA device");
     r = run("bench bandwidth");
     EXPECT_EQ(r.code, 1) << r.out;
     EXPECT_HAS(r.out, "no CUDA device:");
@@ -529,7 +530,7 @@ TEST_F(Cli, ThreadCountsAreBounded) {
     EXPECT_HAS(r.out, "hardware thread");
     EXPECT_FALSE(has(r.out, "libgomp")) << r.out;
   }
-  Result r = run("bench matmul --sizes 64 --threads 1024");
+  Result r = run("bench matmul --sizes 64 --threads 1024 --min-time 0 --repeats 1 --max-warmup-time 0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "cpu (1024 threads)");
   if (std::thread::hardware_concurrency() < 1024) EXPECT_HAS(r.out, "compute will be slower");
@@ -704,7 +705,7 @@ TEST_F(Cli, BenchMessagesWithoutAGpu) {
   EXPECT_HAS(r.out, "use smaller --sizes");
   EXPECT_FALSE(has(r.out, "--batch-size")) << r.out;
   if (ember::cuda::device_count() > 0) GTEST_SKIP() << "this machine has a GPU";
-  r = run("bench matmul --sizes 64 --threads 2");
+  r = run("bench matmul --sizes 64 --threads 2 --min-time 0 --repeats 1 --max-warmup-time 0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "float32 on the CPU only");
   EXPECT_HAS(r.out, "no CUDA device: ");

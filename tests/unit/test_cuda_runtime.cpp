@@ -84,7 +84,7 @@ TEST(CudaRuntime, ThePublicApiAnswersLikeTheRuntime) {
   if (ember::cuda::is_available()) GTEST_SKIP() << "a GPU is usable here";
   EXPECT_FALSE(ember::cuda::unavailable_reason().empty());
   EXPECT_THROW(ember::cuda::time_ms(0, [] {}, 1), DeviceError);
-  EXPECT_THROW(ember::cuda::copy_bandwidth(0, 1 << 20, 1), DeviceError);
+  EXPECT_THROW(ember::cuda::copy_bandwidth(0, 1 << 20, TimingPlan{}), DeviceError);
 }
 
 TEST(CudaRuntime, CreatingATensorOnAMissingDeviceIsADeviceError) {
