@@ -92,13 +92,14 @@ std::vector<Setting> make_table() {
   }
   {
     Setting& s = row("image_size", "--image-size", &TrainSettings::image_size,
-                     "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
+                     "Image folders: resize (centre crop) to SxS (default: the median size of 32 sampled images, at most "
+                     "64)",
                      R::Identity);
     s.rule = between(1, 4096), s.section = "image_folder", s.show_default = false;
   }
   {
     Setting& s = row("channels", "--channels", &TrainSettings::channels,
-                     "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)", R::Identity);
+                     "Image folders: 1 (grey) or 3 (RGB) (default: as most sampled images)", R::Identity);
     s.choices = [] { return std::vector<std::string>{"1", "3"}; };
     s.section = "image_folder", s.show_default = false;
   }
