@@ -46,11 +46,8 @@ void invert_u8(Tensor& images_u8) {
   for (int64_t i = 0, n = images_u8.numel(); i < n; ++i) p[i] = uint8_t(255 - p[i]);
 }
 
-std::string unlike_training_data(const Tensor& image_u8, const data::Dataset& ds, bool colour, bool inverted) {
-  // The first 2000 test images are plenty for the dataset's averages (a second on CIFAR at most).
-  const int64_t n = std::min<int64_t>(ds.size(), 2000);
-  if (n == 0) return "";
-  const ImageLook want = look_of(ds.images.slice(0, 0, n));
+std::string unlike_training_data(const Tensor& image_u8, const ImageLook& want, int64_t channels,
+                                 const std::string& name, bool colour, bool inverted) {
   const ImageLook got = look_of(image_u8);
   std::vector<std::string> why;
   // 80 of 255 levels: far beyond the spread between one dataset's images' backgrounds (Fashion-MNIST
@@ -60,17 +57,17 @@ std::string unlike_training_data(const Tensor& image_u8, const data::Dataset& ds
   const bool invert_helps = std::abs((255 - got.border) - want.border) < diff;
   if (background_off)
     why.push_back(fmt::format("its background is {} (border mean {:.0f} of 255) where {}'s is {} ({:.0f})",
-                              got.border > want.border ? "light" : "dark", got.border, ds.name,
+                              got.border > want.border ? "light" : "dark", got.border, name,
                               want.border > got.border ? "light" : "dark", want.border));
-  if (colour && ds.channels() == 1)
-    why.push_back(fmt::format("it is a colour image and {} is greyscale (it was converted to grey)", ds.name));
+  if (colour && channels == 1)
+    why.push_back(fmt::format("it is a colour image and {} is greyscale (it was converted to grey)", name));
   if (why.empty()) return "";
   std::string s = "looks unlike the images the model was trained on: " + why[0];
   for (size_t i = 1; i < why.size(); ++i) s += "; " + why[i];
   s += "; the prediction is likely wrong";
   if (background_off && invert_helps)
     s += inverted ? " (it was inverted with --invert: try without it)"
-                  : fmt::format(" (try --invert: {}'s images have {} backgrounds)", ds.name,
+                  : fmt::format(" (try --invert: {}'s images have {} backgrounds)", name,
                                 want.border < 128 ? "dark" : "light");
   return s;
 }

@@ -17,9 +17,11 @@ struct ImageLook {
 ImageLook look_of(const Tensor& images_u8);  // uint8 (N, C, H, W): the average over the N images
 
 // One sentence when the image (uint8 (1, C, H, W), as decoded for the dataset's geometry) looks
-// unlike `ds`'s images, "" otherwise. colour: the file had visibly different R, G, B values
-// (checked by the caller on a 3-channel decode). inverted: --invert was given.
-std::string unlike_training_data(const Tensor& image_u8, const data::Dataset& ds, bool colour, bool inverted);
+// unlike the training data (`want`: its look, `channels`: its channel count, `name`: as shown), ""
+// otherwise. colour: the file had visibly different R, G, B values (checked by the caller on a
+// 3-channel decode). inverted: --invert was given.
+std::string unlike_training_data(const Tensor& image_u8, const ImageLook& want, int64_t channels,
+                                 const std::string& name, bool colour, bool inverted);
 
 // True when a uint8 (1, 3, H, W) image has visibly different colour channels (not a grey picture
 // stored as RGB).

@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "cli.h"
+#include "cli_image_check.h"
 #include "ember/core/error.h"
 #include "ember/train/dataset.h"
 
@@ -22,13 +24,6 @@ bool is_known(const std::string& v) {
 bool is_directory(const std::string& v) {
   std::error_code ec;
   return !v.empty() && fs::is_directory(v, ec);
-}
-
-void limit(data::Dataset& ds, int64_t n) {
-  if (n > 0 && n < ds.size()) {
-    ds.images = ds.images.narrow(0, 0, n);  // contiguous: a prefix of a contiguous tensor
-    ds.labels = ds.labels.narrow(0, 0, n);
-  }
 }
 
 std::string join(const std::vector<std::string>& v, size_t max_shown) {
@@ -62,18 +57,22 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
                       int64_t limit_train, int64_t limit_test) {
   RunData r;
   if (data != kImageFolder) {
-    r.train = train::load_split(data, dir, true, limit_train);
-    r.test = train::load_split(data, dir, false, limit_test);
+    r.train = train::load_split(data, dir, true, limit_train, seed);
+    r.test = train::load_split(data, dir, false, limit_test, seed);
     return r;
   }
   data::ImageFolderSplitOptions o;
   o.size = flags.image_size, o.channels = flags.channels, o.test_fraction = flags.test_fraction, o.seed = seed;
+  o.max_pixels = flags.max_pixels;
   data::ImageFolderSplits s = data::load_image_folder_splits(dir, o);
-  r.train = std::move(s.train), r.test = std::move(s.test), r.val = std::move(s.val);
-  limit(r.train, limit_train);
-  limit(r.test, limit_test);
+  r.train = train::limit_split(s.train, limit_train, seed, true);
+  r.test = train::limit_split(s.test, limit_test, seed, false);
+  r.val = std::move(s.val);
+  // What predict compares a user's image with, kept so it never has to read the folder again.
+  const ImageLook look = look_of(r.train.images.slice(0, 0, std::min<int64_t>(r.train.size(), 2000)));
   r.config = {{"image_size", r.train.height()}, {"channels", r.train.channels()}, {"test_fraction", flags.test_fraction},
-              {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std}};
+              {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std},
+              {"look", {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}}}};
   r.details = fmt::format("{}; {}{}; classes {}", s.layout, s.size_source.empty() ? "size given" : s.size_source,
                           r.val.size() ? fmt::format("; {} val images (evaluated each epoch; test/ at the end)", r.val.size())
                                        : "",
@@ -82,12 +81,17 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
 }
 
 data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, const nlohmann::json& cfg,
-                                 int64_t limit_test) {
-  if (data != kImageFolder) return train::load_split(data, dir, false, limit_test);
-  const nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json::object()) : nlohmann::json::object();
-  if (!f.is_object() || !f.contains("classes") || !f.contains("mean") || !f.contains("std"))
-    throw FormatError("the run's config has no image_folder settings (classes, mean, std)",
-                      "train the run again with this version of ember");
+                                 int64_t limit_test, const train::StoredInput& input, int64_t max_pixels) {
+  const uint64_t seed = cfg.is_object() ? cfg.value("seed", uint64_t(0)) : 0;
+  // A quick look (`eval --limit-test 1`) may hold one class: only training refuses that.
+  if (data != kImageFolder)
+    return train::limit_split(train::load_split(data, dir, false, 0, seed), limit_test, seed, false, true);
+  nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
+  const bool described = f.is_object() && f.contains("classes") && f.contains("mean") && f.contains("std");
+  if (!described) {  // an export from before exports carried the run's config: its input description
+    f = {{"image_size", input.input_shape.at(1)}, {"channels", input.input_shape.at(0)}, {"classes", input.classes},
+         {"mean", input.mean}, {"std", input.std}};
+  }
   if (dir.empty())
     throw UsageError("the run was trained on an image folder, but no folder is known",
                      "pass the folder with --data-dir PATH");
@@ -95,19 +99,24 @@ data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, c
   o.size = f.value("image_size", int64_t(0));
   o.channels = f.value("channels", int64_t(0));
   o.test_fraction = f.value("test_fraction", 0.2);
-  o.seed = cfg.value("seed", uint64_t(0));
+  o.seed = seed;
   o.load_train = false;
   o.classes = f["classes"].get<std::vector<std::string>>();
   o.mean = f["mean"].get<std::vector<float>>();
   o.std = f["std"].get<std::vector<float>>();
+  o.max_pixels = max_pixels;
+  const bool split_layout = fs::is_directory(dir / "train") || fs::is_directory(dir / "test");
+  if (!described && !split_layout && !(cfg.is_object() && cfg.contains("seed")))
+    warn(fmt::format("the weights file does not say which seed split '{}' into train and test: the images held out "
+                     "with seed 0 ({:g}% per class) may include images the model was trained on",
+                     dir.string(), 100 * o.test_fraction));
   data::Dataset test;
   try {
     test = data::load_image_folder_splits(dir, o).test;
   } catch (const IOError& e) {
     throw IOError(e.what(), "the run was trained on that folder; pass its new place with --data-dir PATH");
   }
-  limit(test, limit_test);
-  return test;
+  return train::limit_split(test, limit_test, seed, false, true);
 }
 
 }  // namespace ember::cli

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "ember/data/dataset.h"
+#include "ember/train/weights_info.h"
 
 namespace ember::cli {
 
@@ -25,21 +26,27 @@ std::string data_label(const std::string& data, const std::string& data_dir);
 struct FolderFlags {
   int64_t image_size = 0, channels = 0;
   double test_fraction = 0.2;
+  int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels (0: no limit)
 };
 
 struct RunData {
   data::Dataset train, test;
   data::Dataset val;          // size 0 unless the folder has val/
   std::string details;        // an extra banner line for folders ("" for known datasets)
-  nlohmann::json config;      // for folders: image_size, channels, test_fraction, layout, classes, mean, std
+  nlohmann::json config;      // for folders: image_size, channels, test_fraction, layout, classes, mean, std,
+                              // look (the training images' brightness, for predict's check)
 };
 
-// Loads train and test (and val) for `ember train`; limits > 0 keep the first N samples.
+// Loads train and test (and val) for `ember train`; limits > 0 keep a seeded, stratified subset of N
+// samples (train::limit_split; a subset left with one class is a SettingError).
 RunData load_run_data(const std::string& data, const std::filesystem::path& dir, const FolderFlags& flags,
                       uint64_t seed, int64_t limit_train, int64_t limit_test);
 // The test split of a trained run for eval/predict, from its config.json ("data", "data_dir",
-// "seed" and, for folders, "image_folder"). dir_override: --data-dir (or --data PATH).
+// "seed" and, for folders, "image_folder"), or for a folder run whose file stores only its input
+// description (an older export: classes, mean, std, input shape), from that. dir: --data-dir (or
+// --data PATH), else the run's.
 data::Dataset load_run_test_data(const std::string& data, const std::filesystem::path& dir,
-                                 const nlohmann::json& run_config, int64_t limit_test);
+                                 const nlohmann::json& run_config, int64_t limit_test, const train::StoredInput& input,
+                                 int64_t max_pixels);
 
 }  // namespace ember::cli

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
+#include "checkpoint_choice.h"
 #include "cli_image_check.h"
 #include "data_source.h"
 #include "device_select.h"
@@ -30,6 +31,8 @@ struct EvalOpts {
   std::string path, model, data, data_dir, device = "auto", precision = "fp32";
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
+  std::string checkpoint;           // --checkpoint best|last ("": best)
+  int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels
   bool json = false;
   bool invert = false;              // predict: 255 - v before normalising (dark-on-light pictures)
 };
@@ -37,23 +40,36 @@ struct EvalOpts {
 struct Loaded {
   std::shared_ptr<nn::Module> model;
   std::string model_name;  // as shown: the zoo name or the spec's file name
-  data::Dataset test;
+  // What the model takes and gives, from what the checkpoint stores (no dataset file is read).
+  train::StoredInput input;
+  std::string data;        // the run's dataset name ("image-folder" for a folder run)
+  std::string data_label;  // as shown: "fashion-mnist", "image-folder:/path/to/folder"
+  data::Dataset test;      // eval and predict --index only (size 0 otherwise)
+  std::optional<ImageLook> look;  // the training images' look, when known (predict's check)
+  std::vector<std::string> classes;  // names of the model's outputs
   Device device;
   std::string precision = "fp32";  // --precision, as chosen for the device (precision_choice.h)
   train::CheckpointManifest manifest;
+  train::ChosenCheckpoint chosen;  // which of a run's checkpoints (--checkpoint)
 };
 
 // What --json output says about where the numbers come from.
 nlohmann::json provenance(const Loaded& l, const EvalOpts& o) {
-  return {{"model", l.model_name}, {"checkpoint", o.path}, {"device", l.device.str()}, {"precision", l.precision}};
+  nlohmann::json j = {{"model", l.model_name}, {"checkpoint", o.path}, {"device", l.device.str()},
+                      {"precision", l.precision}};
+  if (!l.chosen.which.empty()) j["checkpoint_choice"] = l.chosen.which;
+  return j;
 }
 
-Loaded load(const EvalOpts& o) {
-  train::Checkpoint ck = train::load_checkpoint(o.path);
+// need_test: eval and predict --index read the run's test set; predict on image files reads nothing
+// but the checkpoint (a weights file alone is enough, wherever the training data went).
+Loaded load(const EvalOpts& o, bool need_test) {
+  const train::ChosenCheckpoint chosen = chosen_checkpoint(o.path, o.checkpoint);
+  train::Checkpoint ck = train::load_checkpoint(chosen.path);
   // A weights file copied out of its run describes itself (__metadata__, train/weights_info.h).
   const train::WeightsInfo info = train::weights_info_from_metadata(ck.metadata, ck.weights_path.string());
   // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
-  const std::optional<fs::path> run_dir = train::run_dir_of(o.path);
+  const std::optional<fs::path> run_dir = train::run_dir_of(chosen.path);
   const std::string recorded = !ck.manifest.model.empty() ? ck.manifest.model : info.model;
   std::string model = !o.model.empty() ? o.model : train::run_model(recorded, run_dir.value_or(fs::path()));
   std::string data = !o.data.empty()                ? o.data
@@ -74,6 +90,7 @@ Loaded load(const EvalOpts& o) {
   if (dir.empty() && settings.contains("data_dir")) dir = settings.get<std::string>("data_dir");
   if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
+  l.chosen = chosen;
   l.manifest = ck.manifest;
   if (ck.manifest.weights_sha256.empty()) {  // a bare file: where it came from, if it says
     auto number = [&](const char* key) {
@@ -83,14 +100,45 @@ Loaded load(const EvalOpts& o) {
     l.manifest.epoch = number("epoch"), l.manifest.step = number("step");
   }
   l.model_name = model;
-  l.test = load_run_test_data(data, dir, cfg, o.limit_test);
+  l.data = data;
+  l.input = train::stored_input(info, config_json, data, ck.weights_path.string());
+  l.data_label = data != kImageFolder ? data : dir.empty() ? std::string("an image folder") : "image-folder:" + dir;
+  l.classes = l.input.classes;
+  const int64_t channels = l.input.input_shape[0], size = l.input.input_shape[1];
+  const nlohmann::json folder = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
+  if (folder.is_object() && folder.contains("look") && folder["look"].is_object()) {
+    const nlohmann::json& lk = folder["look"];
+    if (lk.value("mean", nlohmann::json()).is_number() && lk.value("border", nlohmann::json()).is_number())
+      l.look = ImageLook{lk["mean"].get<double>(), lk["border"].get<double>()};
+  }
+  if (need_test) {
+    l.test = load_run_test_data(data, dir, cfg, o.limit_test, l.input, o.max_pixels);
+    if (l.test.channels() != channels || l.test.height() != size || l.test.width() != l.input.input_shape[2] ||
+        l.test.num_classes() != int64_t(l.input.classes.size()))
+      throw UsageError(fmt::format("the test set of {} is {} of {}x{}x{}, but '{}' takes {}x{}x{} inputs and gives {}",
+                                   l.test.name, plural(l.test.num_classes(), "class", "classes"), l.test.channels(),
+                                   l.test.height(), l.test.width(), ck.weights_path.string(), channels, size,
+                                   l.input.input_shape[2], plural(int64_t(l.input.classes.size()), "class", "classes")),
+                       "pass the --data the model was trained on");
+    l.data_label = l.test.name;
+    l.classes = l.test.classes;
+  } else if (!l.look && data != kImageFolder) {
+    // A known dataset's test set, when it is installed, is cheap to read and shows what the model
+    // saw; without it the image is classified unchecked.
+    try {
+      const data::Dataset t = load_run_test_data(data, dir, cfg, 2000, l.input, o.max_pixels);
+      l.look = look_of(t.images.slice(0, 0, std::min<int64_t>(t.size(), 2000)));
+    } catch (const Error&) {
+    }
+  }
   l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
   l.precision = choose_precision(o.precision, l.device).name;
   Generator gen(0);
+  const int64_t num_classes = int64_t(l.input.classes.size());
   l.model = spec_from_metadata
                 ? nn::model_from_spec(info.model_spec, ck.weights_path.string() + " (__metadata__ model_spec)",
-                                      l.test.num_classes(), l.test.channels(), l.test.height(), &gen)
-                : models::create(model, l.test.num_classes(), l.test.channels(), l.test.height(), &gen);
+                                      num_classes, channels, size, &gen)
+                : models::create(model, num_classes, channels, size, &gen);
   // Strict: every tensor by name, float16/bfloat16/float64 cast to the model's dtype.
   train::WeightLoadReport rep;
   try {
@@ -105,7 +153,7 @@ Loaded load(const EvalOpts& o) {
 }
 
 int run_eval(const EvalOpts& o) {
-  Loaded l = load(o);
+  Loaded l = load(o, /*need_test=*/true);
   // bf16 / fp16: the forward passes run under autocast (the weights, whatever precision trained them,
   // stay f32).
   autocast ac(l.device.type, PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
@@ -121,6 +169,7 @@ int run_eval(const EvalOpts& o) {
   }
   fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.model_name,
              l.test.name);
+  if (!l.chosen.summary.empty()) fmt::print("            {}\n", l.chosen.summary);
   fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
              r.loss);
   for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
@@ -149,7 +198,7 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
   std::vector<int64_t> idx(probs.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
   std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
-  const auto& names = l.test.classes;
+  const auto& names = l.classes;
   auto name_of = [&](int64_t c) { return size_t(c) < names.size() ? names[size_t(c)] : std::string(); };
   const int64_t k_shown = std::min<int64_t>(o.top_k, int64_t(idx.size()));
   if (o.json) {
@@ -173,9 +222,12 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
 
 int run_predict(const EvalOpts& o) {
   if ((o.index >= 0) == !o.images.empty())
-    throw UsageError("predict needs either --index N (a test-set sample) or image files, not both",
-                     "e.g. `ember predict runs/<name> --index 0` or `ember predict runs/<name> shirt.png`");
-  Loaded l = load(o);
+    throw UsageError(o.images.empty() ? "predict needs something to classify: image files or --index N (a test-set "
+                                        "sample)"
+                                      : "predict takes image files or --index N (a test-set sample), not both",
+                     "e.g. `ember predict runs/<name> shirt.png` or `ember predict runs/<name> --index 0`");
+  Loaded l = load(o, /*need_test=*/o.index >= 0);
+  if (!o.json && !l.chosen.summary.empty()) fmt::print("checkpoint: {}\n", l.chosen.summary), std::fflush(stdout);
   autograd::NoGradGuard ng;
   nlohmann::json predictions = nlohmann::json::array();
   auto print_json = [&] {
@@ -200,25 +252,30 @@ int run_predict(const EvalOpts& o) {
   // Image files: decoded and resized to the dataset's geometry, then normalised by the same
   // loader code as the test set (one-sample dataset with the test set's mean/std).
   data::ImageFolderOptions io;
-  io.channels = l.test.channels(), io.height = l.test.height(), io.width = l.test.width();
+  io.channels = l.input.input_shape[0], io.height = l.input.input_shape[1], io.width = l.input.input_shape[2];
+  io.max_pixels = o.max_pixels;  // the header is checked before decoding
   // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
-  if (l.test.name.starts_with("image-folder:")) io.resize = data::ResizeMode::CenterCrop;
+  if (l.data == kImageFolder) io.resize = data::ResizeMode::CenterCrop;
   for (const std::string& file : o.images) {
-    data::Dataset one = l.test;
-    one.images = data::load_image(file, io).unsqueeze(0).contiguous();
-    if (o.invert) invert_u8(one.images);
+    Tensor image = data::load_image(file, io).unsqueeze(0).contiguous();
+    if (o.invert) invert_u8(image);
     bool colour = false;
     if (io.channels == 1) {
       data::ImageFolderOptions rgb = io;
       rgb.channels = 3;
       colour = has_colour(data::load_image(file, rgb).unsqueeze(0));
     }
-    if (std::string why = unlike_training_data(one.images, l.test, colour, o.invert); !why.empty())
-      warn(file + " " + why);
-    one.labels = zeros({1}, {.dtype = DType::Int64});
+    if (l.look)
+      if (std::string why = unlike_training_data(image, *l.look, io.channels, l.data_label, colour, o.invert);
+          !why.empty())
+        warn(file + " " + why);
+    // A one-sample set normalised by the loader with the training set's mean and std.
+    const data::Dataset one =
+        data::dataset_from_tensors(image, zeros({1}, {.dtype = DType::Int64}), int64_t(l.input.classes.size()),
+                                   l.input.classes, l.input.mean, l.input.std);
     data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
     top_k(l, o, b.x, -1,
-          fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.test.name,
+          fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.data_label,
                       o.invert ? ", inverted" : ""),
           file, predictions);
   }
@@ -235,7 +292,13 @@ void common(CLI::App* s, EvalOpts& o) {
                 "fp32, bf16 (autocast; needs AMX-BF16 or AVX512-BF16, or a GPU of sm_80+), fp16 (GPUs of sm_70+) or auto "
                 "(bf16 where the device does it fast)")
       ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))->capture_default_str();
-  add_number(s, "--limit-test", o.limit_test, "Use only the first N test samples", at_least(0));
+  add_number(s, "--limit-test", o.limit_test, "Use a seeded, stratified subset of N test samples", at_least(0));
+  s->add_option("--checkpoint", o.checkpoint,
+                "Which of a run's checkpoints: best (the epoch validation chose) or last")
+      ->check(CLI::IsMember({"best", "last"}))->default_str("best");
+  add_number(s, "--max-image-pixels", o.max_pixels,
+             "Refuse images of more pixels than N before decoding them, warn above N/2 (0: no limit)", at_least(0))
+      ->capture_default_str();
 }
 }  // namespace
 
@@ -250,7 +313,7 @@ void register_eval(CLI::App& root, Runner& run) {
 
   auto p = std::make_shared<EvalOpts>();
   auto* pr = root.add_subcommand("predict", "Top-k classes of a test-set sample (--index) or of image files");
-  pr->add_option("checkpoint", p->path, "Run directory or checkpoint")->required();
+  pr->add_option("path", p->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
   pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
   add_number(pr, "--index", p->index, "Test-set sample index", at_least(0));
   add_number(pr, "--top-k", p->top_k, "How many classes to show", at_least(1))->capture_default_str();

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "checkpoint_choice.h"
 #include "cli.h"
 #include "ember/io/onnx.h"
 #include "ember/io/safetensors.h"
@@ -15,6 +16,7 @@ namespace {
 
 struct ExportOpts {
   std::string path, format, output, model, data;
+  std::string checkpoint;  // --checkpoint best|last ("": best)
 };
 
 // --format, or the output file's extension when it is not given.
@@ -29,7 +31,8 @@ std::string export_format(const ExportOpts& o) {
 
 int run_export(const ExportOpts& o) {
   const std::string format = export_format(o);
-  train::ExportSource s = train::load_export_source(o.path, {o.model, o.data});
+  const train::ChosenCheckpoint chosen = chosen_checkpoint(o.path, o.checkpoint);
+  train::ExportSource s = train::load_export_source(chosen.path, {o.model, o.data});
   std::error_code ec;
   if (fs::exists(o.output) && fs::equivalent(o.output, s.weights, ec))
     throw UsageError(fmt::format("-o '{}' is the checkpoint's own weights file", o.output),
@@ -48,6 +51,7 @@ int run_export(const ExportOpts& o) {
                "(mean {}, std {})\n",
                s.input_shape[0], s.input_shape[1], s.input_shape[2], fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
     fmt::print("  output \"logits\": float32 (batch, {})\n", s.classes.size());
+    if (!chosen.summary.empty()) fmt::print("  from   {}\n", chosen.summary);
   } else {
     const io::StFile f = train::export_state_dict(s);
     io::st_save(o.output, f);
@@ -55,6 +59,7 @@ int run_export(const ExportOpts& o) {
                f.tensors.size(), params);
     fmt::print("  model  {} trained on {}, epoch {}, step {}; input {} normalised with mean {}, std {}\n", s.model_name,
                s.dataset, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
+    if (!chosen.summary.empty()) fmt::print("  from   {}\n", chosen.summary);
   }
   return kExitOk;
 }
@@ -70,6 +75,8 @@ void register_export(CLI::App& root, Runner& run) {
   e->add_option("-o,--output", o->output, "The file to write")->required();
   e->add_option("--model", o->model, "Model name or spec file (default: from the checkpoint)");
   e->add_option("--data", o->data, "Dataset the model was trained on (default: from the checkpoint)");
+  e->add_option("--checkpoint", o->checkpoint, "Which of a run's checkpoints: best (the epoch validation chose) or last")
+      ->check(CLI::IsMember({"best", "last"}))->default_str("best");
   e->footer(
       "ONNX: input \"input\" float32 (batch, C, H, W) holding pixel / 255, normalised inside the graph; output "
       "\"logits\". safetensors: the model's state_dict with PyTorch's key names (load_state_dict(strict=True)); "

@@ -231,7 +231,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     throw UsageError("--data image-folder needs the folder", "pass --data path/to/images (or --data-dir PATH)");
   fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  RunData rd = load_run_data(c.data, data_dir, FolderFlags{c.image_size, c.channels, c.test_fraction}, c.seed,
+  RunData rd = load_run_data(c.data, data_dir,
+                             FolderFlags{c.image_size, c.channels, c.test_fraction, c.max_image_pixels}, c.seed,
                              c.limit_train, c.limit_test);
   // The set that chooses the best epoch and stops early: an image folder's val/, else a seeded
   // share of the training set (--val-split), else none (the test set, as before --val-split).
@@ -251,7 +252,22 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
 
   // ---- model, optimizer, schedule (both from their registries: ember/optim/registry.h) ----
   Generator init_gen(c.seed);
-  auto model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  std::shared_ptr<nn::Module> model;
+  try {
+    model = build_model(model_src, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+  } catch (const ValueError& e) {
+    if (c.data != kImageFolder || model_src.is_spec()) throw;
+    // The folder chose the size (or --image-size did): say which, and how to change it.
+    throw UsageError(e.what(), fmt::format("the image folder's images are used at {}x{} ({}); pass --image-size N "
+                                           "for a size the model takes",
+                                           train_ds.height(), train_ds.width(),
+                                           c.image_size > 0 ? "--image-size" : "chosen from the folder"));
+  }
+  if (!model_src.is_spec())
+    if (std::string w = models::input_size_warning(model_src.name, train_ds.channels(), train_ds.height(),
+                                                   train_ds.num_classes());
+        !w.empty())
+      warn(w);
   const std::string init_lines = init_model_from(*model, c, ck.has_value());
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});

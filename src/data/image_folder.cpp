@@ -1,5 +1,6 @@
 // Image folders: root/<class>/<file>, decoded with stb_image (Debian libstb), resized or
-// centre-cropped to a fixed size, stored as one uint8 (N, C, H, W) tensor.
+// centre-cropped to a fixed size, stored as one uint8 (N, C, H, W) tensor. Every file's header is
+// checked against the pixel budget before it is decoded; what the listing leaves out is named.
 #include <stb/stb_image.h>
 #include <stb/stb_image_resize.h>
 
@@ -7,6 +8,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <memory>
 
 #include "data/file_bytes.h"
@@ -41,27 +43,68 @@ bool resize_hwc(const uint8_t* src, int w, int h, int c, uint8_t* dst, int out_w
   return stbir_resize_uint8(src, w, h, 0, dst, out_w, out_h, 0, c) != 0;
 }
 
-// Decodes, resizes/crops and writes (C, H, W) planes into `out`. Returns an empty string on
-// success, else what went wrong (for the warning or the error).
-std::string decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t* out) {
+// "400,000,000" for messages about pixel counts.
+std::string grouped(int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+// The pixel budget, on the header's width x height, before stb allocates anything for the pixels:
+// throws DataError above the budget; returns a warning above half of it ("" otherwise).
+std::string check_pixel_budget(const fs::path& file, int64_t w, int64_t h, int64_t max_pixels) {
+  if (max_pixels <= 0) return {};
+  const int64_t pixels = w * h;  // each side < 2^31: no overflow
+  if (pixels > max_pixels)
+    throw DataError(detail::cat(file.string(), ": the image is ", w, "x", h, " = ", grouped(pixels),
+                                " pixels, more than the budget of ", grouped(max_pixels),
+                                " (a decompression bomb, or a photo far larger than training needs); refused before "
+                                "decoding it"),
+                    detail::cat("scale the image down, or raise the budget with --max-image-pixels N (0: no limit; "
+                                "decoding takes about ", io::format_bytes(uint64_t(pixels) * 4), " for this one)"));
+  if (pixels > max_pixels / 2)
+    return detail::cat(file.string(), ": a large image (", w, "x", h, " = ", grouped(pixels),
+                       " pixels, over half the budget of ", grouped(max_pixels),
+                       " --max-image-pixels): decoding it takes about ", io::format_bytes(uint64_t(pixels) * 4));
+  return {};
+}
+
+struct Decoded {
+  std::string error;    // "" on success: the reason for the skip warning or the strict error
+  std::string warning;  // a large image (over half the pixel budget)
+};
+
+// Decodes, resizes/crops and writes (C, H, W) planes into `out`. A file over the pixel budget
+// throws DataError; other failures come back in `error`.
+Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t* out) {
+  Decoded d;
   std::vector<uint8_t> bytes;
   try {
     bytes = io::read_user_file(file, io::kImageFile);
   } catch (const Error& e) {
-    return e.what();
+    d.error = e.what();
+    return d;
   }
   const int c = int(opt.channels), oh = int(opt.height), ow = int(opt.width);
+  const int n_bytes = int(std::min<size_t>(bytes.size(), INT32_MAX));
+  // The header first (stbi_info reads only that): a file that declares more pixels than the budget
+  // is refused before stb allocates its decode buffers. One stb cannot parse falls through to the
+  // decode below, which names what is wrong.
+  if (int hw = 0, hh = 0, hc = 0; stbi_info_from_memory(bytes.data(), n_bytes, &hw, &hh, &hc))
+    d.warning = check_pixel_budget(file, hw, hh, opt.max_pixels);
   StbImage img;
   int file_channels = 0;
-  img.pixels.reset(stbi_load_from_memory(bytes.data(), int(std::min<size_t>(bytes.size(), INT32_MAX)), &img.w,
-                                         &img.h, &file_channels, c));
+  img.pixels.reset(stbi_load_from_memory(bytes.data(), n_bytes, &img.w, &img.h, &file_channels, c));
   if (!img.pixels) {
     const char* why = stbi_failure_reason();
-    return detail::cat(file.string(), ": cannot decode image: expected a PNG, JPEG, BMP, GIF, TGA or PNM image, found ",
-                       bytes.empty() ? std::string("an empty file")
-                                     : detail::cat(bytes.size(), " bytes starting ",
-                                                   internal::hex_bytes(bytes, 8)),
-                       " (stb_image: ", why ? why : "unknown error", ")");
+    d.error = detail::cat(file.string(), ": cannot decode image: expected a PNG, JPEG, BMP, GIF, TGA or PNM image, found ",
+                          bytes.empty() ? std::string("an empty file")
+                                        : detail::cat(bytes.size(), " bytes starting ", internal::hex_bytes(bytes, 8)),
+                          " (stb_image: ", why ? why : "unknown error", ")");
+    return d;
   }
   std::vector<uint8_t> hwc(size_t(oh) * size_t(ow) * size_t(c));
   bool ok = true;
@@ -79,23 +122,130 @@ std::string decode_one(const fs::path& file, const ImageFolderOptions& opt, uint
       std::copy(row, row + size_t(ow) * size_t(c), hwc.data() + size_t(y) * size_t(ow) * size_t(c));
     }
   }
-  if (!ok) return detail::cat(file.string(), ": cannot resize a ", img.w, "x", img.h, " image to ", ow, "x", oh);
+  if (!ok) {
+    d.error = detail::cat(file.string(), ": cannot resize a ", img.w, "x", img.h, " image to ", ow, "x", oh);
+    return d;
+  }
   const size_t plane = size_t(oh) * size_t(ow);
   for (size_t p = 0; p < plane; ++p) {
     for (int ch = 0; ch < c; ++ch) out[size_t(ch) * plane + p] = hwc[p * size_t(c) + size_t(ch)];
   }
-  return {};
+  return d;
 }
 
+bool is_hidden(const fs::path& p) { return p.filename().string().starts_with("."); }
+
+// Why an entry of a class folder (or of root) is not read; "" when it is an image file to read.
+// Hidden entries are never asked about.
+enum class Left { None, NotImage, Dangling, Nested, Outside, Unreadable };
+struct LeftKind {
+  Left kind;
+  const char* reason;                // as written after the entry's name in ImageFolderListing::not_read
+  const char* singular, *plural_form;  // for describe_not_read
+};
+constexpr LeftKind kLeftKinds[] = {
+    {Left::NotImage, "not an image file", "file that is not an image", "files that are not images"},
+    {Left::Dangling, "a dangling symlink", "dangling symlink", "dangling symlinks"},
+    {Left::Nested, "a folder inside a class folder",
+     "folder inside a class folder (only the files directly in a class folder are read)",
+     "folders inside class folders (only the files directly in a class folder are read)"},
+    {Left::Outside, "a file outside the class folders", "file outside the class folders (put it in one)",
+     "files outside the class folders (put them in one)"},
+    {Left::Unreadable, "cannot be read", "entry that cannot be read", "entries that cannot be read"},
+};
+
 }  // namespace
+
+ImageFolderListing list_image_folder(const fs::path& root) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    throw IOError(detail::cat("image folder '", root.string(), "': not a directory"),
+                  "expected root/<class>/<image file>, one sub-directory per class");
+  }
+  ImageFolderListing out;
+  auto left_out = [&](const fs::path& rel, bool dir, Left why) {
+    for (const LeftKind& k : kLeftKinds)
+      if (k.kind == why) out.not_read.push_back(detail::cat(rel.string(), dir ? "/" : "", " (", k.reason, ")"));
+  };
+  // What an entry is, following symlinks; a symlink whose target is missing is named as one.
+  auto kind_of = [&](const fs::directory_entry& e, bool& is_dir) {
+    std::error_code sec;
+    is_dir = false;
+    const fs::file_status st = e.status(sec);
+    if (st.type() == fs::file_type::not_found) return e.is_symlink(sec) ? Left::Dangling : Left::Unreadable;
+    if (sec) return Left::Unreadable;
+    if (st.type() == fs::file_type::directory) {
+      is_dir = true;
+      return Left::Nested;
+    }
+    return st.type() == fs::file_type::regular && is_image_name(e.path()) ? Left::None : Left::NotImage;
+  };
+  std::vector<fs::directory_entry> top;
+  for (const auto& entry : fs::directory_iterator(root, ec)) top.push_back(entry);
+  if (ec)
+    throw IOError(detail::cat("image folder '", root.string(), "': cannot list it: ", ec.message()),
+                  "check the folder's permissions");
+  std::sort(top.begin(), top.end());
+  for (const auto& entry : top) {
+    if (is_hidden(entry.path())) continue;  // .git, .ipynb_checkpoints, .DS_Store: never classes or data
+    bool is_dir = false;
+    const Left k = kind_of(entry, is_dir);
+    if (is_dir) out.classes.push_back(entry.path().filename().string());
+    else if (k == Left::None || k == Left::NotImage) left_out(entry.path().filename(), false, Left::Outside);
+    else left_out(entry.path().filename(), false, k);
+  }
+  EMBER_CHECK(!out.classes.empty(), DataError, "image folder '", root.string(),
+              "': expected one sub-directory per class (root/<class>/<file>.png), found none");
+  for (size_t label = 0; label < out.classes.size(); ++label) {
+    const std::string& name = out.classes[label];
+    std::vector<fs::directory_entry> entries;
+    std::error_code lec;
+    for (const auto& entry : fs::directory_iterator(root / name, lec)) entries.push_back(entry);
+    std::sort(entries.begin(), entries.end());
+    size_t images = 0;
+    for (const auto& entry : entries) {
+      if (is_hidden(entry.path())) continue;
+      bool is_dir = false;
+      const Left k = kind_of(entry, is_dir);
+      if (k == Left::None) {
+        out.files.emplace_back(entry.path(), int64_t(label));
+        ++images;
+      } else {
+        left_out(fs::path(name) / entry.path().filename(), is_dir, k);
+      }
+    }
+    if (lec) left_out(fs::path(name), true, Left::Unreadable);
+    if (images == 0) out.empty_classes.push_back(name);
+  }
+  return out;
+}
+
+std::string describe_not_read(const std::vector<std::string>& not_read) {
+  if (not_read.empty()) return {};
+  std::string s = detail::cat(not_read.size(), not_read.size() == 1 ? " entry" : " entries", " not read: ");
+  bool first_kind = true;
+  for (const LeftKind& k : kLeftKinds) {
+    const std::string suffix = detail::cat(" (", k.reason, ")");
+    std::vector<std::string> names;
+    for (const std::string& e : not_read)
+      if (e.ends_with(suffix)) names.push_back(e.substr(0, e.size() - suffix.size()));
+    if (names.empty()) continue;
+    s += detail::cat(first_kind ? "" : "; ", names.size(), " ", names.size() == 1 ? k.singular : k.plural_form, ": ");
+    for (size_t i = 0; i < names.size() && i < 3; ++i) s += (i ? ", " : "") + names[i];
+    if (names.size() > 3) s += detail::cat(" and ", names.size() - 3, " more");
+    first_kind = false;
+  }
+  return s;
+}
 
 Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image: channels must be 1 or 3, got ",
               opt.channels);
   io::check_user_file(file, io::kImageFile);  // IOError: missing, a FIFO or device, a symlink loop, too big
   Tensor out = empty({opt.channels, opt.height, opt.width}, {.dtype = DType::UInt8});
-  std::string err = decode_one(file, opt, out.data_ptr<uint8_t>());
-  if (!err.empty()) throw DataError(err, "pass a PNG or JPEG image");
+  const Decoded d = decode_one(file, opt, out.data_ptr<uint8_t>());
+  if (!d.error.empty()) throw DataError(d.error, "pass a PNG or JPEG image");
+  if (!d.warning.empty()) std::fprintf(stderr, "ember: warning: %s\n", d.warning.c_str());
   return out;
 }
 
@@ -112,18 +262,12 @@ ImageInfo probe_image(const fs::path& file) {
 }
 
 fs::path first_image_in_folder(const fs::path& root) {
-  std::error_code ec;
-  std::vector<fs::path> classes;
-  for (const auto& entry : fs::directory_iterator(root, ec))
-    if (entry.is_directory()) classes.push_back(entry.path());
-  std::sort(classes.begin(), classes.end());
-  for (const auto& dir : classes) {
-    std::vector<fs::path> files;
-    for (const auto& entry : fs::directory_iterator(dir, ec))
-      if (entry.is_regular_file() && is_image_name(entry.path())) files.push_back(entry.path());
-    if (!files.empty()) return *std::min_element(files.begin(), files.end());
+  try {
+    ImageFolderListing l = list_image_folder(root);
+    return l.files.empty() ? fs::path() : l.files.front().first;
+  } catch (const Error&) {
+    return {};
   }
-  return {};
 }
 
 Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, ImageFolderReport* report) {
@@ -131,45 +275,46 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
               opt.channels);
   EMBER_CHECK(opt.height >= 1 && opt.width >= 1 && opt.height <= 16384 && opt.width <= 16384, ValueError,
               "load_image_folder: bad size ", opt.height, "x", opt.width);
-  std::error_code ec;
-  if (!fs::is_directory(root, ec)) {
-    throw IOError(detail::cat("image folder '", root.string(), "': not a directory"),
-                  "expected root/<class>/<image file>, one sub-directory per class");
-  }
-  std::vector<std::string> classes;
-  for (const auto& entry : fs::directory_iterator(root)) {
-    if (entry.is_directory()) classes.push_back(entry.path().filename().string());
-  }
-  std::sort(classes.begin(), classes.end());
-  EMBER_CHECK(!classes.empty(), DataError, "image folder '", root.string(),
-              "': expected one sub-directory per class (root/<class>/<file>.png), found none");
-
-  std::vector<std::pair<fs::path, int64_t>> files;
-  for (size_t k = 0; k < classes.size(); ++k) {
-    std::vector<fs::path> in_class;
-    for (const auto& entry : fs::directory_iterator(root / classes[k])) {
-      if (entry.is_regular_file() && is_image_name(entry.path())) in_class.push_back(entry.path());
-    }
-    std::sort(in_class.begin(), in_class.end());
-    for (auto& f : in_class) files.emplace_back(std::move(f), int64_t(k));
-  }
+  const ImageFolderListing listing = list_image_folder(root);
+  const std::vector<std::string>& classes = listing.classes;
+  const auto& files = listing.files;
+  ImageFolderReport rep;
+  rep.empty_classes = listing.empty_classes;
+  rep.not_read = listing.not_read;
+  if (!listing.not_read.empty())
+    std::fprintf(stderr, "ember: warning: image folder '%s': %s\n", root.string().c_str(),
+                 describe_not_read(listing.not_read).c_str());
   EMBER_CHECK(!files.empty(), DataError, "image folder '", root.string(), "': found ", classes.size(),
-              " class folders but no image files (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)");
+              " class folders but no image files (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)",
+              listing.not_read.empty() ? "" : "; " + describe_not_read(listing.not_read));
+  for (const std::string& c : listing.empty_classes)
+    std::fprintf(stderr, "ember: warning: image folder '%s': class folder '%s' holds no image files: a class of 0 images\n",
+                 root.string().c_str(), c.c_str());
 
   const size_t sample = size_t(opt.channels * opt.height * opt.width);
   std::vector<uint8_t> images(files.size() * sample);
   std::vector<int64_t> labels;
   labels.reserve(files.size());
-  ImageFolderReport rep;
+  std::vector<std::string> large;  // over half the pixel budget: one warning for all of them
   for (const auto& [file, label] : files) {
-    std::string err = decode_one(file, opt, images.data() + labels.size() * sample);
-    if (!err.empty()) {
-      if (opt.strict) throw DataError(err, "remove or replace the file, or load without strict to skip it");
-      std::fprintf(stderr, "ember: warning: skipping %s\n", err.c_str());
-      rep.warnings.push_back(std::move(err));
+    Decoded d = decode_one(file, opt, images.data() + labels.size() * sample);  // DataError over the budget
+    if (!d.warning.empty()) large.push_back(file.filename().string());
+    if (!d.error.empty()) {
+      if (opt.strict) throw DataError(d.error, "remove or replace the file, or load without strict to skip it");
+      std::fprintf(stderr, "ember: warning: skipping %s\n", d.error.c_str());
+      rep.warnings.push_back(std::move(d.error));
       continue;
     }
     labels.push_back(label);
+  }
+  if (!large.empty()) {
+    std::string names;
+    for (size_t i = 0; i < large.size() && i < 3; ++i) names += (i ? ", " : "") + large[i];
+    if (large.size() > 3) names += detail::cat(" and ", large.size() - 3, " more");
+    rep.warnings.push_back(detail::cat("image folder '", root.string(), "': ", large.size(),
+                                       large.size() == 1 ? " image is" : " images are", " over half the pixel budget of ",
+                                       grouped(opt.max_pixels), " (--max-image-pixels): ", names));
+    std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
   }
   EMBER_CHECK(!labels.empty(), DataError, "image folder '", root.string(), "': none of its ", files.size(),
               " image files could be decoded; first problem: ", rep.warnings.front());

@@ -1,9 +1,12 @@
 // An image folder as a training set: train/ and test/ (and val/) sub-folders, or one level of
-// class folders split by a seeded shuffle; image size and channels from the first training image
-// unless given; every split normalised with the training split's statistics.
+// class folders split by a seeded shuffle; image size and channels from a sample of the training
+// images unless given; every split normalised with the training split's statistics. Also the seeded
+// stratified subsets of --limit-train / --limit-test.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <numeric>
 #include <random>
 
 #include "ember/core/error.h"
@@ -74,6 +77,116 @@ void check_classes(const Dataset& d, const std::vector<std::string>& expected, c
 
 }  // namespace
 
+namespace {
+
+std::string join_names(const std::vector<std::string>& v, size_t max_shown = 5) {
+  std::string s;
+  for (size_t i = 0; i < v.size() && i < max_shown; ++i) s += (i ? ", " : "") + v[i];
+  if (v.size() > max_shown) s += detail::cat(" and ", v.size() - max_shown, " more");
+  return s;
+}
+
+// The training split's listing must make a classifier: two classes at least, each with images.
+void check_training_classes(const fs::path& dir, const ImageFolderListing& l) {
+  if (!l.empty_classes.empty())
+    throw DataError(detail::cat("image folder '", dir.string(), "': ", l.empty_classes.size(), " of its ", l.classes.size(),
+                                " class folders hold no image files (", join_names(l.empty_classes), "), so ",
+                                l.empty_classes.size() == 1 ? "that class" : "those classes",
+                                " would be trained on nothing",
+                                l.not_read.empty() ? "" : "; " + describe_not_read(l.not_read)),
+                    "put images (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm) in every class folder, or remove "
+                    "the empty ones");
+  if (l.classes.size() < 2)
+    throw DataError(detail::cat("image folder '", dir.string(), "' has one class folder ('", l.classes.front(), "', ",
+                                l.files.size(), l.files.size() == 1 ? " image" : " images",
+                                "): a classifier needs at least two classes (a 1-class model is always \"100%\" right)"),
+                    detail::cat("put each class's images in a folder of their own under ", dir.string(),
+                                "/ (e.g. cats/ and dogs/)"));
+}
+
+// Size and channels from the headers of up to kSizeSample training images spread over the listing
+// (every class is sampled when the classes are of similar size): the median shorter side (capped
+// at kAutoMaxSide) and the channels most of them have. One odd image (a grey one in a colour set,
+// a 1x1 icon) does not decide for the rest.
+std::string choose_geometry(const ImageFolderListing& l, const ImageFolderSplitOptions& opt, ImageFolderOptions& io) {
+  const size_t n = l.files.size(), k = std::min<size_t>(n, size_t(ImageFolderSplitOptions::kSizeSample));
+  std::vector<int64_t> sides;
+  int64_t colour = 0, grey = 0, min_w = 0, min_h = 0, max_w = 0, max_h = 0;
+  bool all_same = true;
+  std::vector<std::string> minority;  // files of the channel count not chosen (named in the note)
+  std::vector<std::pair<std::string, bool>> seen;
+  for (size_t i = 0; i < k; ++i) {
+    const fs::path& f = l.files[i * n / k].first;
+    ImageInfo info;
+    try {
+      info = probe_image(f);
+    } catch (const Error&) {
+      continue;  // named when it is decoded (skipped with a warning, or an error under strict)
+    }
+    if (!sides.empty() && (info.width != max_w || info.height != max_h)) all_same = false;
+    if (sides.empty() || info.width * info.height < min_w * min_h) min_w = info.width, min_h = info.height;
+    if (sides.empty() || info.width * info.height > max_w * max_h) max_w = info.width, max_h = info.height;
+    sides.push_back(std::min(info.width, info.height));
+    const bool is_colour = info.channels >= 3;
+    (is_colour ? colour : grey) += 1;
+    seen.emplace_back(f.filename().string(), is_colour);
+  }
+  EMBER_CHECK(!sides.empty(), DataError, "none of the ", k, " images sampled to choose the image size has a header "
+              "stb_image can read (first: ", l.files.front().first.string(), ")",
+              "; pass PNG or JPEG images, or give --image-size and --channels");
+  const size_t m = sides.size();
+  std::nth_element(sides.begin(), sides.begin() + std::ptrdiff_t(m / 2), sides.end());
+  const int64_t median = sides[m / 2];
+  const std::string sampled = m == n ? (m == 1 ? std::string("the one image") : detail::cat("all ", m, " images"))
+                                     : detail::cat(m, " sampled images");
+  std::string size_part;
+  const bool uniform = all_same && max_w == max_h;
+  if (opt.size == 0) {
+    io.height = io.width = std::max<int64_t>(1, std::min(median, ImageFolderSplitOptions::kAutoMaxSide));
+    if (uniform && max_w <= io.width)
+      size_part = detail::cat("size ", io.height, "x", io.width);
+    else
+      size_part = detail::cat("size ", io.height, "x", io.width, ": the median shorter side of ", sampled,
+                              median > io.height ? detail::cat(" is ", median, ", capped at ", io.height) : "",
+                              all_same ? detail::cat(" (", max_w, "x", max_h, "; --image-size to change)")
+                                       : detail::cat(" (", min_w, "x", min_h, " to ", max_w, "x", max_h,
+                                                     "; --image-size to change)"));
+  }
+  if (opt.channels == 0) {
+    io.channels = colour >= grey ? 3 : 1;
+    for (const auto& [name, is_colour] : seen)
+      if (is_colour != (io.channels == 3)) minority.push_back(name);
+  }
+  const std::string kind = io.channels == 1 ? "grey" : "colour";
+  // "39 of them (1 grey, converted: a.png)": the channels most images have, and the others named.
+  auto mixed_of = [&](const std::string& whom) {
+    return detail::cat(std::max(colour, grey), " of ", whom, " (", minority.size(), " ",
+                       io.channels == 1 ? "colour" : "grey", ", converted: ", join_names(minority, 2), ")");
+  };
+  if (opt.channels != 0)  // the size alone was chosen
+    return size_part.find(':') == std::string::npos ? size_part + " as " + sampled : size_part;
+  if (opt.size != 0)  // the channels alone
+    return kind + " as " + (minority.empty() ? sampled : mixed_of(sampled));
+  if (size_part.find(':') == std::string::npos)
+    return minority.empty() ? size_part + " and " + kind + " as " + sampled
+                            : size_part + " as " + sampled + "; " + kind + " as " + mixed_of("them");
+  return size_part + "; " + kind + " as " + (minority.empty() ? std::string("all of them") : mixed_of("them"));
+}
+
+// The val/ folder under one of its usual names; "" when there is none. Two of them are ambiguous.
+std::string val_folder_name(const fs::path& root) {
+  std::vector<std::string> found;
+  for (const char* name : {"val", "validation", "valid"})
+    if (is_dir(root / name)) found.emplace_back(name);
+  if (found.size() > 1)
+    throw DataError(detail::cat("image folder '", root.string(), "' has both ", found[0], "/ and ", found[1],
+                                "/: which one is the validation split?"),
+                    "keep one of them (val/, validation/ or valid/)");
+  return found.empty() ? std::string() : found.front();
+}
+
+}  // namespace
+
 ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFolderSplitOptions& opt) {
   EMBER_CHECK(opt.size >= 0 && opt.size <= 4096, ValueError, "image folder: the image size must be between 1 and 4096, got ",
               opt.size);
@@ -83,55 +196,74 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
               "image folder: the test fraction must be between 0 and 1 (exclusive), got ", opt.test_fraction);
   EMBER_CHECK(opt.load_train || (!opt.mean.empty() && !opt.std.empty()), ValueError,
               "image folder: loading only the test split needs the training split's mean and std");
+  EMBER_CHECK(opt.max_pixels >= 0, ValueError, "image folder: the pixel budget must be >= 0 (0: no limit), got ",
+              opt.max_pixels);
   if (!is_dir(root))
     throw IOError(detail::cat("image folder '", root.string(), "': not a directory"),
                   "pass a folder holding train/<class>/ and test/<class>/ sub-folders, or one sub-folder per class");
   ImageFolderSplits out;
+  auto warn = [&](std::string w) {
+    std::fprintf(stderr, "ember: warning: %s\n", w.c_str());
+    out.warnings.push_back(std::move(w));
+  };
   const bool split_layout = is_dir(root / "train") || is_dir(root / "test");
+  std::string val_name;
   if (split_layout) {
     EMBER_CHECK(is_dir(root / "train") && is_dir(root / "test"), DataError, "image folder '", root.string(), "': found ",
                 is_dir(root / "train") ? "train/ but no test/" : "test/ but no train/",
                 " (expected train/<class>/ and test/<class>/; val/<class>/ is optional)");
-    out.layout = is_dir(root / "val") ? "train/, val/ and test/ folders" : "train/ and test/ folders";
+    val_name = val_folder_name(root);
+    out.layout = val_name.empty() ? "train/ and test/ folders" : detail::cat("train/, ", val_name, "/ and test/ folders");
+    // Beside the splits, nothing is read: say so rather than drop a folder of images in silence.
+    std::vector<std::string> others;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(root, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.starts_with(".") || name == "train" || name == "test" || name == val_name) continue;
+      others.push_back(name + (is_dir(e.path()) ? "/" : ""));
+    }
+    std::sort(others.begin(), others.end());
+    if (!others.empty())
+      warn(detail::cat("image folder '", root.string(), "': only train/, test/ and val/ (or validation/, valid/) are "
+                       "read; not read: ", join_names(others)));
   } else {
     out.layout = detail::cat("one folder of classes, seeded split (", std::llround(100 * (1 - opt.test_fraction)), "/",
                              std::llround(100 * opt.test_fraction), ")");
   }
 
-  // Size and channels: given, or from the first training image.
+  const fs::path train_root = split_layout ? root / "train" : root;
   ImageFolderOptions io;
   io.resize = ResizeMode::CenterCrop;  // photos keep their aspect ratio
   io.height = io.width = opt.size;
   io.channels = opt.channels;
-  if (opt.size == 0 || opt.channels == 0) {
-    const fs::path first = first_image_in_folder(split_layout ? root / "train" : root);
-    EMBER_CHECK(!first.empty(), DataError, "image folder '", root.string(), "': no image files in ",
-                split_layout ? "train/<class>/" : "<class>/", " (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)");
-    const ImageInfo info = probe_image(first);
-    std::string how;
-    if (opt.size == 0) {
-      io.height = io.width = std::min({info.width, info.height, ImageFolderSplitOptions::kAutoMaxSide});
-      how = detail::cat("size ", io.height, "x", io.width, info.width == info.height && info.width <= io.width
-                                                               ? " as the first image"
-                                                               : detail::cat(" from the first image's ", info.width, "x",
-                                                                             info.height, " (--image-size to change)"));
-    }
-    if (opt.channels == 0) {
-      io.channels = info.channels <= 2 ? 1 : 3;
-      how += detail::cat(how.empty() ? "" : ", ", io.channels == 1 ? "grey" : "colour", " as the first image");
-    }
-    out.size_source = how + " (" + first.filename().string() + ")";
+  io.max_pixels = opt.max_pixels;
+  if (opt.load_train || opt.size == 0 || opt.channels == 0) {
+    const ImageFolderListing listing = list_image_folder(train_root);
+    EMBER_CHECK(!listing.files.empty(), DataError, "image folder '", root.string(), "': no image files in ",
+                split_layout ? "train/<class>/" : "<class>/", " (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)",
+                listing.not_read.empty() ? "" : "; " + describe_not_read(listing.not_read));
+    if (opt.load_train) check_training_classes(train_root, listing);
+    if (opt.size == 0 || opt.channels == 0) out.size_source = choose_geometry(listing, opt, io);
   }
 
   const std::string base = "image-folder:" + root.string();
+  auto load = [&](const fs::path& dir, const char* what) {
+    ImageFolderReport rep;
+    Dataset d = load_image_folder(dir, io, &rep);
+    for (const std::string& c : rep.empty_classes)
+      out.warnings.push_back(detail::cat(what, " has no images of class '", c, "': its accuracy there is not measured"));
+    for (std::string& w : rep.warnings) out.warnings.push_back(std::move(w));
+    if (!rep.not_read.empty()) out.warnings.push_back(detail::cat(what, ": ", describe_not_read(rep.not_read)));
+    return d;
+  };
   if (split_layout) {
-    if (opt.load_train) out.train = load_image_folder(root / "train", io);
-    out.test = load_image_folder(root / "test", io);
-    if (is_dir(root / "val")) out.val = load_image_folder(root / "val", io);
+    if (opt.load_train) out.train = load(root / "train", "train/");
+    out.test = load(root / "test", "test/");
+    if (!val_name.empty()) out.val = load(root / val_name, "val/");
     out.train.name = base + "/train", out.test.name = base + "/test";
-    if (out.val.size()) out.val.name = base + "/val";
+    if (out.val.size()) out.val.name = base + "/" + val_name;
   } else {
-    Dataset all = load_image_folder(root, io);
+    Dataset all = load(root, "the folder");
     std::vector<int64_t> train_idx, test_idx;
     seeded_split(all, opt.test_fraction, opt.seed ^ 0x696d616765736574ULL /* "imageset" */, train_idx, test_idx);
     EMBER_CHECK(!test_idx.empty(), DataError, "image folder '", root.string(), "': too few images to hold any out for "
@@ -146,7 +278,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
                                           "image folder '" + root.string() + "'", "the trained run");
   if (opt.load_train) {
     check_classes(out.test, classes, "test/", "train/");
-    if (out.val.size()) check_classes(out.val, classes, "val/", "train/");
+    if (out.val.size()) check_classes(out.val, classes, val_name + "/", "train/");
   }
   std::vector<float> mean = opt.mean, sd = opt.std;
   if (mean.empty() || sd.empty()) compute_mean_std(out.train.images, mean, sd);
@@ -172,6 +304,56 @@ DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_see
   out.held_out = take_rows(all, held_idx, all.name + " (held out)");
   for (Dataset* d : {&out.kept, &out.held_out}) d->mean = all.mean, d->std = all.std;
   return out;
+}
+
+Dataset subset_dataset(const Dataset& all, int64_t n, uint64_t rng_seed) {
+  if (n <= 0 || n >= all.size()) return all;
+  EMBER_CHECK(all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu(), ValueError,
+              "subset_dataset: the images must be a contiguous CPU tensor");
+  std::vector<std::vector<int64_t>> by_class(size_t(all.num_classes()));
+  const int64_t* lab = all.labels.data_ptr<int64_t>();
+  for (int64_t i = 0; i < all.size(); ++i) by_class[size_t(lab[i])].push_back(i);
+  // Proportional shares, the remainder to the largest fractional parts (Hamilton's method).
+  const size_t k = by_class.size();
+  std::vector<int64_t> take(k, 0);
+  std::vector<std::pair<double, size_t>> frac;
+  int64_t given = 0;
+  for (size_t c = 0; c < k; ++c) {
+    const double exact = double(n) * double(by_class[c].size()) / double(all.size());
+    take[c] = int64_t(exact);
+    given += take[c];
+    frac.emplace_back(-(exact - double(take[c])), c);  // larger fraction first, then lower label
+  }
+  std::sort(frac.begin(), frac.end());
+  for (size_t i = 0; given < n && i < frac.size(); ++i, ++given) ++take[frac[i].second];
+  // A small class rounded to nothing takes one from the largest share while n allows.
+  for (size_t c = 0; c < k; ++c) {
+    if (take[c] > 0 || by_class[c].empty()) continue;
+    const size_t big = size_t(std::max_element(take.begin(), take.end()) - take.begin());
+    if (take[big] <= 1) break;
+    --take[big], ++take[c];
+  }
+  std::mt19937_64 rng(rng_seed);
+  std::vector<int64_t> keep;
+  keep.reserve(size_t(n));
+  for (size_t c = 0; c < k; ++c) {
+    auto& members = by_class[c];
+    for (size_t i = members.size(); i > 1; --i) std::swap(members[i - 1], members[size_t(rng() % i)]);
+    keep.insert(keep.end(), members.begin(), members.begin() + std::ptrdiff_t(take[c]));
+  }
+  std::sort(keep.begin(), keep.end());
+  Dataset out = take_rows(all, keep, all.name);
+  out.mean = all.mean, out.std = all.std;
+  return out;
+}
+
+int64_t classes_present(const Dataset& d) {
+  if (d.size() == 0) return 0;
+  std::vector<bool> seen(size_t(d.num_classes()), false);
+  const Tensor labels = d.labels.cpu().contiguous();
+  const int64_t* lab = labels.data_ptr<int64_t>();
+  for (int64_t i = 0; i < d.size(); ++i) seen[size_t(lab[i])] = true;
+  return int64_t(std::count(seen.begin(), seen.end(), true));
 }
 
 }  // namespace ember::data

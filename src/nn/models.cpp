@@ -4,6 +4,8 @@
 
 #include "ember/ops.h"
 
+#include <cmath>
+
 namespace ember::models {
 
 using namespace ember::nn;
@@ -208,6 +210,28 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
 
 std::vector<std::string> names() {
   return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar"};
+}
+
+int64_t design_size(const std::string& name) {
+  for (const char* n : {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128"})
+    if (name == n) return 28;
+  return name == "alexnet_cifar" ? 32 : 0;
+}
+
+std::string input_size_warning(const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes) {
+  const int64_t design = design_size(name);
+  if (design == 0 || image_size <= 2 * design) return "";
+  // Parameter counts from the models themselves, at both sizes (built once, on the CPU).
+  Generator gen(0);
+  const int64_t at_design = create(name, num_classes, in_channels, design, &gen)->num_parameters();
+  const int64_t at_size = create(name, num_classes, in_channels, image_size, &gen)->num_parameters();
+  const int64_t resnet = create("resnet_small", num_classes, in_channels, image_size, &gen)->num_parameters();
+  auto millions = [](int64_t n) { return detail::cat(std::round(double(n) / 1e4) / 100, " M"); };
+  return detail::cat(name, " is built for ", design, "x", design, " images: at ", image_size, "x", image_size,
+                     " its flattened features make it ", millions(at_size), " parameters (", millions(at_design), " at ",
+                     design, "x", design, "), which trains slowly, in much memory and to a poor accuracy; for images "
+                     "this large use --model resnet_small (", millions(resnet), " parameters at any size: it pools "
+                     "globally), or a smaller --image-size");
 }
 
 std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int64_t in_channels,

@@ -14,6 +14,7 @@
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/train/resume.h"
+#include "ember/train/weights_info.h"
 
 namespace ember::train {
 namespace fs = std::filesystem;
@@ -21,56 +22,9 @@ using nlohmann::json;
 
 namespace {
 
-// A JSON list in a metadata value or config entry; nullopt when absent or of the wrong kind.
-template <class T>
-std::optional<std::vector<T>> json_list(const json& j) {
-  if (!j.is_array()) return std::nullopt;
-  try {
-    return j.get<std::vector<T>>();
-  } catch (const json::exception&) {
-    return std::nullopt;
-  }
-}
-template <class T>
-std::optional<std::vector<T>> meta_list(const std::map<std::string, std::string>& meta, const std::string& key) {
-  auto it = meta.find(key);
-  if (it == meta.end()) return std::nullopt;
-  return json_list<T>(json::parse(it->second, nullptr, /*allow_exceptions=*/false));
-}
-
 std::string meta_str(const std::map<std::string, std::string>& meta, const std::string& key) {
   auto it = meta.find(key);
   return it == meta.end() ? std::string() : it->second;
-}
-
-// The input description: the file's own metadata first (the training set it was written from),
-// then an image-folder run's config, then the known dataset's table.
-void describe_input(ExportSource& s, const std::map<std::string, std::string>& meta, const json& cfg) {
-  auto shape = meta_list<int64_t>(meta, "input_shape");
-  auto mean = meta_list<float>(meta, "mean"), sd = meta_list<float>(meta, "std");
-  auto classes = meta_list<std::string>(meta, "classes");
-  if (shape && shape->size() == 3 && mean && sd && classes) {
-    s.input_shape = *shape, s.mean = *mean, s.std = *sd, s.classes = *classes;
-    return;
-  }
-  const json folder = cfg.is_object() ? cfg.value("image_folder", json()) : json();
-  if (folder.is_object()) {
-    auto c = json_list<std::string>(folder.value("classes", json()));
-    auto m = json_list<float>(folder.value("mean", json())), d = json_list<float>(folder.value("std", json()));
-    const json size = folder.value("image_size", json()), ch = folder.value("channels", json());
-    if (!c || !m || !d || !size.is_number_unsigned() || !ch.is_number_unsigned())
-      throw FormatError("the run's config has incomplete image_folder settings (image_size, channels, classes, mean, std)",
-                        "train the run again with this version of ember");
-    s.input_shape = {ch.get<int64_t>(), size.get<int64_t>(), size.get<int64_t>()};
-    s.mean = *m, s.std = *d, s.classes = *c;
-    return;
-  }
-  if (s.dataset.empty())
-    throw ValueError("the checkpoint does not say which dataset it was trained on",
-                     "pass --data NAME (" + fmt::format("{}", fmt::join(data::known_dataset_names(), ", ")) + ")");
-  const data::KnownDataset& k = data::known_dataset(s.dataset);
-  s.input_shape = {k.channels, k.size, k.size};
-  s.mean = k.mean, s.std = k.std, s.classes = k.classes;
 }
 
 }  // namespace
@@ -81,16 +35,25 @@ ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov)
   s.manifest = ck.manifest;
   s.weights = ck.weights_path;
   // A bare weights file has no manifest: what it says about itself is in its __metadata__.
-  std::map<std::string, std::string> meta;
-  if (ck.manifest.model.empty() || ck.manifest.dataset.empty()) meta = io::st_load(ck.weights_path).metadata;
-  const json cfg = json::parse(ck.manifest.config_json.empty() ? "{}" : ck.manifest.config_json, nullptr, false);
+  const std::map<std::string, std::string>& meta = ck.metadata;
+  const WeightsInfo info = weights_info_from_metadata(meta, ck.weights_path.string());
+  const std::string config_json = !ck.manifest.config_json.empty() ? ck.manifest.config_json : info.config_json;
 
   if (ck.manifest.epoch == 0 && ck.manifest.step == 0) {  // an earlier export says where it came from
     s.manifest.epoch = std::atoll(meta_str(meta, "epoch").c_str());
     s.manifest.step = std::atoll(meta_str(meta, "step").c_str());
   }
-  s.dataset = !ov.data.empty() ? ov.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : meta_str(meta, "dataset");
-  describe_input(s, meta, cfg);
+  s.dataset = !ov.data.empty() ? ov.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : info.dataset;
+  const StoredInput in = stored_input(info, config_json, s.dataset, path.string());
+  s.input_shape = in.input_shape, s.mean = in.mean, s.std = in.std, s.classes = in.classes;
+  // The data settings travel with an export, so eval finds the run's test set from the file alone.
+  const json cfg = json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  if (cfg.is_object()) {
+    json data = json::object();
+    for (const char* key : {"data", "data_dir", "seed", "image_folder"})
+      if (cfg.contains(key)) data[key] = cfg[key];
+    if (!data.empty()) s.config_json = data.dump();
+  }
 
   // The model: --model, else the manifest's (a spec model from the run's copy), else the metadata's.
   std::string model_arg;
@@ -177,6 +140,7 @@ io::StFile export_state_dict(const ExportSource& s) {
     f.tensors.push_back(std::move(st));
   }
   f.metadata = export_metadata(s);
+  if (!s.config_json.empty()) f.metadata["config"] = s.config_json;  // read back by ember eval/predict
   f.metadata["format"] = "pt";  // what Hugging Face's loaders look for in a PyTorch state dict
   f.metadata["input"] = "float32 (N, C, H, W), (pixel / 255 - mean) / std";
   return f;

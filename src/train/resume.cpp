@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "ember/core/error.h"
@@ -126,6 +127,77 @@ ResumePoint find_resume_point(const fs::path& path_in) {
                                "and optimizer state are unknown",
                                dir.string(), p.filename().string()),
                    kForms);
+}
+
+namespace {
+// A manifest's fields for the summary; nullopt when it is missing or unreadable (load_checkpoint
+// reports that properly when it is the one chosen).
+std::optional<CheckpointManifest> peek_manifest(const fs::path& m) {
+  if (io::path_type(m) != io::PathType::regular) return std::nullopt;
+  try {
+    auto text = io::read_user_file(m, io::kManifestFile);
+    return manifest_from_json(std::string(text.begin(), text.end()), m.string());
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+}
+// The set whose accuracy chose the best epoch: a validation split or a val/ folder, else the test set.
+std::string chosen_on(const CheckpointManifest& m) {
+  const auto cfg = nlohmann::json::parse(m.config_json.empty() ? "{}" : m.config_json, nullptr, false);
+  if (!cfg.is_object()) return "accuracy";
+  const auto split = cfg.find("val_split");
+  const bool val_split = split != cfg.end() && split->is_number() && split->get<double>() > 0;
+  const auto folder = cfg.find("image_folder");
+  const bool val_folder = folder != cfg.end() && folder->is_object() &&
+                          folder->value("layout", std::string()).find("val") != std::string::npos;
+  return val_split || val_folder ? "validation accuracy" : "test accuracy";
+}
+}  // namespace
+
+ChosenCheckpoint choose_checkpoint(const fs::path& path, const std::string& which) {
+  if (!which.empty() && which != "best" && which != "last")
+    throw ValueError(fmt::format("--checkpoint {}: expected best or last", which),
+                     "--checkpoint best (the epoch validation chose, the default) or --checkpoint last");
+  ChosenCheckpoint c;
+  fs::path dir;
+  if (io::path_type(path) == io::PathType::directory) {
+    if (io::path_type(path / "checkpoints") == io::PathType::directory) dir = path / "checkpoints";
+    else if (io::path_type(path / "latest.json") != io::PathType::missing) dir = path;
+  }
+  if (dir.empty()) {
+    if (!which.empty() && io::path_type(path) != io::PathType::directory)
+      throw ValueError(fmt::format("--checkpoint {} chooses among a run's checkpoints, but '{}' is one checkpoint "
+                                   "file already",
+                                   which, path.string()),
+                       "pass the run directory (runs/<name>) with --checkpoint, or the file without it");
+    c.path = path;  // a file, or a directory load_checkpoint will explain
+    return c;
+  }
+  const auto best = peek_manifest(dir / "best.json"), last = peek_manifest(dir / "latest.json");
+  const bool want_last = which == "last";
+  if (!best && !want_last) {
+    c.path = dir / "latest.json", c.which = "last";
+    c.summary = last ? fmt::format("the last checkpoint (epoch {}, step {}): no epoch had ended yet, so there is no best",
+                                   last->epoch, last->step)
+                     : "the last checkpoint";
+    return c;
+  }
+  if (want_last) {
+    c.path = dir / "latest.json", c.which = "last";
+    if (last)
+      c.summary = best && best->weights != last->weights
+                      ? fmt::format("the last checkpoint, epoch {} (the best was epoch {}: --checkpoint best)",
+                                    last->epoch, best->epoch)
+                      : fmt::format("the last checkpoint, epoch {}{}", last->epoch, best ? ", also the best" : "");
+    return c;
+  }
+  c.path = dir / "best.json", c.which = "best";
+  const std::string metric = fmt::format("{} {:.2f}%", chosen_on(*best), 100 * best->best_metric);
+  c.summary = last && last->weights != best->weights
+                  ? fmt::format("the best epoch, {} of {} ({}); --checkpoint last for epoch {}", best->epoch,
+                                last->epoch, metric, last->epoch)
+                  : fmt::format("the best epoch, {} ({}), also the last", best->epoch, metric);
+  return c;
 }
 
 std::string spec_copy_name(const std::string& spec_path) { return fs::path(spec_path).filename().string(); }

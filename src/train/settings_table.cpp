@@ -92,13 +92,14 @@ std::vector<Setting> make_table() {
   }
   {
     Setting& s = row("image_size", "--image-size", &TrainSettings::image_size,
-                     "Image folders: resize (centre crop) to SxS (default: the first image's size, at most 64)",
+                     "Image folders: resize (centre crop) to SxS (default: the median size of 32 sampled images, at most "
+                     "64)",
                      R::Identity);
     s.rule = between(1, 4096), s.section = "image_folder", s.show_default = false;
   }
   {
     Setting& s = row("channels", "--channels", &TrainSettings::channels,
-                     "Image folders: 1 (grey) or 3 (RGB) (default: as the first image)", R::Identity);
+                     "Image folders: 1 (grey) or 3 (RGB) (default: as most sampled images)", R::Identity);
     s.choices = [] { return std::vector<std::string>{"1", "3"}; };
     s.section = "image_folder", s.show_default = false;
   }
@@ -178,12 +179,12 @@ std::vector<Setting> make_table() {
   }
   {
     Setting& s = row("limit_train", "--limit-train", &TrainSettings::limit_train,
-                     "Use only the first N training samples", R::Identity);
+                     "Use a seeded, stratified subset of N training samples (each class in proportion)", R::Identity);
     s.rule = at_least(0), s.absent = "0", s.show_default = false;
   }
   {
-    Setting& s = row("limit_test", "--limit-test", &TrainSettings::limit_test, "Use only the first N test samples",
-                     R::Identity);
+    Setting& s = row("limit_test", "--limit-test", &TrainSettings::limit_test,
+                     "Use a seeded, stratified subset of N test samples", R::Identity);
     s.rule = at_least(0), s.absent = "0", s.show_default = false;
   }
   // ---- where the weights start (a new run only; recorded, not read back on resume) ----
@@ -248,6 +249,15 @@ std::vector<Setting> make_table() {
                      "Steps per metrics.jsonl step record (default: about 200 records per run, at most 50 steps apart)",
                      R::Invocation);
     s.rule = at_least(0), s.recorded = false, s.show_default = false;
+  }
+  {
+    // A pixel budget, not part of what is trained: each invocation's own (a resume may raise it).
+    Setting& s = row("max_image_pixels", "--max-image-pixels", &TrainSettings::max_image_pixels,
+                     "Image folders: refuse an image of more pixels than N before decoding it, warn above N/2 "
+                     "(0: no limit)",
+                     R::Invocation);
+    s.rule = at_least(0), s.recorded = false;
+    static_assert(TrainSettings{}.max_image_pixels == data::kMaxImagePixels);
   }
   {
     Setting& s = row("stop_after_steps", "--stop-after-steps", &TrainSettings::stop_after_steps,

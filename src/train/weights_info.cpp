@@ -5,8 +5,10 @@
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "ember/core/tensor.h"
+#include "ember/data/dataset.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 
@@ -96,6 +98,52 @@ WeightsInfo describe_run_weights(const std::string& model, const std::string& da
     else if (io::path_type(model) == io::PathType::regular) w.model_spec = io::read_user_text(model, io::kModelSpecFile);
   }
   return w;
+}
+
+StoredInput stored_input(const WeightsInfo& info, const std::string& config_json, const std::string& dataset,
+                         const std::string& source) {
+  StoredInput s;
+  s.dataset = dataset;
+  if (info.input_shape.size() == 3 && !info.mean.empty() && !info.std.empty() && !info.classes.empty()) {
+    s.input_shape = info.input_shape, s.mean = info.mean, s.std = info.std, s.classes = info.classes;
+    return s;
+  }
+  const json cfg = json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  const json folder = cfg.is_object() ? cfg.value("image_folder", json()) : json();
+  if (folder.is_object()) {
+    auto list = [&]<class T>(const char* key) -> std::optional<std::vector<T>> {
+      const json v = folder.value(key, json());
+      if (!v.is_array()) return std::nullopt;
+      try {
+        return v.get<std::vector<T>>();
+      } catch (const json::exception&) {
+        return std::nullopt;
+      }
+    };
+    auto c = list.operator()<std::string>("classes");
+    auto m = list.operator()<float>("mean"), d = list.operator()<float>("std");
+    const json size = folder.value("image_size", json()), ch = folder.value("channels", json());
+    if (!c || !m || !d || !size.is_number_unsigned() || !ch.is_number_unsigned())
+      throw FormatError(fmt::format("'{}': the run's config has incomplete image_folder settings (image_size, channels, "
+                                    "classes, mean, std)",
+                                    source),
+                        "train the run again with this version of ember");
+    s.input_shape = {ch.get<int64_t>(), size.get<int64_t>(), size.get<int64_t>()};
+    s.mean = *m, s.std = *d, s.classes = *c;
+    return s;
+  }
+  if (s.dataset == "image-folder")
+    throw FormatError(fmt::format("'{}' is from an image-folder run but stores neither the run's image_folder settings "
+                                  "nor __metadata__ input_shape, mean, std and classes",
+                                  source),
+                      "export it again from its run (ember export RUN -o FILE.safetensors), or train the run again");
+  if (s.dataset.empty())
+    throw ValueError(fmt::format("'{}' does not say which dataset it was trained on", source),
+                     "pass --data NAME (" + fmt::format("{}", fmt::join(data::known_dataset_names(), ", ")) + ")");
+  const data::KnownDataset& k = data::known_dataset(s.dataset);
+  s.input_shape = {k.channels, k.size, k.size};
+  s.mean = k.mean, s.std = k.std, s.classes = k.classes;
+  return s;
 }
 
 }  // namespace ember::train

@@ -206,7 +206,7 @@ TEST_F(Cli, TrainWritesTheRunAndEvalPredictReadIt) {
   EXPECT_HAS(r.out, "notes.png: cannot decode image");
   r = run("predict " + (dir / "run").string());
   EXPECT_EQ(r.code, 2) << r.out;
-  EXPECT_HAS(r.out, "either --index N");
+  EXPECT_HAS(r.out, "predict needs something to classify: image files or --index N");
   // A second train into the same directory is refused with a hint to --resume.
   r = run(tiny("run"));
   EXPECT_EQ(r.code, 2) << r.out;
@@ -287,7 +287,7 @@ TEST_F(Cli, CorruptCheckpointsAreReportedNotCrashed) {
     EXPECT_HAS(r.out, "hint:");
   }
   std::ofstream(dir / "run" / "checkpoints" / "latest.json") << "{\"format\": 1, \"ep";
-  Result r = run("eval " + (dir / "run").string());
+  Result r = run("eval " + (dir / "run").string() + " --checkpoint last");  // best.json is intact
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "not valid");
   std::ofstream(dir / "junk.safetensors") << "this is not a checkpoint";
@@ -494,7 +494,7 @@ TEST_F(Cli, FifosDevicesAndSymlinkLoopsAreRefusedPromptly) {
   ASSERT_EQ(r.code, 0) << r.out;
   fs::remove(dir / "run" / "checkpoints" / "latest.json");
   ASSERT_EQ(::mkfifo((dir / "run" / "checkpoints" / "latest.json").c_str(), 0600), 0);
-  r = run("eval " + (dir / "run").string() + " --data-dir " + data.string(), timeout);
+  r = run("eval " + (dir / "run").string() + " --checkpoint last --data-dir " + data.string(), timeout);
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "latest.json is a FIFO (named pipe), not a regular file: expected a checkpoint manifest");
   r = run("train --resume " + (dir / "run").string() + " --epochs 2", timeout);

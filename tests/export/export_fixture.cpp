@@ -196,7 +196,8 @@ int run(const fs::path& run_dir, const fs::path& out) {
   autograd::NoGradGuard ng;
   train::ExportSource s = train::load_export_source(run_dir);
   const nlohmann::json cfg = nlohmann::json::parse(s.manifest.config_json);
-  data::Dataset test = train::load_split(s.dataset, cfg.value("data_dir", std::string()), false, cfg.value("limit_test", int64_t(0)));
+  data::Dataset test = train::load_split(s.dataset, cfg.value("data_dir", std::string()), false,
+                                        cfg.value("limit_test", int64_t(0)), cfg.value("seed", uint64_t(0)));
   Tensor x = test.images.to(DType::Float32) / 255.0;
   std::vector<Tensor> parts;
   const int64_t n = x.size(0), batch = 500;

@@ -39,7 +39,7 @@ TEST(DataImageFolderSplits, TrainAndTestFoldersWithSizeFromTheFirstImage) {
   EXPECT_EQ(s.train.height(), 10);
   EXPECT_EQ(s.test.width(), 10);
   EXPECT_EQ(s.train.classes, (std::vector<std::string>{"blue", "red"}));
-  EXPECT_NE(s.size_source.find("img0.png"), std::string::npos) << s.size_source;
+  EXPECT_EQ(s.size_source, "size 10x10 and colour as all 8 images") << s.size_source;
   // The test split is normalised with the training split's statistics, not its own.
   EXPECT_EQ(s.test.mean, s.train.mean);
   EXPECT_EQ(s.test.std, s.train.std);
@@ -124,4 +124,90 @@ TEST(DataImageFolderSplits, BadLayoutsSayWhatIsWrong) {
   ember::test::TempDir one("splits");
   write_classes(one.path(), {"a", "b"}, 1, 8, 8);  // one image per class: nothing to hold out
   ember::test::expect_error<DataError>([&] { load_image_folder_splits(one.path(), {}); }, "too few images");
+}
+
+// ---- what a folder leaves out, and folders that make no classifier (issue 22) ----------------------
+
+TEST(DataImageFolderSplits, EmptyClassFoldersAndASingleClassAreRefusedByName) {
+  ember::test::TempDir dir("splits");
+  write_classes(dir.path(), {"cat", "dog"}, 3, 8, 8);
+  fs::create_directories(dir.path() / "eel");                         // empty
+  ember::test::write_text(dir.path() / "fox" / "readme.txt", "notes");  // only a text file
+  const std::string msg = ember::test::expect_error<DataError>(
+      [&] { load_image_folder_splits(dir.path(), {}); }, "2 of its 4 class folders hold no image files (eel, fox)");
+  EXPECT_TRUE(ember::test::contains(msg, "fox/readme.txt")) << msg;
+  fs::remove_all(dir.path() / "eel");
+  fs::remove_all(dir.path() / "fox");
+  fs::remove_all(dir.path() / "dog");
+  ember::test::expect_error<DataError>([&] { load_image_folder_splits(dir.path(), {}); },
+                                       "has one class folder ('cat', 3 images): a classifier needs at least two classes");
+  // The same in a train/ folder; an empty class in test/ is only a warning.
+  ember::test::TempDir split("splits");
+  write_classes(split.path() / "train", {"a", "b"}, 3, 8, 8);
+  write_classes(split.path() / "test", {"a"}, 1, 8, 8);
+  fs::create_directories(split.path() / "test" / "b");
+  ImageFolderSplits s = load_image_folder_splits(split.path(), {});
+  EXPECT_EQ(s.test.size(), 1);
+  ASSERT_FALSE(s.warnings.empty());
+  EXPECT_TRUE(ember::test::contains(s.warnings[0], "test/ has no images of class 'b'")) << s.warnings[0];
+}
+
+TEST(DataImageFolderSplits, EntriesLeftOutAreListedWithTheReason) {
+  ember::test::TempDir dir("splits");
+  write_classes(dir.path(), {"cat", "dog"}, 2, 8, 8);
+  ember::test::write_text(dir.path() / "cat" / "notes.txt", "x");
+  ember::test::write_text(dir.path() / "cat" / ".DS_Store", "x");  // hidden: left out in silence
+  write_classes(dir.path() / "cat", {"more"}, 1, 8, 8);            // cat/more/img0.png: one level only
+  fs::create_symlink(dir.path() / "gone.png", dir.path() / "dog" / "link.png");
+  ember::test::write_bytes(dir.path() / "loose.png", ember::test::make_png(8, 8, 3, solid(8, 8, 3, 1)));
+  fs::create_directories(dir.path() / ".ipynb_checkpoints");  // hidden: not a class
+  const ImageFolderListing l = list_image_folder(dir.path());
+  EXPECT_EQ(l.classes, (std::vector<std::string>{"cat", "dog"}));
+  EXPECT_EQ(l.files.size(), 4u);
+  EXPECT_EQ(l.not_read, (std::vector<std::string>{"loose.png (a file outside the class folders)",
+                                                  "cat/more/ (a folder inside a class folder)",
+                                                  "cat/notes.txt (not an image file)",
+                                                  "dog/link.png (a dangling symlink)"}));
+  const std::string d = describe_not_read(l.not_read);
+  EXPECT_TRUE(ember::test::contains(d, "4 entries not read: 1 file that is not an image: cat/notes.txt; 1 dangling "
+                                       "symlink: dog/link.png; 1 folder inside a class folder"))
+      << d;
+  testing::internal::CaptureStderr();
+  ImageFolderReport rep;
+  Dataset all = load_image_folder(dir.path(), {.height = 8, .width = 8}, &rep);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(all.size(), 4);
+  EXPECT_EQ(rep.not_read, l.not_read);
+  EXPECT_TRUE(ember::test::contains(err, "4 entries not read")) << err;
+}
+
+TEST(DataImageFolderSplits, ValidationFolderIsTheValSplitAndOtherFoldersAreNamed) {
+  ember::test::TempDir dir("splits");
+  write_classes(dir.path() / "train", {"a", "b"}, 3, 8, 8);
+  write_classes(dir.path() / "validation", {"a", "b"}, 2, 8, 8);
+  write_classes(dir.path() / "test", {"a", "b"}, 1, 8, 8);
+  write_classes(dir.path() / "extra", {"a", "b"}, 1, 8, 8);
+  testing::internal::CaptureStderr();
+  ImageFolderSplits s = load_image_folder_splits(dir.path(), {});
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.layout, "train/, validation/ and test/ folders");
+  EXPECT_EQ(s.val.size(), 4);
+  EXPECT_TRUE(ember::test::contains(err, "not read: extra/")) << err;
+  write_classes(dir.path() / "val", {"a", "b"}, 1, 8, 8);
+  ember::test::expect_error<DataError>([&] { load_image_folder_splits(dir.path(), {}); },
+                                       "has both val/ and validation/");
+}
+
+TEST(DataImageFolderSplits, SizeAndChannelsComeFromMostImagesNotTheFirst) {
+  ember::test::TempDir dir("splits");
+  write_classes(dir.path(), {"b", "c"}, 6, 24, 24, 3);
+  // Sorted first: a grey 1x1 image in class "b" (it would have decided both before).
+  ember::test::write_bytes(dir.path() / "b" / "a0.png", ember::test::make_png(1, 1, 1, solid(1, 1, 1, 7)));
+  ImageFolderSplits s = load_image_folder_splits(dir.path(), {});
+  EXPECT_EQ(s.train.channels(), 3);
+  EXPECT_EQ(s.train.height(), 24);
+  EXPECT_TRUE(ember::test::contains(s.size_source, "size 24x24: the median shorter side of all 13 images (1x1 to 24x24; --image-size to change)"))
+      << s.size_source;
+  EXPECT_TRUE(ember::test::contains(s.size_source, "; colour as 12 of them (1 grey, converted: a0.png)"))
+      << s.size_source;
 }

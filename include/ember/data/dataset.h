@@ -51,6 +51,12 @@ Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, int64_t
                              std::vector<float> std = {});
 
 // ---- image folders ---------------------------------------------------------------------------
+// The pixel budget of one decoded image, checked against the file's header before anything is
+// decoded (a 400 KB PNG can declare 20000x20000 pixels and take 1.6 GB to decode). Pillow's limits:
+// above kMaxImagePixels a file is refused; above half of it a warning says how large it is.
+// `ember train/eval/predict --max-image-pixels N` changes the budget (0: no limit).
+inline constexpr int64_t kMaxImagePixels = 178956970;  // Pillow: 2 x MAX_IMAGE_PIXELS (89,478,485)
+
 enum class ResizeMode {
   Resize,      // scale to (height, width), ignoring the aspect ratio (stb_image_resize default
                // filters: Catmull-Rom up, Mitchell down)
@@ -61,19 +67,43 @@ struct ImageFolderOptions {
   int64_t channels = 3;            // 1 (grey) or 3 (RGB); stb converts
   ResizeMode resize = ResizeMode::Resize;
   bool strict = false;             // an undecodable file: false = skip with a warning, true = DataError
+  int64_t max_pixels = kMaxImagePixels;  // width x height above this: DataError before decoding; 0: no limit
 };
 struct ImageFolderReport {
   int64_t loaded = 0;
-  std::vector<std::string> warnings;  // one per skipped file, naming it (also printed to stderr)
+  std::vector<std::string> warnings;       // one per skipped file, naming it (also printed to stderr)
+  std::vector<std::string> empty_classes;  // class folders holding no image file (classes of 0 images)
+  std::vector<std::string> not_read;       // entries left out, each "<class>/<name> (why)" (see below)
 };
-// root/<class>/<file>.png|.jpg|.jpeg|.bmp|.gif|.tga|.ppm|.pgm: classes sorted by name give labels
-// 0..K-1, files sorted by name within a class. Other files are ignored. Throws IOError (no such
-// directory) or DataError (no class folders, no images, or an undecodable image under strict; the
-// message names the file, what was expected and what was found).
+// The entries of an image folder as ember reads them: root/<class>/<file>, classes sorted by name
+// give labels 0..K-1, files sorted by name within a class. Image files are .png, .jpg, .jpeg, .bmp,
+// .gif, .tga, .ppm, .pgm (any case); a symlink to one is followed. Hidden entries (".name") are
+// left out in silence; everything else that is not read is listed in not_read with the reason: a
+// file that is not an image, a dangling symlink, a folder inside a class folder (only one level is
+// read), a file directly in root.
+struct ImageFolderListing {
+  std::vector<std::string> classes;
+  std::vector<std::pair<std::filesystem::path, int64_t>> files;  // (path, label)
+  std::vector<std::string> empty_classes;
+  std::vector<std::string> not_read;
+};
+// Throws IOError (no such directory) or DataError (no class folders).
+ImageFolderListing list_image_folder(const std::filesystem::path& root);
+// "3 entries not read: 1 file that is not an image (cat/notes.txt), ..." — counts and the first names
+// of each kind, for a warning; "" when nothing was left out.
+std::string describe_not_read(const std::vector<std::string>& not_read);
+
+// Decodes every image of list_image_folder(root). Entries not read and empty class folders are
+// reported (and warned about on stderr); an empty class folder is still a class, with no images.
+// Throws IOError (no such directory) or DataError (no class folders, no images, an image over the
+// pixel budget, or an undecodable image under strict; the message names the file, what was
+// expected and what was found).
 Dataset load_image_folder(const std::filesystem::path& root, const ImageFolderOptions& opt = {},
                           ImageFolderReport* report = nullptr);
 // One image file decoded and resized like an image-folder sample: uint8 (C, H, W). DataError
-// naming the file (and what it starts with) when it cannot be decoded; IOError when unreadable.
+// naming the file (and what it starts with) when it cannot be decoded or declares more pixels than
+// opt.max_pixels (checked on the header, before decoding; above half the budget a warning is
+// printed); IOError when unreadable.
 Tensor load_image(const std::filesystem::path& file, const ImageFolderOptions& opt);
 
 // The size and channel count an image file declares in its header (no full decode). DataError
@@ -88,29 +118,37 @@ std::filesystem::path first_image_in_folder(const std::filesystem::path& root);
 
 // ---- an image folder as train / test (/ val) splits --------------------------------------------
 // Layouts:
-//   root/train/<class>/*, root/test/<class>/* (and optionally root/val/<class>/*): used as they are;
+//   root/train/<class>/*, root/test/<class>/* (and optionally root/val/<class>/*, also spelled
+//                   validation/ or valid/): used as they are; other folders beside them are named
+//                   in a warning;
 //   root/<class>/*: one level of class folders, split per class by a seeded shuffle (test_fraction
 //                   of each class held out for test, at least one image when the class has two).
 // Every split is normalised with the training split's per-channel mean and std (or the given ones),
-// and must have the same class folders as the training split.
+// and must have the same class folders as the training split. The training split must have at
+// least two classes and an image in every class folder (a class of 0 images is refused, naming the
+// folders); a test or val folder without images of a class is a warning.
 struct ImageFolderSplitOptions {
-  int64_t size = 0;                   // square side in pixels; 0: the first training image's shorter
-                                      // side, at most kAutoMaxSide (larger photos are scaled down)
-  int64_t channels = 0;               // 1 or 3; 0: from the first training image (grey: 1, else 3)
+  int64_t size = 0;                   // square side in pixels; 0: the median shorter side of up to
+                                      // kSizeSample training images, at most kAutoMaxSide
+  int64_t channels = 0;               // 1 or 3; 0: as most of those images (grey: 1, else 3)
   double test_fraction = 0.2;         // one-level layout only; in (0, 1)
   uint64_t seed = 0;                  // one-level layout: the split's shuffle
   bool load_train = true;             // false: only the test split (eval, predict); needs mean/std
   std::vector<std::string> classes;   // non-empty: the folder must have exactly these classes
   std::vector<float> mean, std;       // non-empty: normalise with these instead of the train split's
+  int64_t max_pixels = kMaxImagePixels;  // per image, as ImageFolderOptions::max_pixels
   static constexpr int64_t kAutoMaxSide = 64;
+  static constexpr int64_t kSizeSample = 32;  // images probed (headers only) to choose size and channels
 };
 struct ImageFolderSplits {
   Dataset train, test, val;           // val.size() == 0 without a val/ folder; train empty when !load_train
   std::string layout;                 // "train/ and test/ folders", "one folder, seeded 80/20 split", ...
   std::string size_source;            // how the size and channels were chosen (for the banner)
+  std::vector<std::string> warnings;  // what was left out or looks wrong (also printed to stderr)
 };
-// Throws IOError (no such directory), DataError (no classes or images, classes differing between
-// splits or from opt.classes, a train/ folder without test/) or ValueError (bad options).
+// Throws IOError (no such directory), DataError (no classes or images, one class, an empty class
+// folder in the training split, classes differing between splits or from opt.classes, a train/
+// folder without test/, two val folders, an image over the pixel budget) or ValueError (bad options).
 ImageFolderSplits load_image_folder_splits(const std::filesystem::path& root, const ImageFolderSplitOptions& opt);
 
 // ---- a seeded split of a loaded dataset -------------------------------------------------------
@@ -124,6 +162,16 @@ struct DatasetSplit {
   Dataset kept, held_out;
 };
 DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_seed);
+
+// ---- a seeded, stratified subset (--limit-train, --limit-test) ---------------------------------
+// n samples of `all`, drawn from each class in proportion to its size (largest remainders, ties to
+// the lower label; a class with samples keeps at least one while n allows), each class's by a seeded
+// shuffle (std::mt19937_64 seeded with `rng_seed` as given), kept in the order of `all`, with its
+// classes, mean and std; pixels are copied once. n <= 0 or n >= all.size(): `all` itself (shared).
+// ValueError for images that are not a contiguous CPU tensor.
+Dataset subset_dataset(const Dataset& all, int64_t n, uint64_t rng_seed);
+// How many of d's classes have at least one sample.
+int64_t classes_present(const Dataset& d);
 
 // ---- known datasets by name ------------------------------------------------------------------
 struct KnownDataset {

@@ -58,6 +58,17 @@ std::shared_ptr<nn::Module> alexnet_cifar(int64_t num_classes = 10, int64_t in_c
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128",
 // "resnet_small", "alexnet_cifar".
 std::vector<std::string> names();
+// The input size a zoo model was designed for: 28 (the Fashion-MNIST/MNIST models: mlp, lenet5,
+// mnistnet, bncnn*), 32 (alexnet_cifar), 0 for any size (resnet_small: global average pooling keeps
+// its parameters the same at every size) and for names create() does not know (spec files).
+int64_t design_size(const std::string& name);
+// A warning for a zoo model given images far larger than it was designed for (more than twice its
+// design_size per side): its flattened features, and so its first fully connected layer, grow with
+// the square of the size (bncnn48_fc128 at 224x224: 19.3 M parameters against 0.31 M at 28x28), and
+// such a model trains slowly, in gigabytes, to a poor accuracy. Names the models that fit; ""
+// when the size is within reach (or the model is size-independent).
+std::string input_size_warning(const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes);
+
 // Builds a model by name, or from a model spec file when name ends in .toml (see nn/spec.h);
 // ValueError listing the known names for an unknown one.
 std::shared_ptr<nn::Module> create(const std::string& name, int64_t num_classes = 10,

@@ -25,6 +25,7 @@ struct ExportSource {
   std::vector<int64_t> input_shape;    // (C, H, W)
   std::vector<float> mean, std;        // per channel, [0, 1] scale: x = (pixel / 255 - mean) / std
   std::vector<std::string> classes;    // label i is classes[i]
+  std::string config_json;             // the run's data settings (data, data_dir, seed, image_folder); may be ""
   CheckpointManifest manifest;
   std::filesystem::path weights;       // the safetensors file the weights came from
 };
@@ -52,7 +53,8 @@ std::map<std::string, std::string> export_metadata(const ExportSource& source);
 io::OnnxModel export_onnx(const ExportSource& source);
 
 // The model's state_dict under PyTorch's key names (no "model/" prefix, no optimizer or scheduler
-// state), float tensors as float32, num_batches_tracked as int64, plus export_metadata().
+// state), float tensors as float32, num_batches_tracked as int64, plus export_metadata() and the
+// run's data settings as "config" (train/weights_info.h), so ember eval finds its test set again.
 io::StFile export_state_dict(const ExportSource& source);
 
 }  // namespace ember::train

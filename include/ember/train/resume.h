@@ -28,6 +28,21 @@ ResumePoint find_resume_point(const std::filesystem::path& path);
 // inside a run) belongs to; nullopt when the path is not inside a run.
 std::optional<std::filesystem::path> run_dir_of(const std::filesystem::path& path);
 
+// Which of a run's checkpoints `ember eval`, `predict` and `export` read (`--checkpoint best|last`):
+// the best one (checkpoints/best.json: the epoch the validation set, or the test set without one,
+// chose; Keras's restore_best_weights) by default, or the last one written (latest.json).
+struct ChosenCheckpoint {
+  std::filesystem::path path;  // what load_checkpoint reads
+  std::string which;           // "best" or "last"; "" when `path` named one checkpoint file
+  std::string summary;         // for the user: "the best epoch, 3 of 5 (validation accuracy 91.20%); ..."
+};
+// `path` as load_checkpoint accepts it. A run directory or its checkpoints/ directory resolves to
+// best.json (which "best" or "") or latest.json (which "last"); a run with no best.json yet (stopped
+// before its first epoch ended) gives latest.json and says so. A file is used as it is; `which`
+// given with a file is a ValueError (the file is one checkpoint already). `which` other than "",
+// "best" or "last" is a ValueError. Manifests are only read here, never verified (load_checkpoint does).
+ChosenCheckpoint choose_checkpoint(const std::filesystem::path& path, const std::string& which);
+
 // The file name a run keeps its model spec under: `--model path/to/my_net.toml` -> "my_net.toml".
 std::string spec_copy_name(const std::string& spec_path);
 

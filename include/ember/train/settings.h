@@ -123,6 +123,7 @@ struct TrainSettings {
   int64_t log_every = 50;
   int64_t stop_after_steps = 0;
   int nproc_per_node = 1;          // --nproc-per-node N: start N local ranks (data-parallel)
+  int64_t max_image_pixels = 178956970;  // image folders: data::kMaxImagePixels, Pillow's refusal limit; 0: none
 };
 
 enum class ResumeRule {
