@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <map>
 #include <optional>
 #include <set>
@@ -286,7 +287,11 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
       m = std::make_shared<GELU>();
     } else if (type == "dropout") {
       double p = r.real("p", 0.5);
-      if (p < 0 || p > 1) r.shape_error("p must be in [0, 1], got " + std::to_string(p));
+      if (p < 0 || p > 1) {
+        char buf[32];  // the shortest form that reads back the same: 1.5, not std::to_string's 1.500000
+        const auto end = std::to_chars(buf, buf + sizeof buf, p).ptr;
+        r.shape_error("p must be in [0, 1], got " + std::string(buf, end));
+      }
       m = std::make_shared<Dropout>(p);
     } else {
       fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + type + "'",
