@@ -76,7 +76,7 @@ int run_matmul(const MatmulOpts& o) {
     throw UsageError(fmt::format("--dtype {}: not supported yet; ember computes in float32 (TF32 on GPUs on request), "
                                  "bfloat16/float16 are storage types so far", o.dtype),
                      "use --dtype float32 or --dtype tf32");
-  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
+  set_compute_threads(o.threads);
   auto sizes = parse_positive_list(o.sizes, "--sizes");
   check_matmul_sizes_fit(sizes);
   const int ngpu = cuda::device_count();

@@ -104,7 +104,7 @@ std::vector<BenchColumn> bench_columns(const std::vector<Device>& devices, const
 }
 
 int run_train_bench(const TrainBenchOpts& o) {
-  if (o.threads > 0) set_num_threads(o.threads), warn_if_oversubscribed(o.threads);
+  set_compute_threads(o.threads);
   const auto bss = parse_positive_list(o.batch_sizes, "--batch-sizes");
   const auto names = parse_name_list(o.models, "--models");
   const auto known = models::names();

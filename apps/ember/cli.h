@@ -8,7 +8,9 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <type_traits>
 #include <vector>
 
@@ -45,6 +47,10 @@ void register_export(CLI::App& root, Runner& run);  // export.cpp
 // Prints "ember: warning: ..." on stderr.
 void warn(const std::string& msg);
 
+// `-b=64` as `-b 64`, as argparse reads it (CLI11 would take "=64" as the value). Arguments after
+// "--" are left alone.
+void split_short_option_values(std::vector<std::string>& args);
+
 // ---- numeric flags (cli_args.cpp) ----------------------------------------------------------------
 // CLI11's own Range/PositiveNumber print 309-digit bounds, let NaN and inf through, and let "-1" or
 // "1e23" wrap into an unsigned seed. Every numeric flag goes through add_number instead: the value
@@ -80,6 +86,32 @@ using train::thread_count_rule;
 // 12 samples/s).
 void warn_if_oversubscribed(int threads);
 
+// --threads (0: keep the default, all cores) and --workers (data-loading threads; 0: in-line, and
+// -1 for a subcommand without the flag): checks that the process can start them all
+// (ResourceError naming the flags and the limit otherwise, before OpenMP would fail inside a
+// parallel region), then sets the compute thread count, warning when it oversubscribes the cores.
+void set_compute_threads(int threads, int workers = -1);
+
+// ---- text that fits a terminal (cli_text.cpp) ------------------------------------------------------
+// Help, banners and tables stay within 80 columns (the terminal of issues 15 and 22).
+inline constexpr int kHelpColumns = 80;
+
+// Columns `text` (UTF-8) takes on a terminal: wide CJK characters and emoji 2, combining marks 0.
+int display_width(std::string_view text);
+// `text` cut to at most `width` columns, ending in "..." when cut (whole code points only).
+std::string truncate_to_width(const std::string& text, int width);
+// `text` padded with spaces to `width` columns (by display width, not bytes); as is when wider.
+std::string pad_right(const std::string& text, int width);
+// Word-wraps each line of `text` to `width` columns; a continuation line gets the line's own
+// leading spaces plus `indent`. Words wider than `width` are not broken.
+std::string wrap_text(const std::string& text, int width, const std::string& indent = "");
+// A banner block ("device     cpu — why\n           more\n"): each line wrapped to kHelpColumns,
+// continuation lines under the value column (11). Keeps the trailing newline.
+std::string wrap_banner(const std::string& text);
+// The --help formatter of every subcommand: CLI11's layout with descriptions, the footer and the
+// subcommand list wrapped to kHelpColumns. Set it on the root App before adding subcommands.
+std::shared_ptr<CLI::Formatter> help_formatter();
+
 // ---- messages ------------------------------------------------------------------------------------
 // "1 epoch", "2 epochs"; plural defaults to singular + "s".
 std::string plural(int64_t n, const std::string& singular, const std::string& plural_form = {});
@@ -96,6 +128,11 @@ std::string command_path(const CLI::App& sub);
 
 // Every flag name of a subcommand ("--lr", "--learning-rate", "-b", ...).
 std::vector<std::string> flag_names(const CLI::App& sub);
+
+// For a flag other tools have and ember spells differently or does otherwise (--gpus, --log-dir,
+// --pretrained): what ember does instead, naming only flags in `flags` (the subcommand's); "" for
+// other names. Flags that mean the same as ember's are aliases of them instead (--bs, --patience).
+std::string foreign_flag_hint(const std::string& typed, const std::vector<std::string>& flags);
 
 // The usage error for arguments CLI11 did not expect, in the order typed (CLI11 2.1's ExtrasError
 // joins them backwards), with "did you mean --X?" for a mistyped flag or subcommand. Prints it.

@@ -7,6 +7,8 @@
 #include <thread>
 
 #include "cli.h"
+#include "ember/core/threads.h"
+#include "ember/ops.h"
 
 namespace ember::cli {
 
@@ -21,6 +23,16 @@ void warn_if_oversubscribed(int threads) {
   if (hw > 0 && threads > int(hw))
     warn(fmt::format("--threads {} is more than this machine's {}: compute will be slower than with --threads {}",
                      threads, plural(hw, "hardware thread"), hw));
+}
+
+void set_compute_threads(int threads, int workers) {
+  const int compute = threads > 0 ? threads : get_num_threads();
+  std::string what = threads > 0 ? fmt::format("--threads {}", threads) : plural(compute, "compute thread");
+  if (workers > 0) what += fmt::format(" and --workers {}", workers);
+  const int more = compute - 1 + std::max(workers, 0);  // OpenMP's workers beside this thread, the loader's
+  if (workers > 0 || threads > 1) what += fmt::format(" ({} beside this one)", plural(more, "thread"));
+  check_can_start_threads(more, what, workers > 0 ? "pass a smaller --threads or --workers" : "pass a smaller --threads");
+  if (threads > 0) set_num_threads(threads), warn_if_oversubscribed(threads);
 }
 
 std::string plural(int64_t n, const std::string& singular, const std::string& plural_form) {
@@ -48,6 +60,33 @@ std::vector<std::string> flag_names(const CLI::App& sub) {
   return out;
 }
 
+std::string foreign_flag_hint(const std::string& typed, const std::vector<std::string>& flags) {
+  const std::string name = typed.substr(0, typed.find('='));
+  auto has = [&](const char* f) { return std::find(flags.begin(), flags.end(), f) != flags.end(); };
+  auto is = [&](std::initializer_list<const char*> names) {
+    return std::any_of(names.begin(), names.end(), [&](const char* n) { return name == n; });
+  };
+  if (is({"--gpus", "--gpu", "--num-gpus", "--ngpus", "--n-gpus", "--devices"}) && has("--device")) {
+    std::string h = "ember runs on one device, chosen by --device (auto, cpu, cuda or cuda:N)";
+    if (has("--nproc-per-node")) h += "; to train on N GPUs at once (data-parallel) pass --nproc-per-node N";
+    return h;
+  }
+  if (is({"--cuda"}) && has("--device")) return "did you mean --device cuda?";
+  if (is({"--no-cuda", "--cpu"}) && has("--device")) return "did you mean --device cpu?";
+  if (is({"--log-dir", "--logdir", "--logging-dir", "--tensorboard-dir"}) && has("--run-dir"))
+    return "ember logs into the run directory (--run-dir DIR, or runs/<--name>): metrics.jsonl and TensorBoard's "
+           "events.out.tfevents.*; `tensorboard --logdir runs` reads every run";
+  if (is({"--save-dir", "--checkpoint-dir", "--ckpt-dir"}) && has("--run-dir"))
+    return "did you mean --run-dir? checkpoints are written to RUN_DIR/checkpoints/";
+  if (is({"--pretrained"}) && has("--init-from"))
+    return "ember downloads no pretrained weights; --init-from FILE starts from weights you have (a safetensors "
+           "state dict from PyTorch, or a run directory)";
+  if (is({"--checkpoint", "--ckpt", "--resume-from", "--resume-from-checkpoint"}) && has("--resume"))
+    return "did you mean --resume RUN? it continues a run from its checkpoint (--init-from FILE starts a new run "
+           "from weights)";
+  return "";
+}
+
 void print_unexpected_arguments(const CLI::App& root) {
   const CLI::App& sub = *chosen_subcommand(root);
   const std::vector<std::string> extras = root.remaining(true);
@@ -61,6 +100,12 @@ void print_unexpected_arguments(const CLI::App& root) {
   for (size_t i = 0; i < extras.size(); ++i) {
     const std::string& e = extras[i];
     const bool is_flag = e.starts_with("-") && e.size() > 1 && !std::isdigit(static_cast<unsigned char>(e[1])) && e[1] != '.';
+    if (is_flag) {
+      if (const std::string h = foreign_flag_hint(e, flag_names(sub)); !h.empty()) {
+        fmt::print(stderr, "  hint: {}: {}\n", e.substr(0, e.find('=')), h);
+        continue;
+      }
+    }
     std::string guess;
     if (is_flag) guess = closest_name(e, flag_names(sub));
     else if (i == 0 && !subcommand_names.empty()) guess = closest_name(e, subcommand_names);

@@ -69,9 +69,19 @@ int run_verify(const DataOpts& o) {
   data::VerifyReport r = data::verify_dataset(o.name, o.dir);
   fmt::print("{} in {}\n", r.dataset, r.dir.string());
   for (const auto& f : r.files) fmt::print("  {}  {:<32} {}\n", f.ok ? "PASS" : "FAIL", f.name, f.message);
-  if (!r.ok())
-    fmt::print(stderr, "ember: error: {} in {} did not verify\n  hint: run `ember data fetch {} --force`\n", r.dataset,
-               r.dir.string(), r.dataset);
+  if (!r.ok()) {
+    // fetch downloads what is missing or does not verify by itself; --force is only for files that do.
+    int missing = 0, bad = 0;
+    for (const auto& f : r.files)
+      if (!f.ok) ++(f.message.starts_with("missing") ? missing : bad);
+    const std::string what = missing && bad ? fmt::format("{} missing, {} not as published", plural(missing, "file"), bad)
+                             : missing      ? fmt::format("{} missing", plural(missing, "file"))
+                                            : fmt::format("{} not as published", plural(bad, "file"));
+    const std::string dir_flag = o.dir.empty() ? "" : " --data-dir " + o.dir;
+    fmt::print(stderr, "ember: error: {} in {} did not verify ({})\n  hint: run `ember data fetch {}{}`: it downloads "
+               "{}\n", r.dataset, r.dir.string(), what, r.dataset, dir_flag,
+               bad ? "the files that are missing or do not verify" : "the missing files");
+  }
   return r.ok() ? kExitOk : kExitFailed;
 }
 }  // namespace

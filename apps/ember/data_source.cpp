@@ -40,6 +40,9 @@ void normalise_data_arg(std::string& data, std::string& data_dir) {
   if (data == kImageFolder) folder = data_dir;               // --data image-folder --data-dir PATH
   else if (!is_known(data) && is_directory(data)) folder = data;  // --data PATH
   if (folder.empty()) return;
+  std::error_code ec;
+  if (folder == data && !data_dir.empty() && !fs::equivalent(data, data_dir, ec))
+    warn(fmt::format("--data-dir {} is ignored: --data {} names the image folder itself", data_dir, data));
   // Absolute, so eval and predict find it from any directory.
   data_dir = fs::absolute(folder).lexically_normal().string();
   if (data_dir.size() > 1 && data_dir.back() == '/') data_dir.pop_back();
@@ -73,8 +76,8 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   r.config = {{"image_size", r.train.height()}, {"channels", r.train.channels()}, {"test_fraction", flags.test_fraction},
               {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std},
               {"look", {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}}}};
-  r.details = fmt::format("{}; {}{}; classes {}", s.layout, s.size_source.empty() ? "size given" : s.size_source,
-                          r.val.size() ? fmt::format("; {} val images (evaluated each epoch; test/ at the end)", r.val.size())
+  r.details = fmt::format("{}\n{}{}\nclasses {}", s.layout, s.size_source.empty() ? "size given" : s.size_source,
+                          r.val.size() ? fmt::format("\n{} val images (evaluated each epoch; test/ at the end)", r.val.size())
                                        : "",
                           join(r.train.classes, 8));
   return r;

@@ -17,7 +17,7 @@ inline constexpr const char* kImageFolder = "image-folder";  // the "data" value
 
 // Turns `--data PATH` (an existing directory that is not a known name) into data = "image-folder",
 // data_dir = the absolute path; with data = "image-folder", makes data_dir absolute. Other values
-// are left as they are.
+// are left as they are. A --data-dir beside `--data PATH` is ignored, with a warning.
 void normalise_data_arg(std::string& data, std::string& data_dir);
 // A short label for run names: the dataset name, or the folder's own name.
 std::string data_label(const std::string& data, const std::string& data_dir);
@@ -32,7 +32,7 @@ struct FolderFlags {
 struct RunData {
   data::Dataset train, test;
   data::Dataset val;          // size 0 unless the folder has val/
-  std::string details;        // an extra banner line for folders ("" for known datasets)
+  std::string details;        // extra banner lines for folders, '\n' between them ("" for known datasets)
   nlohmann::json config;      // for folders: image_size, channels, test_fraction, layout, classes, mean, std,
                               // look (the training images' brightness, for predict's check)
 };

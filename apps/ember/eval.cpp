@@ -15,6 +15,8 @@
 #include "ember/autograd/node.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
+#include "ember/io/atomic_file.h"
+#include "ember/io/report.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 #include "ember/train/fit.h"
@@ -29,6 +31,7 @@ namespace {
 
 struct EvalOpts {
   std::string path, model, data, data_dir, device = "auto", precision = "fp32";
+  std::string confusion_csv;  // eval: write the whole confusion matrix here
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
   std::string checkpoint;           // --checkpoint best|last ("": best)
@@ -152,6 +155,19 @@ Loaded load(const EvalOpts& o, bool need_test) {
   return l;
 }
 
+// Above io::kFullConfusionMaxClasses: the most-confused pairs and the classes of lowest accuracy.
+void print_confusion_summary(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& m) {
+  auto name = [&](size_t i) { return truncate_to_width(i < names.size() ? names[i] : std::to_string(i), 28); };
+  fmt::print("\n{} classes: the {} most-confused pairs and the {} lowest per-class accuracies\n", m.size(),
+             io::kConfusionSummaryRows, io::kConfusionSummaryRows);
+  fmt::print("\nmost-confused pairs (true -> predicted: samples, share of the true class)\n");
+  for (const io::ConfusedPair& p : io::most_confused_pairs(m, io::kConfusionSummaryRows))
+    fmt::print("  {} -> {}: {} ({:.1f}%)\n", name(p.true_class), name(p.predicted), p.count, 100 * p.share);
+  fmt::print("\nlowest per-class accuracy (correct of samples)\n");
+  for (const io::ClassAccuracy& c : io::worst_classes(m, io::kConfusionSummaryRows))
+    fmt::print("  {} {:6.2f}% ({} of {})\n", pad_right(name(c.cls), 28), 100 * c.accuracy(), c.correct, c.total);
+}
+
 int run_eval(const EvalOpts& o) {
   Loaded l = load(o, /*need_test=*/true);
   // bf16 / fp16: the forward passes run under autocast (the weights, whatever precision trained them,
@@ -170,18 +186,38 @@ int run_eval(const EvalOpts& o) {
   fmt::print("checkpoint: epoch {}, step {} ({} on {})\n", l.manifest.epoch, l.manifest.step, l.model_name,
              l.test.name);
   if (!l.chosen.summary.empty()) fmt::print("            {}\n", l.chosen.summary);
-  fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n\nper-class accuracy\n", 100 * r.accuracy, plural(r.samples, "sample"),
-             r.loss);
+  fmt::print("test accuracy: {:.2f}% ({}), loss {:.4f}\n", 100 * r.accuracy, plural(r.samples, "sample"), r.loss);
+  if (!o.confusion_csv.empty()) {
+    const std::string csv = io::confusion_csv(names, r.confusion);
+    io::write_file_atomic(o.confusion_csv, std::span(reinterpret_cast<const uint8_t*>(csv.data()), csv.size()));
+  }
+  const std::string csv_note =
+      o.confusion_csv.empty() ? "" : fmt::format("the whole confusion matrix is in {}", o.confusion_csv);
+  if (r.confusion.size() > io::kFullConfusionMaxClasses) {
+    print_confusion_summary(names, r.confusion);
+    fmt::print("\n{}\n", !csv_note.empty() ? csv_note
+                                            : "the whole matrix: --confusion-csv FILE (or --json for every number)");
+    return kExitOk;
+  }
+  // Names padded by their display width (CJK and accented names align), the column as wide as the
+  // longest, up to 24.
+  const size_t digits = std::to_string(std::max<size_t>(r.confusion.size(), 1) - 1).size();
+  int name_w = 0;
+  for (const auto& n : names) name_w = std::max(name_w, std::min(display_width(n), 24));
+  fmt::print("\nper-class accuracy\n");
   for (size_t i = 0; i < r.per_class_accuracy.size(); ++i)
-    fmt::print("  {:>2} {:<12} {:6.2f}%\n", i, i < names.size() ? names[i] : "", 100 * r.per_class_accuracy[i]);
-  fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n     ");
-  for (size_t j = 0; j < r.confusion.size(); ++j) fmt::print(" {:>5}", j);
+    fmt::print("  {:>{}} {} {:6.2f}%\n", i, digits, pad_right(truncate_to_width(i < names.size() ? names[i] : "", 24), name_w),
+               100 * r.per_class_accuracy[i]);
+  const size_t cell = std::max<size_t>(5, std::to_string(r.samples).size());
+  fmt::print("\nconfusion matrix (rows: true class, columns: predicted)\n  {:>{}} ", "", digits);
+  for (size_t j = 0; j < r.confusion.size(); ++j) fmt::print(" {:>{}}", j, cell);
   fmt::print("\n");
   for (size_t i = 0; i < r.confusion.size(); ++i) {
-    fmt::print("  {:>2} ", i);
-    for (int64_t v : r.confusion[i]) fmt::print(" {:>5}", v);
+    fmt::print("  {:>{}} ", i, digits);
+    for (int64_t v : r.confusion[i]) fmt::print(" {:>{}}", v, cell);
     fmt::print("\n");
   }
+  if (!csv_note.empty()) fmt::print("\n{}\n", csv_note);
   return kExitOk;
 }
 
@@ -201,6 +237,8 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
   const auto& names = l.classes;
   auto name_of = [&](int64_t c) { return size_t(c) < names.size() ? names[size_t(c)] : std::string(); };
   const int64_t k_shown = std::min<int64_t>(o.top_k, int64_t(idx.size()));
+  int name_w = 12;  // the column of the names shown, by display width
+  for (int64_t k = 0; k < k_shown; ++k) name_w = std::max(name_w, std::min(24, display_width(name_of(idx[size_t(k)]))));
   if (o.json) {
     nlohmann::json top = nlohmann::json::array();
     for (int64_t k = 0; k < k_shown; ++k) {
@@ -215,8 +253,8 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
   fmt::print("{}{}\n", what, truth >= 0 ? fmt::format(" (true class {} {})", truth, name_of(truth)) : "");
   for (int64_t k = 0; k < k_shown; ++k) {
     int64_t c = idx[size_t(k)];
-    fmt::print("  {}. {:>2} {:<12} {:6.2f}%{}\n", k + 1, c, name_of(c), 100 * probs[size_t(c)],
-               c == truth ? "  <- true" : "");
+    fmt::print("  {}. {:>2} {} {:6.2f}%{}\n", k + 1, c, pad_right(truncate_to_width(name_of(c), 24), name_w),
+               100 * probs[size_t(c)], c == truth ? "  <- true" : "");
   }
 }
 
@@ -309,6 +347,9 @@ void register_eval(CLI::App& root, Runner& run) {
   common(e, *o);
   add_number(e, "-b,--batch-size", o->batch_size, "Evaluation batch size", at_least(1))->capture_default_str();
   e->add_flag("--json", o->json, "Print JSON");
+  e->add_option("--confusion-csv", o->confusion_csv,
+                "Also write the whole confusion matrix as CSV to this file (above 50 classes the output shows "
+                "the most-confused pairs and the worst classes only)");
   e->callback([&run, o] { run = [o] { return run_eval(*o); }; });
 
   auto p = std::make_shared<EvalOpts>();

@@ -2,10 +2,12 @@
 // (onnxruntime and other runtimes) or a PyTorch-keyed safetensors state dict (load_state_dict).
 #include <fmt/format.h>
 
+#include <cstdio>
 #include <filesystem>
 
 #include "checkpoint_choice.h"
 #include "cli.h"
+#include "ember/io/atomic_file.h"
 #include "ember/io/onnx.h"
 #include "ember/io/safetensors.h"
 #include "ember/train/export.h"
@@ -34,32 +36,40 @@ int run_export(const ExportOpts& o) {
   const train::ChosenCheckpoint chosen = chosen_checkpoint(o.path, o.checkpoint);
   train::ExportSource s = train::load_export_source(chosen.path, {o.model, o.data});
   std::error_code ec;
-  if (fs::exists(o.output) && fs::equivalent(o.output, s.weights, ec))
+  const bool to_stdout = io::names_stdout(o.output);  // -o - (or /dev/stdout): the bytes, the summary on stderr
+  if (!to_stdout && fs::exists(o.output) && fs::equivalent(o.output, s.weights, ec))
     throw UsageError(fmt::format("-o '{}' is the checkpoint's own weights file", o.output),
                      "write the export to a new file");
+  std::FILE* out = to_stdout ? stderr : stdout;
+  const std::string shown = to_stdout ? "standard output" : o.output;
+  auto write = [&](const std::vector<uint8_t>& bytes, const std::string& what) {
+    if (to_stdout) io::write_stdout(bytes, what);
+    else io::write_file_atomic(o.output, bytes);
+  };
   const int64_t params = s.model->num_parameters();
   const std::string input = fmt::format("({}, {}, {})", s.input_shape[0], s.input_shape[1], s.input_shape[2]);
   if (format == "onnx") {
     const io::OnnxModel m = train::export_onnx(s);
     const std::vector<uint8_t> bytes = io::onnx_serialize(m);
-    io::onnx_save(o.output, m);
-    fmt::print("wrote {} (ONNX opset {}, IR {}, {} nodes, {} parameters, {:.2f} MB)\n", o.output, m.opset, m.ir_version,
-               m.graph.nodes.size(), params, double(bytes.size()) / 1e6);
-    fmt::print("  model  {} trained on {}, epoch {}, step {}\n", s.model_name, s.dataset, s.manifest.epoch,
+    write(bytes, "the ONNX model");
+    fmt::print(out, "wrote {} (ONNX opset {}, IR {}, {} nodes, {} parameters, {:.2f} MB)\n", shown, m.opset,
+               m.ir_version, m.graph.nodes.size(), params, double(bytes.size()) / 1e6);
+    fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n", s.model_name, s.dataset, s.manifest.epoch,
                s.manifest.step);
-    fmt::print("  input  \"input\": float32 (batch, {}, {}, {}), pixel / 255; normalised inside the graph "
-               "(mean {}, std {})\n",
+    fmt::print(out, "  input  \"input\": float32 (batch, {}, {}, {}), pixel / 255; normalised inside the graph\n"
+               "         (mean {}, std {})\n",
                s.input_shape[0], s.input_shape[1], s.input_shape[2], fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
-    fmt::print("  output \"logits\": float32 (batch, {})\n", s.classes.size());
-    if (!chosen.summary.empty()) fmt::print("  from   {}\n", chosen.summary);
+    fmt::print(out, "  output \"logits\": float32 (batch, {})\n", s.classes.size());
+    if (!chosen.summary.empty()) fmt::print(out, "  from   {}\n", chosen.summary);
   } else {
     const io::StFile f = train::export_state_dict(s);
-    io::st_save(o.output, f);
-    fmt::print("wrote {} (safetensors, {} tensors, {} parameters, PyTorch state_dict keys)\n", o.output,
+    write(io::st_serialize(f), "the safetensors file");
+    fmt::print(out, "wrote {} (safetensors, {} tensors, {} parameters, PyTorch state_dict keys)\n", shown,
                f.tensors.size(), params);
-    fmt::print("  model  {} trained on {}, epoch {}, step {}; input {} normalised with mean {}, std {}\n", s.model_name,
-               s.dataset, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
-    if (!chosen.summary.empty()) fmt::print("  from   {}\n", chosen.summary);
+    fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n  input  {} normalised with mean {}, std {}\n",
+               s.model_name, s.dataset, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "),
+               fmt::join(s.std, ", "));
+    if (!chosen.summary.empty()) fmt::print(out, "  from   {}\n", chosen.summary);
   }
   return kExitOk;
 }
@@ -72,7 +82,9 @@ void register_export(CLI::App& root, Runner& run) {
   e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
   e->add_option("--format", o->format, "onnx or safetensors (default: from the -o file's extension)")
       ->check(CLI::IsMember({"onnx", "safetensors"}));
-  e->add_option("-o,--output", o->output, "The file to write")->required();
+  e->add_option("-o,--output", o->output,
+                "The file to write (a symlink is written through; - for standard output when it is a pipe or file)")
+      ->required();
   e->add_option("--model", o->model, "Model name or spec file (default: from the checkpoint)");
   e->add_option("--data", o->data, "Dataset the model was trained on (default: from the checkpoint)");
   e->add_option("--checkpoint", o->checkpoint, "Which of a run's checkpoints: best (the epoch validation chose) or last")

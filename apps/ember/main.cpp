@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -15,6 +16,19 @@
 
 namespace ember::cli {
 void warn(const std::string& msg) { fmt::print(stderr, "ember: warning: {}\n", msg); }
+
+void split_short_option_values(std::vector<std::string>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") break;  // what follows is positional
+    if (a.size() >= 3 && a[0] == '-' && std::isalpha(static_cast<unsigned char>(a[1])) && a[2] == '=') {
+      std::string value = a.substr(3);
+      args[i] = a.substr(0, 2);
+      args.insert(args.begin() + std::ptrdiff_t(i) + 1, std::move(value));
+      ++i;
+    }
+  }
+}
 
 namespace {
 // Our bug, never the user's: say so, and what to send.
@@ -36,6 +50,7 @@ int main(int argc, char** argv) {
   std::signal(SIGXFSZ, SIG_IGN);
   using namespace ember::cli;
   CLI::App app{"ember: train, evaluate and benchmark neural networks on the CPU and NVIDIA GPUs", "ember"};
+  app.formatter(help_formatter());  // subcommands copy it: every --help wraps to 80 columns
   app.set_version_flag("--version", "ember " + ember::version());
   app.require_subcommand(1);
   app.footer(
@@ -65,6 +80,7 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "  hint: the commands are {}; run 'ember --help'\n", list);
       return kExitUsage;
     }
+    split_short_option_values(args);  // -b=64
     // App::parse(std::vector&) takes the arguments last-first (it pops them off the back), so the
     // vector is reversed here; CLI11 2.1.2's ExtrasError then joins its list backwards, which is why
     // unexpected arguments are reported by print_unexpected_arguments instead.

@@ -123,12 +123,23 @@ void warn_batch_larger_than_set(int64_t batch_size, int64_t samples) {
                      batch_size, plural(samples, "sample"), samples));
 }
 
+// Why a run has no validation set, in the words of where that came from (--val-split 0 only when
+// the flag said so).
+std::string no_validation_why(const TrainConfig& c, const Given& given, bool resumed, int64_t train_size) {
+  const train::Setting& s = train::setting("val_split");
+  if (c.val_split > 0) return fmt::format("{} is too few to hold one out", plural(train_size, "training sample"));
+  if (given.flags.given(s)) return "--val-split 0";
+  if (given(s)) return "val_split = 0 in " + c.config_file;
+  if (resumed) return "the run was started without one";
+  return "val_split 0";
+}
+
 // The banner's lines about model selection: which set chooses the best epoch (and stops early).
-void print_validation_line(const TrainConfig& c, bool val_folder, int64_t val_size) {
+void print_validation_line(const TrainConfig& c, bool val_folder, int64_t val_size, const std::string& none_why) {
   const std::string samples = fmt::format("{} sample{}", thousands(val_size), val_size == 1 ? "" : "s");
   if (val_folder) fmt::print("validation the folder's val/: {}\n", samples);
   else if (val_size > 0) fmt::print("validation {:g}% of the training set, seeded: {}\n", 100 * c.val_split, samples);
-  else fmt::print("validation none (--val-split 0): the best epoch is chosen on the test set\n");
+  else fmt::print("{}", wrap_banner(fmt::format("validation none ({}): the best epoch is chosen on the test set\n", none_why)));
   if (val_size > 0) fmt::print("           chooses the best epoch; the test set is only reported\n");
   if (c.early_stop_patience > 0)
     fmt::print("           early stop after {} without a better {} accuracy\n", plural(c.early_stop_patience, "epoch"),
@@ -141,7 +152,16 @@ struct EpochTable {
   bool validating = false;
   bool header = false;
   void print(const train::EpochStats& s) {
-    auto loss = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.4f}", v); };
+    // Losses in 6 columns whatever their size (a diverging run's 12.3456 would widen the row past 80).
+    auto loss = [](double v) {
+      if (std::isnan(v)) return std::string("-");
+      const double a = std::abs(v);
+      if (a < 10) return fmt::format("{:.4f}", v);
+      if (a < 100) return fmt::format("{:.3f}", v);
+      if (a < 1000) return fmt::format("{:.2f}", v);
+      if (a < 10000) return fmt::format("{:.1f}", v);
+      return fmt::format("{:.0e}", v);  // "2e+05", "inf"
+    };
     auto acc = [](double v) { return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}%", 100 * v); };
     if (!validating) {
       if (!header)
@@ -175,7 +195,29 @@ int finish_rank(TrainWorld& tw, train::Fitter& fitter) {
   return kExitOk;
 }
 
+// Flags that only image folders read, given for a named dataset: said, not silently dropped.
+void warn_folder_flags_ignored(const TrainConfig& c, const Given& given) {
+  if (c.data == kImageFolder) return;
+  for (const char* key : {"image_size", "channels", "test_fraction"}) {
+    const train::Setting& s = train::setting(key);
+    if (given(s))
+      warn(fmt::format("{} is for image folders; {} is used as it is stored (its own size, channels and test split), "
+                       "so {} is ignored", s.flag(), c.data, s.flag()));
+  }
+}
+
+// --momentum given to an optimizer that has none.
+void warn_momentum_ignored(const TrainConfig& c, const Given& given) {
+  if (given(train::setting("momentum")) && !optim::find_optimizer(c.optimizer).uses_momentum)
+    warn(fmt::format("--momentum is SGD's; --optimizer {} has none (its betas are 0.9, 0.999), so it is ignored "
+                     "(pass --optimizer sgd to use it)", c.optimizer));
+}
+
 int run_train(TrainConfig c, const TrainFlags& flags) {
+  flags.apply_shorthands(c);  // --fp16, --bf16, --amp
+  if (flags.given(train::setting("name")) && c.name.empty())
+    throw UsageError("--name: the run name is empty", "pass a name (the run directory is runs/<name>), or leave --name "
+                                                      "out to have one made from the model, data and time");
   Given given{flags, {}};
   apply_config_file(c, given);
   if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
@@ -196,9 +238,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     run_dir = rp.run_dir;
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
+  if (!ck) warn_folder_flags_ignored(c, given), warn_momentum_ignored(c, given);  // a resume warns of its own
   const ModelSource model_src = model_source(c.model, run_dir);
   // ---- settings that do not need data ----
-  if (c.threads > 0) set_num_threads(c.threads), warn_if_oversubscribed(c.threads);
+  set_compute_threads(c.threads, c.workers);  // ResourceError when the process cannot start them
   c.threads = get_num_threads();
   set_deterministic(c.deterministic);  // backends pick reproducible algorithms (ember/core/settings.h)
   if (ck && ck->manifest.threads && ck->manifest.threads != c.threads)
@@ -211,8 +254,13 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const PrecisionChoice precision = choose_precision(c.precision, dev.device);
   if (run_dir.empty() && tw.leader()) {
     if (c.name.empty() && !c.run_dir.empty()) {
-      c.name = fs::path(c.run_dir).lexically_normal().filename().string();  // the run is named after its folder
-      if (c.name.empty()) c.name = fs::path(c.run_dir).lexically_normal().parent_path().filename().string();
+      // The run is named after its folder (--run-dir . or .. names the folder it resolves to).
+      std::error_code ec;
+      fs::path folder = fs::weakly_canonical(fs::absolute(c.run_dir), ec);
+      if (ec) folder = fs::absolute(c.run_dir).lexically_normal();
+      c.name = folder.filename().string();
+      if (c.name.empty()) c.name = folder.parent_path().filename().string();
+      if (c.name.empty() || !train::check_setting_text(train::setting("name"), c.name).empty()) c.name = "run";
     }
     if (c.name.empty()) {
       std::time_t t = std::time(nullptr);
@@ -244,6 +292,11 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   rd.train = data::Dataset{};  // split.kept holds the training samples (a copy when some were held out)
   check_same_run(tw, c, train_ds, test_ds);  // every rank: the same settings, data and ember
   warn_batch_larger_than_set(c.batch_size * tw.size(), train_ds.size());
+  const std::string no_val_why = no_validation_why(c, given, ck.has_value(), loaded_train);
+  if (val_ds.size() == 0 && c.early_stop_patience > 0)
+    warn(fmt::format("--early-stop {} without a validation set ({}) stops on the test set: its accuracy then picks "
+                     "the epoch and is no longer an unbiased estimate; keep a --val-split above 0 (default 0.1)",
+                     c.early_stop_patience, no_val_why));
   const int64_t side = std::min(train_ds.height(), train_ds.width());
   if (c.crop_padding >= side)
     throw UsageError(fmt::format("--crop-padding {} is not smaller than the images ({}x{}): the crops would be "
@@ -268,12 +321,15 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                                                    train_ds.num_classes());
         !w.empty())
       warn(w);
-  const std::string init_lines = init_model_from(*model, c, ck.has_value());
+  const std::string init_lines =
+      init_model_from(*model, c, ck.has_value(),
+                      {train_ds.num_classes(), train_ds.channels(), train_ds.height(), c.data == kImageFolder});
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
   std::unique_ptr<optim::Optimizer> opt =
-      optim::find_optimizer(c.optimizer).make(model->parameters(), {.lr = c.lr, .weight_decay = c.weight_decay});
+      optim::find_optimizer(c.optimizer).make(model->parameters(),
+                                              {.lr = c.lr, .weight_decay = c.weight_decay, .momentum = c.momentum});
   // Optimizer steps: each takes --accumulate micro-batches of --batch-size.
   const int64_t steps_per_epoch =
       train::optimizer_steps_per_epoch(train_ds.size(), c.batch_size * tw.size(), c.accumulate);
@@ -289,21 +345,27 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
 
   // ---- banner ----
   fmt::print("ember {}\n", version());
-  fmt::print("device     {} — {}\n", dev.device.str(), dev.why);
+  fmt::print("{}", wrap_banner(fmt::format("device     {} — {}\n", dev.device.str(), dev.why)));
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("{}", world_banner(tw, c.batch_size, c.accumulate));
-  fmt::print("{}", precision_banner(precision));
+  fmt::print("{}", wrap_banner(world_banner(tw, c.batch_size, c.accumulate)));
+  fmt::print("{}", wrap_banner(precision_banner(precision)));
   // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
   fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, loaded_train,
              test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
              plural(train_ds.num_classes(), "class", "classes"), data_dir.string());
-  if (!rd.details.empty()) fmt::print("           {}\n", rd.details);
-  print_validation_line(c, rd.val.size() > 0, val_ds.size());
+  // An image folder's layout, size, val/ and classes: one line each, wrapped at 80 columns.
+  for (size_t a = 0, b; !rd.details.empty() && a < rd.details.size(); a = b + 1) {
+    b = std::min(rd.details.find('\n', a), rd.details.size());
+    fmt::print("{}", wrap_banner("           " + rd.details.substr(a, b - a) + "\n"));
+  }
+  print_validation_line(c, rd.val.size() > 0, val_ds.size(), no_val_why);
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("{}", init_lines);
-  fmt::print("optimizer  {} lr {:g}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, c.weight_decay,
-             c.label_smoothing);
+  const std::string momentum =
+      optim::find_optimizer(c.optimizer).uses_momentum ? fmt::format(", momentum {:g}", c.momentum) : "";
+  fmt::print("optimizer  {} lr {:g}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, momentum,
+             c.weight_decay, c.label_smoothing);
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
@@ -426,7 +488,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("{}", loss_scaling_summary(r));
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);
-  fmt::print("run saved in {} (report.html, metrics.jsonl, checkpoints/)\n", run_dir.string());
+  fmt::print("{}\n", wrap_text(fmt::format("run saved in {} (report.html, metrics.jsonl, checkpoints/)",
+                                           run_dir.string()), kHelpColumns, "  "));
   return kExitOk;
 }
 

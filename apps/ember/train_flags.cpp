@@ -3,6 +3,10 @@
 // a value with the same sentence.
 #include "train_flags.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+
 namespace ember::cli {
 namespace {
 
@@ -41,11 +45,43 @@ TrainFlags::TrainFlags(CLI::App& app, train::TrainSettings& values) {
     if (s.hidden) opt->group("");
     options_[s.key] = opt;
   }
+  // Value-less spellings of a setting's value from Hugging Face's Trainer, Lightning and timm, where
+  // they mean what ember's value means (--amp: mixed precision where the device runs it fast).
+  shorthands_ = {
+      {"--fp16", "precision", "fp16", "Same as --precision fp16"},
+      {"--bf16", "precision", "bf16", "Same as --precision bf16"},
+      {"--amp", "precision", "auto", "Same as --precision auto (bf16 where the device does it fast, else fp32)"},
+  };
+  for (Shorthand& h : shorthands_) h.option = app.add_flag(h.flag)->description(h.help);
 }
 
 bool TrainFlags::given(const train::Setting& s) const {
   auto it = options_.find(s.key);
-  return it != options_.end() && it->second->count() > 0;
+  if (it != options_.end() && it->second->count() > 0) return true;
+  return std::any_of(shorthands_.begin(), shorthands_.end(),
+                     [&](const Shorthand& h) { return h.key == s.key && h.option->count() > 0; });
+}
+
+void TrainFlags::apply_shorthands(train::TrainSettings& values) const {
+  for (const Shorthand& h : shorthands_) {
+    if (h.option->count() == 0) continue;
+    const train::Setting& s = train::setting(h.key);
+    std::string& field = values.*std::get<std::string train::TrainSettings::*>(s.field);
+    const CLI::Option* own = options_.at(s.key);
+    // The first shorthand given, or the setting's own flag, decides; another value is a conflict.
+    const Shorthand* other = nullptr;
+    for (const Shorthand& o : shorthands_)
+      if (&o != &h && o.key == h.key && o.option->count() > 0 && std::string(o.value) != h.value) other = &o;
+    if (other)
+      throw UsageError(fmt::format("{} and {} ask for different {} ({} and {})", h.flag, other->flag, s.flag(),
+                                   h.value, other->value),
+                       fmt::format("pass one of them, or {} VALUE", s.flag()));
+    if (own->count() > 0 && field != h.value)
+      throw UsageError(fmt::format("{} means {} {}, but {} {} is given too", h.flag, s.flag(), h.value, s.flag(),
+                                   field),
+                       fmt::format("pass only one of them"));
+    field = h.value;
+  }
 }
 
 }  // namespace ember::cli

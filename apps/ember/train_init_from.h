@@ -6,13 +6,17 @@
 
 #include "cli.h"
 #include "ember/nn/module.h"
+#include "ember/train/init_from.h"
 #include "ember/train/settings.h"
 
 namespace ember::cli {
 
 // Loads the weights into `model` (before it moves to its device). Returns the banner lines (what
 // was loaded, cast, reinitialised; "" without --init-from). UsageError with --resume or for
-// --init-from-partial alone; FormatError/IOError from the loader (naming every key that does not fit).
-std::string init_model_from(nn::Module& model, const train::TrainSettings& settings, bool resuming);
+// --init-from-partial alone; FormatError/IOError from the loader (naming every key that does not
+// fit, with a hint naming the zoo model or --channels/--image-size the weights fit, when one does).
+// `geometry`: the run's classes and input shape.
+std::string init_model_from(nn::Module& model, const train::TrainSettings& settings, bool resuming,
+                            const train::RunGeometry& geometry);
 
 }  // namespace ember::cli

@@ -9,9 +9,12 @@
 #include <map>
 #include <mutex>
 #include <numeric>
+#include <string>
+#include <system_error>
 #include <thread>
 
 #include "ember/core/generator.h"
+#include "ember/core/threads.h"
 #include "ember/ops.h"
 #include "kernels/data_kernels.h"
 #include "ops/backends.h"
@@ -288,8 +291,19 @@ void DataLoader::begin_epoch(int64_t epoch, int64_t start_step) {
 
   const bool use_workers = !resident_ && options_.workers > 0;
   if (use_workers && s.threads.empty()) {
+    // A limit on threads (ulimit -u, a cgroup's pids.max, the address space) refuses a start with
+    // std::system_error: a ResourceError naming the worker, after stopping the ones started.
+    auto start_worker = [&](int t, auto body) {
+      try {
+        s.threads.emplace_back(std::move(body));
+      } catch (const std::system_error& e) {
+        stop_workers();
+        throw_thread_start_error(e, "data-loading worker " + std::to_string(t + 1) + " of " +
+                                        std::to_string(options_.workers), "pass a smaller --workers (0 loads in-line)");
+      }
+    };
     for (int t = 0; t < options_.workers; ++t) {
-      s.threads.emplace_back([this] {
+      start_worker(t, [this] {
         State& st = *state_;
         std::unique_lock<std::mutex> lock(st.mu);
         for (;;) {

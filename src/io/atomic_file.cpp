@@ -1,5 +1,7 @@
 // write_file_atomic: temp file in the target directory + fsync + rename + fsync(dir), POSIX only.
-// The rename is what makes the replacement atomic; the two fsyncs are what make it durable.
+// The rename is what makes the replacement atomic; the two fsyncs are what make it durable. A
+// symlink is written through (the temp file goes next to its target); a device, FIFO, socket or
+// directory is refused before anything is created. Standard output as a stream: write_stdout.
 #include "ember/io/atomic_file.h"
 
 #include <fcntl.h>
@@ -8,8 +10,11 @@
 
 #include <atomic>
 #include <cerrno>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "ember/core/error.h"
 
@@ -19,9 +24,58 @@ namespace {
 std::atomic<uint64_t> g_temp_counter{0};
 
 [[noreturn]] void throw_io(const std::filesystem::path& path, const char* what, int err) {
-  throw IOError(detail::cat("write_file_atomic: cannot ", what, " '", path.string(),
-                            "': ", std::strerror(err)),
+  throw IOError(detail::cat("cannot ", what, " '", path.string(), "': ", std::strerror(err)),
                 "check that the directory exists, is writable and has free space");
+}
+
+// What a non-regular file is, for messages.
+const char* kind_of(mode_t m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  if (S_ISFIFO(m)) return "a FIFO (named pipe)";
+  if (S_ISSOCK(m)) return "a socket";
+  return "not a regular file";
+}
+
+// The file a write to `path` must replace: `path` itself, or the end of its chain of symlinks
+// (which may not exist yet: a dangling link names the file to create). Refuses what is not a
+// regular file: renaming over a device (/dev/stdout run as root) or a FIFO would replace it.
+std::filesystem::path write_target(const std::filesystem::path& path) {
+  auto refuse = [&](mode_t mode, const std::string& resolves) {
+    throw IOError(detail::cat("'", path.string(), "'", resolves, " is ", kind_of(mode),
+                              ", not a regular file: ember writes its output only to regular files"),
+                  "name a file to write (a symlink to a regular file is written through)");
+  };
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return path;  // a new file
+    throw_io(path, "look up", errno);
+  }
+  if (!S_ISLNK(st.st_mode)) {
+    if (!S_ISREG(st.st_mode)) refuse(st.st_mode, "");
+    return path;
+  }
+  if (::stat(path.c_str(), &st) == 0) {
+    char* real = ::realpath(path.c_str(), nullptr);  // through every symlink, to the file itself
+    if (!real) throw_io(path, "resolve the symlink", errno);
+    std::filesystem::path target(real);
+    std::free(real);
+    if (!S_ISREG(st.st_mode)) refuse(st.st_mode, detail::cat(" (it resolves to ", target.string(), ")"));
+    return target;
+  }
+  if (errno != ENOENT) throw_io(path, "resolve the symlink", errno);
+  // A dangling symlink: the file it names is created (its directory must exist).
+  std::filesystem::path at = path;
+  for (int hops = 0; hops < 40; ++hops) {
+    if (::lstat(at.c_str(), &st) != 0 || !S_ISLNK(st.st_mode)) return at;
+    std::vector<char> buf(PATH_MAX + 1);
+    const ssize_t n = ::readlink(at.c_str(), buf.data(), buf.size() - 1);
+    if (n < 0) throw_io(at, "read the symlink", errno);
+    const std::filesystem::path link(std::string(buf.data(), size_t(n)));
+    at = link.is_absolute() ? link : at.parent_path() / link;
+  }
+  throw_io(path, "resolve the symlink", ELOOP);
 }
 
 // Removes the temp file on every exit path except a successful rename.
@@ -52,9 +106,9 @@ class TempFile {
 
 }  // namespace
 
-void write_file_atomic(const std::filesystem::path& path, std::span<const uint8_t> bytes) {
-  EMBER_CHECK(!path.empty() && path.has_filename(), IOError,
-              "write_file_atomic: '", path.string(), "' does not name a file");
+void write_file_atomic(const std::filesystem::path& named, std::span<const uint8_t> bytes) {
+  EMBER_CHECK(!named.empty() && named.has_filename(), IOError, "'", named.string(), "' does not name a file to write");
+  const std::filesystem::path path = write_target(named);
   const std::filesystem::path dir =
       path.has_parent_path() ? path.parent_path() : std::filesystem::path(".");
 
@@ -94,6 +148,28 @@ void write_file_atomic(const std::filesystem::path& path, std::span<const uint8_
   int err = errno;
   ::close(dfd);
   if (rc != 0 && err != EINVAL && err != EROFS) throw_io(path, "fsync the directory of", err);
+}
+
+bool names_stdout(const std::filesystem::path& path) {
+  const std::string p = path.string();
+  return p == "-" || p == "/dev/stdout" || p == "/dev/fd/1" || p == "/proc/self/fd/1";
+}
+
+void write_stdout(std::span<const uint8_t> bytes, const std::string& what) {
+  if (::isatty(STDOUT_FILENO))
+    throw IOError(detail::cat("standard output is a terminal: ", what, " is binary and would garble it"),
+                  "redirect it (-o - > FILE, or | into a program), or name a file with -o");
+  const uint8_t* p = bytes.data();
+  size_t left = bytes.size();
+  while (left > 0) {
+    const ssize_t n = ::write(STDOUT_FILENO, p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      throw IOError(detail::cat("cannot write ", what, " to standard output: ", std::strerror(errno)));
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
 }
 
 }  // namespace ember::io

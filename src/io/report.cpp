@@ -148,6 +148,85 @@ std::string html_confusion_matrix(const std::vector<std::string>& names, const s
   return o;
 }
 
+std::vector<ConfusedPair> most_confused_pairs(const std::vector<std::vector<int64_t>>& m, size_t n) {
+  std::vector<ConfusedPair> all;
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t total = 0;
+    for (int64_t v : m[i]) total += v;
+    for (size_t j = 0; j < m[i].size(); ++j)
+      if (i != j && m[i][j] > 0) all.push_back({i, j, m[i][j], total ? double(m[i][j]) / double(total) : 0.0});
+  }
+  auto before = [](const ConfusedPair& a, const ConfusedPair& b) {
+    if (a.count != b.count) return a.count > b.count;
+    return a.true_class != b.true_class ? a.true_class < b.true_class : a.predicted < b.predicted;
+  };
+  const size_t k = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + std::ptrdiff_t(k), all.end(), before);
+  all.resize(k);
+  return all;
+}
+
+std::vector<ClassAccuracy> worst_classes(const std::vector<std::vector<int64_t>>& m, size_t n) {
+  std::vector<ClassAccuracy> all;
+  for (size_t i = 0; i < m.size(); ++i) {
+    ClassAccuracy c{i, i < m[i].size() ? m[i][i] : 0, 0};
+    for (int64_t v : m[i]) c.total += v;
+    if (c.total > 0) all.push_back(c);
+  }
+  auto before = [](const ClassAccuracy& a, const ClassAccuracy& b) {
+    return a.accuracy() != b.accuracy() ? a.accuracy() < b.accuracy() : a.cls < b.cls;
+  };
+  const size_t k = std::min(n, all.size());
+  std::partial_sort(all.begin(), all.begin() + std::ptrdiff_t(k), all.end(), before);
+  all.resize(k);
+  return all;
+}
+
+namespace {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string o = "\"";
+  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return o + "\"";
+}
+std::string class_name(const std::vector<std::string>& names, size_t i) {
+  return i < names.size() ? names[i] : std::to_string(i);
+}
+}  // namespace
+
+std::string confusion_csv(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& m) {
+  // Appended piecewise: `"," + std::string` trips GCC 12's -Wrestrict false positive here.
+  std::string o = "true \\ predicted";
+  for (size_t j = 0; j < m.size(); ++j) o += ',', o += csv_field(class_name(names, j));
+  o += "\n";
+  for (size_t i = 0; i < m.size(); ++i) {
+    o += csv_field(class_name(names, i));
+    for (int64_t v : m[i]) o += ',', o += std::to_string(v);
+    o += "\n";
+  }
+  return o;
+}
+
+std::string html_confusion_summary(const std::vector<std::string>& names, const std::vector<std::vector<int64_t>>& m,
+                                   const std::string& csv_name) {
+  std::string o = fmt::format("<p>{} classes: too many for a readable matrix. The whole matrix is in <a href=\"{}\">{}"
+                              "</a> next to this report; here are the most-confused pairs and the classes of lowest "
+                              "accuracy.</p>\n",
+                              m.size(), html_escape(csv_name), html_escape(csv_name));
+  o += "<h3>Most-confused pairs</h3>\n<table>\n<tr><th>true class</th><th>predicted as</th><th>samples</th>"
+       "<th>share of the true class</th></tr>\n";
+  for (const ConfusedPair& p : most_confused_pairs(m, kConfusionSummaryRows))
+    o += fmt::format("<tr><td>{}</td><td>{}</td><td>{}</td><td>{:.1f}%</td></tr>\n",
+                     html_escape(class_name(names, p.true_class)), html_escape(class_name(names, p.predicted)), p.count,
+                     100 * p.share);
+  o += "</table>\n<h3>Lowest per-class accuracy</h3>\n<table>\n<tr><th>class</th><th>accuracy</th><th>correct</th>"
+       "<th>samples</th></tr>\n";
+  for (const ClassAccuracy& c : worst_classes(m, kConfusionSummaryRows))
+    o += fmt::format("<tr><td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td></tr>\n",
+                     html_escape(class_name(names, c.cls)), 100 * c.accuracy(), c.correct, c.total);
+  return o + "</table>\n";
+}
+
 namespace {
 std::string kv_table(const std::vector<std::pair<std::string, std::string>>& rows) {
   std::string o = "<table class=\"kv\">\n";
@@ -181,7 +260,11 @@ std::string render_report_html(const ReportData& d) {
     }
     o += "</table>\n";
   }
-  if (!d.confusion.empty()) o += "<h2>Confusion matrix (test set)</h2>\n" + html_confusion_matrix(d.class_names, d.confusion);
+  if (!d.confusion.empty())
+    o += "<h2>Confusion matrix (test set)</h2>\n" +
+         (d.confusion.size() > kFullConfusionMaxClasses
+              ? html_confusion_summary(d.class_names, d.confusion, d.confusion_csv_name)
+              : html_confusion_matrix(d.class_names, d.confusion));
   for (const auto& [heading, text] : d.preformatted)
     o += "<h2>" + html_escape(heading) + "</h2>\n<pre>" + html_escape(text) + "</pre>\n";
   if (!d.environment.empty()) o += "<h2>Environment</h2>\n" + kv_table(d.environment);
@@ -191,6 +274,11 @@ std::string render_report_html(const ReportData& d) {
 }
 
 void write_report(const std::filesystem::path& path, const ReportData& d) {
+  if (d.confusion.size() > kFullConfusionMaxClasses) {  // the whole matrix the report only summarises
+    const std::string csv = confusion_csv(d.class_names, d.confusion);
+    write_file_atomic(path.parent_path() / d.confusion_csv_name,
+                      std::span(reinterpret_cast<const uint8_t*>(csv.data()), csv.size()));
+  }
   std::string html = render_report_html(d);
   write_file_atomic(path, std::span(reinterpret_cast<const uint8_t*>(html.data()), html.size()));
 }

@@ -32,6 +32,10 @@ constexpr std::array<DTypeInfo, 13> kDTypes = {{
     {StDType::U64, "U64", 8},
 }};
 
+// The format's other dtypes (safetensors' Dtype enum): valid in a file, not read by ember.
+constexpr std::array<std::string_view, 7> kUnreadDTypes = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F4",
+                                                           "F6_E2M3", "F6_E3M2", "C64"};
+
 const DTypeInfo& dtype_info(StDType dtype) {
   auto i = static_cast<size_t>(dtype);
   EMBER_ASSERT(i < kDTypes.size() && kDTypes[i].dtype == dtype, "bad StDType ", i);
@@ -157,9 +161,14 @@ TensorSpan parse_tensor_entry(const std::string& name, const json& entry, uint64
   const json& dt = entry["dtype"];
   if (!dt.is_string()) fail(kBad, source, "tensor '", name, "': dtype must be a string");
   auto dtype = st_dtype_from_name(dt.get_ref<const std::string&>());
-  if (!dtype)
-    fail(kBad, source, "tensor '", name, "': unknown dtype '", dt.get_ref<const std::string&>(),
-         "'");
+  if (!dtype) {
+    const std::string& dn = dt.get_ref<const std::string&>();
+    if (std::find(kUnreadDTypes.begin(), kUnreadDTypes.end(), dn) != kUnreadDTypes.end())
+      throw SafetensorsDTypeError(detail::cat("safetensors: ", source, ": tensor '", name, "' has dtype ", dn,
+                                              ", which ember does not read"),
+                                  name, dn);
+    fail(kBad, source, "tensor '", name, "': unknown dtype '", dn, "'");
+  }
   t.dtype = *dtype;
 
   const json& shape = entry["shape"];

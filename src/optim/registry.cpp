@@ -1,6 +1,7 @@
 // The optimizer and schedule registries (include/ember/optim/registry.h): the built-in entries
-// with the recipes `ember train` has always used (SGD with Nesterov momentum 0.9; step decay by
-// 0.1 every third of the run), lookups with the choices in the message, and registration.
+// with the recipes `ember train` has always used (SGD with Nesterov momentum, 0.9 unless --momentum
+// says otherwise; step decay by 0.1 every third of the run), lookups with the choices in the
+// message, and registration.
 #include "ember/optim/registry.h"
 
 #include <algorithm>
@@ -12,11 +13,14 @@ namespace {
 
 std::vector<OptimizerEntry>& optimizer_list() {
   static std::vector<OptimizerEntry> list = {
-      {"sgd", "SGD with Nesterov momentum 0.9",
+      // Nesterov needs momentum > 0: momentum 0 is plain SGD.
+      {"sgd", "SGD with Nesterov momentum (--momentum, 0.9 by default)",
        [](std::vector<Tensor> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
-         return std::make_unique<SGD>(
-             std::move(params), SGDOptions{.lr = s.lr, .momentum = 0.9, .weight_decay = s.weight_decay, .nesterov = true});
-       }},
+         return std::make_unique<SGD>(std::move(params), SGDOptions{.lr = s.lr, .momentum = s.momentum,
+                                                                    .weight_decay = s.weight_decay,
+                                                                    .nesterov = s.momentum > 0});
+       },
+       true},
       {"adam", "Adam, weight decay added to the gradient",
        [](std::vector<Tensor> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = s.lr, .weight_decay = s.weight_decay});

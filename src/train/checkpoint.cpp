@@ -217,6 +217,12 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   io::StFile file;
   try {
     file = io::st_parse(bytes, weights.string());
+  } catch (const io::SafetensorsDTypeError& e) {  // a valid file in a dtype ember does not read
+    throw FormatError(fmt::format("'{}': tensor '{}' has the unsupported dtype {}; ember reads float32, float64, "
+                                  "float16, bfloat16, integer and bool tensors",
+                                  weights.string(), e.tensor(), e.dtype()),
+                      "save the weights in another dtype first, e.g. in Python: save_file({k: v.float() for k, v in "
+                      "load_file(FILE).items()}, FILE)");
   } catch (const io::SafetensorsError& e) {
     auto kind = io::sniff_foreign_weights(bytes, weights.string());
     if (kind && !(kind->text && weights.extension() == ".safetensors"))  // a damaged one stays "corrupt"

@@ -4,11 +4,16 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 
 #include "ember/autograd/node.h"
+#include "ember/core/generator.h"
+#include "ember/nn/models.h"
 #include "ember/ops.h"
+#include "ember/train/weights_info.h"
 
 namespace ember::train {
 namespace {
@@ -51,6 +56,86 @@ bool castable(DType from, DType to) {
   return from == to || (is_floating(from) && is_floating(to)) || (is_integral(from) && is_integral(to));
 }
 
+// BatchNorm's batch counter: PyTorch itself loads state dicts without it (a fresh count), and
+// `{k: v.float() for k, v in sd.items()}` turns it into float32. ember's BatchNorm never reads it
+// (momentum is fixed), so a missing one keeps its fresh value and a float one is cast back.
+bool is_batch_counter(const std::string& key) {
+  return key == "num_batches_tracked" || key.ends_with(".num_batches_tracked");
+}
+
+// A float batch counter that holds whole numbers: cast to the model's integer dtype.
+bool counter_castable(const std::string& key, const Tensor& src, DType to) {
+  if (!is_batch_counter(key) || !is_floating(src.dtype()) || !is_integral(to)) return false;
+  for (double v : src.to(DType::Float64).contiguous().to_vector<double>())
+    if (!(v >= 0 && v == std::floor(v) && v < 9.0e15)) return false;
+  return true;
+}
+
+// What loading `file` into `model` would do, before anything is copied.
+struct LoadPlan {
+  WeightLoadReport rep;
+  std::vector<std::string> bad_shape;             // mis-shaped keys that are not allowed
+  std::vector<std::pair<Tensor, Tensor>> copies;  // (model tensor, file tensor cast to its dtype)
+  size_t model_tensors = 0;
+  std::string head;
+};
+
+LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoadOptions& opt) {
+  auto own = model.state_dict().items();
+  LoadPlan plan;
+  WeightLoadReport& rep = plan.rep;
+  plan.model_tensors = own.size();
+  rep.prefix = find_prefix(file, own);
+  // An ember checkpoint: optimizer and scheduler state sit beside "model/"; they are not weights.
+  const bool checkpoint = rep.prefix == "model/";
+  std::map<std::string, const Tensor*> by_key;
+  for (const auto& [k, t] : file) {
+    if (k.starts_with(rep.prefix)) by_key.emplace(k.substr(rep.prefix.size()), &t);
+    else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++rep.checkpoint_state;
+    else rep.unexpected.push_back(k);
+  }
+  plan.head = head_of(model);
+  std::map<std::pair<DType, DType>, int> casts;
+  std::set<std::string> own_keys;
+  int counters_missing = 0, counters_cast = 0;
+  for (const auto& [k, t] : own) {
+    own_keys.insert(k);
+    auto it = by_key.find(k);
+    if (it == by_key.end()) {
+      if (is_batch_counter(k)) ++counters_missing;
+      else rep.missing.push_back(k);
+      continue;
+    }
+    const Tensor& src = *it->second;
+    const bool counter = src.sizes() == t.sizes() && counter_castable(k, src, t.dtype());
+    if (src.sizes() != t.sizes() || !(castable(src.dtype(), t.dtype()) || counter)) {
+      const std::string what = src.sizes() != t.sizes()
+                                   ? fmt::format("{}: file {}, model {}", k, shape_str(src.sizes()), shape_str(t.sizes()))
+                                   : fmt::format("{}: file {}, model {}", k, dtype_name(src.dtype()), dtype_name(t.dtype()));
+      rep.mismatched.push_back(what);
+      if (!(opt.partial && !plan.head.empty() && k.starts_with(plan.head))) plan.bad_shape.push_back(what);
+      continue;
+    }
+    if (counter) ++counters_cast;
+    else if (src.dtype() != t.dtype()) ++casts[{src.dtype(), t.dtype()}];
+    plan.copies.emplace_back(t, src.dtype() == t.dtype() ? src : src.to(t.dtype()));
+    rep.loaded.push_back(k);
+  }
+  for (const auto& [k, t] : by_key)
+    if (!own_keys.count(k)) rep.unexpected.push_back(rep.prefix + k);
+  for (const auto& [ft, n] : casts)
+    rep.notes.push_back(fmt::format("cast {} tensor{} from {} to {} (the model's dtype)", n, n == 1 ? "" : "s",
+                                    dtype_name(ft.first), dtype_name(ft.second)));
+  if (counters_cast)
+    rep.notes.push_back(fmt::format("cast {} BatchNorm num_batches_tracked from float to int64 (whole numbers)",
+                                    counters_cast));
+  if (counters_missing)
+    rep.notes.push_back(fmt::format("{} BatchNorm num_batches_tracked not in the file: kept at their fresh value "
+                                    "(a batch count; ember's BatchNorm does not read it)",
+                                    counters_missing));
+  return plan;
+}
+
 }  // namespace
 
 std::string WeightLoadReport::summary() const {
@@ -68,48 +153,10 @@ std::string WeightLoadReport::summary() const {
 
 WeightLoadReport load_weights(nn::Module& model, const NamedTensors& file, const std::string& source,
                               const WeightLoadOptions& opt) {
-  auto own = model.state_dict().items();
-  WeightLoadReport rep;
-  rep.prefix = find_prefix(file, own);
-  // An ember checkpoint: optimizer and scheduler state sit beside "model/"; they are not weights.
-  const bool checkpoint = rep.prefix == "model/";
-  std::map<std::string, const Tensor*> by_key;
-  for (const auto& [k, t] : file) {
-    if (k.starts_with(rep.prefix)) by_key.emplace(k.substr(rep.prefix.size()), &t);
-    else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++rep.checkpoint_state;
-    else rep.unexpected.push_back(k);
-  }
-  const std::string head = head_of(model);
-  std::vector<std::string> bad_shape;  // mis-shaped keys that are not allowed
-  std::map<std::pair<DType, DType>, int> casts;
-  std::vector<std::pair<Tensor, Tensor>> copies;  // (model tensor, file tensor cast to its dtype)
-  std::set<std::string> own_keys;
-  for (const auto& [k, t] : own) {
-    own_keys.insert(k);
-    auto it = by_key.find(k);
-    if (it == by_key.end()) {
-      rep.missing.push_back(k);
-      continue;
-    }
-    const Tensor& src = *it->second;
-    if (src.sizes() != t.sizes() || !castable(src.dtype(), t.dtype())) {
-      const std::string what = src.sizes() != t.sizes()
-                                   ? fmt::format("{}: file {}, model {}", k, shape_str(src.sizes()), shape_str(t.sizes()))
-                                   : fmt::format("{}: file {}, model {}", k, dtype_name(src.dtype()), dtype_name(t.dtype()));
-      rep.mismatched.push_back(what);
-      if (!(opt.partial && !head.empty() && k.starts_with(head))) bad_shape.push_back(what);
-      continue;
-    }
-    if (src.dtype() != t.dtype()) ++casts[{src.dtype(), t.dtype()}];
-    copies.emplace_back(t, src.dtype() == t.dtype() ? src : src.to(t.dtype()));
-    rep.loaded.push_back(k);
-  }
-  for (const auto& [k, t] : by_key)
-    if (!own_keys.count(k)) rep.unexpected.push_back(rep.prefix + k);
-  for (const auto& [ft, n] : casts)
-    rep.notes.push_back(fmt::format("cast {} tensor{} from {} to {} (the model's dtype)", n, n == 1 ? "" : "s",
-                                    dtype_name(ft.first), dtype_name(ft.second)));
-
+  LoadPlan plan = plan_load(model, file, opt);
+  WeightLoadReport& rep = plan.rep;
+  const std::vector<std::string>& bad_shape = plan.bad_shape;
+  const std::string& head = plan.head;
   std::string errors;
   if (!bad_shape.empty())
     errors += fmt::format("\n  shape or dtype differs ({}): {}", bad_shape.size(), join(bad_shape, "; "));
@@ -126,16 +173,73 @@ WeightLoadReport load_weights(nn::Module& model, const NamedTensors& file, const
     else if (!bad_shape.empty())
       hint += fmt::format(" (--init-from-partial reinitialises only the head, '{}*')", head);
     throw FormatError(fmt::format("weights '{}' do not fit the model ({} of its {} tensors match{}):{}", source,
-                                  rep.loaded.size(), own.size(),
+                                  rep.loaded.size(), plan.model_tensors,
                                   rep.prefix.empty() ? "" : fmt::format(", key prefix '{}'", rep.prefix), errors),
                       hint);
   }
   autograd::NoGradGuard ng;
-  for (auto& [dst, src] : copies) {
+  for (auto& [dst, src] : plan.copies) {
     Tensor target = dst.detach();  // the model's own storage: an in-place load
     target.copy_(src);
   }
   return rep;
+}
+
+std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
+                             const std::string& model, const RunGeometry& run) {
+  struct Geometry {
+    int64_t channels, size;
+    bool operator==(const Geometry&) const = default;
+  };
+  const Geometry own{run.channels, run.image_size};
+  std::vector<Geometry> geometries{own};
+  auto add = [&](Geometry g) {
+    if (g.channels >= 1 && g.size >= 1 && std::find(geometries.begin(), geometries.end(), g) == geometries.end())
+      geometries.push_back(g);
+  };
+  bool described = false;
+  try {
+    const WeightsInfo info = weights_info_from_metadata(metadata, "");
+    if (info.input_shape.size() == 3 && info.input_shape[1] == info.input_shape[2])
+      add({info.input_shape[0], info.input_shape[1]}), described = true;
+  } catch (const Error&) {
+    // metadata ember did not write: the usual geometries below
+  }
+  if (!described) add({1, 28}), add({3, 32});  // Fashion-MNIST and MNIST, CIFAR-10
+  // The run's own model first (at another geometry), then the others at the run's geometry first.
+  std::vector<std::string> names = models::names();
+  std::stable_partition(names.begin(), names.end(), [&](const std::string& n) { return n == model; });
+  for (const std::string& name : names)
+    for (const Geometry& g : geometries) {
+      if (name == model && g == own) continue;  // that is the fit that failed
+      std::shared_ptr<nn::Module> candidate;
+      try {
+        Generator gen(0);
+        candidate = models::create(name, run.num_classes, g.channels, g.size, &gen);
+      } catch (const Error&) {
+        continue;  // the model does not take that geometry
+      }
+      const LoadPlan plan = plan_load(*candidate, tensors, {.partial = true});
+      if (plan.rep.loaded.empty() || !plan.bad_shape.empty() || !plan.rep.missing.empty() ||
+          !plan.rep.unexpected.empty())
+        continue;
+      const std::string shape = fmt::format("{}x{}x{}", g.channels, g.size, g.size);
+      std::string hint;
+      if (g == own) {
+        hint = fmt::format("these weights fit --model {}", name);
+      } else {
+        const std::string how = run.image_folder
+                                    ? fmt::format("pass --channels {} --image-size {}", g.channels, g.size)
+                                    : fmt::format("this dataset's images are {}x{}x{}: train on data of that shape",
+                                                  run.channels, run.image_size, run.image_size);
+        hint = name == model ? fmt::format("these weights were trained on {} inputs: {}", shape, how)
+                             : fmt::format("these weights fit --model {} on {} inputs: {}", name, shape, how);
+      }
+      if (!plan.rep.mismatched.empty())
+        hint += fmt::format(", with --init-from-partial (a new head '{}*' for {} classes)", plan.head, run.num_classes);
+      return hint;
+    }
+  return "";
 }
 
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path, const WeightLoadOptions& opt) {

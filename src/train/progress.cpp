@@ -54,13 +54,13 @@ std::string bar_text(int width, int64_t step, int64_t target) {
 }
 
 // Levels of degradation: 0 everything; 1 no samples/s; 2 only the first value (the loss); 3 no
-// bar; 4 no values; 5 no run ETA.
+// bar; 4 no values; 5 the run's ETA unlabelled ("(run 4:15)" for "(run ETA 4:15)"); 6 no run ETA.
 std::string compose(const Parts& p, int level, const std::string& bar) {
   std::string line = p.epoch.empty() ? "" : p.epoch + " ";
   line += p.steps;
   if (level < 3 && !bar.empty()) line += " " + bar;
   line += " " + p.eta;
-  if (level < 5 && !p.run_eta.empty()) line += " " + p.run_eta;
+  if (level < 6 && !p.run_eta.empty()) line += level < 5 ? " (run ETA " + p.run_eta + ")" : " (run " + p.run_eta + ")";
   const size_t nv = level < 2 ? p.values.size() : level < 4 ? std::min<size_t>(1, p.values.size()) : 0;
   for (size_t i = 0; i < nv; ++i) line += " - " + p.values[i];
   if (level < 1 && !p.rate.empty()) line += " - " + p.rate;
@@ -83,14 +83,14 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
   p.eta = step < target_ ? "ETA " + format_duration(epoch_eta) : "in " + format_duration(now);
   if (pos_.epoch > 0 && pos_.epochs > pos_.epoch) {
     const double per_epoch = pos_.seconds_per_epoch > 0 ? pos_.seconds_per_epoch : per_step * double(target_);
-    p.run_eta = "(run " + format_duration(epoch_eta + double(pos_.epochs - pos_.epoch) * per_epoch) + ")";
+    p.run_eta = format_duration(epoch_eta + double(pos_.epochs - pos_.epoch) * per_epoch);
   }
   for (const auto& [k, v] : values) p.values.push_back(fmt::format("{}: {:.4f}", k, v));
   if (samples_per_s > 0) p.rate = fmt::format("{:.0f} samples/s", samples_per_s);
 
   const size_t room = size_t(std::max(columns, 2) - 1);
   constexpr int kMinBar = 10;
-  for (int level = 0; level <= 5; ++level) {
+  for (int level = 0; level <= 6; ++level) {
     if (level < 3) {
       // The bar takes what is left, up to its full width; below kMinBar it is not worth showing.
       const size_t without = compose(p, level, "[]").size();
@@ -101,7 +101,7 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
     std::string line = compose(p, level, "");
     if (line.size() <= room) return line;
   }
-  return compose(p, 5, "").substr(0, room);
+  return compose(p, 6, "").substr(0, room);
 }
 
 bool ProgressBar::update(int64_t step, const NamedValues& values, double samples_per_s, double now) {

@@ -101,12 +101,12 @@ std::string number_rule_word(const NumberRule& r, bool whole) {
 // smaller machine (bitwise-identical resume needs it), so the cap is fixed rather than a multiple
 // of this machine's cores. Far beyond it, libgomp cannot create the threads (50000 exits 1 with
 // its own message, 100000 segfaults: the kernel's pid_max is 32768 on common systems).
-NumberRule thread_count_rule() {
+NumberRule thread_count_rule(const std::string& zero_means) {
   const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
   return between(0, kMaxThreads,
                  fmt::format("more threads than the largest machines' hardware threads only slow compute "
-                             "(this machine has {} hardware thread{}; 0 uses all of them)",
-                             hw, hw == 1 ? "" : "s"));
+                             "(this machine has {} hardware thread{}; {})",
+                             hw, hw == 1 ? "" : "s", zero_means));
 }
 
 std::string closest_name(const std::string& typed_in, const std::vector<std::string>& candidates) {

@@ -27,7 +27,9 @@ std::string check_model(const std::string& v) {
   if (nn::is_spec_file(v) || std::find(names.begin(), names.end(), v) != names.end()) return "";
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  return "unknown model '" + v + "': choose one of " + known + ", or a model spec file (*.toml)";
+  const std::string guess = closest_name(v, names);
+  return "unknown model '" + v + "'" + (guess.empty() ? "" : " (did you mean " + guess + "?)") + ": choose one of " +
+         known + ", or a model spec file (*.toml)";
 }
 
 std::string check_data(const std::string& v) {
@@ -38,9 +40,21 @@ std::string check_data(const std::string& v) {
     return "";
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-  return fmt::format("unknown dataset '{}': choose one of {}, or a folder of your own images (PATH/<class>/*.png, or "
-                     "PATH/train/<class>/ and PATH/test/<class>/)",
-                     v, known);
+  const std::string guess = closest_name(v, names);
+  return fmt::format("unknown dataset '{}'{}: choose one of {}, or a folder of your own images (PATH/<class>/*.png, "
+                     "or PATH/train/<class>/ and PATH/test/<class>/)",
+                     v, guess.empty() ? "" : " (did you mean " + guess + "?)", known);
+}
+
+// A run name is one folder under runs/: "." would be runs/ itself and "../x" a folder outside it.
+// "" is no name (the run is named from its model, data and time; `ember train` refuses --name '').
+std::string check_run_name(const std::string& v) {
+  if (v == "." || v == "..")
+    return "'" + v + "' is not a run name: the run directory is runs/<name>, one folder of its own";
+  if (v.find('/') != std::string::npos)
+    return "a run name cannot contain '/' (got '" + v + "'): the run directory is runs/<name>, one folder; pass "
+           "--run-dir PATH for a run directory elsewhere";
+  return "";
 }
 
 std::string registry_help(const char* what, const std::vector<std::pair<std::string, std::string>>& entries) {
@@ -65,7 +79,6 @@ std::string schedule_help() {
 // and its rule. Defaults are the field initialisers of TrainSettings.
 std::vector<Setting> make_table() {
   using R = ResumeRule;
-  const NumberRule threads = thread_count_rule();
   std::vector<Setting> t;
   auto row = [&](std::string key, std::string flags, SettingField f, std::string help, R resume) -> Setting& {
     Setting s;
@@ -83,7 +96,7 @@ std::vector<Setting> make_table() {
     s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml)";
   }
   {
-    Setting& s = row("data", "--data", &TrainSettings::data,
+    Setting& s = row("data", "--data,--dataset", &TrainSettings::data,
                      "Dataset name, or a folder of your own images (PATH/<class>/*.png|jpg, or PATH/train/<class>/ and "
                      "PATH/test/<class>/, optionally PATH/val/<class>/)",
                      R::Identity);
@@ -115,9 +128,10 @@ std::vector<Setting> make_table() {
                      "Dataset directory (default: $EMBER_DATA_DIR/<data>, /usr/share/datasets/<data>)", R::Extend);
     s.show_default = false, s.per_rank = true;  // the data itself is compared (its checksum)
   }
-  // Second names are the ones PyTorch and Keras users type first.
+  // Second names (--max-epochs, --bs, --wd, --patience, ...) are the ones PyTorch, Keras, Lightning
+  // and Hugging Face users type first, where they mean the same.
   row("epochs", "--epochs,--max-epochs", &TrainSettings::epochs, "Epochs", R::Extend).rule = at_least(1);
-  row("batch_size", "-b,--batch-size", &TrainSettings::batch_size,
+  row("batch_size", "-b,--batch-size,--bs", &TrainSettings::batch_size,
       "Mini-batch size: samples per forward/backward (a smaller last batch is kept)", R::Identity)
       .rule = at_least(1);
   {
@@ -135,7 +149,14 @@ std::vector<Setting> make_table() {
     Setting& s = row("schedule", "--schedule", &TrainSettings::schedule, schedule_help(), R::Identity);
     s.choices = optim::schedule_names;
   }
-  row("weight_decay", "--weight-decay", &TrainSettings::weight_decay, "Weight decay", R::Identity).rule = at_least(0);
+  row("weight_decay", "--weight-decay,--wd", &TrainSettings::weight_decay, "Weight decay", R::Identity).rule = at_least(0);
+  {
+    // Runs from before --momentum trained SGD with 0.9.
+    Setting& s = row("momentum", "--momentum", &TrainSettings::momentum,
+                     "SGD's momentum (Nesterov; 0: plain SGD); adam and adamw have none (their betas are 0.9, 0.999)",
+                     R::Identity);
+    s.rule = at_least_below(0, 1), s.absent = "0.9";
+  }
   row("seed", "--seed", &TrainSettings::seed, "Seed for initialisation, shuffling, dropout, augmentation and the "
       "validation split", R::Identity).rule = at_least(0);
   // Runs from before these settings existed trained without them.
@@ -163,7 +184,7 @@ std::vector<Setting> make_table() {
     s.rule = at_least_below(0, 1), s.absent = "0.0";
   }
   {
-    Setting& s = row("early_stop_patience", "--early-stop", &TrainSettings::early_stop_patience,
+    Setting& s = row("early_stop_patience", "--early-stop,--patience", &TrainSettings::early_stop_patience,
                      "Stop after N epochs without a better validation accuracy (0: off)", R::Extend);
     s.rule = at_least(0);
   }
@@ -189,7 +210,7 @@ std::vector<Setting> make_table() {
   }
   // ---- where the weights start (a new run only; recorded, not read back on resume) ----
   {
-    Setting& s = row("init_from", "--init-from", &TrainSettings::init_from,
+    Setting& s = row("init_from", "--init-from,--weights", &TrainSettings::init_from,
                      "Start a new run from these weights: a .safetensors file (ember's, or PyTorch's "
                      "save_file(model.state_dict())) or a run directory; keys are matched by name, float16/bfloat16/"
                      "float64 are cast",
@@ -204,14 +225,14 @@ std::vector<Setting> make_table() {
   {
     Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,
                      "Data-loading threads (0: in-line)", R::Invocation);
-    s.rule = threads, s.show_default = false, s.per_rank = true;
+    s.rule = thread_count_rule("0 loads the batches in-line"), s.show_default = false, s.per_rank = true;
   }
   {
     Setting& s = row("threads", "--threads", &TrainSettings::threads,
                      "CPU compute threads (default: all cores; with --nproc-per-node, the cores split between the "
                      "ranks)",
                      R::Extend);
-    s.rule = threads, s.show_default = false, s.per_rank = true;
+    s.rule = thread_count_rule("0 uses all of them"), s.show_default = false, s.per_rank = true;
   }
   row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation).per_rank = true;
   row("device_resident", "--device-resident", &TrainSettings::device_resident,
@@ -237,10 +258,11 @@ std::vector<Setting> make_table() {
   {
     // Rank 0 names the run and owns its directory; the others are told where it is.
     Setting& s = row("name", "--name", &TrainSettings::name, "Run name: the run directory is runs/<name>", R::Extend);
+    s.check = check_run_name, s.value_word = "NAME";
     s.show_default = false, s.per_rank = true;
   }
   {
-    Setting& s = row("run_dir", "--run-dir", &TrainSettings::run_dir, "Run directory (overrides --name)",
+    Setting& s = row("run_dir", "--run-dir,--output-dir", &TrainSettings::run_dir, "Run directory (overrides --name)",
                      R::Invocation);
     s.show_default = false, s.per_rank = true;
   }

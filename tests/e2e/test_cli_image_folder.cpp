@@ -42,7 +42,7 @@ TEST_F(CliImageFolder, TrainOnTrainAndTestFoldersThenEvalAndPredictByClassName) 
                      " --model lenet5 --epochs 2 --batch-size 16 --threads 2 --run-dir " + run_dir);
   ASSERT_EQ(r.code, 0) << r.out;
   EMBER_EXPECT_HAS(r.out, "120 train, 30 test, 3x24x24, 3 classes");
-  EMBER_EXPECT_HAS(r.out, "train/ and test/ folders; size 24x24 and colour as 32 sampled images");
+  EMBER_EXPECT_HAS(r.out, "train/ and test/ folders\n           size 24x24 and colour as 32 sampled images");  // a line each
   EMBER_EXPECT_HAS(r.out, "classes disc, ring, stripes");
   // The run's config (and so every checkpoint's manifest) carries the folder's settings.
   nlohmann::json cfg = nlohmann::json::parse(ember::e2e::read_text(run_dir + "/config.json"));

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,4 +128,57 @@ TEST(AtomicFile, ConcurrentWritersLastCompleteOneWins) {
   ASSERT_EQ(got.size(), size);
   EXPECT_TRUE(std::all_of(got.begin(), got.end(), [&](uint8_t b) { return b == got[0]; }));
   EXPECT_EQ(dir.names(), std::vector<std::string>{"shared.bin"});
+}
+
+// `ember export RUN -o link.onnx` replaced the symlink with a regular file (issue 22): the write
+// goes through the link to its target, the temp file beside the target, and the link stays.
+TEST(AtomicFile, WritesThroughASymlinkAndKeepsIt) {
+  TempDir dir, elsewhere;
+  const fs::path target = elsewhere.path() / "model.onnx", link = dir.path() / "link.onnx";
+  write_file_atomic(target, Bytes{1, 2, 3});
+  fs::create_symlink(target, link);
+  write_file_atomic(link, Bytes{4, 5});
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(read_bytes(target), (Bytes{4, 5}));
+  EXPECT_EQ(dir.names(), std::vector<std::string>{"link.onnx"});
+  EXPECT_EQ(elsewhere.names(), std::vector<std::string>{"model.onnx"});
+  // A relative link through a second one; a dangling link creates the file it names.
+  fs::create_symlink("link.onnx", dir.path() / "again.onnx");
+  write_file_atomic(dir.path() / "again.onnx", Bytes{6});
+  EXPECT_EQ(read_bytes(target), Bytes{6});
+  fs::create_symlink("new.bin", dir.path() / "dangling");
+  write_file_atomic(dir.path() / "dangling", Bytes{7});
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "dangling"));
+  EXPECT_EQ(read_bytes(dir.path() / "new.bin"), Bytes{7});
+}
+
+// `-o /dev/stdout` run as root renamed a 6.3 MB file over /dev/stdout itself: a device, FIFO,
+// socket or directory (or a link to one) is refused before anything is created.
+TEST(AtomicFile, RefusesDevicesFifosAndDirectories) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo((dir.path() / "fifo").c_str(), 0600), 0);
+  fs::create_symlink("/dev/null", dir.path() / "null_link");
+  fs::create_directories(dir.path() / "sub");
+  struct Case {
+    fs::path path;
+    const char* what;
+  };
+  for (const Case& c : {Case{dir.path() / "fifo", "is a FIFO (named pipe), not a regular file"},
+                        Case{dir.path() / "null_link", "(it resolves to /dev/null) is a character device"},
+                        Case{dir.path() / "sub", "is a directory"}, Case{"/dev/null", "is a character device"}}) {
+    try {
+      write_file_atomic(c.path, Bytes{1});
+      ADD_FAILURE() << c.path << ": no error";
+    } catch (const ember::IOError& e) {
+      const std::string msg = e.what();
+      EXPECT_NE(msg.find(c.what), std::string::npos) << msg;
+      EXPECT_EQ(msg.find("write_file_atomic"), std::string::npos) << msg;  // no function names for users
+    }
+  }
+  struct stat st {};
+  ASSERT_EQ(::stat("/dev/null", &st), 0);
+  EXPECT_TRUE(S_ISCHR(st.st_mode));
+  EXPECT_TRUE(fs::is_symlink(dir.path() / "null_link"));
+  EXPECT_EQ(dir.names(), (std::vector<std::string>{"fifo", "null_link", "sub"}));
+  EXPECT_TRUE(names_stdout("-") && names_stdout("/dev/stdout") && !names_stdout("out.onnx"));
 }

@@ -1,6 +1,7 @@
 // report.html: golden SVG for a tiny chart, well-formedness (balanced tags), escaping, and no crash
 // on empty or NaN series.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -100,4 +101,57 @@ TEST(Report, MarkersDenseSeriesAndPreformattedText) {
   const std::string h = render_report_html(d);
   EXPECT_NE(h.find("<h2>Model</h2>\n<pre>conv1 (Conv2d) &lt;6 ch&gt;</pre>"), std::string::npos) << h;
   EXPECT_EQ(balance(h, "pre"), 0);
+}
+
+// 2,000 classes made a 200 MB report (issue 22): above kFullConfusionMaxClasses the report shows
+// the most-confused pairs and the worst classes, and write_report puts the whole matrix in a CSV.
+TEST(Report, BigConfusionMatricesAreSummarisedWithTheMatrixInACsv) {
+  const size_t n = 2000;
+  std::vector<std::vector<int64_t>> m(n, std::vector<int64_t>(n, 0));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < n; ++i) {
+    names.push_back("class" + std::to_string(i));
+    m[i][i] = 5;
+  }
+  m[7][3] = 4, m[7][7] = 1;  // class7 mostly read as class3
+  m[9][1] = 2;
+  names[9] = "a, \"quoted\" name";
+  ReportData d;
+  d.title = "big";
+  d.class_names = names;
+  d.confusion = m;
+  const std::string html = render_report_html(d);
+  EXPECT_LT(html.size(), 20000u);
+  EXPECT_NE(html.find("2000 classes: too many for a readable matrix"), std::string::npos);
+  EXPECT_NE(html.find("<a href=\"confusion.csv\">"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>class7</td><td>class3</td><td>4</td><td>80.0%</td></tr>"), std::string::npos);
+  EXPECT_NE(html.find("<tr><td>class7</td><td>20.0%</td><td>1</td><td>5</td></tr>"), std::string::npos);
+  EXPECT_EQ(balance(html, "table"), 0);
+
+  const auto pairs = most_confused_pairs(m, 5);
+  ASSERT_EQ(pairs.size(), 2u);  // only non-zero off-diagonal cells
+  EXPECT_EQ(pairs[0].true_class, 7u);
+  EXPECT_EQ(pairs[0].predicted, 3u);
+  EXPECT_EQ(pairs[1].true_class, 9u);
+  const auto worst = worst_classes(m, 3);
+  ASSERT_EQ(worst.size(), 3u);
+  EXPECT_EQ(worst[0].cls, 7u);
+  EXPECT_EQ(worst[1].cls, 9u);  // 5 of 7
+
+  const auto dir = std::filesystem::temp_directory_path() / ("ember_report_csv_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  write_report(dir / "report.html", d);
+  std::ifstream f(dir / "confusion.csv");
+  std::string header, row;
+  std::getline(f, header);
+  EXPECT_TRUE(header.starts_with("true \\ predicted,class0,class1,")) << header.substr(0, 60);
+  EXPECT_NE(header.find(",\"a, \"\"quoted\"\" name\","), std::string::npos);
+  for (int i = 0; i <= 7; ++i) std::getline(f, row);
+  EXPECT_TRUE(row.starts_with("class7,0,0,0,4,0,0,0,1,0")) << row.substr(0, 40);
+  std::filesystem::remove_all(dir);
+
+  // At 50 classes and below: the matrix itself, no CSV.
+  d.confusion.assign(3, std::vector<int64_t>(3, 1));
+  d.class_names = {"a", "b", "c"};
+  EXPECT_NE(render_report_html(d).find("true \\ predicted"), std::string::npos);
 }

@@ -25,6 +25,8 @@
 #include "ember/core/error.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/safetensors.h"
+#include "ember/train/checkpoint.h"
+#include "support/files.h"
 
 namespace fs = std::filesystem;
 using namespace ember::io;
@@ -278,6 +280,38 @@ TEST(SafetensorsParse, UnknownDType) {
                   StErrorKind::InvalidHeaderDeserialization, "unknown dtype 'F33'");
   expect_st_error(raw_file(R"({"a":{"dtype":"f32","shape":[1],"data_offsets":[0,4]}})", Bytes(4)),
                   StErrorKind::InvalidHeaderDeserialization, "unknown dtype 'f32'");
+}
+
+// A dtype of the format that ember does not read is not damage (issue 22: an F8_E4M3 file was
+// "corrupt or truncated"): its own error type, naming the tensor and the dtype; a checkpoint load
+// says "unsupported dtype".
+TEST(SafetensorsParse, FormatDTypesEmberDoesNotReadAreUnsupportedNotCorrupt) {
+  for (const char* dt : {"F8_E4M3", "F8_E5M2", "C64"}) {
+    const Bytes file = raw_file(std::string(R"({"w":{"dtype":")") + dt + R"(","shape":[1],"data_offsets":[0,1]}})",
+                                Bytes(1));
+    try {
+      st_parse(file, "f8.safetensors");
+      ADD_FAILURE() << dt << ": no error";
+    } catch (const SafetensorsDTypeError& e) {
+      EXPECT_EQ(e.tensor(), "w");
+      EXPECT_EQ(e.dtype(), dt);
+      EXPECT_NE(std::string(e.what()).find(std::string("has dtype ") + dt + ", which ember does not read"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  ember::test::TempDir d;
+  ember::test::write_bytes(d.path() / "f8.safetensors",
+                           raw_file(R"({"w":{"dtype":"F8_E4M3","shape":[1],"data_offsets":[0,1]}})", Bytes(1)));
+  try {
+    ember::train::load_checkpoint(d.path() / "f8.safetensors");
+    ADD_FAILURE() << "no error";
+  } catch (const ember::FormatError& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("tensor 'w' has the unsupported dtype F8_E4M3"), std::string::npos) << msg;
+    EXPECT_EQ(msg.find("corrupt"), std::string::npos) << msg;
+    EXPECT_NE(e.hint().find("v.float()"), std::string::npos) << e.hint();
+  }
 }
 
 TEST(SafetensorsParse, BadShapeDims) {

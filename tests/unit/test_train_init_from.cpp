@@ -1,6 +1,7 @@
 // Weights in: --init-from's loader (prefixes, dtype casts, missing/extra/mis-shaped keys by name,
 // the partial mode for a new head), the recognition of non-safetensors files (PyTorch pickles and
 // zips, ONNX), and the __metadata__ every ember weights file carries.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -148,6 +149,72 @@ TEST(InitFrom, PartialReinitialisesOnlyTheHead) {
   auto other = models::lenet5(10, 1, 28, &g2);
   r = load_weights(*other, as_named(body), "pt", {.partial = true});
   EXPECT_EQ(r.missing, (std::vector<std::string>{"fc3.weight", "fc3.bias"}));
+}
+
+// `{k: v.float() for k, v in sd.items()}` makes BatchNorm's counter float32; an older or hand-made
+// state dict may lack it. Both load (issue 22: they were "do not fit"), and the notes say so.
+TEST(InitFrom, BatchNormCountersMayBeFloatOrMissing) {
+  Generator g1(1), g2(2);
+  auto src = models::bncnn(10, 1, 28, &g1);
+  io::StFile f = as_file(*src, "");
+  int counters = 0;
+  for (auto& t : f.tensors)
+    if (t.name.ends_with("num_batches_tracked")) {
+      const float v = 7.0f;  // float32, as .float() leaves it
+      t.dtype = io::StDType::F32;
+      t.data.assign(reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+      ++counters;
+    }
+  ASSERT_GT(counters, 0);
+  auto dst = models::bncnn(10, 1, 28, &g2);
+  WeightLoadReport r = load_weights(*dst, as_named(f), "float.safetensors");
+  EXPECT_TRUE(r.mismatched.empty()) << r.summary();
+  EXPECT_NE(r.summary().find(fmt::format("cast {} BatchNorm num_batches_tracked from float to int64", counters)),
+            std::string::npos)
+      << r.summary();
+  for (const auto& [k, t] : dst->state_dict())
+    if (k.ends_with("num_batches_tracked")) {
+      EXPECT_EQ(t.dtype(), DType::Int64);
+      EXPECT_EQ(t.to_vector<int64_t>()[0], 7) << k;
+    }
+  // A counter that is not a whole number is not a counter: still refused.
+  io::StFile half = f;
+  for (auto& t : half.tensors)
+    if (t.name.ends_with("num_batches_tracked")) {
+      const float v = 0.5f;
+      t.data.assign(reinterpret_cast<const uint8_t*>(&v), reinterpret_cast<const uint8_t*>(&v) + 4);
+    }
+  EXPECT_NE(message_of([&] { load_weights(*models::bncnn(10, 1, 28, &g2), as_named(half), "half"); }).find("do not fit"),
+            std::string::npos);
+  // Missing: kept at the fresh value (0), everything else loaded strictly.
+  std::erase_if(f.tensors, [](auto& t) { return t.name.ends_with("num_batches_tracked"); });
+  auto fresh = models::bncnn(10, 1, 28, &g2);
+  r = load_weights(*fresh, as_named(f), "old.safetensors");
+  EXPECT_TRUE(r.missing.empty()) << r.summary();
+  EXPECT_NE(r.summary().find(fmt::format("{} BatchNorm num_batches_tracked not in the file: kept", counters)),
+            std::string::npos)
+      << r.summary();
+  EXPECT_TRUE(allclose(src->state_dict().at("conv1.weight"), fresh->state_dict().at("conv1.weight"), 0, 0));
+}
+
+// Weights that do not fit the run's model say which zoo model, or which input geometry, they fit.
+TEST(InitFrom, AFileThatFitsAnotherModelOrGeometrySaysWhich) {
+  Generator g(1);
+  // The README's line: a PyTorch lenet5 state dict (no metadata) given to the default model.
+  const NamedTensors lenet = as_named(as_file(*models::lenet5(10, 1, 28, &g), ""));
+  EXPECT_EQ(weights_fit_hint(lenet, {}, "bncnn48_fc128", {10, 1, 28, false}), "these weights fit --model lenet5");
+  // A Fashion-MNIST run's weights (1x28x28, metadata says so) into a 3-class RGB photo folder at 32.
+  std::map<std::string, std::string> meta = to_metadata({.model = "lenet5", .dataset = "fashion-mnist",
+                                                         .input_shape = {1, 28, 28}});
+  EXPECT_EQ(weights_fit_hint(lenet, meta, "lenet5", {3, 3, 32, true}),
+            "these weights were trained on 1x28x28 inputs: pass --channels 1 --image-size 28, with "
+            "--init-from-partial (a new head 'fc3.*' for 3 classes)");
+  // Another model at another geometry.
+  EXPECT_EQ(weights_fit_hint(lenet, meta, "mlp", {10, 3, 32, true}),
+            "these weights fit --model lenet5 on 1x28x28 inputs: pass --channels 1 --image-size 28");
+  // Nothing in the zoo: no hint.
+  NamedTensors odd = {{"w", zeros({3, 3})}};
+  EXPECT_EQ(weights_fit_hint(odd, {}, "lenet5", {10, 1, 28, false}), "");
 }
 
 TEST(InitFrom, ReadsAFileAndNamesPyTorchPicklesZipsAndOnnx) {

@@ -11,6 +11,7 @@
 #include <set>
 
 #include "ember/nn/models.h"
+#include "ember/ops.h"
 #include "ember/optim/registry.h"
 #include "ember/train/dataset.h"
 #include "ember/train/settings.h"
@@ -37,6 +38,7 @@ std::string setting_error(F&& f) {
 }
 
 #define EXPECT_HAS(text, piece) EXPECT_NE(std::string(text).find(piece), std::string::npos) << (text)
+#define EXPECT_LACKS(text, piece) EXPECT_EQ(std::string(text).find(piece), std::string::npos) << (text)
 
 // A manifest's config as `ember train` writes it, with `patch` merged in.
 std::string run_config(const nlohmann::json& patch = nlohmann::json::object()) {
@@ -81,6 +83,48 @@ TEST(TrainSettings, EveryRowIsDeclaredOnceWithAFlagAndHelp) {
   EXPECT_EQ(train::find_setting("--max-epochs")->key, "epochs");
   EXPECT_EQ(train::find_setting("early-stop")->key, "early_stop_patience");
   EXPECT_EQ(train::find_setting("nope"), nullptr);
+  // The names other tools use where they mean the same (issue 22).
+  EXPECT_EQ(train::find_setting("--patience")->key, "early_stop_patience");
+  EXPECT_EQ(train::find_setting("--wd")->key, "weight_decay");
+  EXPECT_EQ(train::find_setting("--bs")->key, "batch_size");
+  EXPECT_EQ(train::find_setting("--dataset")->key, "data");
+  EXPECT_EQ(train::find_setting("--output-dir")->key, "run_dir");
+  EXPECT_EQ(train::find_setting("--weights")->key, "init_from");
+  EXPECT_EQ(train::find_setting("wd")->flag(), "--weight-decay");  // messages use the first name
+}
+
+// --momentum (issue 22: SGD's 0.9 was fixed): a row like the others, resumable (identity, 0.9 for
+// runs from before it), checked, and read by the SGD entry of the registry.
+TEST(TrainSettings, MomentumIsASettingSgdReads) {
+  const Setting& m = train::setting("momentum");
+  EXPECT_EQ(m.resume, train::ResumeRule::Identity);
+  EXPECT_EQ(m.absent, "0.9");
+  EXPECT_DOUBLE_EQ(TrainSettings{}.momentum, 0.9);
+  EXPECT_EQ(train::check_setting_text(m, "0.95"), "");
+  EXPECT_EQ(train::check_setting_text(m, "0"), "");
+  EXPECT_EQ(train::check_setting_text(m, "1"), "--momentum must be at least 0 and less than 1 (got 1)");
+  EXPECT_EQ(train::check_setting_text(m, "-0.5"), "--momentum must be at least 0 and less than 1 (got -0.5)");
+  EXPECT_TRUE(optim::find_optimizer("sgd").uses_momentum);
+  EXPECT_FALSE(optim::find_optimizer("adamw").uses_momentum);
+  // The factory uses it: one step of plain SGD (momentum 0) vs. Nesterov momentum on the same gradient.
+  for (double mom : {0.0, 0.9}) {
+    Tensor w = zeros({1}).requires_grad_();
+    auto sgd = optim::find_optimizer("sgd").make({w}, {.lr = 1.0, .weight_decay = 0.0, .momentum = mom});
+    for (int step = 0; step < 2; ++step) {
+      sgd->zero_grad();
+      (w * 1.0).sum().backward();  // gradient 1
+      sgd->step();
+    }
+    // plain: -1, -2; Nesterov (buf 1 then 1.9; step g + m*buf): -1.9, then -1.9 - 2.71
+    EXPECT_NEAR(w.to_vector<float>()[0], mom == 0 ? -2.0 : -4.61, 1e-5) << mom;
+  }
+  // Runs from before --momentum adopt 0.9.
+  TrainSettings v;
+  v.momentum = 0.5;
+  nlohmann::json cfg = nlohmann::json::parse(train::settings_to_json(TrainSettings{}));
+  cfg.erase("momentum");
+  train::adopt_run_settings(v, cfg.dump(), "old/latest.json", [](const Setting&) { return false; });
+  EXPECT_DOUBLE_EQ(v.momentum, 0.9);
 }
 
 TEST(TrainSettings, DefaultsAreTheRecipe) {
@@ -125,6 +169,19 @@ TEST(TrainSettings, RangesSayWhatIsAllowed) {
   EXPECT_HAS(check("model", "nope"), "--model: unknown model 'nope'");
   EXPECT_HAS(check("data", "nope"), "--data: unknown dataset 'nope'");
   EXPECT_EQ(train::number_rule_word(train::setting("val_split").rule, false), "in [0, 1)");
+  // What 0 means, said by each thread flag's own range message (--workers 0 is in-line).
+  EXPECT_HAS(check("workers", "2000"), "0 loads the batches in-line");
+  EXPECT_LACKS(check("workers", "2000"), "0 uses all of them");
+  EXPECT_HAS(check("threads", "2000"), "0 uses all of them");
+  // A zoo name one edit away, or a dataset name, is guessed.
+  EXPECT_HAS(check("model", "lenet"), "unknown model 'lenet' (did you mean lenet5?)");
+  EXPECT_HAS(check("data", "fashion_mnist"), "(did you mean fashion-mnist?)");
+  // A run name is one folder under runs/ (issue 22: "." wrote into runs/, "../x" outside it).
+  EXPECT_EQ(check("name", "my-run"), "");
+  EXPECT_HAS(check("name", "."), "'.' is not a run name");
+  EXPECT_HAS(check("name", ".."), "'..' is not a run name");
+  EXPECT_HAS(check("name", "../escape"), "a run name cannot contain '/' (got '../escape')");
+  EXPECT_HAS(check("name", "a/b"), "--run-dir PATH");
 }
 
 // The optimizer and schedule flags list what the registries hold.

@@ -51,6 +51,21 @@ class SafetensorsError : public FormatError {
   StErrorKind kind_;
 };
 
+// A dtype the safetensors format has and ember does not read (F8_E4M3, F8_E5M2, F8_E8M0, F4,
+// F6_E2M3, F6_E3M2, C64): the file is not damaged, so callers say "unsupported", not "corrupt".
+// Its kind() is InvalidHeaderDeserialization, as for an unknown dtype.
+class SafetensorsDTypeError : public SafetensorsError {
+ public:
+  SafetensorsDTypeError(const std::string& msg, std::string tensor, std::string dtype)
+      : SafetensorsError(StErrorKind::InvalidHeaderDeserialization, msg), tensor_(std::move(tensor)),
+        dtype_(std::move(dtype)) {}
+  const std::string& tensor() const noexcept { return tensor_; }
+  const std::string& dtype() const noexcept { return dtype_; }
+
+ private:
+  std::string tensor_, dtype_;
+};
+
 inline constexpr uint64_t kStMaxHeaderSize = 100'000'000;
 
 struct StTensor {

@@ -17,16 +17,18 @@
 
 namespace ember::optim {
 
-// What a run's recipe says about the optimizer; each entry picks the rest (momentum, betas).
+// What a run's recipe says about the optimizer; each entry picks the rest (betas, eps).
 struct OptimizerSettings {
   double lr = 1e-3;
   double weight_decay = 0.0;
+  double momentum = 0.9;  // read by entries with uses_momentum (SGD: Nesterov momentum; 0 = plain SGD)
 };
 
 struct OptimizerEntry {
   std::string name;  // "adamw"
   std::string help;  // one phrase: "Adam with decoupled weight decay"
   std::function<std::unique_ptr<Optimizer>(std::vector<Tensor> params, const OptimizerSettings&)> make;
+  bool uses_momentum = false;  // make() reads OptimizerSettings::momentum
 };
 
 // The length of a run, for schedules that need it. steps_per_epoch counts optimizer steps.

@@ -7,9 +7,13 @@
 // names), with or without a common prefix ("model.", "module.", "model/", ...; found by matching
 // the file's keys against the model's), and a run directory or manifest (its latest checkpoint).
 // Float16, bfloat16 and float64 tensors are cast to the model's dtype (and said so in the notes).
+// BatchNorm's num_batches_tracked may be missing (kept at its fresh value, as PyTorch does) or
+// float (`{k: v.float()}`: cast back to int64 when it holds whole numbers); both are noted.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -42,6 +46,19 @@ struct WeightLoadReport {
 // first), with a hint (--init-from-partial, or the --model that fits), when they are not allowed.
 WeightLoadReport load_weights(nn::Module& model, const NamedTensors& tensors, const std::string& source,
                               const WeightLoadOptions& options = {});
+
+// For weights that do not fit a run's model: which zoo model and input geometry they would fit,
+// as a hint for the user ("these weights fit --model lenet5"; a Fashion-MNIST run's weights for a
+// photo folder: "they were trained on 1x28x28 inputs: pass --channels 1 --image-size 28"), with
+// --init-from-partial when only the head differs. `model` is the run's model (a zoo name or a spec),
+// the rest its data's geometry; the file's metadata (input_shape) adds the geometry it was trained
+// at. Tries each zoo model at each geometry (built and discarded); "" when none fits.
+struct RunGeometry {
+  int64_t num_classes = 10, channels = 1, image_size = 28;
+  bool image_folder = false;  // --channels/--image-size can change the geometry
+};
+std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
+                             const std::string& model, const RunGeometry& run);
 
 // load_checkpoint(path) (a .safetensors file, a run directory or a manifest; non-safetensors
 // files are named, with how to convert them) + load_weights.

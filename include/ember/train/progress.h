@@ -1,5 +1,5 @@
 // A Keras-Progbar-like progress line for one epoch of a run, fitted to the terminal's width:
-//   "epoch 3/15 120/469 [=====>........] ETA 0:12 (run 2:41) - loss: 0.4512 - acc: 0.8421 - 2310 samples/s"
+//   "epoch 3/15 120/469 [=====>........] ETA 0:12 (run ETA 2:41) - loss: 0.4512 - acc: 0.8421 - 2310 samples/s"
 // On a terminal it redraws in place with '\r', at most once every `interval` seconds (and always
 // at the last step), and never wraps: when the terminal is narrow it drops fields, least important
 // first (samples/s, acc and further values, the bar, loss, the run's ETA). When the output is not

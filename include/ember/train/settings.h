@@ -72,9 +72,11 @@ std::string number_error(const std::string& flag, const std::string& text, const
 // The word --help shows after the type: "POSITIVE", "NONNEGATIVE", "in [0, 1]".
 std::string number_rule_word(const NumberRule& rule, bool whole);
 
-// The largest --threads / --workers ember accepts (settings_rules.cpp says why 1024).
+// The largest --threads / --workers ember accepts (settings_rules.cpp says why 1024). zero_means:
+// what 0 does, said with the bound ("0 uses all of them" for --threads, "0 loads in-line" for
+// --workers).
 inline constexpr int kMaxThreads = 1024;
-NumberRule thread_count_rule();
+NumberRule thread_count_rule(const std::string& zero_means = "0 uses all of them");
 
 // The closest of `candidates` to `typed` (edit distance, transpositions count as one; dashes,
 // '_' vs '-' and case ignored), or "" when none is close enough to be the intended one.
@@ -96,6 +98,7 @@ struct TrainSettings {
   std::string schedule = "onecycle";
   double lr = 6e-3;
   double weight_decay = 0.01;
+  double momentum = 0.9;  // SGD's (Nesterov); the other optimizers have none
   int64_t batch_size = 64;
   int64_t accumulate = 1;
   uint64_t seed = 0;
