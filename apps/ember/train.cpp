@@ -33,6 +33,7 @@
 #include "train_flags.h"
 #include "train_init_from.h"
 #include "train_run_dir.h"
+#include "train_schedule.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -311,8 +312,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const bool digits_unflipped = !ck && c.data == "mnist" && c.hflip > 0 && !given(train::setting("hflip"));
   if (digits_unflipped) c.hflip = 0;
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
-  std::unique_ptr<optim::LRScheduler> sched =
-      schedule.make(*opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch});
+  // A resumed run keeps the schedule it was planned with; --epochs beyond it keep its last lr.
+  const int64_t schedule_epochs = planned_schedule_epochs(ck ? &ck->manifest.config_json : nullptr, c.epochs);
+  std::unique_ptr<optim::LRScheduler> sched = optim::make_schedule(
+      schedule, *opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch, .planned_epochs = schedule_epochs});
   const bool per_step = schedule.per_step;
 
   // ---- banner ----
@@ -338,6 +341,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string per_rank = tw.distributed() ? fmt::format(" per rank x {} ranks", tw.size()) : "";
   fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
              plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
+  fmt::print("{}", schedule_extension_lines(c.schedule, sched.get(), per_step, schedule_epochs, c.epochs,
+                                            steps_per_epoch, run_dir.string()));
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
@@ -366,6 +371,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   nlohmann::json cfg = nlohmann::json::parse(train::settings_to_json(c));
   if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
   if (tw.distributed()) cfg["distributed"] = world_json(tw);
+  cfg["schedule_epochs"] = schedule_epochs;  // the schedule's plan, kept by every resume
   train::FitOptions fo;
   fo.epochs = c.epochs;
   fo.transforms.hflip_p = c.hflip;

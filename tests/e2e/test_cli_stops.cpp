@@ -1,7 +1,8 @@
 // How `ember train` stops (issue 22), through the real binary: a diverging run ends within seconds
 // with exit 1 and says which checkpoint is left; SIGTERM mid-run is honoured within 2 s and says so
 // at once; a second Ctrl-C stops at once, says what is kept and leaves a resumable run directory;
-// a run directory removed during training fails the run, naming it.
+// a run directory removed during training fails the run, naming it; a resumed run given more
+// epochs keeps its schedule and says so.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <thread>
 
 #include "e2e_util.h"
@@ -183,4 +185,33 @@ TEST_F(CliStops, ARemovedRunDirectoryFailsTheRun) {
   EXPECT_HAS(out, "the run directory " + (dir / "gone").string() + " was removed during training");
   EXPECT_LACKS(out, "run saved in");
   EXPECT_FALSE(fs::exists(dir / "gone"));
+}
+
+// `--resume RUN --epochs 4` on a finished 2-epoch one-cycle run: the learning rate used to jump
+// from the annealed end to the middle of a 4-epoch cycle in silence. The schedule keeps its plan:
+// the banner says so, the added epochs train at its last lr, and the plan is recorded for the next
+// resume.
+TEST_F(CliStops, ResumingWithMoreEpochsKeepsTheSchedulesLastLearningRate) {
+  const std::string run_dir = (dir / "cycle").string();
+  Result r = run(train("cycle", "--model mlp --epochs 2 --limit-train 256 --batch-size 64 --schedule onecycle"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run("train --resume " + run_dir + " --epochs 4 --data-dir " + data.string() + " --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "onecycle was planned for 2 epochs: epochs 3-4 keep its last\n           learning rate, ");
+  EXPECT_HAS(r.out, "ember train --init-from " + run_dir);
+  std::vector<double> before, after;
+  std::istringstream lines(read_text(dir / "cycle" / "metrics.jsonl"));
+  bool resumed = false;
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "resume") resumed = true;
+    if (j["kind"] == "step") (resumed ? after : before).push_back(j["lr"].get<double>());
+  }
+  ASSERT_FALSE(before.empty());
+  ASSERT_FALSE(after.empty());
+  EXPECT_LT(before.back(), 1e-6);  // the cycle's annealed end
+  for (double lr : after) EXPECT_DOUBLE_EQ(lr, before.back());
+  const auto cfg = nlohmann::json::parse(read_text(dir / "cycle" / "config.json"));
+  EXPECT_EQ(cfg["epochs"], 4);
+  EXPECT_EQ(cfg["schedule_epochs"], 2);
 }
