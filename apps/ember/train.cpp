@@ -222,6 +222,7 @@ int finish_rank(TrainWorld& tw, train::Fitter& fitter) {
 int run_train(TrainConfig c, const TrainFlags& flags) {
   Given given{flags, {}};
   apply_config_file(c, given);
+  if (!c.resume.empty() && !given(train::setting("nproc_per_node"))) adopt_checkpoint_world_size(c, c.resume);
   if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
   install_signal_handlers();
   TrainWorld tw = training_world(c);  // one rank of a data-parallel job, or a single process
@@ -454,8 +455,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     const char* what = r.signal == SIGTERM ? "terminated (SIGTERM)" : r.signal == SIGINT ? "interrupted (SIGINT)"
                                                                                          : "stopped (--stop-after-steps)";
     fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step, latest.string());
-    fmt::print("resume with: ember train --resume {}{}\n", run_dir.string(),
-               tw.distributed() ? fmt::format(" (on {} ranks again)", tw.size()) : "");
+    fmt::print("resume with: {}\n", resume_command(tw, run_dir));
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
