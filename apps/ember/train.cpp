@@ -438,7 +438,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
 
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
-                     model->num_parameters()};
+                     model->num_parameters(), precision_summary(c.precision, precision), r.best_epoch,
+                     r.selected_on, r.best_metric, r.best_test_acc};
   if (r.status == train::FitStatus::RunDirLost)  // nothing can be written there any more: no report
     throw Error(r.message, "if the directory was moved rather than deleted, `ember train --resume NEW_PATH` "
                            "continues from its last checkpoint; otherwise start the run again");

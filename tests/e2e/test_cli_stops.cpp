@@ -2,7 +2,7 @@
 // with exit 1 and says which checkpoint is left; SIGTERM mid-run is honoured within 2 s and says so
 // at once; a second Ctrl-C stops at once, says what is kept and leaves a resumable run directory;
 // a run directory removed during training fails the run, naming it; a resumed run given more
-// epochs keeps its schedule and says so.
+// epochs keeps its schedule and says so; report.html names the resolved precision and best epoch.
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -214,4 +214,26 @@ TEST_F(CliStops, ResumingWithMoreEpochsKeepsTheSchedulesLastLearningRate) {
   const auto cfg = nlohmann::json::parse(read_text(dir / "cycle" / "config.json"));
   EXPECT_EQ(cfg["epochs"], 4);
   EXPECT_EQ(cfg["schedule_epochs"], 2);
+}
+
+// report.html says what --precision auto resolved to and which epoch model selection chose (the
+// first best validation accuracy in metrics.jsonl), marked in its epoch table too.
+TEST_F(CliStops, TheReportNamesTheResolvedPrecisionAndTheBestEpoch) {
+  Result r = run(train("report", "--model mlp --epochs 3 --limit-train 256 --batch-size 32 --precision auto"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  int64_t best = 0;
+  double best_acc = -1;
+  std::istringstream lines(read_text(dir / "report" / "metrics.jsonl"));
+  for (std::string line; std::getline(lines, line);) {
+    const auto j = nlohmann::json::parse(line);
+    if (j["kind"] == "epoch" && j["val_acc"].get<double>() > best_acc)
+      best_acc = j["val_acc"].get<double>(), best = j["epoch"].get<int64_t>();
+  }
+  ASSERT_GT(best, 0);
+  const std::string html = read_text(dir / "report" / "report.html");
+  EXPECT_HAS(html, "<tr><th>precision</th><td>auto: ");
+  EXPECT_TRUE(html.find("<tr><th>precision</th><td>auto: fp32") != std::string::npos ||
+              html.find("<tr><th>precision</th><td>auto: bf16 autocast") != std::string::npos) << html;
+  EXPECT_HAS(html, "<tr><th>best epoch</th><td>" + std::to_string(best) + ", chosen on the validation accuracy (");
+  EXPECT_HAS(html, "<td>" + std::to_string(best) + " (best)</td>");
 }
