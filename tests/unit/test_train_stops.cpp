@@ -270,3 +270,16 @@ TEST(TrainStops, ACheckpointIsNeverWrittenIntoARecreatedRunDirectory) {
   }
   EXPECT_FALSE(fs::exists(run_dir));
 }
+
+// A diverged or stalled run's progress line: an ETA past any sense prints "?", and a loss of 1e38
+// prints as a number, without a width or a count taken from it.
+TEST(TrainStops, TheProgressLineOfADivergedRunStaysOneBoundedLine) {
+  EXPECT_EQ(ProgressBar::format_duration(1e30), "?");
+  EXPECT_EQ(ProgressBar::format_duration(NAN), "?");
+  EXPECT_EQ(ProgressBar::format_duration(3725), "1:02:05");
+  ProgressBar bar(100, /*interactive=*/false);
+  bar.set_position({1, 3, 1e300});
+  const std::string line = bar.render(1, {{"loss", 1e38}, {"acc", NAN}}, 1e-300, 1e-300, 80);
+  EXPECT_LE(line.size(), 79u) << line;
+  EXPECT_EQ(line.find('\n'), std::string::npos) << line;
+}
