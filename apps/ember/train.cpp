@@ -315,8 +315,9 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
   // A resumed run keeps the schedule it was planned with; --epochs beyond it keep its last lr.
   const int64_t schedule_epochs = planned_schedule_epochs(ck ? &ck->manifest.config_json : nullptr, c.epochs);
-  std::unique_ptr<optim::LRScheduler> sched = optim::make_schedule(
-      schedule, *opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch, .planned_epochs = schedule_epochs});
+  std::unique_ptr<optim::LRScheduler> sched =
+      optim::make_schedule(schedule, *opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch,
+                                            .planned_epochs = schedule_epochs});
   const bool per_step = schedule.per_step;
 
   // ---- banner ----
