@@ -46,6 +46,14 @@ std::string precision_banner(const PrecisionChoice& p) {
   return fmt::format("precision  fp32{}\n", p.why.empty() ? "" : "\n           " + p.why);
 }
 
+std::string precision_summary(const std::string& flag, const PrecisionChoice& p) {
+  const std::string what = p.autocast() ? p.name + " autocast, float32 weights and gradients" : p.name;
+  std::string why = p.why;  // "auto: <reason>", "--precision bf16: <reason>" or a remark
+  for (const std::string& prefix : {std::string("auto: "), "--precision " + p.name + ": "})
+    if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+  return fmt::format("{}{}{}", flag == "auto" ? "auto: " : "", what, why.empty() ? "" : " (" + why + ")");
+}
+
 void apply_precision(const PrecisionChoice& p, Device device, train::TrainStep& step) {
   if (!p.autocast()) return;
   step.set_precision(std::make_shared<train::AutocastPolicy>(device.type, p.dtype()));

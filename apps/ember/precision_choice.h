@@ -27,6 +27,9 @@ PrecisionChoice choose_precision(const std::string& flag, Device device);
 
 // The banner's "precision" lines (each ends with a newline).
 std::string precision_banner(const PrecisionChoice& p);
+// One line for the report: what `flag` resolved to and why ("auto: bf16 autocast, float32 weights
+// and gradients (<the device's bf16 support>)").
+std::string precision_summary(const std::string& flag, const PrecisionChoice& p);
 
 // Installs the choice into a training step: the autocast policy for bf16 / fp16, and for fp16 the
 // dynamic loss scaler (2^16, x2 after 2000 good steps, x0.5 on an overflow, that step skipped).

@@ -73,6 +73,15 @@ std::string run_display_name(const RunReportInput& in) {
   return in.run_dir.filename().empty() ? in.run_dir.parent_path().filename().string() : in.run_dir.filename().string();
 }
 
+std::string best_epoch_line(const RunReportInput& in) {
+  std::string line = fmt::format("{}, chosen on the {} accuracy", in.best_epoch,
+                                 in.selected_on == "val" ? "validation" : "test");
+  if (!std::isnan(in.best_metric)) line += fmt::format(" ({:.2f}%", 100 * in.best_metric);
+  if (in.selected_on == "val" && !std::isnan(in.best_test_acc)) line += fmt::format("; test {:.2f}%", 100 * in.best_test_acc);
+  if (!std::isnan(in.best_metric)) line += ")";
+  return line + "; its weights are checkpoints/best.json";
+}
+
 namespace {
 std::string utc_now() {
   std::time_t t = std::time(nullptr);
@@ -121,7 +130,8 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
       const double v = r.get(k, NAN);
       return std::isnan(v) ? std::string("-") : fmt::format("{:.2f}%", 100 * v);
     };
-    std::vector<std::string> row = {std::to_string(r.epoch), loss("train_loss"), acc("train_acc")};
+    const std::string epoch = std::to_string(r.epoch) + (r.epoch == in.best_epoch ? " (best)" : "");
+    std::vector<std::string> row = {epoch, loss("train_loss"), acc("train_acc")};
     if (with_val) row.insert(row.end(), {loss("val_loss"), acc("val_acc")});
     row.insert(row.end(), {loss("test_loss"), acc("test_acc"), fmt::format("{:.0f}", r.get("samples_per_s", NAN)),
                            fmt::format("{:.1f}%", 100 * r.get("data_wait", NAN)),
@@ -138,9 +148,12 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   } else {
     d.summary.push_back({"status", "not finished (interrupted or failed); see the checkpoints"});
   }
+  if (in.best_epoch > 0)
+    d.summary.push_back({"best epoch", best_epoch_line(in)});
   d.summary.push_back({"model", in.num_parameters > 0 ? fmt::format("{} ({} parameters)", in.model, in.num_parameters)
                                                       : in.model});
   d.summary.push_back({"data", in.dataset + (names.empty() ? "" : fmt::format(" ({} classes)", names.size()))});
+  if (!in.precision.empty()) d.summary.push_back({"precision", in.precision});
   if (resumes > 0) d.summary.push_back({"resumed", fmt::format("{} time{} (orange dashed lines on the charts)", resumes,
                                                                resumes == 1 ? "" : "s")});
   if (!std::isnan(last_scale))

@@ -1,6 +1,7 @@
 // Builds report.html of a run from its metrics.jsonl, config and final evaluation.
 #pragma once
 
+#include <cmath>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -20,6 +21,13 @@ struct RunReportInput {
   double wall_seconds = 0;
   std::string model_summary;             // Module::summary() of the model
   int64_t num_parameters = 0;
+  // What the forward pass ran in: "bf16 autocast (--precision auto: <why>)"; "" leaves it out.
+  std::string precision;
+  // The epoch model selection chose (1-based; 0: none yet), on which set ("val" or "test"), its
+  // selection accuracy and its test accuracy: FitResult's, over every invocation of the run.
+  int64_t best_epoch = 0;
+  std::string selected_on = "test";
+  double best_metric = NAN, best_test_acc = NAN;
 };
 
 // The charts of a run from its metrics records: loss, accuracy, learning rate and throughput per
@@ -34,6 +42,10 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
 
 // The summary line of an fp16 run's loss scaling: skipped steps of all, the final scale.
 std::string loss_scaling_line(int64_t skipped, int64_t steps, double scale);
+
+// The report's "best epoch" row: "3, chosen on the validation accuracy (91.20%; test 90.85%); its
+// weights are checkpoints/best.json".
+std::string best_epoch_line(const RunReportInput& in);
 
 // The run's name as the report shows it: config "name", else the run directory's name.
 std::string run_display_name(const RunReportInput& in);

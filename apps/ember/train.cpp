@@ -1,7 +1,9 @@
 // ember train: parse flags (and --config), choose the device, load the data, build the model and
 // optimizer, print the banner, run the fit loop, and write config.json, metrics, checkpoints and
-// report.html into runs/<name>/. SIGINT/SIGTERM finish the step, checkpoint and exit 130/143.
+// report.html into runs/<name>/. SIGINT/SIGTERM finish the step, checkpoint and exit 130/143; a
+// second one stops at once.
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +33,7 @@
 #include "train_flags.h"
 #include "train_init_from.h"
 #include "train_run_dir.h"
+#include "train_schedule.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -38,6 +41,14 @@ namespace {
 
 std::atomic<int> g_signal{0};
 std::atomic<int64_t> g_first_signal_ns{0};
+std::atomic<bool> g_announce{true};  // false on ranks other than 0: rank 0 speaks for the run
+
+// What a second signal says, prepared before training (the handler may only read them): the
+// run's latest.json, and the line to print when it exists. g_second_ready is set once both are
+// complete.
+char g_latest_manifest[4096];
+char g_second_with_checkpoint[8192];
+std::atomic<bool> g_second_ready{false};
 
 int64_t monotonic_ns() {
   timespec ts{};
@@ -45,17 +56,50 @@ int64_t monotonic_ns() {
   return int64_t(ts.tv_sec) * 1'000'000'000 + ts.tv_nsec;
 }
 
-// First signal: finish the step and checkpoint. A second one more than a second later (a user
-// pressing Ctrl-C again) kills at once; duplicates within that second are ignored, because
-// `timeout` and process-group kills deliver the same SIGTERM twice.
+void say(const char* text) {  // write(2) only: safe in a signal handler
+  size_t n = 0;
+  while (text[n] != '\0') ++n;
+  (void)!::write(STDERR_FILENO, text, n);
+}
+
+// First signal: say so at once, finish the step (or the evaluation batch) and checkpoint. A second
+// one more than a second later (a user pressing Ctrl-C again) says what is kept and stops at once,
+// by the signal itself (exit status 130 or 143): checkpoints, config.json and report.html are
+// written atomically and a torn metrics.jsonl line is mended by the next run, so the run
+// directory stays resumable. Duplicates within that second are ignored, because `timeout` and
+// process-group kills deliver the same SIGTERM twice.
 extern "C" void on_signal(int sig) {
+  const bool announce = g_announce.load();
   if (g_signal.load() == 0) {
     g_first_signal_ns.store(monotonic_ns());
     g_signal.store(sig);
+    if (announce)
+      say(sig == SIGINT ? "\nember: interrupt (SIGINT): stopping after this step and writing a checkpoint... "
+                          "(Ctrl-C again to stop at once)\n"
+                        : "\nember: SIGTERM: stopping after this step and writing a checkpoint... (a second "
+                          "SIGTERM stops at once)\n");
   } else if (monotonic_ns() - g_first_signal_ns.load() > 1'000'000'000) {
+    if (announce) {
+      say(sig == SIGINT ? "\nember: second interrupt: stopping now, " : "\nember: second SIGTERM: stopping now, ");
+      struct stat st {};
+      if (g_second_ready.load() && ::stat(g_latest_manifest, &st) == 0) say(g_second_with_checkpoint);
+      else say("without a checkpoint: none was written yet\n");
+    }
     signal(sig, SIG_DFL);
     raise(sig);
   }
+}
+
+// The second signal's message for this run, once its directory is known.
+void prepare_second_signal_message(const fs::path& run_dir) {
+  const std::string manifest = (run_dir / "checkpoints" / "latest.json").string();
+  const std::string line = fmt::format("the last checkpoint is {} (the steps since it are lost; resume with: "
+                                       "ember train --resume {})\n", manifest, run_dir.string());
+  if (manifest.size() >= sizeof g_latest_manifest || line.size() >= sizeof g_second_with_checkpoint) return;
+  g_second_ready.store(false);
+  std::snprintf(g_latest_manifest, sizeof g_latest_manifest, "%s", manifest.c_str());
+  std::snprintf(g_second_with_checkpoint, sizeof g_second_with_checkpoint, "%s", line.c_str());
+  g_second_ready.store(true);
 }
 
 void install_signal_handlers() {
@@ -220,9 +264,11 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                                                       "out to have one made from the model, data and time");
   Given given{flags, {}};
   apply_config_file(c, given);
+  if (!c.resume.empty() && !given(train::setting("nproc_per_node"))) adopt_checkpoint_world_size(c, c.resume);
   if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
   install_signal_handlers();
   TrainWorld tw = training_world(c);  // one rank of a data-parallel job, or a single process
+  g_announce = tw.leader();
   // Nothing is written until the start is known to work: a resume's run, checkpoint, settings and
   // state are checked, and a new run's data and model are loaded, before the run directory is
   // created or touched (train_run_dir.h).
@@ -339,8 +385,11 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const bool digits_unflipped = !ck && c.data == "mnist" && c.hflip > 0 && !given(train::setting("hflip"));
   if (digits_unflipped) c.hflip = 0;
   const optim::ScheduleEntry& schedule = optim::find_schedule(c.schedule);
+  // A resumed run keeps the schedule it was planned with; --epochs beyond it keep its last lr.
+  const int64_t schedule_epochs = planned_schedule_epochs(ck ? &ck->manifest.config_json : nullptr, c.epochs);
   std::unique_ptr<optim::LRScheduler> sched =
-      schedule.make(*opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch});
+      optim::make_schedule(schedule, *opt, {.lr = c.lr, .epochs = c.epochs, .steps_per_epoch = steps_per_epoch,
+                                            .planned_epochs = schedule_epochs});
   const bool per_step = schedule.per_step;
 
   // ---- banner ----
@@ -372,6 +421,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string per_rank = tw.distributed() ? fmt::format(" per rank x {} ranks", tw.size()) : "";
   fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
              plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
+  fmt::print("{}", schedule_extension_lines(c.schedule, sched.get(), per_step, schedule_epochs, c.epochs,
+                                            steps_per_epoch, run_dir.string()));
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
@@ -400,6 +451,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   nlohmann::json cfg = nlohmann::json::parse(train::settings_to_json(c));
   if (!rd.config.is_null()) cfg["image_folder"] = rd.config;  // eval, predict and resume read the same images
   if (tw.distributed()) cfg["distributed"] = world_json(tw);
+  cfg["schedule_epochs"] = schedule_epochs;  // the schedule's plan, kept by every resume
   train::FitOptions fo;
   fo.epochs = c.epochs;
   fo.transforms.hflip_p = c.hflip;
@@ -446,6 +498,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string cfg_text = cfg.dump(2) + "\n";
   io::write_file_atomic(run_dir / "config.json", std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
   if (created) created->keep();
+  prepare_second_signal_message(run_dir);
+  const io::DirWatch run_dir_watch(run_dir);  // the engine watches it too, while it trains
 
   fitter.on_epoch = [&, table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
   fitter.on_oom = [](const train::OomEvent& e) {
@@ -463,27 +517,45 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
 
   const std::string data_shown = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
   RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads, cfg, run_dir, wall, summary,
-                     model->num_parameters()};
+                     model->num_parameters(), precision_summary(c.precision, precision), r.best_epoch,
+                     r.selected_on, r.best_metric, r.best_test_acc};
+  if (r.status == train::FitStatus::RunDirLost)  // nothing can be written there any more: no report
+    throw Error(r.message, "if the directory was moved rather than deleted, `ember train --resume NEW_PATH` "
+                           "continues from its last checkpoint; otherwise start the run again");
+  const fs::path latest = run_dir / "checkpoints" / "latest.json";
   if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory) {
     write_run_report(rep, nullptr, train_ds.classes);
-    throw Error(r.message, fs::exists(run_dir / "checkpoints" / "latest.json")
-                               ? fmt::format("the last good checkpoint is {}/checkpoints/latest.json", run_dir.string())
-                               : "no checkpoint was written before the failure");
+    throw Error(r.message, fs::exists(latest)
+                               ? fmt::format("the last finite checkpoint was kept: {}", latest.string())
+                               : "no checkpoint was written: the run stopped before the end of its first epoch "
+                                 "(checkpoints are written at each epoch's end)");
   }
   if (r.status == train::FitStatus::Interrupted) {
     write_run_report(rep, nullptr, train_ds.classes);
     const char* what = r.signal == SIGTERM ? "terminated (SIGTERM)" : r.signal == SIGINT ? "interrupted (SIGINT)"
                                                                                          : "stopped (--stop-after-steps)";
-    fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step,
-               (run_dir / "checkpoints" / "latest.json").string());
-    fmt::print("resume with: ember train --resume {}{}\n", run_dir.string(),
-               tw.distributed() ? fmt::format(" (on {} ranks again)", tw.size()) : "");
+    fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step, latest.string());
+    fmt::print("resume with: {}\n", resume_command(tw, run_dir));
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
   // After an out-of-memory halving, the final evaluation uses the micro-batch that fitted.
-  const int64_t eval_batch = r.oom_events.empty() ? 256 : r.micro_batch;
-  train::EvalResult ev = train::evaluate(*model, test_ds, eval_batch, dev.device, c.workers);
+  train::EvalOptions eo;
+  eo.batch_size = r.oom_events.empty() ? 256 : r.micro_batch;
+  eo.device = dev.device, eo.workers = c.workers;
+  eo.stop_signal = &g_signal;  // the training is done: a signal skips the final evaluation
+  const train::EvalResult ev = train::evaluate(*model, test_ds, eo);
+  if (const std::string what = run_dir_watch.change(); !what.empty())
+    throw Error(fmt::format("the run directory {} {} during the final evaluation: the run's files went with it",
+                            run_dir.string(), what),
+                "if the directory was moved rather than deleted, `ember eval NEW_PATH` evaluates the run");
+  if (ev.interrupted) {
+    write_run_report(rep, nullptr, train_ds.classes);
+    fmt::print("\n{} during the final evaluation: the training is complete ({}); evaluate it with: ember eval {}\n",
+               ev.interrupted == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)", latest.string(),
+               run_dir.string());
+    return ev.interrupted == SIGTERM ? kExitSigterm : kExitSigint;
+  }
   write_run_report(rep, &ev, train_ds.classes);
   fmt::print("{}", loss_scaling_summary(r));
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),

@@ -1,6 +1,7 @@
 // `ember train` as one rank of a data-parallel job (train_dist.h): the local launcher behind
-// --nproc-per-node, joining the group, rank 0's run directory for everyone, the start-up check
-// that every rank runs the same settings, data and ember, and the banner's world lines.
+// --nproc-per-node (and behind --resume of a run of several ranks), joining the group, rank 0's run
+// directory for everyone, the start-up check that every rank runs the same settings, data and
+// ember, the banner's world lines and the command that resumes the run.
 #include "train_dist.h"
 
 #include <fcntl.h>
@@ -18,6 +19,9 @@
 #include "ember/cuda.h"
 #include "ember/dist/launch.h"
 #include "ember/ember.h"
+#include "ember/io/user_file.h"
+#include "ember/train/checkpoint.h"
+#include "ember/train/resume.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -123,6 +127,35 @@ std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool thread
   if (r.exit_code != 0 && !r.message.empty())
     fmt::print(stderr, "ember: {}{}\n", r.failed_rank >= 0 ? "error: " : "", r.message);
   return r.exit_code;
+}
+
+void adopt_checkpoint_world_size(train::TrainSettings& c, const std::string& resume) {
+  if (dist::world_from_env().distributed()) return;
+  double world = 1;
+  try {
+    const train::ResumePoint rp = train::find_resume_point(resume);
+    const train::CheckpointManifest m =
+        train::manifest_from_json(io::read_user_text(rp.manifest, io::kManifestFile), rp.manifest.string());
+    const auto it = m.optimizer_scalars.find("fit.world_size");
+    if (it != m.optimizer_scalars.end()) world = it->second;
+  } catch (const Error&) {
+    return;  // reported by the resume itself, with its own message
+  }
+  if (!(world >= 2 && world <= 4096)) return;
+  c.nproc_per_node = int(world);
+  fmt::print("resume     the checkpoint was written by {} ranks: starting {} ranks on this machine again\n"
+             "           (as --nproc-per-node {})\n", c.nproc_per_node, c.nproc_per_node, c.nproc_per_node);
+  std::fflush(stdout);
+}
+
+std::string resume_command(const TrainWorld& tw, const fs::path& run_dir) {
+  const std::string plain = "ember train --resume " + run_dir.string();
+  if (!tw.distributed()) return plain;
+  const char* by = std::getenv("EMBER_LAUNCHED_BY");
+  if (by && *by) return fmt::format("{} (it starts the {} ranks again)", plain, tw.size());
+  if (tw.world.source == "mpirun") return fmt::format("mpirun -np {} {}", tw.size(), plain);
+  return fmt::format("{} (it starts {} ranks on this machine), or {} ranks of it under your launcher", plain,
+                     tw.size(), tw.size());
 }
 
 TrainWorld training_world(const train::TrainSettings&) {

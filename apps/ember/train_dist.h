@@ -35,6 +35,18 @@ struct TrainWorld {
 // code, having printed which rank failed. nullopt: this process trains itself.
 std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool threads_given);
 
+// `ember train --resume RUN` without --nproc-per-node, in a process that is not a rank: a run
+// whose checkpoint was written by W > 1 ranks resumes with W local ranks again (sets
+// c.nproc_per_node, says so); a checkpoint of one process, or one that cannot be read, changes
+// nothing (the resume itself reports a bad checkpoint). Under mpirun or torchrun the launcher
+// decides; the engine refuses another world size with the reason.
+void adopt_checkpoint_world_size(train::TrainSettings& c, const std::string& resume);
+
+// The command that continues this run after a stop, for the "resume with:" line: `ember train
+// --resume RUN` (which starts the ranks again on one machine), with the launcher's form when
+// mpirun or a torchrun-style launcher started the ranks.
+std::string resume_command(const TrainWorld& tw, const std::filesystem::path& run_dir);
+
 // This process's place in the job (torchrun's or mpirun's variables; one process without them).
 // Ranks other than 0 send stdout to /dev/null: rank 0 prints the banner, table and summary.
 TrainWorld training_world(const train::TrainSettings& c);

@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
+#include "ember/core/error.h"
 #include "ember/io/atomic_file.h"
 
 namespace ember::io {
@@ -38,6 +40,32 @@ double nice_step(double range, int target) {
   return (n < 1.5 ? 1 : n < 3.5 ? 2 : n < 7.5 ? 5 : 10) * mag;
 }
 std::string num(double v) { return fmt::format("{:.4g}", v); }
+
+// Values a chart can place: finite and below 1e300, so that differences of two of them stay finite.
+bool plottable(double v) { return std::isfinite(v) && std::abs(v) < 1e300; }
+
+// An axis range wide enough to divide at its magnitude. A flat or nearly flat series (a learning
+// rate of 1e39 held constant) gets a band of +-0.5 near 0 and +-5% of its value beyond: at 1e39,
+// adding 0.5 or a tick step of 1e-16 of the value changes nothing, and a tick loop that adds such a
+// step never ends (issue 22: a diverged run's report.html grew until the host ran out of memory).
+void widen(double& lo, double& hi) {
+  const double magnitude = std::max(std::abs(lo), std::abs(hi));
+  if (hi - lo > magnitude * 1e-9) return;
+  const double pad = std::max(0.5, magnitude * 0.05);
+  const double mid = lo / 2 + hi / 2;
+  lo = mid - pad, hi = mid + pad;
+}
+
+// The ticks first, first + step, ... up to last. A chart has about 5 of them on each axis; the
+// bound only stops a degenerate range from turning into an endless list.
+std::vector<double> ticks(double first, double last, double step) {
+  constexpr double kMaxTicks = 100;
+  const double n = std::floor((last - first) / step + 1e-9);
+  EMBER_ASSERT(std::isfinite(n) && n >= 0 && n <= kMaxTicks, "chart ticks from ", first, " to ", last, " every ", step);
+  std::vector<double> out;
+  for (int64_t i = 0; i <= int64_t(n); ++i) out.push_back(first + double(i) * step);
+  return out;
+}
 }  // namespace
 
 std::string svg_line_chart(const Chart& c, int width, int height) {
@@ -47,7 +75,7 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
   bool integer_x = true;  // epochs and steps: no ticks between integers
   for (const auto& s : c.series)
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
-      if (std::isfinite(s.x[i]) && std::isfinite(s.y[i])) {
+      if (plottable(s.x[i]) && plottable(s.y[i])) {
         integer_x = integer_x && s.x[i] == std::floor(s.x[i]);
         x0 = std::min(x0, s.x[i]), x1 = std::max(x1, s.x[i]);
         y0 = std::min(y0, s.y[i]), y1 = std::max(y1, s.y[i]);
@@ -62,18 +90,18 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
                      height / 2);
     return o;
   }
-  if (x1 == x0) x0 -= 0.5, x1 += 0.5;
-  if (y1 == y0) y0 -= 0.5, y1 += 0.5;
+  widen(x0, x1);
+  widen(y0, y1);
   double ys = nice_step(y1 - y0, 5), xs = nice_step(x1 - x0, 6);
   if (integer_x) xs = std::max(xs, 1.0);
   y0 = std::floor(y0 / ys) * ys, y1 = std::ceil(y1 / ys) * ys;
   auto px = [&](double x) { return ml + (x - x0) / (x1 - x0) * pw; };
   auto py = [&](double y) { return mt + ph - (y - y0) / (y1 - y0) * ph; };
-  for (double y = y0; y <= y1 + ys * 1e-9; y += ys)
+  for (double y : ticks(y0, y1, ys))
     o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>"
                      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
                      ml, py(y), ml + pw, py(y), ml - 4, py(y) + 4, num(y));
-  for (double x = std::ceil(x0 / xs) * xs; x <= x1 + xs * 1e-9; x += xs)
+  for (double x : ticks(std::ceil(x0 / xs) * xs, x1, xs))
     o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x), mt + ph + 14, num(x));
   o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>\n", ml, mt, pw, ph);
   o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", ml + pw / 2, height - 6,
@@ -101,10 +129,10 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
     std::string dots;
     size_t finite = 0;
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i)
-      finite += std::isfinite(s.x[i]) && std::isfinite(s.y[i]);
+      finite += plottable(s.x[i]) && plottable(s.y[i]);
     const bool with_dots = finite <= std::max<size_t>(s.dots_up_to, 1);
     for (size_t i = 0; i < std::min(s.x.size(), s.y.size()); ++i) {
-      if (!std::isfinite(s.x[i]) || !std::isfinite(s.y[i])) continue;
+      if (!plottable(s.x[i]) || !plottable(s.y[i])) continue;
       pts += fmt::format("{}{:.1f},{:.1f}", pts.empty() ? "" : " ", px(s.x[i]), py(s.y[i]));
       if (with_dots)
         dots += fmt::format("<circle cx=\"{:.1f}\" cy=\"{:.1f}\" r=\"2.5\" fill=\"{}\"/>", px(s.x[i]), py(s.y[i]), color);

@@ -1,5 +1,5 @@
-// RunDirLock (flock on <run>/.lock holding the owner's pid) and NewRunDir (create, and remove
-// again unless kept), see include/ember/io/run_dir.h.
+// RunDirLock (flock on <run>/.lock holding the owner's pid), DirWatch (the directory's device and
+// inode) and NewRunDir (create, and remove again unless kept), see include/ember/io/run_dir.h.
 #include "ember/io/run_dir.h"
 
 #include <fcntl.h>
@@ -70,6 +70,21 @@ RunDirLock::RunDirLock(const fs::path& run_dir) : path_(run_dir / ".lock") {
   if (::ftruncate(fd_, 0) != 0 || ::pwrite(fd_, pid.data(), pid.size(), 0) != ssize_t(pid.size())) {
     // The lock is held; only the pid for others' messages is missing. Not worth failing the run.
   }
+}
+
+DirWatch::DirWatch(const fs::path& dir) : dir_(dir) {
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0)
+    throw IOError(detail::cat("cannot stat the run directory '", dir.string(), "': ", std::strerror(errno)));
+  if (!S_ISDIR(st.st_mode)) throw IOError(detail::cat("the run directory '", dir.string(), "' is not a directory"));
+  dev_ = st.st_dev, ino_ = st.st_ino;
+}
+
+std::string DirWatch::change() const {
+  struct stat st {};
+  if (::stat(dir_.c_str(), &st) != 0) return "was removed";
+  if (st.st_dev == dev_ && st.st_ino == ino_) return "";
+  return S_ISDIR(st.st_mode) ? "was replaced by another directory" : "was replaced by a file";
 }
 
 RunDirLock::~RunDirLock() {

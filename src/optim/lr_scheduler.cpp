@@ -99,6 +99,15 @@ double LinearWarmup::lr_at(int64_t e, double base) const {
   return after_ ? after_->lr_at(e - warmup_, base) : base;
 }
 
+// ---- HoldAfterPlan ------------------------------------------------------------------------------
+HoldAfterPlan::HoldAfterPlan(Optimizer& opt, std::unique_ptr<LRScheduler> inner, int64_t planned_steps)
+    : LRScheduler(opt), inner_(std::move(inner)), planned_(planned_steps) {
+  EMBER_CHECK(inner_ != nullptr, ValueError, "HoldAfterPlan: no schedule to hold");
+  EMBER_CHECK(planned_steps > 0, ValueError, "HoldAfterPlan: planned_steps must be > 0, got ", planned_steps);
+  initial_step();
+}
+double HoldAfterPlan::lr_at(int64_t e, double base) const { return inner_->lr_at(std::min(e, planned_ - 1), base); }
+
 // ---- OneCycleLR ---------------------------------------------------------------------------------
 OneCycleLR::OneCycleLR(Optimizer& opt, double max_lr, int64_t total_steps, OneCycleOptions o)
     : LRScheduler(opt), max_lr_(max_lr), total_steps_(total_steps), opt_(o) {

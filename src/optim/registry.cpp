@@ -84,6 +84,15 @@ void add_to(std::vector<Entry>& list, Entry entry, const char* what) {
 
 }  // namespace
 
+std::unique_ptr<LRScheduler> make_schedule(const ScheduleEntry& entry, Optimizer& opt, const ScheduleSettings& s) {
+  ScheduleSettings plan = s;
+  if (s.planned_epochs > 0) plan.epochs = s.planned_epochs;
+  std::unique_ptr<LRScheduler> sched = entry.make(opt, plan);
+  if (!sched || s.epochs <= plan.epochs) return sched;
+  const int64_t planned_steps = entry.per_step ? std::max<int64_t>(1, plan.epochs * s.steps_per_epoch) : plan.epochs;
+  return std::make_unique<HoldAfterPlan>(opt, std::move(sched), planned_steps);
+}
+
 const std::vector<OptimizerEntry>& optimizers() { return optimizer_list(); }
 const std::vector<ScheduleEntry>& schedules() { return schedule_list(); }
 std::vector<std::string> optimizer_names() { return names_of(optimizer_list()); }

@@ -4,27 +4,31 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "ember/train/checkpoint.h"
 
 namespace ember::train {
 
 void NanGuard::on_sync(FitContext& ctx, const IntervalStats& s) {
   if (s.loss_finite && s.weights_finite) return;
-  const std::string steps = s.first_step + 1 >= s.last_step
-                                ? fmt::format("at step {}", s.last_step)
-                                : fmt::format("between steps {} and {}", s.first_step + 1, s.last_step);
-  const std::string what = !s.loss_finite ? fmt::format("the loss became {}", s.loss)
-                                          : std::string("the weights became inf or NaN");
+  const int64_t first = std::max(s.first_step, s.finite_through) + 1;  // the first step that may have broken it
+  const std::string steps = first >= s.last_step ? fmt::format("at step {}", s.last_step)
+                                                 : fmt::format("between steps {} and {}", first, s.last_step);
+  const std::string where = fmt::format("epoch {}, step {} of {}", ctx.epoch + 1, ctx.step_in_epoch, ctx.steps_per_epoch);
+  // The weights alone: the interval's losses were computed before the update that broke them.
+  const std::string what = !s.loss_finite ? fmt::format("the loss became inf/NaN {} ({}: mean loss {})", steps, where, s.loss)
+                                          : fmt::format("the weights became inf/NaN {} ({}), in the optimizer's update: "
+                                                        "the loss before it was still finite ({:.4g})", steps, where, s.loss);
   ctx.stop(FitStatus::NonFiniteLoss,
-           fmt::format("{} {} (epoch {}, {} of {} steps); training stopped and the last good checkpoint was kept "
-                       "(none is written with non-finite values).\n  likely causes: a learning rate too high for this "
-                       "model/optimizer (lr = {:g}; try a tenth of it), no warm-up with a large batch, or corrupt "
-                       "input data",
-                       what, steps, ctx.epoch + 1, ctx.step_in_epoch, ctx.steps_per_epoch, s.lr));
+           fmt::format("{}; training stopped there, and nothing non-finite was checkpointed.\n  likely causes: a "
+                       "learning rate too high for this model/optimizer (lr = {:g}; try a tenth of it), no warm-up "
+                       "with a large batch, or corrupt input data",
+                       what, s.lr));
 }
 
 void CheckpointCallback::on_epoch_end(FitContext& ctx, const EpochStats& s) {
-  if (ctx.status == FitStatus::NonFiniteLoss || !ctx.save_checkpoint) return;
+  if (ctx.status == FitStatus::NonFiniteLoss || ctx.status == FitStatus::RunDirLost || !ctx.save_checkpoint) return;
   ctx.save_checkpoint("latest");
   if (s.improved) tag_checkpoint(dir_, "latest", "best");
 }

@@ -10,6 +10,7 @@
 
 #include "ember/core/generator.h"
 #include "ember/core/memory.h"
+#include "ember/io/run_dir.h"
 #include "ember/ops.h"
 #include "ember/train/fit.h"
 #include "ember/train/validation.h"
@@ -82,6 +83,10 @@ struct Fitter::Run {
   double best_test = 0, last_metric = 0;
   bool oom_happened = false;
   bool writes = false;                   // rank 0 with a run_dir: metrics, checkpoints
+  std::optional<io::DirWatch> run_dir_watch;  // rank 0's run_dir as it was at the start
+  double lr_used = NAN;                  // the learning rate of the last optimizer step
+  Clock::time_point last_probe = Clock::now();  // the last inf/NaN check (a read or a probe)
+  int64_t finite_through = 0;            // the last step a probe found finite
   int64_t interval_skipped = 0, epoch_skipped = 0;  // steps the loss scaler skipped (inf/NaN gradients)
 
   explicit Run(Fitter& fitter) : f(fitter), o(fitter.o_), ctx{fitter.o_, fitter.model_, fitter.opt_} {}
@@ -118,7 +123,7 @@ struct Fitter::Run {
     res.selected_on = f.val_ ? "val" : "test";
     res.val_size = f.val_ ? f.val_->size() : 0;
     weights = f.model_.parameters();
-    if (writes) std::filesystem::create_directories(o.run_dir);
+    if (writes) std::filesystem::create_directories(o.run_dir), run_dir_watch.emplace(o.run_dir);
     if (resume) restore(resume->manifest);
     else manual_seed(rank_seed(o.seed, rank));  // dropout masks; model init used its own Generator(seed)
     ctx.steps_per_epoch = steps_in_epoch();
@@ -240,6 +245,7 @@ struct Fitter::Run {
     const int64_t samples = std::min(E * W, N - ctx.step_in_epoch * E * W);
     const int64_t mine = std::clamp<int64_t>(n_local - ctx.step_in_epoch * E, 0, E);
     if (dp) dp->broadcast_buffers();  // PyTorch's broadcast_buffers: batch norm statistics are rank 0's
+    lr_used = f.opt_.lr();  // a per-step schedule moves on after the step: metrics log this one
     for (;;) {
       const DeviceMetrics before = interval;
       const uint64_t rng_seed = default_generator().seed(), rng_offset = default_generator().offset();
@@ -289,6 +295,7 @@ struct Fitter::Run {
     int sig = o.stop_signal ? o.stop_signal->load() : 0;
     if (o.log_every > 0 && ctx.step % o.log_every == 0) sig = read_metrics(false);
     else if (dp) sig = agreed_signal(sig);
+    else if (o.finite_check_seconds > 0 && since(last_probe) >= o.finite_check_seconds) probe_finite();
     if (sig != 0 || (o.stop_after_steps > 0 && ctx.step >= o.stop_after_steps)) {
       if (last_read_step != ctx.step) read_metrics(false, /*logged=*/false);  // the sums for the checkpoint, the NaN guard
       ctx.signal = sig;
@@ -307,17 +314,38 @@ struct Fitter::Run {
     return agreed;
   }
 
+  // Between reads, about once a second: are the interval's loss sum and the weights still finite?
+  // A read (with its "step" record) follows at once when not, and the NaN guard stops the run
+  // there, so a run that diverges stops within about a second of it whatever its log interval.
+  // Not in data-parallel runs, whose ranks would probe at different steps.
+  void probe_finite() {
+    last_probe = Clock::now();
+    const DeviceMetrics::Values v = interval.read(weights);
+    if (std::isfinite(v.loss_sum) && v.weights_finite) finite_through = ctx.step;
+    else read_metrics(false);
+  }
+
+  // What became of the run directory since the start ("was removed"); empty while it is there.
+  std::string run_dir_change() const { return run_dir_watch ? run_dir_watch->change() : ""; }
+  std::string run_dir_lost_message(const std::string& what) const {
+    return fmt::format("the run directory {} {} during training (at epoch {}, step {}): its metrics.jsonl, "
+                       "config.json, event files and checkpoints went with it, and what the run wrote now would "
+                       "land in deleted files; training stopped", o.run_dir.string(), what, ctx.epoch + 1, ctx.step);
+  }
+
   // The one device->host read of an interval: its loss and accuracy sums and the weights' probe.
   // Data-parallel: the ranks' sums are gathered and added in rank order, so every rank sees the
   // same values (and makes the same NaN-guard decision); returns the signal the ranks agree on.
   int read_metrics(bool epoch_end, bool logged = true) {
     DeviceMetrics::Values v = interval.read(weights);
     ++res.host_reads;
+    last_probe = Clock::now();
     int sig = o.stop_signal ? o.stop_signal->load() : 0;
+    std::string lost = run_dir_change();  // rank 0's (the others have no run directory)
     if (dp) {
       const auto all = dp->all_gather({detail::double_bits(v.loss_sum), detail::double_bits(v.correct),
                                        uint64_t(v.samples), v.weights_finite ? 1u : 0u, default_generator().seed(),
-                                       default_generator().offset(), uint64_t(sig)});
+                                       default_generator().offset(), uint64_t(sig), lost.empty() ? 0u : 1u});
       v = DeviceMetrics::Values{};
       sig = 0;
       for (size_t r = 0; r < all.size(); ++r) {
@@ -327,8 +355,10 @@ struct Fitter::Run {
         v.weights_finite = v.weights_finite && w[3] == 1;
         rank_rng[r] = {w[4], w[5]};
         if (!sig && w[6] != 0) sig = int(w[6]);
+        if (lost.empty() && w[7] != 0) lost = fmt::format("(rank {}'s) was removed or replaced", r);
       }
     }
+    if (!lost.empty()) ctx.stop(FitStatus::RunDirLost, run_dir_lost_message(lost));
     IntervalStats s;
     s.first_step = interval_first_step, s.last_step = ctx.step;
     s.samples = v.samples;
@@ -339,9 +369,10 @@ struct Fitter::Run {
     s.epoch_acc = ep_seen ? ep_correct / double(ep_seen) : NAN;
     s.seconds = since(interval_start);
     s.samples_per_s = double(v.samples) / std::max(s.seconds, 1e-9);
-    s.lr = f.opt_.lr();
+    s.lr = std::isnan(lr_used) ? f.opt_.lr() : lr_used;
     s.loss_finite = !v.samples || std::isfinite(v.loss_sum);
     s.weights_finite = v.weights_finite;
+    s.finite_through = finite_through;
     s.skipped_steps = interval_skipped;
     s.loss_scale = f.step_.loss_scaler().scaling() ? f.step_.loss_scaler().current_scale() : NAN;
     epoch_skipped += interval_skipped, interval_skipped = 0;
@@ -364,7 +395,8 @@ struct Fitter::Run {
     eo.device = o.device, eo.workers = o.workers, eo.device_resident = o.device_resident;
     eo.confusion = false;
     eo.loss = f.step_.loss();
-    if (dp) return evaluate_sharded(ds, eo);
+    if (dp) return evaluate_sharded(ds, eo);  // uninterrupted: the ranks agree on signals at reads only
+    eo.stop_signal = o.stop_signal;
     for (;;) {
       try {
         return evaluate(f.model_, ds, eo);
@@ -401,23 +433,27 @@ struct Fitter::Run {
     ctx.epoch_seconds = since(epoch_start);
     read_metrics(true);  // the epoch's last interval, and the weights before any checkpoint
     if (ctx.stopping()) return;
-    if (f.sched_ && !f.sched_per_step_) f.sched_->step();
     EpochStats st;
     st.epoch = ctx.epoch + 1;
     st.train_loss = ep_seen ? ep_loss_sum / double(ep_seen) : NAN;
     st.train_acc = ep_seen ? ep_correct / double(ep_seen) : NAN;
     if (dp) dp->broadcast_buffers();  // every rank evaluates (and rank 0 saves) rank 0's statistics
     const EvalResult test = evaluate_on(f.test_);
+    if (test.interrupted) return stop_in_evaluation(test.interrupted);
     st.test_loss = test.loss, st.test_acc = test.accuracy;
     if (f.val_) {
       const EvalResult val = evaluate_on(*f.val_);
+      if (val.interrupted) return stop_in_evaluation(val.interrupted);
       st.val_loss = val.loss, st.val_acc = val.accuracy;
     }
     st.seconds = ctx.epoch_seconds;
     st.samples_per_s = double(ep_seen) / std::max(ctx.epoch_seconds, 1e-9);
     st.data_wait = ctx.epoch_seconds > 0 ? data_time / ctx.epoch_seconds : 0;
     if (dp && ctx.epoch_seconds > 0) st.comm_wait = (dp->comm_seconds() - comm_at_epoch) / ctx.epoch_seconds;
-    st.lr = f.opt_.lr();
+    st.lr = std::isnan(lr_used) ? f.opt_.lr() : lr_used;  // the epoch's, before the schedule moves on
+    // A per-epoch schedule steps once the epoch is evaluated (an interrupted evaluation is redone
+    // on resume with the epoch's schedule position) and before its checkpoint.
+    if (f.sched_ && !f.sched_per_step_) f.sched_->step();
     st.skipped_steps = epoch_skipped;
     st.loss_scale = f.step_.loss_scaler().scaling() ? f.step_.loss_scaler().current_scale() : NAN;
     // Selection: the validation accuracy, or the test accuracy when there is no validation set.
@@ -435,8 +471,21 @@ struct Fitter::Run {
     ++ctx.epoch, ctx.step_in_epoch = 0;
   }
 
+  // A signal during the epoch's evaluation: stop there. The checkpoint's position is the end of the
+  // epoch's data, so a resumed run evaluates the epoch again (evaluation draws no random numbers).
+  void stop_in_evaluation(int sig) {
+    ctx.signal = sig;
+    ctx.stop(FitStatus::Interrupted, "");
+  }
+
   // ---- checkpoints ---------------------------------------------------------------------------------
   void save(const std::string& tag) {
+    // Never re-create a removed run directory holding a lone checkpoint (save_checkpoint makes its
+    // parents): the run fails instead, naming the directory.
+    if (const std::string what = run_dir_change(); !what.empty())
+      throw IOError(run_dir_lost_message(what) + "; no checkpoint was written",
+                    "if the directory was moved rather than deleted, `ember train --resume NEW_PATH` continues "
+                    "from its last checkpoint");
     CheckpointManifest m;
     m.ember_version = version();
     m.device = o.device.str();

@@ -1,6 +1,7 @@
 // Evaluation of a model on a dataset (fit.h): eval mode, no autograd, the run's loss function.
 // With a confusion matrix the predictions are read back batch by batch (the final report); without,
-// loss and accuracy are summed on the device and read once (the per-epoch evaluation).
+// loss and accuracy are summed on the device and read once (the per-epoch evaluation). A stop
+// signal ends it before the next batch.
 #include <cmath>
 
 #include "ember/autograd/node.h"
@@ -25,12 +26,19 @@ EvalResult evaluate(nn::Module& model, const data::Dataset& test, const EvalOpti
   loader.begin_epoch(0);
   DeviceMetrics sums;
   while (auto batch = loader.next()) {
+    if (o.stop_signal && (r.interrupted = o.stop_signal->load()) != 0) break;  // honoured within a batch
     Tensor logits = model(batch->x);
     sums.add(o.loss(logits, batch->y, /*training=*/false, /*sum=*/true), logits, batch->y, /*loss_is_sum=*/true);
     if (!o.confusion) continue;
     auto pred = argmax(logits, 1).to_vector<int64_t>();
     auto truth = batch->y.to_vector<int64_t>();
     for (size_t i = 0; i < pred.size(); ++i) r.confusion[size_t(truth[i])][size_t(pred[i])]++;
+  }
+  if (r.interrupted) {
+    model.train(was_training);
+    r.loss = r.accuracy = NAN;
+    r.confusion.clear();
+    return r;
   }
   const DeviceMetrics::Values v = sums.read();
   r.samples = test.size();

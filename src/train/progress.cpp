@@ -21,7 +21,8 @@ ProgressBar::ProgressBar(int64_t target, bool interactive, std::FILE* out, doubl
       columns_(columns) {}
 
 std::string ProgressBar::format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
+  // Beyond ~31 years an ETA means nothing, and llround of a value past 2^63 is undefined.
+  if (!std::isfinite(s) || s < 0 || s >= 1e9) return "?";
   auto t = int64_t(std::llround(s));
   if (t >= 3600) return fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60);
   return fmt::format("{}:{:02}", t / 60, t % 60);

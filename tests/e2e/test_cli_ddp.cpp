@@ -3,7 +3,8 @@
 // and bitwise where another 2-rank run ends; --nproc-per-node 2 and `mpirun -np 2` give the same
 // weights; a killed rank ends the other within 60 s, named; a stopped and resumed 2-rank run ends
 // bitwise where a straight one does; ranks started with other settings, or a checkpoint resumed
-// with another world size, are refused with the reason.
+// with another world size, are refused with the reason; `--resume` of a 2-rank run without
+// --nproc-per-node starts 2 ranks again.
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -223,8 +224,9 @@ TEST_F(CliDdp, StoppedAndResumedEqualsStraight) {
   ASSERT_EQ(resumed.code1, 0) << resumed.out1;
   EXPECT_TRUE(weights(dir / "resumed") == weights(dir / "straight"))
       << "stopped at step 10 and resumed, 2 ranks ended elsewhere than straight through";
-  // Another world size cannot continue it.
-  Result alone = run("train --resume " + (dir / "resumed").string() + " --epochs 3 --threads 1 --device cpu");
+  // Another world size cannot continue it (a plain --resume would start 2 ranks again).
+  Result alone = run("train --resume " + (dir / "resumed").string() + " --epochs 3 --threads 1 --device cpu "
+                     "--nproc-per-node 1");
   EXPECT_EQ(alone.code, 1) << alone.out;
   EXPECT_HAS(alone.out, "the checkpoint was written by a run of 2 ranks, this one has 1");
 }
@@ -260,8 +262,19 @@ TEST_F(CliDdp, SigtermToTheLauncherStopsEveryRankAtOneStep) {
   const std::string out = e2e::read_text(p.log);
   EXPECT_EQ(code, 143) << out;
   EXPECT_HAS(out, "terminated (SIGTERM) at epoch");
-  EXPECT_HAS(out, "(on 2 ranks again)");
+  // Issue 22: the printed command works as printed; it used to say "(on 2 ranks again)" and fail
+  // without --nproc-per-node 2.
+  const std::string command = "ember train --resume " + (dir / "sig").string();
+  EXPECT_HAS(out, "resume with: " + command + " (it starts the 2 ranks again)");
   EXPECT_LACKS(out, "error");
   const nlohmann::json latest = nlohmann::json::parse(e2e::read_text(dir / "sig" / "checkpoints" / "latest.json"));
   EXPECT_GT(latest["step"].get<int64_t>(), 0) << latest.dump();
+  // That command (with --epochs to end within the epoch it stopped in) takes the world size from
+  // the checkpoint and trains on 2 ranks again.
+  const int64_t epochs = latest["epoch"].get<int64_t>() + 1;
+  Result again = run("train --resume " + (dir / "sig").string() + " --epochs " + std::to_string(epochs));
+  EXPECT_EQ(again.code, 0) << again.out;
+  EXPECT_HAS(again.out, "the checkpoint was written by 2 ranks: starting 2 ranks on this machine again");
+  EXPECT_HAS(again.out, "world      2 ranks (gloo, started by ember train --nproc-per-node)");
+  EXPECT_LACKS(again.out, "this one has 1");
 }

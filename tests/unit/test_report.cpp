@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "ember/io/report.h"
+#include "support/child_process.h"
 
 using namespace ember::io;
 
@@ -46,6 +48,45 @@ TEST(Report, EmptyAndNaNSeriesDoNotCrash) {
   EXPECT_EQ(s.find("inf"), std::string::npos);
   Chart flat{"acc", "epoch", "acc", {{"one", {1}, {0.5}}}};
   EXPECT_NE(svg_line_chart(flat).find("<circle"), std::string::npos);
+}
+
+// Issue 22: a run diverged with --lr 1e39 logs a constant learning rate of 1e39; the chart widened
+// a flat series by +-0.5, which at 1e39 changes nothing, and its tick loop then added a step that
+// left the value unchanged: report.html grew until the host ran out of memory. Flat, nearly flat
+// and huge series now draw a handful of ticks, in a child with a time and memory limit.
+TEST(Report, HugeFlatAndNearlyFlatSeriesDrawAFewTicks) {
+  const auto r = ember::test::run_in_child([] {
+    std::string out;
+    const std::vector<std::vector<double>> cases = {
+        {1e39, 1e39, 1e39},                      // --lr 1e39 --schedule none
+        {1e39, std::nextafter(1e39, 1e40)},      // nearly flat: the range is below one ulp's step
+        {-1e299, 1e299},                         // the widest range a chart keeps
+        {1e305, 2.5, -1e308, 3.0},               // values beyond 1e300 are left out, like inf
+        {1e-300, 1e-300},                        // tiny and flat
+    };
+    for (const auto& ys : cases) {
+      Series s{"learning rate", {}, ys};
+      for (size_t i = 0; i < ys.size(); ++i) s.x.push_back(double(i + 1));
+      const std::string svg = svg_line_chart({"Learning rate", "step", "lr", {s}});
+      size_t texts = 0;
+      for (size_t p = svg.find("<text"); p != std::string::npos; p = svg.find("<text", p + 1)) ++texts;
+      out += std::to_string(svg.size()) + " " + std::to_string(texts) + " " +
+             (svg.find("<polyline") != std::string::npos ? "line" : "none") + "\n";
+    }
+    return out;
+  }, /*timeout_s=*/20, /*max_extra_bytes=*/size_t(256) << 20);
+  ASSERT_FALSE(r.timed_out) << "svg_line_chart did not return";
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  std::istringstream in(r.output);
+  size_t bytes = 0, texts = 0;
+  std::string line;
+  for (int k = 0; k < 5; ++k) {
+    ASSERT_TRUE(in >> bytes >> texts >> line) << r.output;
+    EXPECT_LT(bytes, 8000u) << "case " << k;
+    EXPECT_LE(texts, 30u) << "case " << k;  // title, axis labels, legend and ~5 ticks per axis
+    EXPECT_GE(texts, 6u) << "case " << k;
+    EXPECT_EQ(line, "line") << "case " << k;
+  }
 }
 
 TEST(Report, FullPageIsBalancedAndEscaped) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <filesystem>
+#include <string>
 
 #include "ember/core/error.h"
 
@@ -33,6 +34,23 @@ class RunDirLock {
  private:
   std::filesystem::path path_;
   int fd_ = -1;
+};
+
+// The directory now at a path, remembered by its device and inode, so that a run notices when
+// its directory is removed or replaced while it trains (`rm -rf RUN_DIR`): files opened before
+// that go on accepting writes into unlinked inodes, so nothing else would fail.
+class DirWatch {
+ public:
+  // IOError (naming the path) when `dir` is not a directory that can be stat'ed.
+  explicit DirWatch(const std::filesystem::path& dir);
+  // Empty while the path still names the directory first seen; otherwise what became of it:
+  // "was removed" or "was replaced by another directory" (or "by a file").
+  std::string change() const;
+  const std::filesystem::path& path() const { return dir_; }
+
+ private:
+  std::filesystem::path dir_;
+  unsigned long long dev_ = 0, ino_ = 0;
 };
 
 // Creates `dir` with its missing parents. Unless keep() is called, the destructor removes what

@@ -92,6 +92,24 @@ class LinearWarmup : public LRScheduler {
   std::unique_ptr<LRScheduler> after_;
 };
 
+// A schedule past the length it was planned for: `inner`'s lr for steps 0 .. planned_steps - 1,
+// then its lr at planned_steps - 1 (the last one the plan used) for every later step, as Keras's
+// decay schedules hold their final value. What `ember train --resume RUN --epochs N` builds when N
+// exceeds the epochs the run's schedule was planned over: the run goes on at the lr it ended
+// with instead of jumping to where a longer plan would be (a one-cycle run from 3e-8 to 2.8e-3).
+// Build `inner` on the same optimizer first and hand it over; HoldAfterPlan owns it and is the
+// only one to step. Its state_dict() is the inner schedule's (last_epoch counts every step).
+class HoldAfterPlan : public LRScheduler {
+ public:
+  HoldAfterPlan(Optimizer& optimizer, std::unique_ptr<LRScheduler> inner, int64_t planned_steps);
+  double lr_at(int64_t epoch, double base) const override;
+  int64_t planned_steps() const { return planned_; }
+
+ private:
+  std::unique_ptr<LRScheduler> inner_;
+  int64_t planned_;
+};
+
 // One-cycle policy (Smith & Topin), two phases, cosine annealing, per batch: from
 // max_lr / div_factor up to max_lr over pct_start * total_steps - 1 steps, then down to
 // max_lr / (div_factor * final_div_factor) at step total_steps - 1. Stepping past total_steps

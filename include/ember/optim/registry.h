@@ -36,6 +36,9 @@ struct ScheduleSettings {
   double lr = 1e-3;  // the peak lr (onecycle)
   int64_t epochs = 1;
   int64_t steps_per_epoch = 1;
+  // The epochs the schedule was planned over when the run started (0: `epochs`). A resumed run
+  // keeps its plan: make_schedule() builds it over these and holds its last lr past them.
+  int64_t planned_epochs = 0;
 };
 
 struct ScheduleEntry {
@@ -45,6 +48,11 @@ struct ScheduleEntry {
   // nullptr for "none" (the lr stays as given).
   std::function<std::unique_ptr<LRScheduler>(Optimizer&, const ScheduleSettings&)> make;
 };
+
+// `entry`'s schedule planned over s.planned_epochs (or s.epochs), as it was when the run started;
+// when the run is longer (s.epochs > planned_epochs: --resume with more --epochs), wrapped in
+// HoldAfterPlan so the extra epochs keep the plan's last lr. nullptr for "none".
+std::unique_ptr<LRScheduler> make_schedule(const ScheduleEntry& entry, Optimizer& opt, const ScheduleSettings& s);
 
 // In registration order (built-ins first).
 const std::vector<OptimizerEntry>& optimizers();

@@ -68,9 +68,11 @@ struct IntervalStats {
   int64_t samples = 0;
   double loss = NAN, acc = NAN;           // means over the interval (NAN when it had no samples)
   double epoch_loss = NAN, epoch_acc = NAN;  // means over the epoch so far
-  double seconds = 0, samples_per_s = 0, lr = 0;
+  double seconds = 0, samples_per_s = 0;
+  double lr = 0;                          // the learning rate the interval's last step used
   double comm_seconds = 0;                // waiting on the gradient all-reduce in the interval (data-parallel)
   bool loss_finite = true, weights_finite = true;
+  int64_t finite_through = 0;             // the last step a read or a probe between reads found finite
   int64_t skipped_steps = 0;              // steps the loss scaler skipped (inf/NaN gradients)
   double loss_scale = NAN;                // the scale now; NAN when the loss is not scaled
   bool epoch_end = false;                 // the read at the end of an epoch

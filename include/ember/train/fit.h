@@ -12,7 +12,17 @@
 //
 // Device->host reads: the loss and accuracy are summed on the device and read back once per
 // log_every steps (with a finiteness probe of the weights), at the end of each epoch and before
-// an interrupted run's checkpoint: never per step.
+// an interrupted run's checkpoint: never per step. Between reads the loss and the weights are
+// probed for inf/NaN about once a second (finite_check_seconds), so a diverging run stops within
+// about a second of its first non-finite value.
+//
+// Signals (stop_signal): the run stops at the next optimizer-step boundary, or after the current
+// batch of an epoch's evaluation (the checkpoint then resumes at that evaluation: the per-epoch
+// schedule steps after it), and checkpoints there.
+//
+// The run directory is watched (io::DirWatch): removed or replaced while training, the run stops
+// with FitStatus::RunDirLost at the next read instead of writing into unlinked files, and a
+// checkpoint is never written into a re-created directory (IOError).
 //
 // Model selection: "best" and early stopping use the validation set (FitOptions::val, else a
 // seeded val_split share of the training set, validation.h); the test set is evaluated each epoch
@@ -75,6 +85,7 @@ struct EvalResult {
   int64_t samples = 0;
   std::vector<std::vector<int64_t>> confusion;  // [true][predicted]; empty without EvalOptions::confusion
   std::vector<double> per_class_accuracy;
+  int interrupted = 0;  // the signal that stopped it before the last batch (EvalOptions::stop_signal); 0: complete
 };
 
 struct EvalOptions {
@@ -84,6 +95,9 @@ struct EvalOptions {
   bool device_resident = false;
   bool confusion = true;   // false: loss and accuracy summed on the device, one read at the end
   LossFunction loss = {};  // its evaluation form (no label smoothing)
+  // Checked before each batch: non-zero stops the evaluation there (EvalResult::interrupted; the
+  // loss and accuracy are then NAN), so a signal is honoured within one batch.
+  const std::atomic<int>* stop_signal = nullptr;
 };
 
 // Everything that is checkpointed: model state ("model/..."), optimizer ("optim/..."), scheduler

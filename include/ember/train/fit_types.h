@@ -44,7 +44,12 @@ struct FitOptions {
   std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here (empty: no files)
   std::string model_name, dataset_name, config_json;
   int64_t stop_after_steps = 0;     // > 0: behave as if interrupted after this many optimizer steps (tests)
-  const std::atomic<int>* stop_signal = nullptr;  // non-zero: finish the step, checkpoint, return
+  // Non-zero: finish the step (or stop the epoch's evaluation after its batch), checkpoint, return.
+  const std::atomic<int>* stop_signal = nullptr;
+  // Between metric reads (log_every), the loss and the weights are checked for inf/NaN at most
+  // this often, so a diverging run stops within about this long of its first non-finite value
+  // however long the log interval is (0: only at reads; data-parallel runs check at reads only).
+  double finite_check_seconds = 1.0;
   // Data-parallel training (data_parallel.h) when a group of more than one rank is given: every
   // rank calls run() with the same options; batch_size is per rank (the global batch is
   // world x batch_size x accumulate). Rank 0 alone writes run_dir. Not owned; outlives the Fitter.
@@ -57,7 +62,8 @@ struct EpochStats {
   int64_t epoch = 0;  // 1-based
   double train_loss = 0, train_acc = 0, test_loss = 0, test_acc = 0;
   double val_loss = NAN, val_acc = NAN;  // NAN when the run selects on the test set
-  double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0, lr = 0;
+  double samples_per_s = 0, data_wait = 0 /* fraction */, seconds = 0;
+  double lr = 0;          // the learning rate the epoch's last optimizer step used
   double comm_wait = 0;  // fraction of the training time waiting on the gradient all-reduce (data-parallel)
   bool improved = false;  // the selection metric (val_acc, else test_acc) reached a new best
   // Dynamic loss scaling (fp16, loss_scaling.h): optimizer steps of the epoch skipped for inf/NaN
@@ -72,6 +78,7 @@ enum class FitStatus {
   NonFiniteLoss,  // the loss or the weights became inf/NaN; nothing non-finite was checkpointed
   EarlyStopped,   // early_stop_patience epochs without a validation improvement (a normal end)
   OutOfMemory,    // out of memory at micro-batch 1 (or outside the recoverable stages)
+  RunDirLost,     // run_dir was removed or replaced while training: nothing more was written there
 };
 
 // The micro-batch was halved after an OutOfMemoryError (accumulation doubled: same effective batch).
@@ -89,7 +96,7 @@ struct FitResult {
   std::vector<EpochStats> epochs;   // of this invocation
   int64_t step = 0;                 // optimizer steps completed
   int64_t epoch = 0;                // epochs completed
-  std::string message;              // NonFiniteLoss, EarlyStopped, OutOfMemory: what happened (and likely causes)
+  std::string message;              // NonFiniteLoss, EarlyStopped, OutOfMemory, RunDirLost: what happened (and why)
   double best_test_acc = 0;         // the test accuracy of the selected epoch
   double best_metric = 0;           // the selection metric's best value (val_acc, or test_acc without val)
   int64_t best_epoch = 0;           // 1-based; 0: none yet
