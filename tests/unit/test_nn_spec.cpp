@@ -92,7 +92,7 @@ TEST(ModelSpec, ErrorsNameTheLineAndTheLayer) {
   EXPECT_NE(error_of("[[layer]]\ntype = \"dropout\"\np = 1.5.2\n").find("net.toml:3"), std::string::npos);
   // Numbers as written (issue 22: "got 1.500000").
   const std::string p = error_of("[[layer]]\ntype = \"flatten\"\n[[layer]]\ntype = \"dropout\"\np = 1.5\n");
-  EXPECT_NE(p.find("p must be in [0, 1], got 1.5"), std::string::npos) << p;
+  EXPECT_NE(p.find("'p' must be at least 0 and at most 1, got 1.5"), std::string::npos) << p;
   EXPECT_EQ(p.find("1.500000"), std::string::npos) << p;
 }
 
