@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <mutex>
 #include <type_traits>
 #include <vector>
 
@@ -28,13 +29,23 @@ extern "C" int openblas_get_parallel(void);
 namespace ember::cpu {
 
 BlasBuild blas_build() {
-  switch (openblas_get_parallel()) {
-    case 0: return BlasBuild::Serial;
-    case 1: return BlasBuild::Pthreads;
-    case 2: return BlasBuild::OpenMP;
-    default: return BlasBuild::Unknown;
-  }
+  static const BlasBuild b = [] {
+    switch (openblas_get_parallel()) {
+      case 0: return BlasBuild::Serial;
+      case 1: return BlasBuild::Pthreads;
+      case 2: return BlasBuild::OpenMP;
+      default: return BlasBuild::Unknown;
+    }
+  }();
+  return b;
 }
+
+// Debian's serial build (USE_THREAD=0) is not safe to call from two threads at once: its buffer
+// allocation races, and tiles computed side by side came out wrong now and then (CI, 2026-12-01:
+// CpuGemm.BitsDoNotDependOnTheThreadCountInEitherMode under LD_LIBRARY_PATH=.../openblas-serial).
+// With it, every OpenBLAS call takes this lock and the tiles run one after another: slower on
+// several cores (the doctor warns), the same bits (the tiling does not change).
+bool blas_calls_may_overlap() { return blas_build() != BlasBuild::Serial; }
 
 int blas_threads() { return openblas_get_num_threads(); }
 
@@ -75,9 +86,13 @@ Operand as_blas(const Tensor& m3) {
 }
 
 // One serial GEMM: C (M, N) = op(A) (M, K) @ op(B) (K, N) + beta C.
+std::mutex g_serial_build_lock;
+
 template <class T>
 void gemm_serial(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t M, int64_t N, int64_t K, const T* a, int64_t lda,
                  const T* b, int64_t ldb, T beta, T* c, int64_t ldc) {
+  std::unique_lock<std::mutex> lock(g_serial_build_lock, std::defer_lock);
+  if (!blas_calls_may_overlap()) lock.lock();
   if constexpr (std::is_same_v<T, float>)
     cblas_sgemm(CblasRowMajor, ta, tb, int(M), int(N), int(K), 1.0f, a, int(lda), b, int(ldb), beta, c, int(ldc));
   else
@@ -146,6 +161,7 @@ void gemm_tiled(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int64_t batch, int64_t M
                 int64_t lda, int64_t stride_a, const T* b, int64_t ldb, int64_t stride_b, T* c, int64_t ldc,
                 int64_t stride_c, int threads) {
   const GemmTiling p = plan_gemm_tiling(M, N, K);
+  if (!blas_calls_may_overlap()) threads = 1;
   if (p.k_slices > 1) {
     // Slice s writes partial[s]; the partials are summed into C in slice order, each thread a
     // range of C's elements.

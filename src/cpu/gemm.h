@@ -10,6 +10,9 @@ namespace ember::cpu {
 // The threading model of the libopenblas.so.0 this process loaded (openblas_get_parallel()).
 enum class BlasBuild { Serial, Pthreads, OpenMP, Unknown };
 BlasBuild blas_build();
+// False for the serial build, which is not safe to call from several threads at once: ember then
+// runs its OpenBLAS calls one at a time (under a lock), on the same tiles.
+bool blas_calls_may_overlap();
 // The thread count OpenBLAS reports (openblas_get_num_threads()).
 int blas_threads();
 

@@ -76,7 +76,10 @@ void col2im(const float* col, const ConvGeometry& g, const Conv2dParams& p, floa
 
 // Threads for a loop over n images: one per image at most; with a single image the loop runs
 // serially and its GEMMs are tiled over the threads instead (gemm_for below).
-int image_threads(int64_t n) { return int(std::max<int64_t>(1, std::min<int64_t>(n, omp_get_max_threads()))); }
+int image_threads(int64_t n) {
+  if (!blas_calls_may_overlap()) return 1;  // the serial OpenBLAS build: one call at a time (gemm.h)
+  return int(std::max<int64_t>(1, std::min<int64_t>(n, omp_get_max_threads())));
+}
 
 // C = op(A) @ op(B) (overwriting C) for a loop over images run by `image_team` threads: serial
 // inside a team of several, tiled over the threads when the images run one at a time.

@@ -98,8 +98,9 @@ Verdict evaluate(const EnvFacts& f) {
 
   // ---- the BLAS build (issue 22) ----
   // ember calls OpenBLAS single-threaded and tiles its GEMMs over its own OpenMP threads, so the
-  // pthreads, OpenMP and serial builds all run alike — provided a pthreads or serial build kept the
-  // one thread ember gave it, and the library is new enough for calls from several threads at once.
+  // pthreads and OpenMP builds run alike — provided a pthreads build kept the one thread ember gave
+  // it, and the library is new enough for calls from several threads at once. The serial build is
+  // not safe for concurrent calls: ember runs its tiles one at a time there (src/cpu/gemm.cpp).
   if (!f.blas.empty()) {
     const std::string where = f.blas_path.empty() ? "" : " (" + f.blas_path + ")";
     const std::string ver = f.blas_version ? "OpenBLAS " + f.blas_version->str() : f.blas;
@@ -114,6 +115,10 @@ Verdict evaluate(const EnvFacts& f) {
       add(Level::Warn, "blas", fmt::format("{}, {} build{}: it reports {} threads although ember set it to 1; its "
           "threads would compete with ember's OpenMP threads (training speed can drop 10x or more)",
           ver, f.blas_build, where, f.blas_threads), to_openmp);
+    } else if (f.blas_build == "serial") {
+      add(Level::Warn, "blas", fmt::format("{}, serial build{}: it is not safe to call from several threads at once, "
+          "so ember runs its GEMMs one at a time on one core (same bits, slower linear layers on {} cores)",
+          ver, where, f.cores), to_openmp);
     } else if (f.blas_build != "openmp" && f.blas_version && *f.blas_version < Version{0, 3, 7}) {
       add(Level::Warn, "blas", fmt::format("{}, {} build{}: releases before 0.3.7 are not safe to call from several "
           "threads at once, as ember's tiled GEMMs do", ver, f.blas_build, where),
