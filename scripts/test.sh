@@ -7,7 +7,13 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 jobs=${EMBER_JOBS:-$(nproc)}
-export CCACHE_DIR=${CCACHE_DIR:-$root/.cache/ccache}
+# One compiler cache per machine, outside the checkout, keyed on paths relative to it: a fresh clone
+# (CI's) or a git worktree then reuses what an earlier build compiled (ccache's base_dir; hash_dir off
+# so the Debug build's objects do not depend on the folder's name either).
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ember-ccache}
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 # tests/export's Python venv (onnx, onnxruntime from PyPI): one for both builds, kept between runs.
 export EMBER_PY_VENV=${EMBER_PY_VENV:-$root/.cache/py-venv-export}
 export EMBER_VENVS=${EMBER_VENVS:-$root/.cache/venvs}  # tests/python/venv.sh (tensorboard)
@@ -42,8 +48,9 @@ cmake --build build-asan -j "$jobs"
 # The Python interop tests (labels python, export) check file formats against PyPI's readers; they
 # ran in the Release suite, and the same writers run under the sanitizers in the e2e tests.
 # OpenMP's runtime keeps thread-local state that LeakSanitizer reports as leaks; we check leaks in
-# the fuzzers (no OpenMP there) instead.
-(cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+# the fuzzers (no OpenMP there) instead. allocator_may_return_null: an allocation larger than ASan
+# supports returns null as malloc would, so the out-of-memory paths are tested, not aborted.
+(cd build-asan && ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
    ctest --output-on-failure -j "$jobs" --timeout 1800 -LE "install|python|export")
 
 echo "== libFuzzer (bounded)"

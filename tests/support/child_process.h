@@ -25,6 +25,12 @@
 
 namespace ember::test {
 
+#ifdef EMBER_TEST_UNDER_ASAN
+inline constexpr bool kUnderAsan = true;
+#else
+inline constexpr bool kUnderAsan = false;
+#endif
+
 struct ChildResult {
   bool timed_out = false;
   int exit_code = -1;      // the child's exit status when it exited

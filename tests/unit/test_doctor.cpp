@@ -34,6 +34,13 @@ const Check* find(const Verdict& v, const std::string& name) {
   auto it = std::find_if(v.checks.begin(), v.checks.end(), [&](const Check& c) { return c.name == name; });
   return it == v.checks.end() ? nullptr : &*it;
 }
+// A pointer into a temporary verdict would dangle once the statement ends: name the verdict first.
+const Check* find(Verdict&&, const std::string&) = delete;
+Level level_of(const Verdict& v, const std::string& name) {
+  const Check* c = find(v, name);
+  EXPECT_NE(c, nullptr) << name;
+  return c ? c->level : Level::Pass;
+}
 
 }  // namespace
 
@@ -119,9 +126,9 @@ TEST(Doctor, CudnnForAnotherCudaMajorFails) {
 TEST(Doctor, CublasOfAnotherMajorOrMissingFails) {
   EnvFacts f = healthy();
   f.cublas = Version{11, 11, 3};
-  EXPECT_EQ(find(evaluate(f), "cublas")->level, Level::Fail);
+  EXPECT_EQ(level_of(evaluate(f), "cublas"), Level::Fail);
   f.cublas.reset();
-  EXPECT_EQ(find(evaluate(f), "cublas")->level, Level::Fail);
+  EXPECT_EQ(level_of(evaluate(f), "cublas"), Level::Fail);
   EXPECT_FALSE(evaluate(f).gpu_usable);
 }
 
@@ -235,7 +242,8 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   f.blas_path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
   f.blas_build = "serial";
   f.blas_threads = 1;
-  const Check* serial = find(evaluate(f), "blas");
+  const Verdict serial_v = evaluate(f);
+  const Check* serial = find(serial_v, "blas");
   ASSERT_NE(serial, nullptr);
   EXPECT_EQ(serial->level, Level::Warn) << serial->message;
   EXPECT_NE(serial->message.find("one at a time"), std::string::npos) << serial->message;
@@ -243,7 +251,8 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   for (const char* build : {"pthreads", "openmp"}) {
     f.blas_build = build;
     f.blas_threads = f.blas_build == "openmp" ? 2 : 1;
-    const Check* c = find(evaluate(f), "blas");
+    const Verdict v = evaluate(f);
+    const Check* c = find(v, "blas");
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->level, Level::Pass) << build << ": " << c->message;
     EXPECT_NE(c->message.find(std::string(build) + " build"), std::string::npos) << c->message;
@@ -251,16 +260,18 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   }
   f.blas_build = "pthreads";
   f.blas_threads = 8;
-  const Check* kept = find(evaluate(f), "blas");
+  const Verdict kept_v = evaluate(f);
+  const Check* kept = find(kept_v, "blas");
+  ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->level, Level::Warn);
   EXPECT_NE(kept->message.find("8 threads"), std::string::npos) << kept->message;
   EXPECT_NE(kept->fix.find("openblas-openmp"), std::string::npos) << kept->fix;
   f.blas_threads = 1;
   f.blas_version = Version{0, 3, 5};
-  EXPECT_EQ(find(evaluate(f), "blas")->level, Level::Warn);
+  EXPECT_EQ(level_of(evaluate(f), "blas"), Level::Warn);
   f.blas_version = Version{0, 3, 21};
   f.blas_build.clear();
-  EXPECT_EQ(find(evaluate(f), "blas")->level, Level::Warn);
+  EXPECT_EQ(level_of(evaluate(f), "blas"), Level::Warn);
 }
 
 // What this process loaded: the build is known and, unless it is the OpenMP one, pinned to 1.
@@ -269,7 +280,8 @@ TEST(Doctor, ProbedBlasIsPinnedToOneThread) {
   ASSERT_FALSE(f.blas_build.empty()) << f.blas;
   EXPECT_FALSE(f.blas_path.empty());
   if (f.blas_build != "openmp") EXPECT_EQ(f.blas_threads, 1) << f.blas_build;
-  const Check* c = find(evaluate(f), "blas");
+  const Verdict v = evaluate(f);
+  const Check* c = find(v, "blas");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, f.blas_build == "serial" ? Level::Warn : Level::Pass) << c->message;
 }
