@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ember/core/generator.h"
@@ -131,6 +132,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
                   double eps = 1e-5);
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+// torchvision.ops.stochastic_depth: in training, mode "row" keeps each sample of x (N, ...) with
+// probability 1 - p (one Bernoulli draw per sample from the Philox stream, as dropout) and scales the
+// kept ones by 1 / (1 - p); mode "batch" keeps or drops the whole batch with one draw. The identity
+// when not training or p == 0; zeros (and zero gradient) when p == 1.
+Tensor stochastic_depth(const Tensor& x, double p, const std::string& mode, bool training,
+                        Generator* gen = nullptr);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 enum class Reduction { Mean, Sum, None };

@@ -275,6 +275,15 @@ const bool registered = [] {
     e.cases.push_back({"p1_all_dropped", {in({4, 5})}, [](auto& v) { return F::dropout(v[0], 1.0, true); }, kFloats, true, 1e-6, true});
     register_op(std::move(e));
   }
+  {
+    // One Bernoulli draw per sample (row) or per batch, the same on every device (Philox).
+    OpEntry e{"StochasticDepth", {}, {1e-6, 1e-12}};
+    e.cases.push_back({"row_p0.5", {in({16, 3, 2, 2})}, [](auto& v) { Generator g(5); return F::stochastic_depth(v[0], 0.5, "row", true, &g); }});
+    e.cases.push_back({"batch_p0.3", {in({4, 3, 2})}, [](auto& v) { Generator g(8); return F::stochastic_depth(v[0], 0.3, "batch", true, &g); }});
+    e.cases.push_back({"row_p1_all_dropped", {in({4, 5})}, [](auto& v) { return F::stochastic_depth(v[0], 1.0, "row", true); },
+                       kFloats, true, 1e-6, true});
+    register_op(std::move(e));
+  }
   return true;
 }();
 
