@@ -51,7 +51,15 @@ const bool registered = [] {
   register_op(binary("Add", [](auto& v) { return add(v[0], v[1], v[0].dtype() == DType::Bool ? 1.0 : 0.7); }, kNumeric));
   register_op(binary("Sub", [](auto& v) { return sub(v[0], v[1]); }, kNumericNoBool));
   register_op(binary("AddAlpha", [](auto& v) { return add(v[0], v[1], -2.0); }, kNumericNoBool));
-  register_op(binary("Mul", [](auto& v) { return mul(v[0], v[1]); }, kNumeric));
+  {
+    OpEntry e = binary("Mul", [](auto& v) { return mul(v[0], v[1]); }, kNumeric);
+    // Squeeze-and-excitation's channel scaling x (N, C, H, W) * s (N, C, 1, 1): the CPU loop's
+    // stride-0 row path forward, and s's gradient summed over H and W; a MobileNet-sized one too.
+    e.cases.push_back({"se_scale_2x3x4x5_by_2x3x1x1", {in({2, 3, 4, 5}), in({2, 3, 1, 1})}, [](auto& v) { return mul(v[0], v[1]); }});
+    e.cases.push_back({"se_scale_8x96x28x28_by_8x96x1x1", {in({8, 96, 28, 28}), in({8, 96, 1, 1})},
+                       [](auto& v) { return mul(v[0], v[1]); }, kFloats, false});
+    register_op(std::move(e));
+  }
   register_op(binary("Div", [](auto& v) { return div(v[0], v[1]); }, kNumericNoBool, in({}), in({}).uniform(1, 5)));
   register_op(binary("Pow", [](auto& v) { return pow(v[1], v[0]); }, kNumericNoBool, in({}).uniform(0, 3),
                      in({}).uniform(0.5, 3)));

@@ -135,7 +135,9 @@ const bool registered = [] {
                                      {{2, 3, 10, 7}, 3, 4},    // windows of different sizes that overlap
                                      {{1, 2, 5, 5}, 5, 5},     // identity
                                      {{1, 2, 3, 4}, 6, 7},     // larger output: inputs feed several outputs
-                                     {{2, 3, 5, 7}, 2, 3}}) {
+                                     {{2, 3, 5, 7}, 2, 3},
+                                     {{2, 4, 7, 7}, 3, 3},     // 7 -> 3: windows of 3, overlapping by one
+                                     {{1, 3, 9, 6}, 4, 4}}) {  // 9 -> 4 and 6 -> 4 at once
       const int64_t oh = a.oh, ow = a.ow;
       e.cases.push_back({shape_str(a.x) + "_to_" + std::to_string(oh) + "x" + std::to_string(ow), {in(a.x)},
                          [oh, ow](auto& v) { return F::adaptive_avg_pool2d(v[0], {oh, ow}); }, kFloats, shape_numel(a.x) < 300});
