@@ -1,6 +1,6 @@
 // Op table, nn::functional: conv2d (every CPU conv kernel set, groups, depthwise, dilation), the
 // three poolings (ties, NaN, ceil mode, padding), batch norm, softmax/log_softmax, the losses,
-// dropout. One entry per op, with its PyTorch golden cases from golden/ops_v1.bin.
+// dropout, stochastic depth. One entry per op, with its PyTorch golden cases from golden/ops_v1.bin.
 #include "harness/harness.h"
 
 #include <gtest/gtest.h>
