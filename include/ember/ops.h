@@ -5,6 +5,7 @@
 
 #include <array>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "ember/core/generator.h"
@@ -32,6 +33,18 @@ Tensor abs(const Tensor& a);
 Tensor relu(const Tensor& a);
 Tensor gelu(const Tensor& a);  // exact (erf) form, as PyTorch's default
 Tensor sigmoid(const Tensor& a);
+// MobileNet / EfficientNet activations, float32 and float64, any shape; not in place. Forward and
+// backward as PyTorch 1.13's CPU kernels (its vectorised loop, which serves all but a tensor's tail),
+// kinks included; NaN propagates forward.
+//   relu6(x)       = min(max(x, 0), 6);    d/dx = 1 for 0 < x < 6, else 0 (0 at x = 0 and x = 6)
+//   hardsigmoid(x) = relu6(x + 3) / 6;     d/dx = 1/6 for -3 < x < 3, else 0
+//   hardswish(x)   = x * relu6(x + 3) / 6; d/dx = 0 for x < -3, 1 for x >= 3, (2x + 3) / 6 between
+//                                          (-0.5 at x = -3; PyTorch's scalar tail and CUDA give 1.5 at 3)
+//   silu(x)        = x * sigmoid(x);       d/dx = s * (1 + x * (1 - s)), s = sigmoid(x)
+Tensor relu6(const Tensor& a);
+Tensor hardsigmoid(const Tensor& a);
+Tensor hardswish(const Tensor& a);
+Tensor silu(const Tensor& a);
 Tensor tanh(const Tensor& a);
 Tensor clamp(const Tensor& a, std::optional<double> min, std::optional<double> max);
 Tensor sign(const Tensor& a);
@@ -119,6 +132,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
                   const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
                   double eps = 1e-5);
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
+// torchvision.ops.stochastic_depth: in training, mode "row" keeps each sample of x (N, ...) with
+// probability 1 - p (one Bernoulli draw per sample from the Philox stream, as dropout) and scales the
+// kept ones by 1 / (1 - p); mode "batch" keeps or drops the whole batch with one draw. The identity
+// when not training or p == 0; zeros (and zero gradient) when p == 1.
+Tensor stochastic_depth(const Tensor& x, double p, const std::string& mode, bool training,
+                        Generator* gen = nullptr);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
 enum class Reduction { Mean, Sum, None };

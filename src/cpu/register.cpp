@@ -11,6 +11,7 @@ namespace ember::cpu {
 // src/cpu/README.md maps the files; src/cuda/register.cpp is the CUDA twin (its linear family is
 // linear_half.cpp, and device copies are a family of their own there).
 void register_elementwise_kernels();  // elementwise.cpp
+void register_activation_kernels();   // activation.cpp
 void register_reduce_kernels();       // reduce.cpp
 void register_gemm_kernels();         // gemm.cpp
 void register_linear_kernels();       // linear_dnnl.cpp
@@ -28,6 +29,7 @@ void register_kernels() {
     if (sched_getaffinity(0, sizeof set, &set) == 0) omp_set_num_threads(CPU_COUNT(&set));
   }
   register_elementwise_kernels();
+  register_activation_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
   register_linear_kernels();

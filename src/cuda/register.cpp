@@ -5,6 +5,7 @@
 
 namespace ember::cuda {
 void register_elementwise_kernels();
+void register_activation_kernels();   // activation.cu
 void register_reduce_kernels();
 void register_gemm_kernels();
 void register_linear_half_kernels();  // linear_half.cpp (autocast: cuBLAS half GEMMs)
@@ -19,6 +20,7 @@ void register_data_hooks();          // stager.cpp, data.cu: the loader's stager
 
 void register_kernels() {
   register_elementwise_kernels();
+  register_activation_kernels();
   register_reduce_kernels();
   register_gemm_kernels();
   register_linear_half_kernels();

@@ -52,6 +52,14 @@ using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
 // included). One pass instead of ReluGrad + mul; a backend may leave it empty (the front-end then
 // composes those two kernels).
 using ReluBackwardFn = void (*)(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x);
+// The activations of MobileNet V2/V3 and EfficientNet (definitions, and their derivatives at the
+// kinks, in ember/ops.h), float32 and float64. Forward: out = f(x), x any strides of out's shape,
+// out contiguous. Backward, one pass: grad_x = grad_out * f'(x) from the forward input x; x and
+// grad_x contiguous, grad_out of their dtype and shape, any strides (broadcast views included).
+// Both overwrite their output. Reference: cpu/reference/activation.cpp.
+enum class Activation : uint8_t { Relu6, Hardsigmoid, Hardswish, Silu };
+using ActivationForwardFn = void (*)(Activation f, const Tensor& x, const Tensor& out);
+using ActivationBackwardFn = void (*)(Activation f, const Tensor& grad_out, const Tensor& x, const Tensor& grad_x);
 // linear without autograd: out (N, O) = x (N, I) @ w (O, I)^T + b (b may be undefined). Returns
 // false, writing nothing, when it does not handle the case (dtype, layout); the front-end then
 // uses batched_gemm. Optional: the CPU fills it (oneDNN, weights kept packed between calls).
@@ -87,6 +95,8 @@ inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
+inline KernelSlot<ActivationForwardFn> activation_forward("activation_forward");
+inline KernelSlot<ActivationBackwardFn> activation_backward("activation_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
 inline KernelSlot<LinearForwardLoweredFn> linear_forward_lowered("linear_forward_lowered");
 inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");

@@ -179,6 +179,19 @@ Value emit_gelu(GraphBuilder& b, const std::string& prefix, Value x) {
   return {b.node("Mul", {y, half}, p + "Mul"), x.shape};
 }
 
+// relu6 as Clip(x, 0, 6): opset 11+ takes the bounds as (scalar) inputs.
+Value emit_relu6(GraphBuilder& b, const std::string& prefix, Value x) {
+  const std::string p = prefix.empty() ? "relu6." : prefix;
+  std::string lo = b.constant(p + "min", {}, {0.0f}), hi = b.constant(p + "max", {}, {6.0f});
+  return {b.node("Clip", {x.name, lo, hi}, p + "Clip"), x.shape};
+}
+
+// silu as x * Sigmoid(x): opset 17 has no Swish.
+Value emit_silu(GraphBuilder& b, const std::string& prefix, Value x) {
+  std::string s = b.node("Sigmoid", {x.name}, prefix + "Sigmoid");
+  return {b.node("Mul", {x.name, s}, prefix + "Mul"), x.shape};
+}
+
 Value emit_residual(GraphBuilder& b, const ResidualBlock& r, const std::string& prefix, Value x) {
   need_image(r, prefix, x);
   Value y = emit_conv(b, *r.conv1, prefix + "conv1.", x);
@@ -216,7 +229,16 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
   if (auto* r = dynamic_cast<const ResidualBlock*>(&m)) return emit_residual(b, *r, prefix, x);
   if (dynamic_cast<const ReLU*>(&m)) return relu(b, prefix + "Relu", x);
   if (dynamic_cast<const GELU*>(&m)) return emit_gelu(b, prefix, x);
+  if (dynamic_cast<const ReLU6*>(&m)) return emit_relu6(b, prefix, x);
+  // HardSigmoid computes max(0, min(1, alpha x + beta)): relu6(x + 3) / 6 with alpha 1/6, beta 1/2.
+  if (dynamic_cast<const Hardsigmoid*>(&m))
+    return {b.node("HardSigmoid", {x.name}, prefix + "HardSigmoid",
+                   {OnnxAttribute::of_float("alpha", 1.0f / 6.0f), OnnxAttribute::of_float("beta", 0.5f)}),
+            x.shape};
+  if (dynamic_cast<const Hardswish*>(&m)) return {b.node("HardSwish", {x.name}, prefix + "HardSwish"), x.shape};
+  if (dynamic_cast<const SiLU*>(&m)) return emit_silu(b, prefix, x);
   if (dynamic_cast<const Dropout*>(&m)) return x;  // the identity at inference
+  if (dynamic_cast<const StochasticDepth*>(&m)) return x;  // likewise
   if (auto* p = dynamic_cast<const MaxPool2d*>(&m)) {
     need_image(m, prefix, x);
     return max_pool(b, prefix + "MaxPool", x, p->kernel_size, p->stride, p->padding, p->ceil_mode);

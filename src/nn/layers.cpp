@@ -167,6 +167,20 @@ std::string AdaptiveAvgPool2d::extra_repr() const { return "output_size=" + pair
 // ---- activations, dropout, flatten --------------------------------------------------------------
 Tensor ReLU::forward(const Tensor& x) { return relu(x); }
 Tensor GELU::forward(const Tensor& x) { return gelu(x); }
+Tensor ReLU6::forward(const Tensor& x) { return relu6(x); }
+Tensor Hardsigmoid::forward(const Tensor& x) { return hardsigmoid(x); }
+Tensor Hardswish::forward(const Tensor& x) { return hardswish(x); }
+Tensor SiLU::forward(const Tensor& x) { return silu(x); }
+
+StochasticDepth::StochasticDepth(double p_, std::string mode_, Generator* gen_)
+    : Module("StochasticDepth"), p(p_), mode(std::move(mode_)), gen(gen_) {
+  EMBER_CHECK(p >= 0 && p <= 1, ValueError, "StochasticDepth: p must be in [0, 1], got ", p);
+  EMBER_CHECK(mode == "row" || mode == "batch", ValueError, "StochasticDepth: mode must be \"row\" or \"batch\", got \"",
+              mode, "\"");
+}
+Tensor StochasticDepth::forward(const Tensor& x) { return F::stochastic_depth(x, p, mode, is_training(), gen); }
+// torchvision's repr: StochasticDepth(p=0.2, mode=row)
+std::string StochasticDepth::extra_repr() const { return "p=" + py_float(p) + ", mode=" + mode; }
 
 Dropout::Dropout(double p_, Generator* gen_) : Module("Dropout"), p(p_), gen(gen_) {
   EMBER_CHECK(p >= 0 && p <= 1, ValueError, "Dropout: p must be in [0, 1], got ", p);

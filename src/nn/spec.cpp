@@ -336,13 +336,21 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
       m = std::make_shared<ReLU>();
     } else if (type == "gelu") {
       m = std::make_shared<GELU>();
+    } else if (type == "relu6") {
+      m = std::make_shared<ReLU6>();
+    } else if (type == "hardsigmoid") {
+      m = std::make_shared<Hardsigmoid>();
+    } else if (type == "hardswish") {
+      m = std::make_shared<Hardswish>();
+    } else if (type == "silu") {
+      m = std::make_shared<SiLU>();
     } else if (type == "dropout") {
       const double p = r.real("p", 0.5, 0, 1);
       m = build([&] { return std::make_shared<Dropout>(p); });
     } else {
       fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + type + "'",
-           suggest(type, {"conv2d", "linear", "batchnorm2d", "relu", "gelu", "dropout", "maxpool2d", "avgpool2d",
-                          "adaptiveavgpool2d", "flatten", "residual"}));
+           suggest(type, {"conv2d", "linear", "batchnorm2d", "relu", "gelu", "relu6", "hardsigmoid", "hardswish",
+                          "silu", "dropout", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten", "residual"}));
     }
     r.done();
     model->push_back(m);

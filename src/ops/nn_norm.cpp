@@ -115,4 +115,27 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   return mul(x, mask);
 }
 
+// torchvision's stochastic_depth: a keep/drop draw per sample (row) or per batch, broadcast over
+// the rest of x by mul (whose backward sums the gradient of the mask's broadcast dims, unused here).
+Tensor stochastic_depth(const Tensor& x, double p, const std::string& mode, bool training, Generator* gen) {
+  EMBER_CHECK(p >= 0.0 && p <= 1.0, ValueError, "stochastic_depth: drop probability p must be in [0, 1], got ", p);
+  EMBER_CHECK(mode == "row" || mode == "batch", ValueError, "stochastic_depth: mode must be \"row\" or \"batch\", got \"",
+              mode, "\"");
+  if (!training || p == 0.0) return x;
+  EMBER_CHECK(is_floating(x.dtype()), DTypeError, "stochastic_depth: input must be floating point, got ",
+              dtype_name(x.dtype()));
+  EMBER_CHECK(x.dim() >= 1, ShapeError, "stochastic_depth: input must have a batch dim, got a 0-d tensor");
+  Shape noise_shape(size_t(x.dim()), 1);
+  if (mode == "row") noise_shape[0] = x.size(0);
+  Generator& g = gen ? *gen : default_generator();
+  Tensor noise = empty(noise_shape, {.dtype = x.dtype(), .device = x.device()});
+  const uint64_t offset = g.reserve(uint64_t(noise.numel()));
+  kernels::random(x.device())(kernels::RandomDist::Bernoulli, noise, g.seed(), offset, 1.0 - p, 0.0);
+  if (p < 1.0) {
+    NoGradGuard ng;
+    noise.mul_(1.0 / (1.0 - p));  // torchvision divides only when a sample can survive
+  }
+  return mul(x, noise);
+}
+
 }  // namespace ember::nn::functional

@@ -128,6 +128,8 @@ def from_spec(text, cin, size, classes):
             layers.append(nn.ReLU())
         elif t == "gelu":
             layers.append(nn.GELU())
+        elif t in ("relu6", "hardsigmoid", "hardswish", "silu"):
+            layers.append({"relu6": nn.ReLU6, "hardsigmoid": nn.Hardsigmoid, "hardswish": nn.Hardswish, "silu": nn.SiLU}[t]())
         elif t == "dropout":
             layers.append(nn.Dropout(l.get("p", 0.5)))
         else:

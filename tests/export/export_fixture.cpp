@@ -26,7 +26,8 @@ using namespace ember;
 namespace {
 
 // Every layer kind of a spec: grouped + dilated conv without bias, GELU, padded pooling, residual
-// blocks with and without a downsample, and an adaptive pool whose sizes do not divide (7 -> 3).
+// blocks with and without a downsample, and an adaptive pool whose sizes do not divide (7 -> 3);
+// the MobileNet activations (hardswish, relu6, silu, hardsigmoid) between them.
 const char* kSpecAll = R"(
 [[layer]]
 type = "conv2d"
@@ -47,6 +48,8 @@ bias = false
 [[layer]]
 type = "gelu"
 [[layer]]
+type = "hardswish"
+[[layer]]
 type = "maxpool2d"
 kernel_size = 3
 stride = 2
@@ -56,7 +59,11 @@ type = "residual"
 out_channels = 16
 stride = 2
 [[layer]]
+type = "relu6"
+[[layer]]
 type = "residual"
+[[layer]]
+type = "silu"
 [[layer]]
 type = "avgpool2d"
 kernel_size = 2
@@ -75,6 +82,8 @@ type = "linear"
 out_features = 32
 [[layer]]
 type = "relu"
+[[layer]]
+type = "hardsigmoid"
 [[layer]]
 type = "linear"
 out_features = "classes"

@@ -103,6 +103,8 @@ using WReduce = Wrap<kernels::reduce, kernels::ReduceFn, 3>;
 using WGemm = Wrap<kernels::batched_gemm, kernels::BatchedGemmFn, 2>;
 using WRandom = Wrap<kernels::random, kernels::RandomFn, 1>;
 using WReluBackward = Wrap<kernels::relu_backward, kernels::ReluBackwardFn, 2>;
+using WActF = Wrap<kernels::activation_forward, kernels::ActivationForwardFn, 2>;
+using WActB = Wrap<kernels::activation_backward, kernels::ActivationBackwardFn, 3>;
 using WLinearInference = Wrap<kernels::linear_inference, kernels::LinearInferenceFn, 3>;
 using WLinearBackwardWeights = Wrap<kernels::linear_backward_weights, kernels::LinearBackwardWeightsFn, 2, 3>;
 using WLinearBackwardData = Wrap<kernels::linear_backward_data, kernels::LinearBackwardDataFn, 2>;
@@ -132,11 +134,12 @@ struct All {
   static void restore() { (W::restore(), ...); }
 };
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
-using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward,
+using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward, WActF, WActB,
                        WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvBD, WConvBW, WMaxF, WMaxB,
                        WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WSmF, WSmB, WNllF, WNllB>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
+    "activation_forward", "activation_backward",
     "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_backward_data",
     "conv2d_backward_weight", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
     "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
@@ -185,7 +188,7 @@ std::vector<Backend> cpu_backends() {
 
 Backend reference_backend() {
   return {"reference", Device::cpu(),
-          {"batched_gemm", "reduce", "relu_backward", "linear_inference", "linear_backward_weights",
+          {"batched_gemm", "reduce", "relu_backward", "activation_forward", "activation_backward", "linear_inference", "linear_backward_weights",
            "conv2d_forward", "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward",
            "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
            "adaptive_avg_pool2d_backward", "batch_norm_stats", "batch_norm_forward", "batch_norm_backward",
@@ -213,6 +216,8 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WGemm::override_cpu(&reference_gemm);
     WReduce::override_cpu(&reference_reduce);
     WReluBackward::override_cpu(nullptr);
+    WActF::override_cpu(&ref::activation_forward);
+    WActB::override_cpu(&ref::activation_backward);
     WLinearInference::override_cpu(nullptr);
     WLinearBackwardWeights::override_cpu(nullptr);
     WLinearBackwardData::override_cpu(nullptr);

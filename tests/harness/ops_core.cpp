@@ -51,7 +51,15 @@ const bool registered = [] {
   register_op(binary("Add", [](auto& v) { return add(v[0], v[1], v[0].dtype() == DType::Bool ? 1.0 : 0.7); }, kNumeric));
   register_op(binary("Sub", [](auto& v) { return sub(v[0], v[1]); }, kNumericNoBool));
   register_op(binary("AddAlpha", [](auto& v) { return add(v[0], v[1], -2.0); }, kNumericNoBool));
-  register_op(binary("Mul", [](auto& v) { return mul(v[0], v[1]); }, kNumeric));
+  {
+    OpEntry e = binary("Mul", [](auto& v) { return mul(v[0], v[1]); }, kNumeric);
+    // Squeeze-and-excitation's channel scaling x (N, C, H, W) * s (N, C, 1, 1): the CPU loop's
+    // stride-0 row path forward, and s's gradient summed over H and W; a MobileNet-sized one too.
+    e.cases.push_back({"se_scale_2x3x4x5_by_2x3x1x1", {in({2, 3, 4, 5}), in({2, 3, 1, 1})}, [](auto& v) { return mul(v[0], v[1]); }});
+    e.cases.push_back({"se_scale_8x96x28x28_by_8x96x1x1", {in({8, 96, 28, 28}), in({8, 96, 1, 1})},
+                       [](auto& v) { return mul(v[0], v[1]); }, kFloats, false});
+    register_op(std::move(e));
+  }
   register_op(binary("Div", [](auto& v) { return div(v[0], v[1]); }, kNumericNoBool, in({}), in({}).uniform(1, 5)));
   register_op(binary("Pow", [](auto& v) { return pow(v[1], v[0]); }, kNumericNoBool, in({}).uniform(0, 3),
                      in({}).uniform(0.5, 3)));
@@ -97,6 +105,26 @@ const bool registered = [] {
     register_op(std::move(e));
   }
   U("Sigmoid", [](auto& v) { return sigmoid(v[0]); }, kFloats, in({}).uniform(-6, 6), [](double x) { return 1 / (1 + std::exp(-x)); });
+  {
+    // The MobileNet / EfficientNet activations (activation slots: reference kernels of their own).
+    // Random values cover every piece; "kinks" feeds integers in [-4, 8), so -3, 0, 3 and 6 are hit
+    // exactly and every backend must take the same side (PyTorch's, tests/unit/test_nn_activations.cpp);
+    // the long rows take the float32 vector clones and OpenMP; the sum hands backward a stride-0 gradient.
+    auto act = [&](std::string name, Tensor (*op)(const Tensor&), std::function<double(double)> formula) {
+      OpEntry e = unary(std::move(name), [op](auto& v) { return op(v[0]); }, kFloats, in({}).uniform(-8, 8));
+      e.tol = kUnaryTol;
+      e.formula = std::move(formula);
+      e.cases.push_back({"kinks_7x9", {in({7, 9}).ints(-4, 8)}, [op](auto& v) { return op(v[0]); }, kFloats, false});
+      e.cases.push_back({"rows_3x40001", {in({3, 40001}).uniform(-8, 8)}, [op](auto& v) { return op(v[0]); }, kFloats, false});
+      e.cases.push_back({"broadcast_grad_7x33", {in({7, 33}).uniform(-8, 8)}, [op](auto& v) { return sum(op(v[0]), {0}); }});
+      register_op(std::move(e));
+    };
+    auto r6 = [](double x) { return std::min(std::max(x, 0.0), 6.0); };
+    act("Relu6", &relu6, r6);
+    act("Hardsigmoid", &hardsigmoid, [r6](double x) { return r6(x + 3) / 6; });
+    act("Hardswish", &hardswish, [r6](double x) { return x * r6(x + 3) / 6; });
+    act("Silu", &silu, [](double x) { return x / (1 + std::exp(-x)); });
+  }
   U("Tanh", [](auto& v) { return tanh(v[0]); }, kFloats, in({}).uniform(-6, 6), [](double x) { return std::tanh(x); });
   U("AddMulScalar", [](auto& v) { return add(mul(v[0], 3.0), 1.0); }, kNumericNoBool, in({}), [](double x) { return 3 * x + 1; });
   U("Log", [](auto& v) { return log(v[0]); }, kFloats, in({}).uniform(0.3, 3), [](double x) { return std::log(x); });

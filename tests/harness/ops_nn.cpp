@@ -1,6 +1,6 @@
 // Op table, nn::functional: conv2d (every CPU conv kernel set, groups, depthwise, dilation), the
 // three poolings (ties, NaN, ceil mode, padding), batch norm, softmax/log_softmax, the losses,
-// dropout. One entry per op, with its PyTorch golden cases from golden/ops_v1.bin.
+// dropout, stochastic depth. One entry per op, with its PyTorch golden cases from golden/ops_v1.bin.
 #include "harness/harness.h"
 
 #include <gtest/gtest.h>
@@ -135,7 +135,9 @@ const bool registered = [] {
                                      {{2, 3, 10, 7}, 3, 4},    // windows of different sizes that overlap
                                      {{1, 2, 5, 5}, 5, 5},     // identity
                                      {{1, 2, 3, 4}, 6, 7},     // larger output: inputs feed several outputs
-                                     {{2, 3, 5, 7}, 2, 3}}) {
+                                     {{2, 3, 5, 7}, 2, 3},
+                                     {{2, 4, 7, 7}, 3, 3},     // 7 -> 3: windows of 3, overlapping by one
+                                     {{1, 3, 9, 6}, 4, 4}}) {  // 9 -> 4 and 6 -> 4 at once
       const int64_t oh = a.oh, ow = a.ow;
       e.cases.push_back({shape_str(a.x) + "_to_" + std::to_string(oh) + "x" + std::to_string(ow), {in(a.x)},
                          [oh, ow](auto& v) { return F::adaptive_avg_pool2d(v[0], {oh, ow}); }, kFloats, shape_numel(a.x) < 300});
@@ -273,6 +275,15 @@ const bool registered = [] {
     OpEntry e{"Dropout", {}, {1e-6, 1e-12}};
     e.cases.push_back({"p0.3", {in({4, 5})}, [](auto& v) { Generator g(5); return F::dropout(v[0], 0.3, true, &g); }});
     e.cases.push_back({"p1_all_dropped", {in({4, 5})}, [](auto& v) { return F::dropout(v[0], 1.0, true); }, kFloats, true, 1e-6, true});
+    register_op(std::move(e));
+  }
+  {
+    // One Bernoulli draw per sample (row) or per batch, the same on every device (Philox).
+    OpEntry e{"StochasticDepth", {}, {1e-6, 1e-12}};
+    e.cases.push_back({"row_p0.5", {in({16, 3, 2, 2})}, [](auto& v) { Generator g(5); return F::stochastic_depth(v[0], 0.5, "row", true, &g); }});
+    e.cases.push_back({"batch_p0.3", {in({4, 3, 2})}, [](auto& v) { Generator g(8); return F::stochastic_depth(v[0], 0.3, "batch", true, &g); }});
+    e.cases.push_back({"row_p1_all_dropped", {in({4, 5})}, [](auto& v) { return F::stochastic_depth(v[0], 1.0, "row", true); },
+                       kFloats, true, 1e-6, true});
     register_op(std::move(e));
   }
   return true;

@@ -30,6 +30,11 @@ inline const std::vector<ConvCase> kConvCases = {
     {"batch1_nonsquare_stride_pad_dilation", {1, 6, 9, 11}, {4, 6, 3, 2}, {2, 1, 1, 0, 1, 2, 1}, false},
     {"groups2", {2, 8, 7, 7}, {6, 4, 3, 3}, {1, 1, 1, 1, 1, 1, 2}, true},
     {"depthwise_stride2", {2, 4, 6, 5}, {4, 1, 3, 3}, {2, 2, 1, 1, 1, 1, 4}, false},
+    // MobileNet's depthwise 3x3 (groups == C_in == C_out, padding 1), with a channel multiplier of 2
+    // (C_out = 2 C_in), and at a MobileNet width where oneDNN's depthwise kernels take over.
+    {"depthwise_3x3_pad1", {1, 4, 6, 6}, {4, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 4}, true},
+    {"depthwise_multiplier2", {1, 3, 5, 5}, {6, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 3}, true},
+    {"depthwise_32ch_14x14", {2, 32, 14, 14}, {32, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 32}, false},
     {"pointwise", {3, 16, 5, 6}, {8, 16, 1, 1}, {}, true},
     {"large_padding", {2, 6, 8, 8}, {4, 6, 5, 5}, {1, 1, 2, 2, 1, 1, 1}, true},
     {"large_padding_dilation2", {2, 6, 8, 8}, {4, 6, 5, 5}, {1, 1, 2, 2, 2, 2, 1}, true},

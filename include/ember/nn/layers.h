@@ -10,6 +10,7 @@
 #include <array>
 #include <initializer_list>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ember/core/generator.h"
@@ -113,6 +114,49 @@ class GELU : public Module {
   GELU() : Module("GELU") {}
   Tensor forward(const Tensor& x) override;
   std::string extra_repr() const override { return "approximate='none'"; }
+};
+
+// The MobileNet / EfficientNet activations (ember/ops.h). `inplace` is accepted for PyTorch's
+// signature and ignored: the output is always a new tensor.
+class ReLU6 : public Module {
+ public:
+  explicit ReLU6(bool inplace = false) : Module("ReLU6"), inplace(inplace) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override { return inplace ? "inplace=True" : ""; }
+  bool inplace;
+};
+class Hardsigmoid : public Module {
+ public:
+  explicit Hardsigmoid(bool inplace = false) : Module("Hardsigmoid"), inplace(inplace) {}
+  Tensor forward(const Tensor& x) override;
+  bool inplace;
+};
+class Hardswish : public Module {
+ public:
+  explicit Hardswish(bool inplace = false) : Module("Hardswish"), inplace(inplace) {}
+  Tensor forward(const Tensor& x) override;
+  bool inplace;
+};
+class SiLU : public Module {
+ public:
+  explicit SiLU(bool inplace = false) : Module("SiLU"), inplace(inplace) {}
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override { return inplace ? "inplace=True" : ""; }
+  bool inplace;
+};
+
+// torchvision.ops.StochasticDepth: in training mode, drops whole samples (mode "row") or the
+// whole batch (mode "batch") with probability p and scales the survivors by 1/(1-p); the identity
+// in eval mode. Draws come from `gen` (kept by pointer; it must outlive the module) or the
+// default generator, as Dropout's.
+class StochasticDepth : public Module {
+ public:
+  explicit StochasticDepth(double p, std::string mode = "row", Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+  std::string extra_repr() const override;
+  double p;
+  std::string mode;
+  Generator* gen;
 };
 
 // Zeroes elements with probability p in training mode and scales the rest by 1/(1-p);
