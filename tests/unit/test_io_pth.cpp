@@ -178,9 +178,9 @@ TEST(PthMalformed, OtherForbiddenGlobalsAndInstanceOpcodes) {
   EXPECT_EQ(error_of(z).kind(), PthErrorKind::ForbiddenGlobal);
   expect_kind(z, PthErrorKind::ForbiddenGlobal, "'builtins.eval'");
   expect_kind(torch_zip("\x80\x02(ios\nsystem\n.", {}), PthErrorKind::ForbiddenGlobal, "'os.system'");  // INST
-  expect_kind(torch_zip("\x80\x02ccollections\nOrderedDict\n)\x81.", {}), PthErrorKind::Pickle, "NEWOBJ");
+  expect_kind(torch_zip("\x80\x02" "ccollections\nOrderedDict\n)\x81.", {}), PthErrorKind::Pickle, "NEWOBJ");
   // An allowed global may not be called as something else: a storage type is data, not a function.
-  expect_kind(torch_zip("\x80\x02ctorch\nFloatStorage\n)R.", {}), PthErrorKind::Pickle, "calling torch.FloatStorage");
+  expect_kind(torch_zip("\x80\x02" "ctorch\nFloatStorage\n)R.", {}), PthErrorKind::Pickle, "calling torch.FloatStorage");
 }
 
 TEST(PthMalformed, TruncatedAndDamagedFilesAreTypedErrorsNeverCrashes) {
@@ -259,4 +259,22 @@ TEST(PthMalformed, TensorRecordsThatDoNotFitTheirStorage) {
 TEST(PthMalformed, ObjectsThatAreNotStateDicts) {
   expect_kind(torch_zip("\x80\x02}.", {}), PthErrorKind::NotAStateDict, "empty");
   expect_kind(torch_zip("\x80\x02}" + pk_str("lr") + "K\x01s.", {}), PthErrorKind::NotAStateDict, "'lr' is a value of type int");
+}
+
+TEST(PthZooFits, TheFixtureFitsTheMlpAndALenetStateDictFitsLenet5WithItsClassCount) {
+  const train::Checkpoint ck = train::load_checkpoint(kDir / "mlp.pth");
+  const auto fits = train::zoo_fits(ck.tensors, ck.metadata);
+  ASSERT_EQ(fits.size(), 1u);
+  EXPECT_EQ(fits[0].model, "mlp");
+  EXPECT_EQ(fits[0].channels, 1);
+  EXPECT_EQ(fits[0].image_size, 2);
+  EXPECT_EQ(fits[0].num_classes, 2);
+
+  auto lenet = models::create("lenet5", 5, 3, 32);  // 5 classes: read from the head, not assumed 10
+  const auto lf = train::zoo_fits(lenet->state_dict().items(), {});
+  ASSERT_FALSE(lf.empty());
+  EXPECT_EQ(lf[0].model, "lenet5");
+  EXPECT_EQ(lf[0].channels, 3);
+  EXPECT_EQ(lf[0].image_size, 32);
+  EXPECT_EQ(lf[0].num_classes, 5);
 }
