@@ -184,11 +184,16 @@ uint32_t find_state_dict(const Pickle& p, const std::string& source, std::string
          ", not a dict of tensors (a state dict)");
   bool root_has_tensor = false;
   std::vector<std::pair<std::string, uint32_t>> nested;  // str keys whose values are tensor dicts
+  // One answer per dict: a hostile root could name one huge dict under many keys (memo GET).
+  std::unordered_map<uint32_t, bool> tensor_dict;
   for (size_t i = 0; i < root.items.size(); i += 2) {
     const Obj& k = p.at(root.items[i]);
-    const Obj& v = p.at(root.items[i + 1]);
-    root_has_tensor = root_has_tensor || v.kind == Kind::Tensor;
-    if (k.kind == Kind::Str && is_tensor_dict(p, v)) nested.emplace_back(k.s, root.items[i + 1]);
+    const uint32_t v = root.items[i + 1];
+    root_has_tensor = root_has_tensor || p.at(v).kind == Kind::Tensor;
+    if (k.kind != Kind::Str || p.at(v).kind != Kind::Dict) continue;
+    auto [it, fresh] = tensor_dict.emplace(v, false);
+    if (fresh) it->second = is_tensor_dict(p, p.at(v));
+    if (it->second) nested.emplace_back(k.s, v);
   }
   if (root_has_tensor || nested.empty()) return p.root;  // checked key by key by the caller
   for (const char* preferred : {"state_dict", "model_state_dict", "model", "module", "net"})
@@ -196,7 +201,8 @@ uint32_t find_state_dict(const Pickle& p, const std::string& source, std::string
       if (key == preferred) return nested_key = key, index;
   if (nested.size() == 1) return nested_key = nested[0].first, nested[0].second;
   std::string keys;
-  for (const auto& [key, index] : nested) keys += (keys.empty() ? "'" : ", '") + key + "'";
+  for (const auto& [key, index] : nested)
+    if (keys.size() < 200) keys += (keys.empty() ? "'" : ", '") + key + "'";
   fail(PthErrorKind::NotAStateDict, source, "the file holds several dicts of tensors (", keys,
        ") and none is called 'state_dict' or 'model': save the one you mean on its own");
 }

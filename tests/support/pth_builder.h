@@ -69,16 +69,20 @@ struct PthTensorRecord {
 
 // {name: _rebuild_tensor_v2(('storage', torch.<type>, key, 'cpu', numel), offset, sizes, strides,
 // False, OrderedDict())} as torch 1.13 pickles it (GLOBAL, BINPERSID, REDUCE), without memo.
+inline std::string tensor_pickle(const PthTensorRecord& t) {  // the value only
+  std::string s = "ctorch._utils\n_rebuild_tensor_v2\n(";
+  s += "(" + pk_str("storage") + "ctorch\n" + t.storage_type + "\n" + pk_str(t.key) + pk_str("cpu") +
+       pk_int(t.storage_numel) + "tQ";
+  s += pk_int(t.offset) + pk_tuple(t.sizes) + pk_tuple(t.strides) + "\x89" + "ccollections\nOrderedDict\n)R";
+  return s + "tR";
+}
+inline std::string dict_pickle(const std::vector<PthTensorRecord>& tensors) {  // "}(" name value ... "u"
+  std::string s = "}(";
+  for (const auto& t : tensors) s += pk_str(t.name) + tensor_pickle(t);
+  return s + "u";
+}
 inline std::string state_dict_pickle(const std::vector<PthTensorRecord>& tensors) {
-  std::string s = "\x80\x02}(";
-  for (const auto& t : tensors) {
-    s += pk_str(t.name) + "ctorch._utils\n_rebuild_tensor_v2\n(";
-    s += "(" + pk_str("storage") + "ctorch\n" + t.storage_type + "\n" + pk_str(t.key) + pk_str("cpu") +
-         pk_int(t.storage_numel) + "tQ";
-    s += pk_int(t.offset) + pk_tuple(t.sizes) + pk_tuple(t.strides) + "\x89" + "ccollections\nOrderedDict\n)R";
-    s += "tR";
-  }
-  return s + "u.";
+  return "\x80\x02" + dict_pickle(tensors) + ".";
 }
 
 // archive/data.pkl + archive/data/<key> for each storage.

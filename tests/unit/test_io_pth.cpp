@@ -256,6 +256,16 @@ TEST(PthMalformed, TensorRecordsThatDoNotFitTheirStorage) {
   expect_kind(one_tensor(r, six), PthErrorKind::ForbiddenGlobal, "torch.ComplexFloatStorage");
 }
 
+TEST(PthNested, ThePreferredKeyWinsAndSeveralUnnamedDictsAreRefused) {
+  const PthTensorRecord r;
+  const std::vector<std::pair<std::string, std::string>> storage{{"0", float_bytes(6)}};
+  const std::string two = "\x80\x02}(" + pk_str("ema") + dict_pickle({r}) + pk_str("model") + dict_pickle({r}) +
+                          pk_str("step") + pk_int(7) + "u.";
+  EXPECT_EQ(pth_parse(torch_zip(two, storage), "two.pth").nested_key, "model");
+  const std::string unnamed = "\x80\x02}(" + pk_str("a") + dict_pickle({r}) + pk_str("b") + dict_pickle({r}) + "u.";
+  expect_kind(torch_zip(unnamed, storage), PthErrorKind::NotAStateDict, "several dicts of tensors ('a', 'b')");
+}
+
 TEST(PthMalformed, ObjectsThatAreNotStateDicts) {
   expect_kind(torch_zip("\x80\x02}.", {}), PthErrorKind::NotAStateDict, "empty");
   expect_kind(torch_zip("\x80\x02}" + pk_str("lr") + "K\x01s.", {}), PthErrorKind::NotAStateDict, "'lr' is a value of type int");
