@@ -266,6 +266,22 @@ TEST(PthNested, ThePreferredKeyWinsAndSeveralUnnamedDictsAreRefused) {
   expect_kind(torch_zip(unnamed, storage), PthErrorKind::NotAStateDict, "several dicts of tensors ('a', 'b')");
 }
 
+TEST(PthByteOrder, ABigEndianArchiveIsSwappedToLittleEndian) {
+  std::string be;  // 0..5 as big-endian float32, as torch.save writes them on a big-endian machine
+  for (int i = 0; i < 6; ++i) {
+    const std::string le = float_bytes(i + 1).substr(4 * i, 4);
+    be += std::string(le.rbegin(), le.rend());
+  }
+  const PthTensorRecord r;
+  const PthFile f = pth_parse(stored_zip({{"archive/data.pkl", state_dict_pickle({r})},
+                                          {"archive/byteorder", "big"},
+                                          {"archive/data/0", be}}),
+                              "be.pth");
+  EXPECT_EQ(values<float>(f.tensors.at(0)), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+  expect_kind(stored_zip({{"archive/data.pkl", state_dict_pickle({r})}, {"archive/byteorder", "middle"}}),
+              PthErrorKind::Archive, "byteorder is 'middle'");
+}
+
 TEST(PthMalformed, ObjectsThatAreNotStateDicts) {
   expect_kind(torch_zip("\x80\x02}.", {}), PthErrorKind::NotAStateDict, "empty");
   expect_kind(torch_zip("\x80\x02}" + pk_str("lr") + "K\x01s.", {}), PthErrorKind::NotAStateDict, "'lr' is a value of type int");
