@@ -1,5 +1,5 @@
 // `ember train --init-from FILE [--init-from-partial]`: a new run whose model starts from the
-// weights in FILE (ember or PyTorch safetensors, a run directory); the loading rules are the
+// weights in FILE (ember or PyTorch safetensors, a PyTorch .pth/.pt, a run directory); the loading rules are the
 // library's (ember/train/init_from.h), the flags are rows of the settings table, this file holds
 // the checks between them and the banner lines.
 #include "train_init_from.h"
@@ -31,7 +31,9 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
     if (fit.empty()) throw;
     throw FormatError(e.what(), fit);
   }
-  std::string lines = fmt::format("init from {}: {}", f.file, rep.summary());
+  // A .pth says how it was read (and which key of a checkpoint dict held the state dict).
+  const std::string how = ck.source_note.empty() ? "" : " (" + ck.source_note + ")";
+  std::string lines = fmt::format("init from {}{}: {}", f.file, how, rep.summary());
   std::string out;
   for (size_t a = 0, b; a <= lines.size(); a = b + 1) {  // indent continuation lines under the banner
     b = lines.find('\n', a);

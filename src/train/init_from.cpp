@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ember/autograd/node.h"
@@ -240,6 +241,68 @@ std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::st
       return hint;
     }
   return "";
+}
+
+std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata) {
+  std::vector<std::pair<int64_t, int64_t>> geometries;  // (channels, image size)
+  auto add = [&](int64_t c, int64_t size) {
+    if (c >= 1 && size >= 1 && size <= 512 &&
+        std::find(geometries.begin(), geometries.end(), std::make_pair(c, size)) == geometries.end())
+      geometries.emplace_back(c, size);
+  };
+  try {
+    const WeightsInfo info = weights_info_from_metadata(metadata, "");
+    if (info.input_shape.size() == 3 && info.input_shape[1] == info.input_shape[2])
+      add(info.input_shape[0], info.input_shape[1]);
+  } catch (const Error&) {
+    // metadata ember did not write: the guesses below
+  }
+  // The first weight says the input's channels (a conv: [out, in, k, k]) or, for an MLP, its
+  // flattened size (a linear layer: [out, C*S*S]).
+  for (const auto& [name, t] : tensors) {
+    if (t.dim() == 4) {
+      add(t.size(1), 28), add(t.size(1), 32);
+      break;
+    }
+    if (t.dim() == 2) {
+      for (int64_t c : {1, 3})
+        for (int64_t s = 1; s * s * c <= t.size(1); ++s)
+          if (s * s * c == t.size(1)) add(c, s);
+      break;
+    }
+  }
+  add(1, 28), add(3, 32);
+  std::vector<WeightsFit> fits;
+  for (const std::string& name : models::names())
+    for (const auto& [c, size] : geometries) {
+      auto fits_with = [&](int64_t classes) -> std::optional<LoadPlan> {
+        std::shared_ptr<nn::Module> m;
+        try {
+          Generator gen(0);
+          m = models::create(name, classes, c, size, &gen);
+        } catch (const Error&) {
+          return std::nullopt;  // the model does not take that geometry
+        }
+        LoadPlan plan = plan_load(*m, tensors, {.partial = true});
+        if (plan.rep.loaded.empty() || !plan.bad_shape.empty() || !plan.rep.missing.empty() ||
+            !plan.rep.unexpected.empty())
+          return std::nullopt;
+        return plan;
+      };
+      auto plan = fits_with(10);
+      if (!plan) continue;
+      int64_t classes = 10;
+      if (!plan->rep.mismatched.empty()) {  // only the head differs: its weight's rows are the classes
+        const std::string head = plan->rep.prefix + plan->head + "weight";
+        auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& kv) { return kv.first == head; });
+        if (it == tensors.end() || it->second.dim() < 1 || it->second.size(0) < 1) continue;
+        classes = it->second.size(0);
+        plan = fits_with(classes);
+        if (!plan || !plan->rep.mismatched.empty()) continue;
+      }
+      fits.push_back({name, c, size, classes});
+    }
+  return fits;
 }
 
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path, const WeightLoadOptions& opt) {
