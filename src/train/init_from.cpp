@@ -14,6 +14,7 @@
 #include "ember/core/generator.h"
 #include "ember/nn/models.h"
 #include "ember/ops.h"
+#include "ember/train/transfer.h"
 #include "ember/train/weights_info.h"
 
 namespace ember::train {
@@ -44,15 +45,6 @@ std::string find_prefix(const NamedTensors& file, const std::vector<std::pair<st
   return best;
 }
 
-// The model's head: the module path of its last parameter ("fc3" for "fc3.weight").
-std::string head_of(const nn::Module& model) {
-  auto params = model.named_parameters();
-  if (params.empty()) return "";
-  const std::string& last = params.back().first;
-  const size_t dot = last.rfind('.');
-  return dot == std::string::npos ? "" : last.substr(0, dot + 1);
-}
-
 bool castable(DType from, DType to) {
   return from == to || (is_floating(from) && is_floating(to)) || (is_integral(from) && is_integral(to));
 }
@@ -79,6 +71,7 @@ struct LoadPlan {
   std::vector<std::pair<Tensor, Tensor>> copies;  // (model tensor, file tensor cast to its dtype)
   size_t model_tensors = 0;
   std::string head;
+  bool head_mismatched = false;  // a key of the head differs in shape or dtype
 };
 
 LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoadOptions& opt) {
@@ -95,7 +88,7 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
     else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++rep.checkpoint_state;
     else rep.unexpected.push_back(k);
   }
-  plan.head = head_of(model);
+  plan.head = head_prefix(model);
   std::map<std::pair<DType, DType>, int> casts;
   std::set<std::string> own_keys;
   int counters_missing = 0, counters_cast = 0;
@@ -114,6 +107,7 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
                                    ? fmt::format("{}: file {}, model {}", k, shape_str(src.sizes()), shape_str(t.sizes()))
                                    : fmt::format("{}: file {}, model {}", k, dtype_name(src.dtype()), dtype_name(t.dtype()));
       rep.mismatched.push_back(what);
+      if (!plan.head.empty() && k.starts_with(plan.head)) plan.head_mismatched = true;
       if (!(opt.partial && !plan.head.empty() && k.starts_with(plan.head))) plan.bad_shape.push_back(what);
       continue;
     }
@@ -155,6 +149,21 @@ std::string WeightLoadReport::summary() const {
 WeightLoadReport load_weights(nn::Module& model, const NamedTensors& file, const std::string& source,
                               const WeightLoadOptions& opt) {
   LoadPlan plan = plan_load(model, file, opt);
+  // A new classifier (another class count) is the one difference fine-tuning expects: with
+  // replace_head, a file that fits everywhere else loads as with `partial`, and says so.
+  if (opt.replace_head && !opt.partial && plan.head_mismatched && plan.rep.missing.empty() &&
+      plan.rep.unexpected.empty()) {
+    bool only_head = true;
+    for (const std::string& what : plan.bad_shape) only_head = only_head && what.starts_with(plan.head);
+    if (only_head) {
+      WeightLoadOptions as_partial = opt;
+      as_partial.partial = true;
+      plan = plan_load(model, file, as_partial);
+      plan.rep.notes.push_back(fmt::format("the classifier '{}' differs in shape from the file's (another number of "
+                                           "classes): replaced, it starts from fresh weights",
+                                           plan.head.substr(0, plan.head.size() - 1)));
+    }
+  }
   WeightLoadReport& rep = plan.rep;
   const std::vector<std::string>& bad_shape = plan.bad_shape;
   const std::string& head = plan.head;

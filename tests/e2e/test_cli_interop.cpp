@@ -138,15 +138,14 @@ TEST_F(CliInterop, InitFromStartsANewRunFromPyTorchStyleWeights) {
   EXPECT_HAS(r.out, "--init-from starts a new run; --resume continues one");
 }
 
-TEST_F(CliInterop, InitFromListsKeysThatDoNotFitAndPartialReinitialisesTheHead) {
+TEST_F(CliInterop, InitFromReplacesAHeadOfAnotherClassCountAndListsKeysThatDoNotFit) {
   auto five = ember::models::lenet5(5, 1, 28);  // a head for 5 classes, the data has 10
   write_torch_style(*five, dir / "five.safetensors", "model.", ember::DType::Float32);
+  // Another class count only: the classifier is replaced (issue 26: fine-tuning needs no extra flag).
   Result r = run(tiny("a") + " --init-from " + (dir / "five.safetensors").string());
-  EXPECT_EQ(r.code, 1) << r.out;
-  EXPECT_HAS(r.out, "fc3.weight: file [5, 84], model [10, 84]");
-  EXPECT_HAS(r.out, "fc3.bias: file [5], model [10]");
-  EXPECT_HAS(r.out, "--init-from-partial");
-  EXPECT_FALSE(fs::exists(dir / "a")) << "a refused start writes nothing";
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "the classifier 'fc3' differs in shape from the file's (another number of classes): replaced");
+  EXPECT_HAS(r.out, "shape differs, reinitialised: fc3.weight: file [5, 84], model [10, 84], fc3.bias");
   r = run(tiny("b") + " --init-from " + (dir / "five.safetensors").string() + " --init-from-partial");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "loaded 8 tensors (key prefix 'model.' stripped)");

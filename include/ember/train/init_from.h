@@ -27,6 +27,10 @@ struct WeightLoadOptions {
   // initialisation), and the head (the model's last layer with parameters) may differ in shape
   // (reinitialised). Keys the model does not have are ignored. Without it, any of these is an error.
   bool partial = false;
+  // Fine-tuning to another class count: when the file fits the model everywhere but the head's
+  // shape, the head is reinitialised (as with `partial`) and a note says so; any other difference
+  // is still an error. `ember train --init-from` sets it; eval and predict do not.
+  bool replace_head = false;
 };
 
 struct WeightLoadReport {
