@@ -204,7 +204,7 @@ Value emit_bottleneck(GraphBuilder& b, const Bottleneck& r, const std::string& p
 // The zoo models' forward(), as steps: a child by name (OptionalChild: skipped when the model has
 // none, as resnet18_cifar has no maxpool), or one of the functional ops they call.
 struct Step {
-  enum Kind { Child, OptionalChild, Relu, MaxPool2, Flatten } kind;
+  enum Kind { Child, OptionalChild, Relu, MaxPool2, GlobalAvgPool, Flatten } kind;
   std::string child;
 };
 const std::map<std::string, std::vector<Step>>& zoo_forwards() {
@@ -222,6 +222,7 @@ const std::map<std::string, std::vector<Step>>& zoo_forwards() {
       {"ResNet", {c("conv1"), c("bn1"), c("relu"), optional("maxpool"), c("layer1"), c("layer2"), c("layer3"),
                   c("layer4"), c("avgpool"), flat, c("fc")}},
       {"AlexNet", {c("features"), c("avgpool"), flat, c("classifier")}},
+      {"MobileNetV2", {c("features"), Step{Step::GlobalAvgPool, ""}, flat, c("classifier")}},
   };
   return f;
 }
@@ -261,6 +262,19 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
     for (const auto& [name, c] : m.named_children()) x = emit(b, *c, prefix + name + ".", x);
     return x;
   }
+  // Zoo-private modules, by type name (models_mobilenet.cpp). ReLU6: min(max(x, 0), 6).
+  if (m.type_name() == "ReLU6") {
+    const std::string p = prefix.empty() ? "relu6." : prefix;
+    std::string lo = b.constant(p + "min", {}, {0.0f}), hi = b.constant(p + "max", {}, {6.0f});
+    return {b.node("Clip", {x.name, lo, hi}, p + "Clip"), x.shape};
+  }
+  // InvertedResidual: its `conv` Sequential, plus the input when that keeps the shape (stride 1 and
+  // as many channels out as in: exactly when the block adds its shortcut).
+  if (m.type_name() == "InvertedResidual") {
+    Value y = emit(b, child(m, prefix, "conv"), prefix + "conv.", need_image(m, prefix, x));
+    if (y.shape != x.shape) return y;
+    return {b.node("Add", {x.name, y.name}, prefix + "Add"), y.shape};
+  }
   auto zoo = zoo_forwards().find(m.type_name());
   if (zoo != zoo_forwards().end()) {
     for (const Step& s : zoo->second) {
@@ -273,6 +287,7 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
         case Step::Relu: x = relu(b, prefix + "Relu", x); break;
         case Step::MaxPool2: x = max_pool(b, prefix + "MaxPool", need_image(m, prefix, x), 2, 2, 0, false); break;
         case Step::Flatten: x = flatten(b, prefix + "Flatten", x); break;
+        case Step::GlobalAvgPool: x = adaptive_avg_pool(b, prefix, need_image(m, prefix, x), {1, 1}); break;
       }
     }
     return x;

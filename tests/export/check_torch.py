@@ -1,6 +1,6 @@
 """ember's safetensors export in PyTorch: every zoo model's and spec's exported state dict loads with
 load_state_dict(strict=True) into its PyTorch twin (mnistnet and lenet5: tests/golden/make_golden.py's;
-resnet18/34/50, resnet18_cifar and alexnet: torchvision's own, when python3-torchvision is installed;
+resnet18/34/50, resnet18_cifar, alexnet and mobilenet_v2: torchvision's own, when python3-torchvision is installed;
 the others written here, specs built from their TOML) and gives ember's logits; a trained lenet5's
 export gives ember's test-set logits and accuracy.
 
@@ -137,7 +137,7 @@ def from_spec(text, cin, size, classes):
 
 
 def torchvision_twin(name, cin, classes):
-    """torchvision's model for ember's resnet18/34/50, resnet18_cifar, alexnet; None without torchvision.
+    """torchvision's model for ember's resnet18/34/50, resnet18_cifar, alexnet, mobilenet_v2; None without it.
     A first conv for other than 3 channels, and the CIFAR stem, are swapped in the usual way."""
     try:
         import torchvision
@@ -150,12 +150,14 @@ def torchvision_twin(name, cin, classes):
     m = getattr(torchvision.models, name)(num_classes=classes)
     if cin != 3 and name == "alexnet":
         m.features[0] = nn.Conv2d(cin, 64, 11, 4, 2)
+    elif cin != 3 and name == "mobilenet_v2":
+        m.features[0][0] = nn.Conv2d(cin, 32, 3, 2, 1, bias=False)
     elif cin != 3:
         m.conv1 = nn.Conv2d(cin, 64, 7, 2, 3, bias=False)
     return m
 
 
-TORCHVISION = ("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet")
+TORCHVISION = ("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet", "mobilenet_v2")
 
 
 def twin(case):

@@ -121,6 +121,7 @@ const std::vector<Case> kCases = {
     {"resnet50", "resnet50", "", 3, 64, 5},
     {"resnet18_cifar", "resnet18_cifar", "", 3, 32, 10},
     {"alexnet", "alexnet", "", 3, 100, 10},
+    {"mobilenet_v2", "mobilenet_v2", "", 3, 32, 10},
     {"spec_all", "spec_all.toml", kSpecAll, 3, 20, 5},
     {"spec_pool", "spec_pool.toml", kSpecPool, 2, 16, 3},
 };

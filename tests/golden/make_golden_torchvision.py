@@ -1,6 +1,6 @@
 #!/usr/bin/python3
-"""Writes torchvision_v1.bin: torchvision's resnet18, resnet34, resnet50, resnet18_cifar and alexnet
-on one small batch, for ember's zoo twins (tests/unit/test_golden_torchvision.cpp).
+"""Writes torchvision_v1.bin: torchvision's resnet18, resnet34, resnet50, resnet18_cifar, alexnet and
+mobilenet_v2 on one small batch, for ember's zoo twins (tests/unit/test_golden_torchvision.cpp).
 
 Run:  /usr/bin/python3 tests/golden/make_golden_torchvision.py [OUTDIR]     (default: this folder)
 Needs Debian's python3-torch and python3-torchvision (torch 1.13, torchvision 0.14, CPU).
@@ -35,7 +35,8 @@ float32 numbers sensitive to summation order (PyTorch's float32 logits move by ~
 one and two threads, its conv1 gradient by ~1e-2, its 3-step SGD losses by 10%+); eval mode is well
 conditioned and carries the tight checks.
 
-Records, for <model> in resnet18, resnet34, resnet50, resnet18_cifar, alexnet (10 classes, 3 channels):
+Records, for <model> in resnet18, resnet34, resnet50, resnet18_cifar, alexnet, mobilenet_v2 (10 classes,
+3 channels):
     <model>/state_keys        int64 bytes of the state_dict keys joined by '\\n', in order
     <model>/state_shapes      int64: per key, ndim then the dims
     <model>/state_dtypes      int64: per key, 0 float32 or 2 int64
@@ -43,16 +44,18 @@ Records, for <model> in resnet18, resnet34, resnet50, resnet18_cifar, alexnet (1
     <model>/labels            (2,) int64
   float64, from the hashed state each time:
     <model>/logits_eval, loss_eval, grad_eval/<key>      eval mode (running statistics, dropout off);
-                              loss = mean cross-entropy; <key>: the first conv's weight, bn1's weight
-                              and bias (ResNets), the last linear's weight and bias
-    <model>/logits_train, loss_train, grad_train/<key>   train mode (batch statistics); ResNets only
-                              (AlexNet's dropout masks cannot be reproduced)
-    <model>/after_forward/<key>   bn1.running_mean, running_var, num_batches_tracked (int64) after
-                              that train-mode forward (ResNets)
+                              loss = mean cross-entropy; <key>: the first conv's weight, the first
+                              batch norm's weight and bias (FIRST_BN), the last linear's weight and bias
+    <model>/logits_train, loss_train, grad_train/<key>   train mode (batch statistics) with every
+                              dropout off (train_mode; its masks cannot be reproduced); not for
+                              AlexNet (no batch norm: train mode would only be dropout)
+    <model>/after_forward/<what>  the first batch norm's running_mean, running_var,
+                              num_batches_tracked (int64) after that train-mode forward
     <model>/sgd_losses        (4,): the loss before each of 3 SGD steps (momentum 0.9, no weight
                               decay) on the same batch, and the loss after the third; lr 0.01 and
                               train mode for resnet18, resnet34, resnet18_cifar; eval mode for
-                              alexnet; eval mode and lr 0.001 for resnet50 (SGD_TRAIN_MODE says why)
+                              alexnet and mobilenet_v2; eval mode and lr 0.001 for resnet50
+                              (SGD_TRAIN_MODE says why)
     <model>/sgd_settings      float64 [lr, momentum, 1 if train mode else 0] of those steps
     <model>/torch_f32_error/<what>   0-d float64, for each floating record above: PyTorch float32's
                               max |f32 - f64| / max |f64| over the tensor
@@ -156,14 +159,18 @@ MODELS = {
     "resnet50": (torchvision.models.resnet50, 64, "conv1", "fc", True),
     "resnet18_cifar": (resnet18_cifar, 32, "conv1", "fc", True),
     "alexnet": (torchvision.models.alexnet, 64, "features.0", "classifier.6", False),
+    "mobilenet_v2": (torchvision.models.mobilenet_v2, 64, "features.0.0", "classifier.1", True),
 }
 # The models whose SGD steps run in train mode, and the learning rates other than 0.01. resnet50 trains
 # in eval mode at lr 0.001: with batch statistics over 2 images its loss in float64 goes 2.60, 0.51,
 # 1.59, 4.87 at lr 0.01 and its float32 trajectory is chaotic at any lr (PyTorch's float32 losses are
 # 20% from its float64 ones at lr 0.001); in eval mode (frozen batch norm, as when fine-tuning with
 # frozen statistics) lr 0.01 still diverges (3.33 -> 5.23) and 0.001 trains smoothly (3.33 -> 0.45,
-# float32 within 2e-7). AlexNet runs in eval mode throughout (dropout).
+# float32 within 2e-7). mobilenet_v2 trains in eval mode too: in train mode PyTorch's float32 losses
+# are 3e-2 from its float64 ones after 3 steps, in eval mode 7e-8. AlexNet runs in eval mode throughout.
 SGD_TRAIN_MODE = {"resnet18", "resnet34", "resnet18_cifar"}
+# The first batch norm, whose gradients and running statistics are recorded ("bn1" unless named here).
+FIRST_BN = {"mobilenet_v2": "features.0.1"}
 SGD_LR = {"resnet50": 0.001}
 
 
@@ -185,6 +192,14 @@ def batch(name):
     return x.reshape(BATCH, 3, size, size), y
 
 
+def train_mode(model, on):
+    """model.train(on) with every dropout off: mobilenet_v2's classifier dropout masks cannot be reproduced."""
+    model.train(on)
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.eval()
+
+
 def relative_error(got, want):
     """max |got - want| / max |want| over the tensor (normwise: tiny elements do not dominate)."""
     return ((got.double() - want).abs().max() / want.abs().max().clamp_min(1e-30)).item()
@@ -193,11 +208,13 @@ def relative_error(got, want):
 def run_model(name, dtype):
     """Every recorded number of one model, computed in `dtype` from the hashed state: {what: tensor}."""
     _, _, first, last, has_bn = MODELS[name]
+    bn1 = FIRST_BN.get(name, "bn1")
     x, y = batch(name)
     x = x.to(dtype)
     out = {}
     model = build(name).to(dtype)
-    grad_keys = [f"{first}.weight", *(["bn1.weight", "bn1.bias"] if has_bn else []), f"{last}.weight", f"{last}.bias"]
+    grad_keys = [f"{first}.weight", *([f"{bn1}.weight", f"{bn1}.bias"] if has_bn else []), f"{last}.weight",
+                 f"{last}.bias"]
     # Eval mode: running statistics, dropout off. Well conditioned, so the tight check of every layer.
     model.eval()
     logits = model(x)
@@ -211,7 +228,7 @@ def run_model(name, dtype):
         # Train mode: batch statistics over 2 images (8 values per channel in layer4 at 64x64 for the
         # ImageNet ResNets), which makes resnet50's float32 numbers sensitive to summation order.
         model = build(name).to(dtype)
-        model.train()
+        train_mode(model, True)
         logits = model(x)
         loss = F.cross_entropy(logits, y)
         loss.backward()
@@ -220,10 +237,10 @@ def run_model(name, dtype):
         for key in grad_keys:
             out[f"grad_train/{key}"] = params[key].grad.clone()
         state = model.state_dict()
-        for key in ("bn1.running_mean", "bn1.running_var", "bn1.num_batches_tracked"):
-            out[f"after_forward/{key}"] = state[key].clone()
+        for key in ("running_mean", "running_var", "num_batches_tracked"):
+            out[f"after_forward/{key}"] = state[f"{bn1}.{key}"].clone()
     model = build(name).to(dtype)
-    model.train(name in SGD_TRAIN_MODE)
+    train_mode(model, name in SGD_TRAIN_MODE)
     opt = torch.optim.SGD(model.parameters(), lr=SGD_LR.get(name, 0.01), momentum=0.9)
     losses = []
     for _ in range(SGD_STEPS):
@@ -320,7 +337,7 @@ def check(records):
         losses = records[f"{name}/sgd_losses"]
         assert losses[-1] < losses[0], f"{name}: SGD did not lower the loss: {losses.tolist()}"
         if has_bn:
-            assert records[f"{name}/after_forward/bn1.num_batches_tracked"].item() == 1, name
+            assert records[f"{name}/after_forward/num_batches_tracked"].item() == 1, name
         for key in [k for k in records if k.startswith(f"{name}/grad")]:
             assert records[key].abs().max() > 0, f"{key} is all zero"
 

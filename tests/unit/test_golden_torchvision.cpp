@@ -1,8 +1,9 @@
 // The zoo's torchvision twins against torchvision 0.14 (tests/golden/torchvision_v1.bin, written by
-// make_golden_torchvision.py): resnet18, resnet34, resnet50, resnet18_cifar and alexnet have
+// make_golden_torchvision.py): resnet18, resnet34, resnet50, resnet18_cifar, alexnet and mobilenet_v2 have
 // torchvision's state_dict (keys, shapes, dtypes, order), and from the same hashed weights and batch
 // (golden/hash_fill.h; no weights are stored) give its logits, loss and gradients in eval and train
-// mode, batch norm's running statistics after a train-mode forward, and the losses of 3 SGD steps
+// mode (dropout off), the first batch norm's running statistics after a train-mode forward, and the
+// losses of 3 SGD steps
 // (momentum 0.9, lr 0.01; resnet50 lr 0.001, see sgd_settings).
 //
 // Tolerances. The references are PyTorch's float64 numbers; next to each the file holds PyTorch's own
@@ -80,9 +81,20 @@ std::vector<std::string> split_lines(const std::vector<int64_t>& bytes) {
 
 int64_t image_size(const std::string& name) { return name == "resnet18_cifar" ? 32 : 64; }
 bool has_batch_norm(const std::string& name) { return name != "alexnet"; }
+// The first batch norm (make_golden_torchvision.py's FIRST_BN).
+std::string first_bn(const std::string& name) { return name == "mobilenet_v2" ? "features.0.1" : "bn1"; }
 std::vector<std::string> grad_keys(const std::string& name) {
   if (name == "alexnet") return {"features.0.weight", "classifier.6.weight", "classifier.6.bias"};
+  if (name == "mobilenet_v2")
+    return {"features.0.0.weight", "features.0.1.weight", "features.0.1.bias", "classifier.1.weight",
+            "classifier.1.bias"};
   return {"conv1.weight", "bn1.weight", "bn1.bias", "fc.weight", "fc.bias"};
+}
+// model.train(on) with every dropout off, as the script's train_mode (mobilenet_v2's classifier dropout).
+void train_mode(nn::Module& model, bool on) {
+  model.train(on);
+  for (auto& [n, m] : model.named_modules())
+    if (dynamic_cast<nn::Dropout*>(m.get())) m->eval();
 }
 
 class GoldenTorchvision : public ::testing::TestWithParam<std::string> {
@@ -135,7 +147,7 @@ void check_forward_backward(const std::string& name, nn::Module& model, bool tra
   const std::string mode = train ? "train" : "eval";
   test::fill_hashed(model);
   model.zero_grad();
-  model.train(train);
+  train_mode(model, train);
   const Tensor x = record(name + "/input"), y = record(name + "/labels");
   Tensor logits = model(x);
   expect_golden(name, "logits_" + mode, logits);
@@ -150,10 +162,11 @@ void check_forward_backward(const std::string& name, nn::Module& model, bool tra
   }
   if (!train) return;
   const StateDict sd = model.state_dict();
-  expect_golden(name, "after_forward/bn1.running_mean", sd.at("bn1.running_mean"));
-  expect_golden(name, "after_forward/bn1.running_var", sd.at("bn1.running_var"));
-  EXPECT_EQ(sd.at("bn1.num_batches_tracked").item<int64_t>(),
-            record(name + "/after_forward/bn1.num_batches_tracked").item<int64_t>());
+  const std::string bn = first_bn(name) + ".";
+  expect_golden(name, "after_forward/running_mean", sd.at(bn + "running_mean"));
+  expect_golden(name, "after_forward/running_var", sd.at(bn + "running_var"));
+  EXPECT_EQ(sd.at(bn + "num_batches_tracked").item<int64_t>(),
+            record(name + "/after_forward/num_batches_tracked").item<int64_t>());
 }
 
 void check_sgd(const std::string& name, nn::Module& model) {
@@ -163,7 +176,7 @@ void check_sgd(const std::string& name, nn::Module& model) {
   // takes eval mode and lr 0.001 (its train-mode trajectory is chaotic) and alexnet eval mode (dropout).
   const auto settings = golden().get(name + "/sgd_settings").as_double();
   ASSERT_EQ(settings.size(), 3u);
-  model.train(settings[2] != 0);
+  train_mode(model, settings[2] != 0);
   const Tensor x = record(name + "/input"), y = record(name + "/labels");
   optim::SGD opt(model.parameters(), {.lr = settings[0], .momentum = settings[1]});
   std::vector<double> losses;
@@ -198,7 +211,8 @@ TEST_P(GoldenTorchvision, MatchesTorchvision) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Zoo, GoldenTorchvision,
-                         ::testing::Values("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet"),
+                         ::testing::Values("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",
+                                           "mobilenet_v2"),
                          [](const auto& info) { return info.param; });
 
 // AlexNet's avgpool: adaptive average pooling to 6x6 from sizes that do not divide (13 -> 6, 7x9 -> 6)

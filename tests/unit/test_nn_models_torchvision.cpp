@@ -30,6 +30,7 @@ TEST(NNModelsTorchvision, ParameterCountsAreTorchvisions) {
   EXPECT_EQ(models::resnet34(1000, 3, 224, &gen)->num_parameters(), 21797672);
   EXPECT_EQ(models::resnet50(1000, 3, 224, &gen)->num_parameters(), 25557032);
   EXPECT_EQ(models::alexnet(1000, 3, 224, &gen)->num_parameters(), 61100840);
+  EXPECT_EQ(models::mobilenet_v2(1000, 3, 224, &gen)->num_parameters(), 3504872);
   // resnet18 with a 3x3 stem: 64*3*9 instead of 64*3*49 in conv1, 10 classes (make_golden_torchvision.py).
   EXPECT_EQ(models::resnet18_cifar(10, 3, 32, &gen)->num_parameters(), 11173962);
   // Global pooling: the same parameters at every size.
@@ -118,6 +119,28 @@ TEST(NNModelsTorchvision, ResNetsTakeSmallGreyImages) {
   EXPECT_EQ((*r18)(randn({1, 3, 112, 112}, {}, &gen)).sizes(), (Shape{1, 10}));
 }
 
+// torchvision's mobilenet_v2: 17 inverted residual blocks, the shortcut where stride 1 keeps the
+// channels, ReLU6 (clamp) activations; it takes small grey images too.
+TEST(NNModelsTorchvision, MobileNetV2) {
+  Generator gen(0);
+  auto model = models::mobilenet_v2(10, 1, 28, &gen);
+  const StateDict sd = model->state_dict();
+  EXPECT_EQ(sd.size(), 314u);  // len(torchvision.models.mobilenet_v2().state_dict())
+  EXPECT_EQ(sd.at("features.0.0.weight").sizes(), (Shape{32, 1, 3, 3}));
+  EXPECT_EQ(sd.at("features.1.conv.0.0.weight").sizes(), (Shape{32, 1, 3, 3}));  // t = 1: depthwise first
+  EXPECT_EQ(sd.at("features.2.conv.0.0.weight").sizes(), (Shape{96, 16, 1, 1}));  // t = 6: expand
+  EXPECT_EQ(sd.at("features.2.conv.1.0.weight").sizes(), (Shape{96, 1, 3, 3}));   // depthwise
+  EXPECT_EQ(sd.at("features.17.conv.3.running_var").sizes(), (Shape{320}));
+  EXPECT_EQ(sd.at("features.18.0.weight").sizes(), (Shape{1280, 320, 1, 1}));
+  EXPECT_EQ(sd.at("classifier.1.weight").sizes(), (Shape{10, 1280}));
+  EXPECT_NEAR(moments(sd.at("classifier.1.weight")).second, 0.01, 0.001);  // normal(0, 0.01)
+  EXPECT_EQ(moments(sd.at("classifier.1.bias")), (std::pair<double, double>{0.0, 0.0}));
+  Tensor logits = (*model)(randn({2, 1, 28, 28}, {}, &gen));
+  EXPECT_EQ(logits.sizes(), (Shape{2, 10}));
+  F::cross_entropy(logits, tensor(std::vector<int64_t>{1, 2})).backward();
+  EXPECT_TRUE(sd.at("features.0.0.weight").grad().defined());
+}
+
 TEST(NNModelsTorchvision, AlexNetSizes) {
   Generator gen(0);
   // 63 is the smallest size whose last max-pool still has a 3x3 map; avgpool then repeats 1x1 to 6x6.
@@ -136,7 +159,7 @@ TEST(NNModelsTorchvision, AlexNetSizes) {
 
 TEST(NNModelsTorchvision, NamesDesignSizesAndWarnings) {
   const auto names = models::names();
-  for (const char* n : {"resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet"})
+  for (const char* n : {"resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet", "mobilenet_v2"})
     EXPECT_NE(std::find(names.begin(), names.end(), n), names.end()) << n;
   EXPECT_EQ(models::design_size("resnet50"), 224);
   EXPECT_EQ(models::design_size("alexnet"), 224);

@@ -90,12 +90,21 @@ std::shared_ptr<nn::Module> resnet18_cifar(int64_t num_classes = 10, int64_t in_
 // parameters at 1000 classes, at every size (the adaptive pool).
 std::shared_ptr<nn::Module> alexnet(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
                                     Generator* gen = nullptr);
+// torchvision's MobileNetV2 (width 1.0; src/nn/models_mobilenet.cpp): features.0 = conv 3x3 stride 2
+// (C->32) + BN + ReLU6, features.1..17 = InvertedResidual blocks (expand 1x1 + BN + ReLU6, depthwise
+// 3x3 + BN + ReLU6, project 1x1 + BN; x + block(x) at stride 1 with equal channels), features.18 =
+// conv 1x1 (320->1280) + BN + ReLU6; adaptive average pool to 1x1, flatten, classifier = dropout 0.2,
+// fc 1280->classes. torchvision's init (convs kaiming_normal_ fan_out, Linear normal(0, 0.01), zero
+// biases). 3.50 M parameters at 1000 classes; any image_size >= 1, designed for 224.
+std::shared_ptr<nn::Module> mobilenet_v2(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                         Generator* gen = nullptr);
 
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128",
-// "resnet_small", "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet".
+// "resnet_small", "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",
+// "mobilenet_v2".
 std::vector<std::string> names();
 // The input size a zoo model was designed for: 28 (the Fashion-MNIST/MNIST models: mlp, lenet5,
-// mnistnet, bncnn*), 32 (alexnet_cifar, resnet18_cifar), 224 (resnet18/34/50, alexnet), 0 for any
+// mnistnet, bncnn*), 32 (alexnet_cifar, resnet18_cifar), 224 (resnet18/34/50, alexnet, mobilenet_v2), 0 for any
 // size (resnet_small: global average pooling keeps its parameters the same at every size, and it is
 // small enough for large images) and for names create() does not know (spec files).
 int64_t design_size(const std::string& name);
