@@ -284,12 +284,7 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
     for (const auto& [name, c] : m.named_children()) x = emit(b, *c, prefix + name + ".", x);
     return x;
   }
-  // Zoo-private modules, by type name (models_mobilenet.cpp). ReLU6: min(max(x, 0), 6).
-  if (m.type_name() == "ReLU6") {
-    const std::string p = prefix.empty() ? "relu6." : prefix;
-    std::string lo = b.constant(p + "min", {}, {0.0f}), hi = b.constant(p + "max", {}, {6.0f});
-    return {b.node("Clip", {x.name, lo, hi}, p + "Clip"), x.shape};
-  }
+  // Zoo-private modules, by type name (models_mobilenet.cpp).
   // InvertedResidual: its `conv` Sequential, plus the input when that keeps the shape (stride 1 and
   // as many channels out as in: exactly when the block adds its shortcut).
   if (m.type_name() == "InvertedResidual") {

@@ -1,6 +1,5 @@
 // torchvision's mobilenet_v2 in the zoo (issue 26), with its module tree (state_dict keys
-// features.<i>.conv.<j>..., classifier.1) and init. ReLU6 is a private clamp here until branch
-// ops' nn::ReLU6 lands; then this file should switch to it (the module's type name is the same).
+// features.<i>.conv.<j>..., classifier.1) and init.
 #include "ember/nn/init.h"
 #include "ember/nn/models.h"
 #include "ember/ops.h"
@@ -12,14 +11,6 @@ using namespace ember::nn;
 
 namespace {
 
-// min(max(x, 0), 6). The ONNX exporter knows it by its type name "ReLU6" (a Clip node).
-// TODO(ops): replace with nn::ReLU6 once branch ops is merged.
-class ReLU6Clamp : public Module {
- public:
-  ReLU6Clamp() : Module("ReLU6") {}
-  Tensor forward(const Tensor& x) override { return clamp(x, 0.0, 6.0); }
-};
-
 // torchvision's Conv2dNormActivation with BatchNorm2d and ReLU6: Sequential(conv without bias,
 // padding (k - 1) / 2, BN, ReLU6), children "0", "1", "2".
 std::shared_ptr<Sequential> conv_bn_relu6(int64_t in, int64_t out, int64_t k, int64_t stride, int64_t groups,
@@ -30,7 +21,7 @@ std::shared_ptr<Sequential> conv_bn_relu6(int64_t in, int64_t out, int64_t k, in
                                Conv2dOptions{.stride = {stride, stride}, .padding = {pad, pad}, .groups = groups,
                                              .bias = false},
                                gen),
-      std::make_shared<BatchNorm2d>(out), std::make_shared<ReLU6Clamp>()});
+      std::make_shared<BatchNorm2d>(out), std::make_shared<ReLU6>()});
 }
 
 // torchvision's InvertedResidual: conv = Sequential([1x1 expand + BN + ReLU6 when t != 1], 3x3
