@@ -93,3 +93,30 @@ TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
   EXPECT_EQ(r.code, 2) << r.out;
   EMBER_EXPECT_HAS(r.out, "--unfreeze-after 2 needs --freeze-backbone");
 }
+
+// The route: a file torch.save wrote (tests/fixtures/pth/bncnn_rgb24_3classes.pth, torch
+// 1.13: ember's bncnn names, 3 classes) fine-tuned on two classes with a frozen backbone — the
+// weights and batch-norm statistics of every frozen layer stay the file's, bit for bit.
+TEST_F(CliFineTune, ATorchSavedFileFineTunesWithItsBackboneKept) {
+  write_shape_images(dir / "two", 24, 0);
+  fs::remove_all(dir / "two" / "stripes");
+  const fs::path pth = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "pth" / "bncnn_rgb24_3classes.pth";
+  auto r = run_ember("train --data " + (dir / "two").string() + " --model bncnn --batch-size 16 --threads 2 --epochs 2 "
+                     "--val-split 0 --init-from " + pth.string() + " --freeze-backbone --run-dir " + (dir / "ft").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "PyTorch torch.save zip archive");
+  EMBER_EXPECT_HAS(r.out, "the classifier 'fc' differs in shape from the file's (another number of classes): replaced");
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  const ember::train::Checkpoint file = ember::train::load_checkpoint(pth);
+  const auto tuned = weights_of(dir / "ft");
+  int kept = 0;
+  for (const auto& [k, t] : file.tensors) {
+    if (k.starts_with("fc.")) continue;
+    ASSERT_TRUE(tuned.count(k)) << k;
+    EXPECT_TRUE(ember::allclose(tuned.at(k).to(ember::DType::Float64), t.to(ember::DType::Float64), 0, 0))
+        << k << " changed under --freeze-backbone";
+    ++kept;
+  }
+  EXPECT_EQ(kept, 12);  // conv1 and conv2, each batch norm's weight, bias, statistics and batch counter
+  EXPECT_EQ(tuned.at("fc.weight").size(0), 2);
+}
