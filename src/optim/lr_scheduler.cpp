@@ -131,8 +131,12 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const std::vector<double>& max_lrs, int64
 }
 // The peak of the group that starts at `base` (max_lr / div_factor, as set above or restored from a
 // checkpoint): looked up rather than recomputed as base * div_factor, which can differ from max_lr in
-// the last bit and would move every lr of a run by a rounding.
+// the last bit and would move every lr of a run by a rounding. With one peak for every group (the
+// single max_lr form) `base` is not needed, and lr_at(step, anything) is that curve, as before.
 double OneCycleLR::max_lr_for(double base) const {
+  if (!max_lrs_.empty() &&
+      std::all_of(max_lrs_.begin(), max_lrs_.end(), [&](double m) { return m == max_lrs_.front(); }))
+    return max_lrs_.front();
   for (double m : max_lrs_)
     if (m / opt_.div_factor == base) return m;
   return base * opt_.div_factor;

@@ -112,6 +112,25 @@ def final_weights(run_dir):
     return {k[len("model/"):]: v for k, v in tensors.items() if k.startswith("model/")}
 
 
+def first_images_dir(d, work, n):
+    """A data directory holding the first n training images and labels of `d` (raw IDX) and its test
+    set (links): ember's --limit-train takes a seeded, stratified subset, not the first n, so the run
+    is given exactly PyTorch's images instead."""
+    out = os.path.join(work, f"fashion-mnist-first{n}")
+    shutil.rmtree(out, ignore_errors=True)
+    os.makedirs(out)
+    images = read_idx(find_idx(d, "train-images-idx3-ubyte"))[:n]
+    labels = read_idx(find_idx(d, "train-labels-idx1-ubyte"))[:n]
+    with open(os.path.join(out, "train-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">IIII", 0x803, n, images.shape[1], images.shape[2]) + images.astype(np.uint8).tobytes())
+    with open(os.path.join(out, "train-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">II", 0x801, n) + labels.astype(np.uint8).tobytes())
+    for name in ("t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"):
+        src = find_idx(d, name)
+        os.symlink(src, os.path.join(out, os.path.basename(src)))
+    return out
+
+
 def main():
     torch.set_num_threads(2)
     ember, work = sys.argv[1:3]
@@ -121,6 +140,7 @@ def main():
     xt, yt = load_split(d, "t10k")
     xs, ys = load_split(d, "train")
     xs, ys = xs[:EMBER_TRAIN], ys[:EMBER_TRAIN]
+    first = first_images_dir(d, work, EMBER_TRAIN)
     state = {k: v.detach().clone() for k, v in model.state_dict().items()}
     full_correct, n = accuracy(model, xt, yt)
     print(f"PyTorch test accuracy of its float32 weights: {full_correct}/{n}")
@@ -136,8 +156,8 @@ def main():
         save_file(tensors, path, {"format": "pt"})
         run_dir = os.path.join(work, f"run_{name}")
         shutil.rmtree(run_dir, ignore_errors=True)
-        out = run([ember, "train", "--init-from", path, "--model", "lenet5", "--data-dir", d, "--epochs", "1", "--batch-size", BATCH,
-                   "--limit-train", EMBER_TRAIN, "--lr", LR, "--val-split", "0", "--hflip", "0", "--run-dir", run_dir,
+        out = run([ember, "train", "--init-from", path, "--model", "lenet5", "--data-dir", first, "--epochs", "1",
+                   "--batch-size", BATCH, "--lr", LR, "--val-split", "0", "--hflip", "0", "--run-dir", run_dir,
                    "--precision", "fp32",  # PyTorch's side is float32; auto would pick bf16 on AMX
                    "--threads", "2", "--seed", "1"])
         print(out, end="")
