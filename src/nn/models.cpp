@@ -209,18 +209,28 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
 }
 
 std::vector<std::string> names() {
-  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar"};
+  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar",
+          "mobilenet_v3_small", "efficientnet_b0", "mobilenet_v2"};
 }
 
 int64_t design_size(const std::string& name) {
   for (const char* n : {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128"})
     if (name == n) return 28;
+  if (name == "mobilenet_v3_small" || name == "efficientnet_b0" || name == "mobilenet_v2") return 224;
   return name == "alexnet_cifar" ? 32 : 0;
 }
 
 std::string input_size_warning(const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes) {
   const int64_t design = design_size(name);
   if (design == 0 || image_size <= 2 * design) return "";
+  if (design == 224) {
+    // The mobile models pool globally: the same parameters at every size, the cost is per pixel.
+    const double factor = double(image_size) * double(image_size) / double(design * design);
+    return detail::cat(name, " is built for ", design, "x", design, " images: at ", image_size, "x", image_size,
+                       " it computes on ", std::round(factor * 10) / 10, " times as many pixels at every layer (its "
+                       "parameters stay the same: it pools globally), which trains slowly and in much memory; "
+                       "pass a smaller --image-size");
+  }
   // Parameter counts from the models themselves, at both sizes (built once, on the CPU).
   Generator gen(0);
   const int64_t at_design = create(name, num_classes, in_channels, design, &gen)->num_parameters();
@@ -244,6 +254,9 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "bncnn48_fc128") return bncnn48_fc128(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
+  if (name == "mobilenet_v3_small") return mobilenet_v3_small(num_classes, in_channels, image_size, gen);
+  if (name == "efficientnet_b0") return efficientnet_b0(num_classes, in_channels, image_size, gen);
+  if (name == "mobilenet_v2") return mobilenet_v2(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;
