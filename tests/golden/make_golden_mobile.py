@@ -48,8 +48,8 @@ Records, for <model> in mobilenet_v3_small, efficientnet_b0, mobilenet_v2 (10 cl
                               after that train-mode forward (checks BN momentum: 0.01 in MobileNetV3)
     <model>/sgd_losses        (4,): the loss before each of 3 SGD steps (lr 0.01, momentum 0.9, no weight
                               decay) on the same batch, and the loss after the third; train mode with
-                              dropout and stochastic depth off for mobilenet_v3_small and efficientnet_b0,
-                              eval mode for mobilenet_v2 (SGD_TRAIN_MODE says why)
+                              dropout and stochastic depth off for mobilenet_v3_small, eval mode for
+                              efficientnet_b0 and mobilenet_v2 (SGD_TRAIN_MODE says why)
     <model>/sgd_settings      float64 [lr, momentum, 1 if train mode else 0] of those steps
     <model>/torch_f32_error/<what>   0-d float64, for each floating record above: PyTorch float32's
                               max |f32 - f64| / max |f64| over the tensor
@@ -143,12 +143,14 @@ MODELS = {
 }
 FIRST_CONV, FIRST_BN = "features.0.0", "features.0.1"
 SGD_LR = 0.01
-# The models whose SGD steps run in train mode (dropout and stochastic depth off). mobilenet_v2 steps in
-# eval mode: train-mode batch norm over 2 images (its BN eps is 1e-5, MobileNetV3's 1e-3) makes its float32
-# gradients ill-conditioned (PyTorch's own float32 first-conv gradient is 4e-2 from float64, its 3-step
-# losses 3e-2), so a train-mode trajectory would check little; its train-mode forward and backward are
-# still recorded (logits_train, grad_train) and checked with that looser, PyTorch-sized tolerance.
-SGD_TRAIN_MODE = {"mobilenet_v3_small", "efficientnet_b0"}
+# The models whose SGD steps run in train mode (dropout and stochastic depth off). The other two step in
+# eval mode, where train-mode batch norm over 2 images (BN eps 1e-5; MobileNetV3's is 1e-3) makes the
+# float32 trajectory depend on summation order: mobilenet_v2's float32 gradients are ill-conditioned
+# (PyTorch's own float32 first-conv gradient is 4e-2 from float64, its 3-step losses 3e-2), and
+# efficientnet_b0's last loss moves by 3.6e-3 relative between PyTorch's own 1 and 2 threads (its
+# float64 losses 2.139, 1.582, 1.178, 0.570). Their train-mode forward and backward are still recorded
+# (logits_train, grad_train) and checked, with PyTorch-sized tolerances.
+SGD_TRAIN_MODE = {"mobilenet_v3_small"}
 
 
 def text_record(strings):
