@@ -210,13 +210,13 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
 
 std::vector<std::string> names() {
   return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar",
-          "mobilenet_v3_small", "efficientnet_b0", "mobilenet_v2"};
+          "mobilenet_v3_small", "efficientnet_b0"};
 }
 
 int64_t design_size(const std::string& name) {
   for (const char* n : {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128"})
     if (name == n) return 28;
-  if (name == "mobilenet_v3_small" || name == "efficientnet_b0" || name == "mobilenet_v2") return 224;
+  if (name == "mobilenet_v3_small" || name == "efficientnet_b0") return 224;
   return name == "alexnet_cifar" ? 32 : 0;
 }
 
@@ -256,7 +256,6 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
   if (name == "mobilenet_v3_small") return mobilenet_v3_small(num_classes, in_channels, image_size, gen);
   if (name == "efficientnet_b0") return efficientnet_b0(num_classes, in_channels, image_size, gen);
-  if (name == "mobilenet_v2") return mobilenet_v2(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;

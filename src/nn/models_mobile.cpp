@@ -1,5 +1,5 @@
-// torchvision's mobile classifiers in the zoo (issue 26): mobilenet_v3_small, efficientnet_b0 and
-// mobilenet_v2 with torchvision 0.14's module tree, so state_dict keys, shapes and order are
+// torchvision's mobile classifiers in the zoo (issue 26): mobilenet_v3_small and efficientnet_b0
+// with torchvision 0.14's module tree, so state_dict keys, shapes and order are
 // torchvision's and an export loads into torchvision.models.<name>(num_classes=...) with strict=True;
 // with its batch-norm eps/momentum, its stochastic-depth schedule and its init.
 #include <algorithm>
@@ -13,7 +13,6 @@
 namespace ember::models {
 
 using namespace ember::nn;
-namespace F = ember::nn::functional;
 
 namespace {
 
@@ -25,12 +24,11 @@ int64_t make_divisible(double v, int64_t divisor = 8) {
   return new_v;
 }
 
-enum class Act { None, ReLU, ReLU6, Hardswish, SiLU };
+enum class Act { None, ReLU, Hardswish, SiLU };
 
 std::shared_ptr<Module> activation(Act a) {
   switch (a) {
     case Act::ReLU: return std::make_shared<ReLU>();
-    case Act::ReLU6: return std::make_shared<ReLU6>();
     case Act::Hardswish: return std::make_shared<Hardswish>();
     case Act::SiLU: return std::make_shared<SiLU>();
     case Act::None: break;
@@ -41,7 +39,7 @@ std::shared_ptr<Module> activation(Act a) {
 struct Norm {
   double eps, momentum;
 };
-constexpr Norm kTorchBatchNorm{1e-5, 0.1};    // nn.BatchNorm2d's defaults (efficientnet_b0, mobilenet_v2)
+constexpr Norm kTorchBatchNorm{1e-5, 0.1};    // nn.BatchNorm2d's defaults (efficientnet_b0)
 constexpr Norm kMobileNetV3Norm{1e-3, 0.01};  // MobileNetV3: partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
 
 // torchvision.ops.Conv2dNormActivation: conv (k x k, padding (k - 1) / 2, no bias) -> BatchNorm2d ->
@@ -121,7 +119,7 @@ class InvertedResidualV3 : public Module {
   bool use_res_connect;
 };
 
-// torchvision's init shared by MobileNetV2/V3 and EfficientNet: every conv kaiming_normal_(fan_out)
+// torchvision's init shared by MobileNetV3 and EfficientNet: every conv kaiming_normal_(fan_out)
 // (gain sqrt(2)) with a zero bias; BatchNorm weight 1, bias 0 (BatchNorm2d's own init already); the
 // Linear layers through `init_linear`.
 template <class InitLinear>
@@ -234,65 +232,6 @@ class EfficientNet : public Module {
   std::shared_ptr<Sequential> classifier;
 };
 
-// ---- MobileNetV2 --------------------------------------------------------------------------------
-
-// torchvision.models.mobilenetv2.InvertedResidual: `conv` = [expand 1x1 CNA (ReLU6) when
-// expand_ratio != 1], depthwise 3x3 CNA (ReLU6, stride), then the projection as two direct children
-// (1x1 conv without bias, BatchNorm2d); plus the input when stride 1 and in == out.
-class InvertedResidualV2 : public Module {
- public:
-  InvertedResidualV2(int64_t in, int64_t out, int64_t stride, int64_t expand_ratio, Generator* gen)
-      : Module("InvertedResidual") {
-    const int64_t hidden = in * expand_ratio;  // int(round(inp * expand_ratio)) for an integer ratio
-    use_res_connect = stride == 1 && in == out;
-    conv = register_module("conv", std::make_shared<Sequential>());
-    if (expand_ratio != 1) conv->push_back(conv_norm_act(in, hidden, 1, 1, 1, Act::ReLU6, kTorchBatchNorm, gen));
-    conv->push_back(conv_norm_act(hidden, hidden, 3, stride, hidden, Act::ReLU6, kTorchBatchNorm, gen));
-    conv->push_back(std::make_shared<Conv2d>(hidden, out, 1, Conv2dOptions{.bias = false}, gen));
-    conv->push_back(std::make_shared<BatchNorm2d>(out));
-  }
-  Tensor forward(const Tensor& x) override {
-    return use_res_connect ? add(x, (*conv)(x)) : (*conv)(x);
-  }
-  std::shared_ptr<Sequential> conv;
-  bool use_res_connect;
-};
-
-// torchvision's MobileNetV2 (width_mult 1): features.0 = 3x3 stride-2 CNA (C -> 32, ReLU6),
-// features.1..17 the inverted residuals of its (t, c, n, s) table, features.18 = 1x1 CNA (320 ->
-// 1280, ReLU6); forward pools with F.adaptive_avg_pool2d (no avgpool child), then classifier =
-// Dropout(0.2), Linear(1280 -> classes).
-class MobileNetV2 : public Module {
- public:
-  MobileNetV2(int64_t num_classes, int64_t in_channels, Generator* gen) : Module("MobileNetV2") {
-    struct Row {
-      int64_t t, c, n, s;
-    };
-    const Row setting[] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
-                           {6, 96, 3, 1}, {6, 160, 3, 2}, {6, 320, 1, 1}};
-    int64_t input_channel = make_divisible(32.0);
-    const int64_t last_channel = make_divisible(1280.0);
-    features = register_module("features", std::make_shared<Sequential>());
-    features->push_back(conv_norm_act(in_channels, input_channel, 3, 2, 1, Act::ReLU6, kTorchBatchNorm, gen));
-    for (const Row& r : setting) {
-      const int64_t output_channel = make_divisible(double(r.c));
-      for (int64_t i = 0; i < r.n; ++i) {
-        features->push_back(std::make_shared<InvertedResidualV2>(input_channel, output_channel, i == 0 ? r.s : 1, r.t, gen));
-        input_channel = output_channel;
-      }
-    }
-    features->push_back(conv_norm_act(input_channel, last_channel, 1, 1, 1, Act::ReLU6, kTorchBatchNorm, gen));
-    classifier = register_module("classifier", std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
-        std::make_shared<Dropout>(0.2), std::make_shared<Linear>(last_channel, num_classes, true, gen)}));
-    init_torchvision_mobile(*this, gen, [gen](Linear& l) { init::normal_(l.weight, 0.0, 0.01, gen); });
-  }
-  Tensor forward(const Tensor& x) override {
-    return (*classifier)(flatten(F::adaptive_avg_pool2d((*features)(x), {1, 1}), 1));
-  }
-  std::shared_ptr<Sequential> features;
-  std::shared_ptr<Sequential> classifier;
-};
-
 }  // namespace
 
 std::shared_ptr<Module> mobilenet_v3_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
@@ -314,11 +253,6 @@ std::shared_ptr<Module> efficientnet_b0(int64_t num_classes, int64_t in_channels
                                         {6, 3, 2, 40, 80, 3},  {6, 5, 1, 80, 112, 3},  {6, 5, 2, 112, 192, 4},
                                         {6, 3, 1, 192, 320, 1}};
   return std::make_shared<EfficientNet>(setting, 0.2, num_classes, in_channels, gen);
-}
-
-std::shared_ptr<Module> mobilenet_v2(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_zoo_sizes("mobilenet_v2", num_classes, in_channels, image_size, 1);
-  return std::make_shared<MobileNetV2>(num_classes, in_channels, gen);
 }
 
 }  // namespace ember::models

@@ -1,6 +1,5 @@
 #!/usr/bin/python3
-"""Writes mobile_v1.bin: torchvision's mobilenet_v3_small, efficientnet_b0 and mobilenet_v2 on one
-small batch, for ember's zoo twins (tests/unit/test_golden_mobile.cpp).
+"""Writes mobile_v1.bin: torchvision's mobilenet_v3_small and efficientnet_b0 on one small batch, for ember's zoo twins (tests/unit/test_golden_mobile.cpp).
 
 Run:  /usr/bin/python3 tests/golden/make_golden_mobile.py [OUTDIR]     (default: this folder)
 Needs Debian's python3-torch and python3-torchvision (torch 1.13, torchvision 0.14, CPU).
@@ -30,7 +29,7 @@ depth is still called where torchvision calls it (ember's MBConv too), it just p
 The reference numbers are PyTorch's in float64 (model.double(), from the same float32 values); next to
 each, PyTorch's own float32 error on it (one thread), which sizes the C++ test's tolerance.
 
-Records, for <model> in mobilenet_v3_small, efficientnet_b0, mobilenet_v2 (10 classes, 3 channels):
+Records, for <model> in mobilenet_v3_small, efficientnet_b0 (10 classes, 3 channels):
     <model>/state_keys        int64 bytes of the state_dict keys joined by '\\n', in order
     <model>/state_shapes      int64: per key, ndim then the dims
     <model>/state_dtypes      int64: per key, 0 float32 or 2 int64
@@ -49,7 +48,7 @@ Records, for <model> in mobilenet_v3_small, efficientnet_b0, mobilenet_v2 (10 cl
     <model>/sgd_losses        (4,): the loss before each of 3 SGD steps (lr 0.01, momentum 0.9, no weight
                               decay) on the same batch, and the loss after the third; train mode with
                               dropout and stochastic depth off for mobilenet_v3_small, eval mode for
-                              efficientnet_b0 and mobilenet_v2 (SGD_TRAIN_MODE says why)
+                              efficientnet_b0 (SGD_TRAIN_MODE says why)
     <model>/sgd_settings      float64 [lr, momentum, 1 if train mode else 0] of those steps
     <model>/torch_f32_error/<what>   0-d float64, for each floating record above: PyTorch float32's
                               max |f32 - f64| / max |f64| over the tensor
@@ -139,17 +138,14 @@ def hashed_state(model):
 MODELS = {
     "mobilenet_v3_small": (torchvision.models.mobilenet_v3_small, "classifier.3"),
     "efficientnet_b0": (torchvision.models.efficientnet_b0, "classifier.1"),
-    "mobilenet_v2": (torchvision.models.mobilenet_v2, "classifier.1"),
 }
 FIRST_CONV, FIRST_BN = "features.0.0", "features.0.1"
 SGD_LR = 0.01
-# The models whose SGD steps run in train mode (dropout and stochastic depth off). The other two step in
-# eval mode, where train-mode batch norm over 2 images (BN eps 1e-5; MobileNetV3's is 1e-3) makes the
-# float32 trajectory depend on summation order: mobilenet_v2's float32 gradients are ill-conditioned
-# (PyTorch's own float32 first-conv gradient is 4e-2 from float64, its 3-step losses 3e-2), and
-# efficientnet_b0's last loss moves by 3.6e-3 relative between PyTorch's own 1 and 2 threads (its
-# float64 losses 2.139, 1.582, 1.178, 0.570). Their train-mode forward and backward are still recorded
-# (logits_train, grad_train) and checked, with PyTorch-sized tolerances.
+# The models whose SGD steps run in train mode (dropout and stochastic depth off). efficientnet_b0 steps
+# in eval mode: with train-mode batch norm over 2 images (BN eps 1e-5; MobileNetV3's is 1e-3) its float32
+# trajectory depends on summation order (its last loss moves by 3.6e-3 relative between PyTorch's own 1
+# and 2 threads; float64 losses 2.139, 1.582, 1.178, 0.570). Its train-mode forward and backward are
+# still recorded (logits_train, grad_train) and checked.
 SGD_TRAIN_MODE = {"mobilenet_v3_small"}
 
 
@@ -280,7 +276,7 @@ def check(records):
     """The hash is splitmix64 and FNV-1a, the records follow from it, and they make sense."""
     assert int(splitmix64(np.array([0], dtype=np.uint64))[0]) == 0xE220A8397B1DCDAF
     assert fnv1a64("a") == 0xAF63DC4C8601EC8C  # FNV-1a 64 test vector
-    expected_counts = {"mobilenet_v3_small": 2542856, "efficientnet_b0": 5288548, "mobilenet_v2": 3504872}
+    expected_counts = {"mobilenet_v3_small": 2542856, "efficientnet_b0": 5288548}
     for name in MODELS:
         model = build(name)
         keys = bytes(records[f"{name}/state_keys"].tolist()).decode("utf-8").split("\n")

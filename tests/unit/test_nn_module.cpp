@@ -275,7 +275,7 @@ TEST(NNModule, SummaryFitsEightyColumns) {
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 11u);
+  EXPECT_EQ(models::names().size(), 10u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);

@@ -80,20 +80,13 @@ std::shared_ptr<nn::Module> mobilenet_v3_small(int64_t num_classes = 1000, int64
 // 1000 classes.
 std::shared_ptr<nn::Module> efficientnet_b0(int64_t num_classes = 1000, int64_t in_channels = 3,
                                             int64_t image_size = 224, Generator* gen = nullptr);
-// mobilenet_v2: features.0 (3x3 stride 2, C -> 32, ReLU6), features.1..17 inverted residuals
-// (`conv`: [expand 1x1 CNA], depthwise CNA, then the projection conv and BatchNorm as direct
-// children), features.18 (1x1, 320 -> 1280, ReLU6), global average pooling (functional, no child),
-// classifier = Dropout(0.2), Linear 1280 -> classes. BatchNorm eps 1e-5, momentum 0.1; Linear
-// weights normal(0, 0.01), bias 0. 3,504,872 parameters at 1000 classes.
-std::shared_ptr<nn::Module> mobilenet_v2(int64_t num_classes = 1000, int64_t in_channels = 3,
-                                         int64_t image_size = 224, Generator* gen = nullptr);
 
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128",
-// "resnet_small", "alexnet_cifar", "mobilenet_v3_small", "efficientnet_b0", "mobilenet_v2".
+// "resnet_small", "alexnet_cifar", "mobilenet_v3_small", "efficientnet_b0".
 std::vector<std::string> names();
 // The input size a zoo model was designed for: 28 (the Fashion-MNIST/MNIST models: mlp, lenet5,
-// mnistnet, bncnn*), 32 (alexnet_cifar), 224 (mobilenet_v3_small, efficientnet_b0, mobilenet_v2),
-// 0 for any size (resnet_small: global average pooling keeps
+// mnistnet, bncnn*), 32 (alexnet_cifar), 224 (mobilenet_v3_small, efficientnet_b0), 0 for
+// any size (resnet_small: global average pooling keeps
 // its parameters the same at every size) and for names create() does not know (spec files).
 int64_t design_size(const std::string& name);
 // A warning for a zoo model given images far larger than it was designed for (more than twice its
