@@ -79,9 +79,12 @@ for f in "$stage"/lib/*.so* "$stage"/cxx/lib/*.so*; do patchelf --set-rpath '$OR
 # makes them 12.6 MB of xz) would push the bundle over its limit; the GPU check runs the CPU suite
 # with EMBER_GOLDEN_LEFT_OUT=1, which skips their tests with the reason (CI runs them).
 cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
+# The .pth reader's torch.save fixtures (test_io_pth.cpp reads ./fixtures/pth): ~40 KB.
+mkdir -p "$stage/fixtures/pth"
+cp "$root"/tests/fixtures/pth/*.pth "$root"/tests/fixtures/pth/*.safetensors "$stage/fixtures/pth/"
 if [[ -n $root_only ]]; then
   mkdir -p "$root_only"
-  cp -a "$stage"/bin "$stage"/lib "$stage"/golden "$root_only"/
+  cp -a "$stage"/bin "$stage"/lib "$stage"/golden "$stage"/fixtures "$root_only"/
   [[ -d $stage/cxx/lib ]] && cp -a "$stage"/cxx/lib/. "$root_only"/lib/
   echo "gpu-bundle: unpacked payload written to $root_only"
   exit 0
@@ -90,7 +93,7 @@ fi
 # ---- write DIR ----
 rm -rf "$dir"
 mkdir -p "$dir/data/fashion-mnist"
-tar -C "$stage" -cf - bin lib golden | xz -T"$jobs" -6 >"$dir/payload.tar.xz"
+tar -C "$stage" -cf - bin lib golden fixtures | xz -T"$jobs" -6 >"$dir/payload.tar.xz"
 cp "$fmnist/t10k-images-idx3-ubyte.gz" "$fmnist/t10k-labels-idx1-ubyte.gz" "$dir/data/fashion-mnist/"
 python3 - "$fmnist" "$dir/data/fashion-mnist" 20000 <<'PY'
 # The first N training images and labels, as IDX files with the count in the header rewritten.

@@ -41,9 +41,15 @@ put("fuzz_cifar", "cifar10-2", rec10(3) + rec10(9))
 put("fuzz_cifar", "cifar100-2", rec100(19, 99) + rec100(0, 5))
 PY
 
+# fuzz_pth: the small torch.save fixtures (zip, zip64 end records, legacy stream, views, hostile).
+mkdir -p "$build/seeds/fuzz_pth"
+for f in views.pth views_legacy.pth dtypes.pth hostile_os_system.pth; do
+  cp "$root/tests/fixtures/pth/$f" "$build/seeds/fuzz_pth/"
+done
+
 failed=0
 summary=()
-for t in fuzz_idx fuzz_cifar fuzz_safetensors; do
+for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth; do
   corpus=$build/corpus/$t
   mkdir -p "$corpus" "$build/artifacts/$t"
   echo "== $t: ${secs}s"
@@ -51,6 +57,8 @@ for t in fuzz_idx fuzz_cifar fuzz_safetensors; do
   extra=("$build/seeds/$t")
   if [[ $t == fuzz_safetensors ]]; then
     extra=("$root/fuzz/safetensors/seeds" -dict="$root/fuzz/safetensors/safetensors.dict" -max_len=4096)
+  elif [[ $t == fuzz_pth ]]; then
+    extra=("$build/seeds/fuzz_pth" -dict="$root/fuzz/pth/pth.dict" -max_len=4096)
   fi
   "$build/$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
     "$corpus" "${extra[@]}" >"$build/$t.log" 2>&1

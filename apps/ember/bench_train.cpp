@@ -60,7 +60,9 @@ std::vector<Device> bench_devices(const std::string& spec) {
 // the column's precision (the autocast policy and, for fp16, the loss scaler of `ember train`).
 Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& col, const TrainBenchOpts& o) {
   const Device dev = col.device;
-  const int64_t ch = name == "alexnet_cifar" ? 3 : 1, size = name == "alexnet_cifar" ? 32 : 28;
+  // The size each model was built for (RGB beyond 28x28): 28 for the Fashion-MNIST models and
+  // resnet_small (any size), 32 for the CIFAR ones, 224 for torchvision's.
+  const int64_t design = models::design_size(name), size = design == 0 ? 28 : design, ch = size == 28 ? 1 : 3;
   Generator gen(0);
   auto model = models::create(name, 10, ch, size, &gen);
   model->to(dev);

@@ -43,6 +43,7 @@ void register_doctor(CLI::App& root, Runner& run);
 void register_bench(CLI::App& root, Runner& run);
 void register_data(CLI::App& root, Runner& run);
 void register_export(CLI::App& root, Runner& run);  // export.cpp
+void register_weights(CLI::App& root, Runner& run);  // weights.cpp: weights info
 
 // Prints "ember: warning: ..." on stderr.
 void warn(const std::string& msg);

@@ -61,6 +61,7 @@ int main(int argc, char** argv) {
   register_train(app, run);
   register_eval(app, run);
   register_export(app, run);
+  register_weights(app, run);
 
   register_doctor(app, run);
   register_bench(app, run);

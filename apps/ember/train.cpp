@@ -28,6 +28,7 @@
 #include "ember/train/fit.h"
 #include "ember/train/metrics.h"
 #include "ember/train/settings.h"
+#include "ember/train/transfer.h"
 #include "run_report.h"
 #include "train_dist.h"
 #include "train_flags.h"
@@ -373,8 +374,12 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   c.model = model_src.name;  // a spec is recorded by its copy's name in the run directory
   std::string summary = model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
   model->to(dev.device);
+  // Fine-tuning: a frozen backbone (until --unfreeze-after), the backbone's own lr (--lr-backbone).
+  const std::string transfer_lines = fine_tune_setup(*model, c, tw.distributed(), ck ? ck->manifest.epoch : 0);
+  std::vector<optim::ParamGroupSpec> groups{{.params = model->parameters()}};
+  if (c.lr_backbone > 0) groups = train::backbone_and_head_groups(*model, c.lr_backbone);
   std::unique_ptr<optim::Optimizer> opt =
-      optim::find_optimizer(c.optimizer).make(model->parameters(),
+      optim::find_optimizer(c.optimizer).make(std::move(groups),
                                               {.lr = c.lr, .weight_decay = c.weight_decay, .momentum = c.momentum});
   // Optimizer steps: each takes --accumulate micro-batches of --batch-size.
   const int64_t steps_per_epoch =
@@ -411,10 +416,12 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
   if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
   fmt::print("{}", init_lines);
+  fmt::print("{}", transfer_lines);
   const std::string momentum =
       optim::find_optimizer(c.optimizer).uses_momentum ? fmt::format(", momentum {:g}", c.momentum) : "";
-  fmt::print("optimizer  {} lr {:g}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, momentum,
-             c.weight_decay, c.label_smoothing);
+  const std::string lr_backbone = c.lr_backbone > 0 ? fmt::format(" (backbone {:g})", c.lr_backbone) : "";
+  fmt::print("optimizer  {} lr {:g}{}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, lr_backbone,
+             momentum, c.weight_decay, c.label_smoothing);
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
@@ -478,6 +485,9 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fo.process_group = tw.pg.get();
   apply_ddp_environment(fo);  // EMBER_DDP_OVERLAP, EMBER_DDP_BUCKET_KB (measuring aids)
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
+  if (c.freeze_backbone && c.unfreeze_after > 0)
+    fitter.add_callback(std::make_shared<train::UnfreezeAfter>(
+        c.unfreeze_after, [](const std::string& line) { fmt::print("{}\n", line), std::fflush(stdout); }));
   apply_precision(precision, dev.device, fitter.step());  // autocast; fp16: dynamic loss scaling
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 

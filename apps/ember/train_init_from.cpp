@@ -1,5 +1,5 @@
 // `ember train --init-from FILE [--init-from-partial]`: a new run whose model starts from the
-// weights in FILE (ember or PyTorch safetensors, a run directory); the loading rules are the
+// weights in FILE (ember or PyTorch safetensors, a PyTorch .pth/.pt, a run directory); the loading rules are the
 // library's (ember/train/init_from.h), the flags are rows of the settings table, this file holds
 // the checks between them and the banner lines.
 #include "train_init_from.h"
@@ -8,6 +8,7 @@
 
 #include "ember/train/checkpoint.h"
 #include "ember/train/init_from.h"
+#include "ember/train/transfer.h"
 
 namespace ember::cli {
 
@@ -24,20 +25,66 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
   const train::Checkpoint ck = train::load_checkpoint(f.file);
   train::WeightLoadReport rep;
   try {
-    rep = train::load_weights(model, ck.tensors, ck.weights_path.string(), {.partial = f.partial});
+    rep = train::load_weights(model, ck.tensors, ck.weights_path.string(), {.partial = f.partial, .replace_head = true});
   } catch (const FormatError& e) {
     // Weights of another zoo model, or of this one at another input size: say which.
     const std::string fit = train::weights_fit_hint(ck.tensors, ck.metadata, s.model, geometry);
     if (fit.empty()) throw;
     throw FormatError(e.what(), fit);
   }
-  std::string lines = fmt::format("init from {}: {}", f.file, rep.summary());
+  // A .pth says how it was read (and which key of a checkpoint dict held the state dict).
+  const std::string how = ck.source_note.empty() ? "" : " (" + ck.source_note + ")";
+  std::string lines = fmt::format("init from {}{}: {}", f.file, how, rep.summary());
   std::string out;
   for (size_t a = 0, b; a <= lines.size(); a = b + 1) {  // indent continuation lines under the banner
     b = lines.find('\n', a);
     if (b == std::string::npos) b = lines.size();
     out += (a == 0 ? "" : "           ") + lines.substr(a, b - a) + "\n";
   }
+  return out;
+}
+
+namespace {
+std::string thousands(int64_t v) {
+  std::string d = std::to_string(v), out;
+  for (size_t i = 0; i < d.size(); ++i) out += (i && (d.size() - i) % 3 == 0 ? "," : "") + d.substr(i, 1);
+  return out;
+}
+}  // namespace
+
+std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& s, bool distributed, int64_t start_epoch) {
+  if (s.unfreeze_after > 0 && !s.freeze_backbone)
+    throw UsageError(fmt::format("--unfreeze-after {} needs --freeze-backbone (nothing is frozen to unfreeze)",
+                                 s.unfreeze_after),
+                     "add --freeze-backbone to train the classifier alone for the first epochs");
+  std::string out;
+  if (s.lr_backbone > 0) {
+    const train::FreezeCounts n = train::count_backbone(model);
+    if (n.head.empty() || n.backbone_params == 0)
+      throw UsageError(fmt::format("--lr-backbone: {} has no separate classifier module to keep at --lr",
+                                   model.type_name()), "drop --lr-backbone");
+    out += fmt::format("fine-tune  backbone lr {:g}, classifier '{}' lr {:g}\n", s.lr_backbone, n.head, s.lr);
+  }
+  if (!s.freeze_backbone) return out;
+  if (distributed)
+    throw UsageError("--freeze-backbone runs on one rank: the gradient all-reduce expects a gradient for every "
+                     "parameter", "drop --nproc-per-node, or train the whole model");
+  if (s.unfreeze_after > 0 && start_epoch >= s.unfreeze_after)  // a resumed run past the frozen epochs
+    return out + fmt::format("fine-tune  the whole model trains (its backbone was frozen for {} epoch{})\n",
+                             s.unfreeze_after, s.unfreeze_after == 1 ? "" : "s");
+  train::FreezeCounts n;
+  try {
+    n = train::freeze_backbone(model);
+  } catch (const ValueError& e) {
+    throw UsageError(e.what(), "drop --freeze-backbone for this model");
+  }
+  out += fmt::format("fine-tune  backbone frozen ({} parameters, batch norms in eval mode){}\n"
+                     "           training the classifier '{}' ({} parameters)\n",
+                     thousands(n.backbone_params),
+                     s.unfreeze_after > 0 ? fmt::format(" for {} epoch{}, then all", s.unfreeze_after,
+                                                        s.unfreeze_after == 1 ? "" : "s")
+                                          : "",
+                     n.head, thousands(n.head_params));
   return out;
 }
 

@@ -1,5 +1,6 @@
 // `ember train --init-from FILE [--init-from-partial]` (rows of the settings table): the call that
-// loads the weights into a freshly built model (library: ember/train/init_from.h).
+// loads the weights into a freshly built model (library: ember/train/init_from.h), and the
+// fine-tuning flags that go with it (library: ember/train/transfer.h).
 #pragma once
 
 #include <string>
@@ -18,5 +19,13 @@ namespace ember::cli {
 // `geometry`: the run's classes and input shape.
 std::string init_model_from(nn::Module& model, const train::TrainSettings& settings, bool resuming,
                             const train::RunGeometry& geometry);
+
+// --freeze-backbone, --unfreeze-after N, --lr-backbone X: freezes the backbone unless the run starts
+// (`start_epoch`, 0-based; a resume's) past its frozen epochs — the engine's UnfreezeAfter callback
+// unfreezes it at the epoch it should — and returns the banner lines ("" without them). UsageError for --unfreeze-after without --freeze-backbone, for a model
+// without a separate classifier, and with several ranks (the gradient all-reduce expects every
+// parameter's gradient).
+std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& settings, bool distributed,
+                            int64_t start_epoch);
 
 }  // namespace ember::cli

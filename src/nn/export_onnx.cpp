@@ -203,13 +203,26 @@ Value emit_residual(GraphBuilder& b, const ResidualBlock& r, const std::string& 
   return relu(b, prefix + "Relu", {b.node("Add", {y.name, shortcut.name}, prefix + "Add"), y.shape});
 }
 
-// The zoo models' forward(), as steps: a child by name, or one of the functional ops they call.
+Value emit_bottleneck(GraphBuilder& b, const Bottleneck& r, const std::string& prefix, Value x) {
+  need_image(r, prefix, x);
+  Value y = relu(b, prefix + "Relu", emit_batch_norm(b, *r.bn1, prefix + "bn1.", emit_conv(b, *r.conv1, prefix + "conv1.", x)));
+  y = relu(b, prefix + "Relu", emit_batch_norm(b, *r.bn2, prefix + "bn2.", emit_conv(b, *r.conv2, prefix + "conv2.", y)));
+  y = emit_batch_norm(b, *r.bn3, prefix + "bn3.", emit_conv(b, *r.conv3, prefix + "conv3.", y));
+  Value shortcut = r.downsample ? emit(b, *r.downsample, prefix + "downsample.", x) : x;
+  EMBER_CHECK(shortcut.shape == y.shape, ShapeError, "onnx export: ", where(prefix, r), ": the shortcut is ",
+              shape_str(shortcut.shape), " but the block's output ", shape_str(y.shape));
+  return relu(b, prefix + "Relu", {b.node("Add", {y.name, shortcut.name}, prefix + "Add"), y.shape});
+}
+
+// The zoo models' forward(), as steps: a child by name (OptionalChild: skipped when the model has
+// none, as resnet18_cifar has no maxpool), or one of the functional ops they call.
 struct Step {
-  enum Kind { Child, Relu, MaxPool2, Flatten } kind;
+  enum Kind { Child, OptionalChild, Relu, MaxPool2, GlobalAvgPool, Flatten } kind;
   std::string child;
 };
 const std::map<std::string, std::vector<Step>>& zoo_forwards() {
   auto c = [](const char* name) { return Step{Step::Child, name}; };
+  auto optional = [](const char* name) { return Step{Step::OptionalChild, name}; };
   const Step relu{Step::Relu, ""}, pool{Step::MaxPool2, ""}, flat{Step::Flatten, ""};
   static const std::map<std::string, std::vector<Step>> f = {
       {"LeNet5", {c("conv1"), relu, pool, c("conv2"), relu, pool, flat, c("fc1"), relu, c("fc2"), relu, c("fc3")}},
@@ -218,6 +231,11 @@ const std::map<std::string, std::vector<Step>>& zoo_forwards() {
       {"BnCnnFc", {c("conv1"), c("bn1"), relu, pool, c("conv2"), c("bn2"), relu, pool, flat, c("fc1"), relu, c("fc2")}},
       {"ResNetSmall", {c("conv1"), c("bn1"), relu, c("layer1"), c("layer2"), c("layer3"), c("avgpool"), flat, c("fc")}},
       {"AlexNetCifar", {c("features"), flat, c("classifier")}},
+      // torchvision's (models_torchvision.cpp): resnet18/34/50 and resnet18_cifar, alexnet.
+      {"ResNet", {c("conv1"), c("bn1"), c("relu"), optional("maxpool"), c("layer1"), c("layer2"), c("layer3"),
+                  c("layer4"), c("avgpool"), flat, c("fc")}},
+      {"AlexNet", {c("features"), c("avgpool"), flat, c("classifier")}},
+      {"MobileNetV2", {c("features"), Step{Step::GlobalAvgPool, ""}, flat, c("classifier")}},
   };
   return f;
 }
@@ -227,6 +245,7 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
   if (auto* c = dynamic_cast<const Conv2d*>(&m)) return emit_conv(b, *c, prefix, x);
   if (auto* bn = dynamic_cast<const BatchNorm2d*>(&m)) return emit_batch_norm(b, *bn, prefix, x);
   if (auto* r = dynamic_cast<const ResidualBlock*>(&m)) return emit_residual(b, *r, prefix, x);
+  if (auto* r = dynamic_cast<const Bottleneck*>(&m)) return emit_bottleneck(b, *r, prefix, x);
   if (dynamic_cast<const ReLU*>(&m)) return relu(b, prefix + "Relu", x);
   if (dynamic_cast<const GELU*>(&m)) return emit_gelu(b, prefix, x);
   if (dynamic_cast<const ReLU6*>(&m)) return emit_relu6(b, prefix, x);
@@ -265,14 +284,27 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
     for (const auto& [name, c] : m.named_children()) x = emit(b, *c, prefix + name + ".", x);
     return x;
   }
+  // Zoo-private modules, by type name (models_mobilenet.cpp).
+  // InvertedResidual: its `conv` Sequential, plus the input when that keeps the shape (stride 1 and
+  // as many channels out as in: exactly when the block adds its shortcut).
+  if (m.type_name() == "InvertedResidual") {
+    Value y = emit(b, child(m, prefix, "conv"), prefix + "conv.", need_image(m, prefix, x));
+    if (y.shape != x.shape) return y;
+    return {b.node("Add", {x.name, y.name}, prefix + "Add"), y.shape};
+  }
   auto zoo = zoo_forwards().find(m.type_name());
   if (zoo != zoo_forwards().end()) {
     for (const Step& s : zoo->second) {
       switch (s.kind) {
         case Step::Child: x = emit(b, child(m, prefix, s.child), prefix + s.child + ".", x); break;
+        case Step::OptionalChild:
+          for (const auto& [n, c] : m.named_children())
+            if (n == s.child) x = emit(b, *c, prefix + s.child + ".", x);
+          break;
         case Step::Relu: x = relu(b, prefix + "Relu", x); break;
         case Step::MaxPool2: x = max_pool(b, prefix + "MaxPool", need_image(m, prefix, x), 2, 2, 0, false); break;
         case Step::Flatten: x = flatten(b, prefix + "Flatten", x); break;
+        case Step::GlobalAvgPool: x = adaptive_avg_pool(b, prefix, need_image(m, prefix, x), {1, 1}); break;
       }
     }
     return x;

@@ -236,4 +236,31 @@ Tensor ResidualBlock::forward(const Tensor& x) {
   return relu(add(y, shortcut));
 }
 
+// ---- Bottleneck ---------------------------------------------------------------------------------
+Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride, Generator* gen) : Module("Bottleneck") {
+  EMBER_CHECK(in > 0 && planes > 0 && stride > 0, ValueError, "Bottleneck: in_channels ", in, ", planes ", planes,
+              " and stride ", stride, " must be > 0");
+  const int64_t out = planes * kExpansion;
+  conv1 = register_module("conv1", std::make_shared<Conv2d>(in, planes, 1, Conv2dOptions{.bias = false}, gen));
+  bn1 = register_module("bn1", std::make_shared<BatchNorm2d>(planes));
+  conv2 = register_module("conv2", std::make_shared<Conv2d>(
+      planes, planes, 3, Conv2dOptions{.stride = {stride, stride}, .padding = {1, 1}, .bias = false}, gen));
+  bn2 = register_module("bn2", std::make_shared<BatchNorm2d>(planes));
+  conv3 = register_module("conv3", std::make_shared<Conv2d>(planes, out, 1, Conv2dOptions{.bias = false}, gen));
+  bn3 = register_module("bn3", std::make_shared<BatchNorm2d>(out));
+  if (stride != 1 || in != out) {
+    downsample = register_module("downsample", std::make_shared<Sequential>(
+        std::initializer_list<std::shared_ptr<Module>>{
+            std::make_shared<Conv2d>(in, out, 1, Conv2dOptions{.stride = {stride, stride}, .bias = false}, gen),
+            std::make_shared<BatchNorm2d>(out)}));
+  }
+}
+Tensor Bottleneck::forward(const Tensor& x) {
+  Tensor y = relu((*bn1)((*conv1)(x)));
+  y = relu((*bn2)((*conv2)(y)));
+  y = (*bn3)((*conv3)(y));
+  Tensor shortcut = downsample ? (*downsample)(x) : x;
+  return relu(add(y, shortcut));
+}
+
 }  // namespace ember::nn

@@ -1,8 +1,10 @@
-// The model zoo: small image classifiers with PyTorch's layer names and default init.
+// The model zoo: small image classifiers with PyTorch's layer names and default init (torchvision's
+// classifiers are in models_torchvision.cpp), the name registry and the input-size advice.
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 
 #include "ember/ops.h"
+#include "nn/models_common.h"
 
 #include <cmath>
 
@@ -12,14 +14,6 @@ using namespace ember::nn;
 namespace F = ember::nn::functional;
 
 namespace {
-void check_sizes(const char* model, int64_t num_classes, int64_t in_channels, int64_t image_size,
-                 int64_t min_size) {
-  EMBER_CHECK(num_classes > 0, ValueError, model, ": num_classes must be > 0, got ", num_classes);
-  EMBER_CHECK(in_channels > 0, ValueError, model, ": in_channels must be > 0, got ", in_channels);
-  EMBER_CHECK(image_size >= min_size, ValueError, model, ": image_size must be >= ", min_size,
-              ", got ", image_size);
-}
-
 class MnistNet : public Module {
  public:
   MnistNet(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen)
@@ -168,68 +162,92 @@ class AlexNetCifar : public Module {
 }  // namespace
 
 std::shared_ptr<Module> mlp(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_sizes("mlp", num_classes, in_channels, image_size, 1);
+  check_zoo_sizes("mlp", num_classes, in_channels, image_size, 1);
   return std::make_shared<Sequential>(std::initializer_list<std::shared_ptr<Module>>{
       std::make_shared<Flatten>(),
       std::make_shared<Linear>(in_channels * image_size * image_size, 256, true, gen),
       std::make_shared<ReLU>(), std::make_shared<Linear>(256, num_classes, true, gen)});
 }
 std::shared_ptr<Module> lenet5(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_sizes("lenet5", num_classes, in_channels, image_size, 12);
+  check_zoo_sizes("lenet5", num_classes, in_channels, image_size, 12);
   return std::make_shared<LeNet5>(num_classes, in_channels, image_size, gen);
 }
 std::shared_ptr<Module> mnistnet(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_sizes("mnistnet", num_classes, in_channels, image_size, 6);
+  check_zoo_sizes("mnistnet", num_classes, in_channels, image_size, 6);
   return std::make_shared<MnistNet>(num_classes, in_channels, image_size, gen);
 }
 std::shared_ptr<Module> bncnn(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_sizes("bncnn", num_classes, in_channels, image_size, 4);
+  check_zoo_sizes("bncnn", num_classes, in_channels, image_size, 4);
   return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 32, 0, gen);
 }
 std::shared_ptr<Module> bncnn_fc128(int64_t num_classes, int64_t in_channels, int64_t image_size, Generator* gen) {
-  check_sizes("bncnn_fc128", num_classes, in_channels, image_size, 4);
+  check_zoo_sizes("bncnn_fc128", num_classes, in_channels, image_size, 4);
   return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 32, 128, gen);
 }
 std::shared_ptr<Module> bncnn48_fc128(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                       Generator* gen) {
-  check_sizes("bncnn48_fc128", num_classes, in_channels, image_size, 4);
+  check_zoo_sizes("bncnn48_fc128", num_classes, in_channels, image_size, 4);
   return std::make_shared<BnCnn>(num_classes, in_channels, image_size, 48, 128, gen);
 }
 std::shared_ptr<Module> resnet_small(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                      Generator* gen) {
-  check_sizes("resnet_small", num_classes, in_channels, image_size, 4);
+  check_zoo_sizes("resnet_small", num_classes, in_channels, image_size, 4);
   return std::make_shared<ResNetSmall>(num_classes, in_channels, gen);
 }
 std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, int64_t image_size,
                                       Generator* gen) {
-  check_sizes("alexnet_cifar", num_classes, in_channels, image_size, 8);
+  check_zoo_sizes("alexnet_cifar", num_classes, in_channels, image_size, 8);
   EMBER_CHECK(image_size % 8 == 0, ValueError, "alexnet_cifar: image_size must be a multiple of 8, got ",
               image_size);
   return std::make_shared<AlexNetCifar>(num_classes, in_channels, image_size, gen);
 }
 
 std::vector<std::string> names() {
-  return {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128", "resnet_small", "alexnet_cifar",
+  return {"mlp",           "lenet5",   "mnistnet", "bncnn",    "bncnn_fc128",    "bncnn48_fc128", "resnet_small",
+          "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",      "mobilenet_v2",
           "mobilenet_v3_small", "efficientnet_b0"};
 }
+
+namespace {
+bool is_imagenet_resnet(const std::string& name) {
+  return name == "resnet18" || name == "resnet34" || name == "resnet50";
+}
+// The zoo models whose parameters do not depend on the image size (a global or adaptive pool before
+// the classifier), beyond resnet_small (design size 0: never warned about).
+bool pools_globally(const std::string& name) {
+  return is_imagenet_resnet(name) || name == "resnet18_cifar" || name == "alexnet" || name == "mobilenet_v2" ||
+         name == "mobilenet_v3_small" || name == "efficientnet_b0";
+}
+}  // namespace
 
 int64_t design_size(const std::string& name) {
   for (const char* n : {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128"})
     if (name == n) return 28;
-  if (name == "mobilenet_v3_small" || name == "efficientnet_b0") return 224;
-  return name == "alexnet_cifar" ? 32 : 0;
+  if (name == "alexnet_cifar" || name == "resnet18_cifar") return 32;
+  if (is_imagenet_resnet(name) || name == "alexnet" || name == "mobilenet_v2" || name == "mobilenet_v3_small" ||
+      name == "efficientnet_b0")
+    return 224;
+  return 0;
 }
 
 std::string input_size_warning(const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes) {
   const int64_t design = design_size(name);
-  if (design == 0 || image_size <= 2 * design) return "";
-  if (design == 224) {
-    // The mobile models pool globally: the same parameters at every size, the cost is per pixel.
+  if (design == 0) return "";
+  if (is_imagenet_resnet(name) && 4 * image_size <= design)
+    return detail::cat(name, " is built for ", design, "x", design, " images: at ", image_size, "x", image_size,
+                       " its stride-2 stem and max-pool leave layer4 a ", (image_size + 31) / 32, "x",
+                       (image_size + 31) / 32, " map, which loses most of the spatial detail; for small images use "
+                       "--model resnet18_cifar (resnet18 with a 3x3 stride-1 stem and no max-pool)");
+  if (image_size <= 2 * design) return "";
+  if (pools_globally(name)) {
+    // Same parameters at every size: the cost is compute and activation memory, per pixel.
     const double factor = double(image_size) * double(image_size) / double(design * design);
     return detail::cat(name, " is built for ", design, "x", design, " images: at ", image_size, "x", image_size,
                        " it computes on ", std::round(factor * 10) / 10, " times as many pixels at every layer (its "
-                       "parameters stay the same: it pools globally), which trains slowly and in much memory; "
-                       "pass a smaller --image-size");
+                       "parameters stay the same: it pools globally), which trains slowly and in much memory; ",
+                       name == "resnet18_cifar" ? "for images this large use --model resnet18 (a stride-4 stem), or "
+                                                  "a smaller --image-size"
+                                                : "pass a smaller --image-size");
   }
   // Parameter counts from the models themselves, at both sizes (built once, on the CPU).
   Generator gen(0);
@@ -254,6 +272,12 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "bncnn48_fc128") return bncnn48_fc128(num_classes, in_channels, image_size, gen);
   if (name == "resnet_small") return resnet_small(num_classes, in_channels, image_size, gen);
   if (name == "alexnet_cifar") return alexnet_cifar(num_classes, in_channels, image_size, gen);
+  if (name == "resnet18") return resnet18(num_classes, in_channels, image_size, gen);
+  if (name == "resnet34") return resnet34(num_classes, in_channels, image_size, gen);
+  if (name == "resnet50") return resnet50(num_classes, in_channels, image_size, gen);
+  if (name == "resnet18_cifar") return resnet18_cifar(num_classes, in_channels, image_size, gen);
+  if (name == "alexnet") return alexnet(num_classes, in_channels, image_size, gen);
+  if (name == "mobilenet_v2") return mobilenet_v2(num_classes, in_channels, image_size, gen);
   if (name == "mobilenet_v3_small") return mobilenet_v3_small(num_classes, in_channels, image_size, gen);
   if (name == "efficientnet_b0") return efficientnet_b0(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);

@@ -153,8 +153,15 @@ std::vector<std::pair<std::string, std::shared_ptr<Module>>> Module::named_modul
 }
 
 void Module::train(bool on) {
-  training_ = on;
+  training_ = on && !frozen_;
   for (auto& [n, c] : children_) c->train(on);
+}
+
+void Module::freeze(bool on, bool training) {
+  frozen_ = on;
+  for (auto& [n, p] : params_) p.requires_grad_(!on);
+  for (auto& [n, c] : children_) c->freeze(on, training);
+  training_ = training && !on;
 }
 
 void Module::apply_to(const std::function<void(Tensor&)>& fn) {

@@ -110,30 +110,45 @@ double HoldAfterPlan::lr_at(int64_t e, double base) const { return inner_->lr_at
 
 // ---- OneCycleLR ---------------------------------------------------------------------------------
 OneCycleLR::OneCycleLR(Optimizer& opt, double max_lr, int64_t total_steps, OneCycleOptions o)
-    : LRScheduler(opt), max_lr_(max_lr), total_steps_(total_steps), opt_(o) {
+    : OneCycleLR(opt, std::vector<double>(opt.param_groups().size(), max_lr), total_steps, o) {}
+
+OneCycleLR::OneCycleLR(Optimizer& opt, const std::vector<double>& max_lrs, int64_t total_steps, OneCycleOptions o)
+    : LRScheduler(opt), max_lrs_(max_lrs), total_steps_(total_steps), opt_(o) {
   EMBER_CHECK(total_steps > 0, ValueError, "OneCycleLR: total_steps must be > 0, got ", total_steps);
-  EMBER_CHECK(max_lr > 0, ValueError, "OneCycleLR: max_lr must be > 0, got ", max_lr);
+  EMBER_CHECK(max_lrs.size() == optimizer_.param_groups().size(), ValueError, "OneCycleLR: ", max_lrs.size(),
+              " max_lr values for an optimizer with ", optimizer_.param_groups().size(), " parameter groups");
+  for (double m : max_lrs) EMBER_CHECK(m > 0, ValueError, "OneCycleLR: max_lr must be > 0, got ", m);
   EMBER_CHECK(o.pct_start >= 0 && o.pct_start <= 1, ValueError,
               "OneCycleLR: pct_start must be in [0, 1], got ", o.pct_start);
   EMBER_CHECK(o.div_factor > 0 && o.final_div_factor > 0, ValueError,
               "OneCycleLR: div_factor and final_div_factor must be > 0, got ", o.div_factor, " and ",
               o.final_div_factor);
-  for (auto& g : optimizer_.param_groups()) g.initial_lr = max_lr / o.div_factor;
-  std::fill(base_lrs_.begin(), base_lrs_.end(), max_lr / o.div_factor);
+  for (size_t i = 0; i < max_lrs.size(); ++i) {
+    optimizer_.param_groups()[i].initial_lr = max_lrs[i] / o.div_factor;
+    base_lrs_[i] = max_lrs[i] / o.div_factor;
+  }
   initial_step();
 }
-double OneCycleLR::lr_at(int64_t step, double) const {
+// The peak of the group that starts at `base` (max_lr / div_factor, as set above or restored from a
+// checkpoint): looked up rather than recomputed as base * div_factor, which can differ from max_lr in
+// the last bit and would move every lr of a run by a rounding.
+double OneCycleLR::max_lr_for(double base) const {
+  for (double m : max_lrs_)
+    if (m / opt_.div_factor == base) return m;
+  return base * opt_.div_factor;
+}
+double OneCycleLR::lr_at(int64_t step, double base) const {
   EMBER_CHECK(step <= total_steps_, ValueError, "OneCycleLR: tried to step ", step,
               " times, more than total_steps = ", total_steps_);
   auto anneal_cos = [](double start, double end, double pct) {
     return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
   };
-  const double initial = max_lr_ / opt_.div_factor;
+  const double max_lr = max_lr_for(base), initial = max_lr / opt_.div_factor;
   const double min_lr = initial / opt_.final_div_factor;
   const double end1 = opt_.pct_start * double(total_steps_) - 1.0;
   const double end2 = double(total_steps_) - 1.0;
-  if (double(step) <= end1) return anneal_cos(initial, max_lr_, double(step) / end1);
-  return anneal_cos(max_lr_, min_lr, (double(step) - end1) / (end2 - end1));
+  if (double(step) <= end1) return anneal_cos(initial, max_lr, double(step) / end1);
+  return anneal_cos(max_lr, min_lr, (double(step) - end1) / (end2 - end1));
 }
 
 }  // namespace ember::optim

@@ -15,18 +15,18 @@ std::vector<OptimizerEntry>& optimizer_list() {
   static std::vector<OptimizerEntry> list = {
       // Nesterov needs momentum > 0: momentum 0 is plain SGD.
       {"sgd", "SGD with Nesterov momentum (--momentum, 0.9 by default)",
-       [](std::vector<Tensor> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
          return std::make_unique<SGD>(std::move(params), SGDOptions{.lr = s.lr, .momentum = s.momentum,
                                                                     .weight_decay = s.weight_decay,
                                                                     .nesterov = s.momentum > 0});
        },
        true},
       {"adam", "Adam, weight decay added to the gradient",
-       [](std::vector<Tensor> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
          return std::make_unique<Adam>(std::move(params), AdamOptions{.lr = s.lr, .weight_decay = s.weight_decay});
        }},
       {"adamw", "Adam with decoupled weight decay",
-       [](std::vector<Tensor> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
          return std::make_unique<AdamW>(std::move(params), AdamOptions{.lr = s.lr, .weight_decay = s.weight_decay});
        }},
   };
@@ -47,7 +47,12 @@ std::vector<ScheduleEntry>& schedule_list() {
        }},
       {"onecycle", "warm up to --lr over 30% of the steps, then anneal (per step)", true,
        [](Optimizer& opt, const ScheduleSettings& s) -> std::unique_ptr<LRScheduler> {
-         return std::make_unique<OneCycleLR>(opt, s.lr, std::max<int64_t>(1, s.steps_per_epoch * s.epochs));
+         const int64_t steps = std::max<int64_t>(1, s.steps_per_epoch * s.epochs);
+         if (opt.param_groups().size() == 1) return std::make_unique<OneCycleLR>(opt, s.lr, steps);
+         // Groups built with their own lr (--lr-backbone) each peak at it.
+         std::vector<double> peaks;
+         for (const auto& g : opt.param_groups()) peaks.push_back(g.lr);
+         return std::make_unique<OneCycleLR>(opt, peaks, steps);
        }},
   };
   return list;

@@ -12,6 +12,7 @@
 #include "ember/io/file_kind.h"
 #include "ember/io/sha256.h"
 #include "ember/io/atomic_file.h"
+#include "ember/io/pth.h"
 #include "io/json_fields.h"
 #include "ember/io/safetensors.h"
 #include "ember/io/user_file.h"
@@ -215,7 +216,13 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   }
   ck.weights_path = weights;
   io::StFile file;
-  try {
+  if (ck.manifest.weights_sha256.empty() && io::pth_sniff(bytes)) {
+    // A PyTorch .pth/.pt (by content, not extension): the restricted unpickler, nothing executed.
+    io::PthFile pth = io::pth_parse(bytes, weights.string());
+    ck.source_note = "PyTorch " + pth.format;
+    if (!pth.nested_key.empty()) ck.source_note += ", the state dict under key '" + pth.nested_key + "'";
+    file.tensors = std::move(pth.tensors);
+  } else try {
     file = io::st_parse(bytes, weights.string());
   } catch (const io::SafetensorsDTypeError& e) {  // a valid file in a dtype ember does not read
     throw FormatError(fmt::format("'{}': tensor '{}' has the unsupported dtype {}; ember reads float32, float64, "

@@ -7,12 +7,14 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "ember/autograd/node.h"
 #include "ember/core/generator.h"
 #include "ember/nn/models.h"
 #include "ember/ops.h"
+#include "ember/train/transfer.h"
 #include "ember/train/weights_info.h"
 
 namespace ember::train {
@@ -43,15 +45,6 @@ std::string find_prefix(const NamedTensors& file, const std::vector<std::pair<st
   return best;
 }
 
-// The model's head: the module path of its last parameter ("fc3" for "fc3.weight").
-std::string head_of(const nn::Module& model) {
-  auto params = model.named_parameters();
-  if (params.empty()) return "";
-  const std::string& last = params.back().first;
-  const size_t dot = last.rfind('.');
-  return dot == std::string::npos ? "" : last.substr(0, dot + 1);
-}
-
 bool castable(DType from, DType to) {
   return from == to || (is_floating(from) && is_floating(to)) || (is_integral(from) && is_integral(to));
 }
@@ -78,6 +71,7 @@ struct LoadPlan {
   std::vector<std::pair<Tensor, Tensor>> copies;  // (model tensor, file tensor cast to its dtype)
   size_t model_tensors = 0;
   std::string head;
+  bool head_mismatched = false;  // a key of the head differs in shape or dtype
 };
 
 LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoadOptions& opt) {
@@ -94,7 +88,7 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
     else if (checkpoint && (k.starts_with("optim/") || k.starts_with("sched/"))) ++rep.checkpoint_state;
     else rep.unexpected.push_back(k);
   }
-  plan.head = head_of(model);
+  plan.head = head_prefix(model);
   std::map<std::pair<DType, DType>, int> casts;
   std::set<std::string> own_keys;
   int counters_missing = 0, counters_cast = 0;
@@ -113,6 +107,7 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
                                    ? fmt::format("{}: file {}, model {}", k, shape_str(src.sizes()), shape_str(t.sizes()))
                                    : fmt::format("{}: file {}, model {}", k, dtype_name(src.dtype()), dtype_name(t.dtype()));
       rep.mismatched.push_back(what);
+      if (!plan.head.empty() && k.starts_with(plan.head)) plan.head_mismatched = true;
       if (!(opt.partial && !plan.head.empty() && k.starts_with(plan.head))) plan.bad_shape.push_back(what);
       continue;
     }
@@ -154,6 +149,21 @@ std::string WeightLoadReport::summary() const {
 WeightLoadReport load_weights(nn::Module& model, const NamedTensors& file, const std::string& source,
                               const WeightLoadOptions& opt) {
   LoadPlan plan = plan_load(model, file, opt);
+  // A new classifier (another class count) is the one difference fine-tuning expects: with
+  // replace_head, a file that fits everywhere else loads as with `partial`, and says so.
+  if (opt.replace_head && !opt.partial && plan.head_mismatched && plan.rep.missing.empty() &&
+      plan.rep.unexpected.empty()) {
+    bool only_head = true;
+    for (const std::string& what : plan.bad_shape) only_head = only_head && what.starts_with(plan.head);
+    if (only_head) {
+      WeightLoadOptions as_partial = opt;
+      as_partial.partial = true;
+      plan = plan_load(model, file, as_partial);
+      plan.rep.notes.push_back(fmt::format("the classifier '{}' differs in shape from the file's (another number of "
+                                           "classes): replaced, it starts from fresh weights",
+                                           plan.head.substr(0, plan.head.size() - 1)));
+    }
+  }
   WeightLoadReport& rep = plan.rep;
   const std::vector<std::string>& bad_shape = plan.bad_shape;
   const std::string& head = plan.head;
@@ -240,6 +250,68 @@ std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::st
       return hint;
     }
   return "";
+}
+
+std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata) {
+  std::vector<std::pair<int64_t, int64_t>> geometries;  // (channels, image size)
+  auto add = [&](int64_t c, int64_t size) {
+    if (c >= 1 && size >= 1 && size <= 512 &&
+        std::find(geometries.begin(), geometries.end(), std::make_pair(c, size)) == geometries.end())
+      geometries.emplace_back(c, size);
+  };
+  try {
+    const WeightsInfo info = weights_info_from_metadata(metadata, "");
+    if (info.input_shape.size() == 3 && info.input_shape[1] == info.input_shape[2])
+      add(info.input_shape[0], info.input_shape[1]);
+  } catch (const Error&) {
+    // metadata ember did not write: the guesses below
+  }
+  // The first weight says the input's channels (a conv: [out, in, k, k]) or, for an MLP, its
+  // flattened size (a linear layer: [out, C*S*S]).
+  for (const auto& [name, t] : tensors) {
+    if (t.dim() == 4) {
+      add(t.size(1), 28), add(t.size(1), 32);
+      break;
+    }
+    if (t.dim() == 2) {
+      for (int64_t c : {1, 3})
+        for (int64_t s = 1; s * s * c <= t.size(1); ++s)
+          if (s * s * c == t.size(1)) add(c, s);
+      break;
+    }
+  }
+  add(1, 28), add(3, 32);
+  std::vector<WeightsFit> fits;
+  for (const std::string& name : models::names())
+    for (const auto& [c, size] : geometries) {
+      auto fits_with = [&](int64_t classes) -> std::optional<LoadPlan> {
+        std::shared_ptr<nn::Module> m;
+        try {
+          Generator gen(0);
+          m = models::create(name, classes, c, size, &gen);
+        } catch (const Error&) {
+          return std::nullopt;  // the model does not take that geometry
+        }
+        LoadPlan plan = plan_load(*m, tensors, {.partial = true});
+        if (plan.rep.loaded.empty() || !plan.bad_shape.empty() || !plan.rep.missing.empty() ||
+            !plan.rep.unexpected.empty())
+          return std::nullopt;
+        return plan;
+      };
+      auto plan = fits_with(10);
+      if (!plan) continue;
+      int64_t classes = 10;
+      if (!plan->rep.mismatched.empty()) {  // only the head differs: its weight's rows are the classes
+        const std::string head = plan->rep.prefix + plan->head + "weight";
+        auto it = std::find_if(tensors.begin(), tensors.end(), [&](const auto& kv) { return kv.first == head; });
+        if (it == tensors.end() || it->second.dim() < 1 || it->second.size(0) < 1) continue;
+        classes = it->second.size(0);
+        plan = fits_with(classes);
+        if (!plan || !plan->rep.mismatched.empty()) continue;
+      }
+      fits.push_back({name, c, size, classes});
+    }
+  return fits;
 }
 
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path, const WeightLoadOptions& opt) {

@@ -11,6 +11,7 @@
 
 #include "ember/core/error.h"
 #include "ember/io/file_kind.h"
+#include "ember/io/pth.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 #include "ember/train/checkpoint.h"
@@ -82,6 +83,12 @@ ResumePoint find_resume_point(const fs::path& path_in) {
     std::ifstream in(p, std::ios::binary);
     in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
     head.resize(size_t(in.gcount()));
+    if (io::pth_sniff(head))  // ember reads torch.save files as they are, as a new run's weights
+      throw ValueError(fmt::format("--resume: '{}' is a PyTorch torch.save file, not an ember run or checkpoint",
+                                   path_in.string()),
+                       fmt::format("--resume continues an ember run; to start a new run from these weights, use "
+                                   "`ember train --init-from {}` (`ember weights info {}` lists them)",
+                                   path_in.string(), path_in.string()));
     if (auto kind = io::sniff_foreign_weights(head, path_in.string()))
         throw ValueError(fmt::format("--resume: '{}' is {}, not an ember run or checkpoint", path_in.string(),
                                      kind->what),

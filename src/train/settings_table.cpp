@@ -221,6 +221,25 @@ std::vector<Setting> make_table() {
       "With --init-from: allow weights the file lacks and a head of another shape (fine-tuning to new classes); "
       "those keep their fresh initialisation",
       R::Invocation);
+  // ---- fine-tuning (the run's own: recorded, and kept by a resume) ----
+  {
+    Setting& s = row("freeze_backbone", "--freeze-backbone", &TrainSettings::freeze_backbone,
+                     "Train the classifier (the model's last layer) only: the rest keeps its weights, computes no "
+                     "gradients and its batch norms stay in evaluation mode",
+                     R::Identity);
+    s.absent = "false";
+  }
+  {
+    Setting& s = row("unfreeze_after", "--unfreeze-after", &TrainSettings::unfreeze_after,
+                     "With --freeze-backbone: train the whole model from epoch N+1 on (0: never)", R::Identity);
+    s.rule = at_least(0), s.absent = "0", s.value_word = "N";
+  }
+  {
+    Setting& s = row("lr_backbone", "--lr-backbone", &TrainSettings::lr_backbone,
+                     "Learning rate of every layer but the classifier (0: --lr); scaled by the schedule as --lr is",
+                     R::Identity);
+    s.rule = at_least(0), s.absent = "0.0", s.show_default = false;
+  }
   // ---- how this invocation runs ----
   {
     Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,

@@ -1,5 +1,6 @@
 """ember's safetensors export in PyTorch: every zoo model's and spec's exported state dict loads with
 load_state_dict(strict=True) into its PyTorch twin (mnistnet and lenet5: tests/golden/make_golden.py's;
+resnet18/34/50, resnet18_cifar, alexnet and mobilenet_v2: torchvision's own, when python3-torchvision is installed;
 the others written here, specs built from their TOML) and gives ember's logits; a trained lenet5's
 export gives ember's test-set logits and accuracy.
 
@@ -137,6 +138,30 @@ def from_spec(text, cin, size, classes):
     return nn.Sequential(*layers)
 
 
+def torchvision_twin(name, cin, classes):
+    """torchvision's model for ember's resnet18/34/50, resnet18_cifar, alexnet, mobilenet_v2; None without it.
+    A first conv for other than 3 channels, and the CIFAR stem, are swapped in the usual way."""
+    try:
+        import torchvision
+    except ImportError:
+        return None
+    if name == "resnet18_cifar":
+        m = torchvision.models.resnet18(num_classes=classes)
+        m.conv1, m.maxpool = nn.Conv2d(cin, 64, 3, 1, 1, bias=False), nn.Identity()
+        return m
+    m = getattr(torchvision.models, name)(num_classes=classes)
+    if cin != 3 and name == "alexnet":
+        m.features[0] = nn.Conv2d(cin, 64, 11, 4, 2)
+    elif cin != 3 and name == "mobilenet_v2":
+        m.features[0][0] = nn.Conv2d(cin, 32, 3, 2, 1, bias=False)
+    elif cin != 3:
+        m.conv1 = nn.Conv2d(cin, 64, 7, 2, 3, bias=False)
+    return m
+
+
+TORCHVISION = ("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet", "mobilenet_v2")
+
+
 def twin(case):
     name, cin, size, classes = case["name"], case["channels"], case["size"], case["classes"]
     if case["spec"]:
@@ -154,6 +179,8 @@ def twin(case):
         return ResNetSmall(cin, classes)
     if name == "alexnet_cifar":
         return AlexNetCifar(cin, size, classes)
+    if name in TORCHVISION:
+        return torchvision_twin(name, cin, classes)
     sys.exit(f"FAIL: check_torch.py has no PyTorch twin for zoo model '{name}'")
 
 
@@ -171,7 +198,11 @@ def main():
     with torch.no_grad():
         for c in json.load(open(os.path.join(zoo, "cases.json"))):
             base = os.path.join(zoo, c["name"])
-            model, meta = load(twin(c), base + ".safetensors")
+            m = twin(c)
+            if m is None:
+                print(f"SKIPPED {c['name']}: /usr/bin/python3 has no torchvision (apt-get install python3-torchvision)")
+                continue
+            model, meta = load(m, base + ".safetensors")
             io, _ = read_safetensors(base + ".io.safetensors")
             got = model(torch.from_numpy(io["input_normalised"])).numpy()
             worst = compare(c["name"], got, io["logits"])

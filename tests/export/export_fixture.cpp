@@ -123,6 +123,14 @@ const std::vector<Case> kCases = {
     {"bncnn48_fc128", "bncnn48_fc128", "", 1, 28, 10},
     {"resnet_small", "resnet_small", "", 3, 16, 7},
     {"alexnet_cifar", "alexnet_cifar", "", 3, 16, 10},
+    // torchvision's: a Fashion-MNIST-shaped resnet18, the Bottleneck, the CIFAR stem (no maxpool),
+    // and alexnet at 100x100, where avgpool maps 2x2 to 6x6 (sizes that do not divide).
+    {"resnet18", "resnet18", "", 1, 28, 10},
+    {"resnet34", "resnet34", "", 3, 32, 10},
+    {"resnet50", "resnet50", "", 3, 64, 5},
+    {"resnet18_cifar", "resnet18_cifar", "", 3, 32, 10},
+    {"alexnet", "alexnet", "", 3, 100, 10},
+    {"mobilenet_v2", "mobilenet_v2", "", 3, 32, 10},
     {"spec_all", "spec_all.toml", kSpecAll, 3, 20, 5},
     {"spec_pool", "spec_pool.toml", kSpecPool, 2, 16, 3},
 };

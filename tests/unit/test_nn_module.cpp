@@ -267,15 +267,16 @@ TEST(NNModule, SummaryOfMlp) {
 TEST(NNModule, SummaryFitsEightyColumns) {
   for (const auto& name : models::names()) {
     Generator gen(0);
-    const bool rgb = name == "resnet_small" || name == "alexnet_cifar";
-    auto model = models::create(name, 10, rgb ? 3 : 1, rgb ? 32 : 28, &gen);
-    std::istringstream lines(model->summary({1, rgb ? 3 : 1, rgb ? 32 : 28, rgb ? 32 : 28}));
+    const bool rgb = name == "resnet_small" || name == "alexnet_cifar" || models::design_size(name) > 28;
+    const int64_t c = rgb ? 3 : 1, size = name == "alexnet" ? 64 : rgb ? 32 : 28;  // alexnet: >= 63
+    auto model = models::create(name, 10, c, size, &gen);
+    std::istringstream lines(model->summary({1, c, size, size}));
     for (std::string line; std::getline(lines, line);) EXPECT_LE(line.size(), 79u) << name << ": " << line;
   }
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 10u);
+  EXPECT_EQ(models::names().size(), 16u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);
@@ -285,7 +286,7 @@ TEST(NNModels, CreateAndNames) {
   EXPECT_EQ((*mlp)(zeros({2, 3, 32, 32})).sizes(), (Shape{2, 7}));
   EXPECT_THROW(models::alexnet_cifar(10, 3, 30), ValueError);
   for (const auto& name : models::names()) {
-    int64_t c = name == "alexnet_cifar" ? 3 : 1, s = name == "alexnet_cifar" ? 32 : 28;
+    int64_t c = name.starts_with("alexnet") ? 3 : 1, s = name == "alexnet" ? 64 : name == "alexnet_cifar" ? 32 : 28;
     auto m = models::create(name, 10, c, s);
     EXPECT_GT(m->num_parameters(), 0) << name;
   }

@@ -109,7 +109,7 @@ TEST(TrainSettings, MomentumIsASettingSgdReads) {
   // The factory uses it: one step of plain SGD (momentum 0) vs. Nesterov momentum on the same gradient.
   for (double mom : {0.0, 0.9}) {
     Tensor w = zeros({1}).requires_grad_();
-    auto sgd = optim::find_optimizer("sgd").make({w}, {.lr = 1.0, .weight_decay = 0.0, .momentum = mom});
+    auto sgd = optim::find_optimizer("sgd").make({{.params = {w}}}, {.lr = 1.0, .weight_decay = 0.0, .momentum = mom});
     for (int step = 0; step < 2; ++step) {
       sgd->zero_grad();
       (w * 1.0).sum().backward();  // gradient 1
@@ -195,7 +195,7 @@ TEST(TrainSettings, OptimizersAndSchedulesComeFromTheRegistries) {
   EXPECT_THROW(optim::register_optimizer({"adam", "again", optim::optimizers()[1].make}), ValueError);
 
   Tensor w = zeros({3}, {.requires_grad = true});
-  auto sgd = optim::find_optimizer("sgd").make({w}, {.lr = 0.5, .weight_decay = 0.0});
+  auto sgd = optim::find_optimizer("sgd").make({{.params = {w}}}, {.lr = 0.5, .weight_decay = 0.0});
   EXPECT_EQ(sgd->name(), "SGD");
   EXPECT_DOUBLE_EQ(sgd->param_groups()[0].lr, 0.5);
   EXPECT_EQ(optim::find_schedule("none").make(*sgd, {}), nullptr);

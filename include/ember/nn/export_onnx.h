@@ -8,8 +8,9 @@
 // training flag. Initializers are named by their state_dict keys ("conv1.weight").
 //
 // Exported: Sequential, Linear, Conv2d, BatchNorm2d, MaxPool2d, AvgPool2d, AdaptiveAvgPool2d,
-// ReLU, GELU (as Erf; opset 17 has no Gelu), Dropout, Flatten, ResidualBlock, and the zoo models
-// (mlp, lenet5, mnistnet, resnet_small, alexnet_cifar); so every model a spec file can describe.
+// ReLU, GELU (as Erf; opset 17 has no Gelu), Dropout, Flatten, ResidualBlock, Bottleneck, and the
+// zoo models (mlp, lenet5, mnistnet, bncnn*, resnet_small, alexnet_cifar, and torchvision's resnet18,
+// resnet34, resnet50, resnet18_cifar, alexnet); so every model a spec file can describe.
 // Anything else throws NotImplementedError naming the module and its type.
 #pragma once
 

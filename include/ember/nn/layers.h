@@ -207,4 +207,21 @@ class ResidualBlock : public Module {
   std::shared_ptr<Sequential> downsample;  // null for the identity shortcut
 };
 
+// ResNet bottleneck block, torchvision's `Bottleneck` (ResNet v1.5: the stride is on the 3x3):
+// conv1x1 (in -> width) -> BN -> ReLU -> conv3x3 (width -> width, stride) -> BN -> ReLU ->
+// conv1x1 (width -> width * 4) -> BN, plus the shortcut, then ReLU. width = planes for the plain
+// ResNets (resnet50: planes 64, 128, 256, 512). The shortcut is the identity, or `downsample` =
+// Sequential(conv1x1(stride), BN) when the stride is not 1 or in != planes * 4. Names conv1..3,
+// bn1..3, downsample.0/.1 as torchvision's.
+class Bottleneck : public Module {
+ public:
+  static constexpr int64_t kExpansion = 4;
+  Bottleneck(int64_t in_channels, int64_t planes, int64_t stride = 1, Generator* gen = nullptr);
+  Tensor forward(const Tensor& x) override;
+
+  std::shared_ptr<Conv2d> conv1, conv2, conv3;
+  std::shared_ptr<BatchNorm2d> bn1, bn2, bn3;
+  std::shared_ptr<Sequential> downsample;  // null for the identity shortcut
+};
+
 }  // namespace ember::nn

@@ -55,6 +55,51 @@ std::shared_ptr<nn::Module> resnet_small(int64_t num_classes = 10, int64_t in_ch
 std::shared_ptr<nn::Module> alexnet_cifar(int64_t num_classes = 10, int64_t in_channels = 3,
                                           int64_t image_size = 32, Generator* gen = nullptr);
 
+// torchvision's classifiers (issue 26; src/nn/models_torchvision.cpp), with torchvision 0.14's
+// module tree: the same state_dict keys, shapes, order and buffers (num_batches_tracked included),
+// BatchNorm eps 1e-5 / momentum 0.1, so a safetensors export loads into
+// torchvision.models.<name>(num_classes=...) with load_state_dict(strict=True). in_channels != 3
+// changes only the first conv's weight (conv1 / features.0: C input channels), as replacing that
+// conv does in torchvision. Defaults are torchvision's: 1000 classes, RGB, 224x224.
+//
+// ResNets: conv1 (C->64, 7x7, stride 2, pad 3, no bias) -> bn1 -> relu -> maxpool (3, stride 2,
+// pad 1) -> layer1..layer4 (64, 128, 256, 512 planes; the first block of layer2..4 has stride 2 and
+// a downsample = Sequential(conv1x1, BN)) -> avgpool (AdaptiveAvgPool2d(1)) -> flatten -> fc.
+// Init as torchvision: every conv kaiming_normal_(mode fan_out, relu), BN weight 1 bias 0, fc
+// PyTorch's Linear default. Global pooling: any image_size >= 1 builds the same parameters (at
+// 28x28 layer4 sees 1x1 maps); designed for 224.
+// resnet18: BasicBlock (nn::ResidualBlock) [2, 2, 2, 2], fc 512 -> classes; 11.69 M parameters.
+std::shared_ptr<nn::Module> resnet18(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                     Generator* gen = nullptr);
+// resnet34: BasicBlock [3, 4, 6, 3]; 21.80 M parameters.
+std::shared_ptr<nn::Module> resnet34(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                     Generator* gen = nullptr);
+// resnet50: nn::Bottleneck [3, 4, 6, 3] (v1.5: stride on the 3x3), fc 2048 -> classes; 25.56 M parameters.
+std::shared_ptr<nn::Module> resnet50(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                     Generator* gen = nullptr);
+// resnet18 for 32x32 images (CIFAR): conv1 is 3x3, stride 1, pad 1 (C->64, no bias) and there is no
+// maxpool, the usual adaptation (torchvision: model.conv1 = nn.Conv2d(C, 64, 3, 1, 1, bias=False);
+// model.maxpool = nn.Identity()); the other keys are resnet18's. 11.17 M parameters at 10 classes.
+std::shared_ptr<nn::Module> resnet18_cifar(int64_t num_classes = 10, int64_t in_channels = 3, int64_t image_size = 32,
+                                           Generator* gen = nullptr);
+// torchvision's AlexNet: features = conv (C->64, 11x11, stride 4, pad 2), relu, maxpool (3, stride
+// 2), conv (64->192, 5x5, pad 2), relu, maxpool, conv (192->384, 3x3, pad 1), relu, conv (384->256),
+// relu, conv (256->256), relu, maxpool (indices 0..12); avgpool = AdaptiveAvgPool2d(6, 6); flatten;
+// classifier = dropout 0.5, fc 9216->4096, relu, dropout 0.5, fc 4096->4096, relu, fc 4096->classes
+// (indices 0..6). PyTorch's default init. image_size >= 63 (ValueError below, with a hint); 61.1 M
+// parameters at 1000 classes, at every size (the adaptive pool).
+std::shared_ptr<nn::Module> alexnet(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                    Generator* gen = nullptr);
+// torchvision's MobileNetV2 (width 1.0; src/nn/models_mobilenet.cpp): features.0 = conv 3x3 stride 2
+// (C->32) + BN + ReLU6, features.1..17 = InvertedResidual blocks (expand 1x1 + BN + ReLU6, depthwise
+// 3x3 + BN + ReLU6, project 1x1 + BN; x + block(x) at stride 1 with equal channels), features.18 =
+// conv 1x1 (320->1280) + BN + ReLU6; adaptive average pool to 1x1, flatten, classifier = dropout 0.2,
+// fc 1280->classes. torchvision's init (convs kaiming_normal_ fan_out, Linear normal(0, 0.01), zero
+// biases). 3.50 M parameters at 1000 classes; any image_size >= 1, designed for 224.
+std::shared_ptr<nn::Module> mobilenet_v2(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
+                                         Generator* gen = nullptr);
+
+
 // torchvision's mobile classifiers (issue 26; src/nn/models_mobile.cpp), with torchvision 0.14's
 // module tree: the same state_dict keys, shapes, order and buffers (num_batches_tracked included)
 // and its init (every conv kaiming_normal_(fan_out) with zero bias, BatchNorm 1/0), so a safetensors
@@ -82,18 +127,24 @@ std::shared_ptr<nn::Module> efficientnet_b0(int64_t num_classes = 1000, int64_t 
                                             int64_t image_size = 224, Generator* gen = nullptr);
 
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128",
-// "resnet_small", "alexnet_cifar", "mobilenet_v3_small", "efficientnet_b0".
+// "resnet_small", "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",
+// "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0".
 std::vector<std::string> names();
 // The input size a zoo model was designed for: 28 (the Fashion-MNIST/MNIST models: mlp, lenet5,
-// mnistnet, bncnn*), 32 (alexnet_cifar), 224 (mobilenet_v3_small, efficientnet_b0), 0 for
-// any size (resnet_small: global average pooling keeps
-// its parameters the same at every size) and for names create() does not know (spec files).
+// mnistnet, bncnn*), 32 (alexnet_cifar, resnet18_cifar), 224 (resnet18/34/50, alexnet, mobilenet_v2,
+// mobilenet_v3_small, efficientnet_b0), 0 for any
+// size (resnet_small: global average pooling keeps its parameters the same at every size, and it is
+// small enough for large images) and for names create() does not know (spec files).
 int64_t design_size(const std::string& name);
-// A warning for a zoo model given images far larger than it was designed for (more than twice its
-// design_size per side): its flattened features, and so its first fully connected layer, grow with
-// the square of the size (bncnn48_fc128 at 224x224: 19.3 M parameters against 0.31 M at 28x28), and
-// such a model trains slowly, in gigabytes, to a poor accuracy. Names the models that fit; ""
-// when the size is within reach (or the model is size-independent).
+// A warning for a zoo model given images far from the size it was designed for, "" when the size is
+// within reach (or the model is size-independent):
+//  - more than twice its design_size per side: a model that flattens its features grows its first
+//    fully connected layer with the square of the size (bncnn48_fc128 at 224x224: 19.3 M parameters
+//    against 0.31 M at 28x28) and trains slowly, in gigabytes, to a poor accuracy (names the models
+//    that fit); a globally pooled one (resnet18_cifar, the torchvision models) keeps its parameters
+//    but computes on (size / design)^2 as many pixels at every layer;
+//  - a quarter of its design_size or less, for the ImageNet ResNets: the stride-2 stem and max-pool
+//    leave layer4 a 1x1 map; names resnet18_cifar.
 std::string input_size_warning(const std::string& name, int64_t in_channels, int64_t image_size, int64_t num_classes);
 
 // Builds a model by name, or from a model spec file when name ends in .toml (see nn/spec.h);

@@ -72,10 +72,19 @@ class Module : public std::enable_shared_from_this<Module> {
   // Every module below (not this one), with dotted names, depth first in registration order.
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> named_modules() const;
 
-  // Training mode (recursive). Affects Dropout and BatchNorm2d.
+  // Training mode (recursive). Affects Dropout and BatchNorm2d. A frozen module stays in
+  // evaluation mode whatever `on` says (its children follow their own frozen flags).
   void train(bool on = true);
   void eval() { train(false); }
   bool is_training() const { return training_; }
+
+  // Freezing, for fine-tuning (recursive): a frozen module's parameters stop requiring grad (so
+  // backward computes no gradient for them and optimizers skip them) and it stays in evaluation
+  // mode (BatchNorm normalises with, and keeps, its running statistics; Dropout is off), as the
+  // torchvision fine-tuning recipes do by hand. freeze(false) undoes both; the training mode
+  // becomes `training` (the mode the run is in).
+  void freeze(bool on = true, bool training = true);
+  bool is_frozen() const { return frozen_; }
 
   // Converts every parameter and buffer in place (see "Parameter identity" above). to(DType)
   // converts only floating-point tensors (num_batches_tracked stays int64), as PyTorch.
@@ -131,6 +140,7 @@ class Module : public std::enable_shared_from_this<Module> {
 
   std::string type_name_;
   bool training_ = true;
+  bool frozen_ = false;
   std::vector<std::pair<std::string, Tensor>> params_;
   std::vector<std::pair<std::string, Tensor>> buffers_;
   std::vector<std::pair<std::string, std::shared_ptr<Module>>> children_;

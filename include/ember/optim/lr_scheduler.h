@@ -124,10 +124,14 @@ struct OneCycleOptions {
 class OneCycleLR : public LRScheduler {
  public:
   OneCycleLR(Optimizer& optimizer, double max_lr, int64_t total_steps, OneCycleOptions opt = {});
+  // One peak per parameter group, as PyTorch's max_lr list (a backbone with a smaller lr than its head).
+  OneCycleLR(Optimizer& optimizer, const std::vector<double>& max_lrs, int64_t total_steps, OneCycleOptions opt = {});
+  // `base` is the group's starting lr, max_lr / div_factor: it names the group's curve.
   double lr_at(int64_t epoch, double base) const override;
 
  private:
-  double max_lr_;
+  double max_lr_for(double base) const;
+  std::vector<double> max_lrs_;  // per group
   int64_t total_steps_;
   OneCycleOptions opt_;
 };

@@ -27,7 +27,9 @@ struct OptimizerSettings {
 struct OptimizerEntry {
   std::string name;  // "adamw"
   std::string help;  // one phrase: "Adam with decoupled weight decay"
-  std::function<std::unique_ptr<Optimizer>(std::vector<Tensor> params, const OptimizerSettings&)> make;
+  // Groups without their own lr / weight decay take the settings' (one group of every parameter
+  // for a plain run; the backbone and the head for --lr-backbone).
+  std::function<std::unique_ptr<Optimizer>(std::vector<ParamGroupSpec> groups, const OptimizerSettings&)> make;
   bool uses_momentum = false;  // make() reads OptimizerSettings::momentum
 };
 

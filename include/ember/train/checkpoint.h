@@ -56,8 +56,11 @@ using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 struct Checkpoint {
   CheckpointManifest manifest;
-  NamedTensors tensors;  // in file order (sorted by name), on the CPU
-  std::filesystem::path weights_path;  // the safetensors file the tensors came from (for messages)
+  NamedTensors tensors;  // in file order (safetensors: sorted by name; .pth: the dict's order), on the CPU
+  std::filesystem::path weights_path;  // the weights file the tensors came from (for messages)
+  // How a file that is not safetensors was read ("PyTorch torch.save zip archive, the state dict
+  // under key 'state_dict'"); empty for safetensors.
+  std::string source_note;
   std::map<std::string, std::string> metadata;  // the weights file's `__metadata__` (empty for old files)
   const Tensor* find(const std::string& name) const;  // nullptr when absent
 };
@@ -72,7 +75,8 @@ void tag_checkpoint(const std::filesystem::path& dir, const std::string& from_ta
 void prune_checkpoints(const std::filesystem::path& dir);
 
 // Loads a manifest (`.../latest.json`), a checkpoint directory (its latest.json), a run directory
-// (its checkpoints/latest.json) or a bare .safetensors file (empty manifest). Verifies the SHA-256
+// (its checkpoints/latest.json) or a bare weights file (empty manifest): safetensors, or PyTorch's
+// torch.save .pth/.pt (zip or legacy; io/pth.h, told apart by content). Verifies the SHA-256
 // and parses the weights. Throws FormatError (corrupt/truncated, naming the file and what is
 // wrong, with a hint; a PyTorch pickle, ONNX model or other known non-safetensors file is named
 // as such, with how to convert it) or IOError (missing).

@@ -27,6 +27,10 @@ struct WeightLoadOptions {
   // initialisation), and the head (the model's last layer with parameters) may differ in shape
   // (reinitialised). Keys the model does not have are ignored. Without it, any of these is an error.
   bool partial = false;
+  // Fine-tuning to another class count: when the file fits the model everywhere but the head's
+  // shape, the head is reinitialised (as with `partial`) and a note says so; any other difference
+  // is still an error. `ember train --init-from` sets it; eval and predict do not.
+  bool replace_head = false;
 };
 
 struct WeightLoadReport {
@@ -60,7 +64,18 @@ struct RunGeometry {
 std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata,
                              const std::string& model, const RunGeometry& run);
 
-// load_checkpoint(path) (a .safetensors file, a run directory or a manifest; non-safetensors
+// Every zoo model that takes all of `tensors` exactly, with the input geometry and class count it
+// takes them at (`ember weights info`). Geometries tried: the metadata's input_shape, the channels
+// of the first conv weight (or the flattened input of a first linear layer, for the MLP), and the
+// usual 1x28x28 and 3x32x32; the class count is read from the head's weight. Each candidate is
+// built and discarded. Empty when none fits.
+struct WeightsFit {
+  std::string model;
+  int64_t channels = 0, image_size = 0, num_classes = 0;
+};
+std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata);
+
+// load_checkpoint(path) (a .safetensors or PyTorch .pth file, a run directory or a manifest; other
 // files are named, with how to convert them) + load_weights.
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path,
                                 const WeightLoadOptions& options = {});

@@ -1,0 +1,95 @@
+// Transfer learning from the command line (issue 26): a model trained on three classes of images is
+// fine-tuned on two — the classifier is replaced (said so), --freeze-backbone trains it alone (the
+// backbone's weights and batch-norm statistics stay the file's to the bit), --unfreeze-after 1 then
+// trains everything, --lr-backbone gives the backbone its own learning rate.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "cli_test_util.h"
+#include "ember/ember.h"
+#include "ember/train/checkpoint.h"
+
+namespace fs = std::filesystem;
+using ember::e2e::run_ember;
+using ember::e2e::write_shape_images;
+
+namespace {
+
+class CliFineTune : public ::testing::Test {
+ protected:
+  fs::path dir;
+  void SetUp() override {
+    dir = fs::temp_directory_path() / ("ember_e2e_finetune_" + std::to_string(getpid()) + "_" +
+                                       ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  void TearDown() override { fs::remove_all(dir); }
+};
+
+// The model's tensors of a run's last checkpoint, without the "model/" prefix.
+std::map<std::string, ember::Tensor> weights_of(const fs::path& run) {
+  const ember::train::Checkpoint ck = ember::train::load_checkpoint(run / "checkpoints" / "latest.json");
+  std::map<std::string, ember::Tensor> out;
+  for (const auto& [k, t] : ck.tensors)
+    if (k.starts_with("model/")) out[k.substr(6)] = t;
+  return out;
+}
+
+}  // namespace
+
+TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
+  write_shape_images(dir / "three", 24, 0);
+  write_shape_images(dir / "two", 24, 50);
+  fs::remove_all(dir / "two" / "stripes");
+  const std::string common = " --model bncnn --batch-size 16 --threads 2 --val-split 0 --hflip 0";
+  auto r = run_ember("train --data " + (dir / "three").string() + common + " --epochs 1 --run-dir " +
+                     (dir / "pre").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto pre = weights_of(dir / "pre");
+
+  // Frozen: only the new classifier trains.
+  r = run_ember("train --data " + (dir / "two").string() + common + " --epochs 2 --init-from " +
+                (dir / "pre").string() + " --freeze-backbone --run-dir " + (dir / "frozen").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "the classifier 'fc' differs in shape from the file's (another number of classes): replaced");
+  EMBER_EXPECT_HAS(r.out, "fine-tune  backbone frozen (");
+  EMBER_EXPECT_HAS(r.out, "training the classifier 'fc' (");
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  const auto frozen = weights_of(dir / "frozen");
+  ASSERT_EQ(frozen.size(), pre.size());
+  for (const auto& [k, t] : frozen) {
+    if (k.starts_with("fc.")) {
+      EXPECT_EQ(t.size(0), 2) << k;
+      continue;
+    }
+    EXPECT_TRUE(ember::allclose(t, pre.at(k), 0, 0)) << k << " changed under --freeze-backbone";
+  }
+
+  // Frozen for one epoch, then all of it, the backbone at a tenth of the lr.
+  r = run_ember("train --data " + (dir / "two").string() + common + " --epochs 2 --init-from " +
+                (dir / "pre").string() + " --freeze-backbone --unfreeze-after 1 --lr-backbone 1e-4 --run-dir " +
+                (dir / "thawed").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "for 1 epoch, then all");
+  EMBER_EXPECT_HAS(r.out, "backbone lr 0.0001, classifier 'fc' lr");
+  EMBER_EXPECT_HAS(r.out, "unfreeze   epoch 2: the whole model trains now");
+  const auto thawed = weights_of(dir / "thawed");
+  EXPECT_FALSE(ember::allclose(thawed.at("conv1.weight"), pre.at("conv1.weight"), 0, 0));
+  EXPECT_FALSE(ember::allclose(thawed.at("bn1.running_mean"), pre.at("bn1.running_mean"), 0, 0));
+
+  // The settings are the run's own: a resume keeps them (and the unfrozen state past epoch 1).
+  r = run_ember("train --resume " + (dir / "thawed").string() + " --epochs 3");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("backbone frozen"), std::string::npos) << r.out;
+  EMBER_EXPECT_HAS(r.out, "fine-tune  the whole model trains (its backbone was frozen for 1 epoch)");
+  EXPECT_EQ(r.out.find("unfreeze   epoch"), std::string::npos) << r.out;
+
+  // Misuse is named.
+  r = run_ember("train --data " + (dir / "two").string() + common + " --unfreeze-after 2 --run-dir " +
+                (dir / "bad").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "--unfreeze-after 2 needs --freeze-backbone");
+}
