@@ -204,7 +204,8 @@ std::shared_ptr<Module> alexnet_cifar(int64_t num_classes, int64_t in_channels, 
 
 std::vector<std::string> names() {
   return {"mlp",           "lenet5",   "mnistnet", "bncnn",    "bncnn_fc128",    "bncnn48_fc128", "resnet_small",
-          "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",      "mobilenet_v2"};
+          "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",      "mobilenet_v2",
+          "mobilenet_v3_small", "efficientnet_b0"};
 }
 
 namespace {
@@ -214,7 +215,8 @@ bool is_imagenet_resnet(const std::string& name) {
 // The zoo models whose parameters do not depend on the image size (a global or adaptive pool before
 // the classifier), beyond resnet_small (design size 0: never warned about).
 bool pools_globally(const std::string& name) {
-  return is_imagenet_resnet(name) || name == "resnet18_cifar" || name == "alexnet" || name == "mobilenet_v2";
+  return is_imagenet_resnet(name) || name == "resnet18_cifar" || name == "alexnet" || name == "mobilenet_v2" ||
+         name == "mobilenet_v3_small" || name == "efficientnet_b0";
 }
 }  // namespace
 
@@ -222,7 +224,9 @@ int64_t design_size(const std::string& name) {
   for (const char* n : {"mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128"})
     if (name == n) return 28;
   if (name == "alexnet_cifar" || name == "resnet18_cifar") return 32;
-  if (is_imagenet_resnet(name) || name == "alexnet" || name == "mobilenet_v2") return 224;
+  if (is_imagenet_resnet(name) || name == "alexnet" || name == "mobilenet_v2" || name == "mobilenet_v3_small" ||
+      name == "efficientnet_b0")
+    return 224;
   return 0;
 }
 
@@ -274,6 +278,8 @@ std::shared_ptr<Module> create(const std::string& name, int64_t num_classes, int
   if (name == "resnet18_cifar") return resnet18_cifar(num_classes, in_channels, image_size, gen);
   if (name == "alexnet") return alexnet(num_classes, in_channels, image_size, gen);
   if (name == "mobilenet_v2") return mobilenet_v2(num_classes, in_channels, image_size, gen);
+  if (name == "mobilenet_v3_small") return mobilenet_v3_small(num_classes, in_channels, image_size, gen);
+  if (name == "efficientnet_b0") return efficientnet_b0(num_classes, in_channels, image_size, gen);
   if (nn::is_spec_file(name)) return nn::load_model_spec(name, num_classes, in_channels, image_size, gen);
   std::string known;
   for (const auto& n : names()) known += (known.empty() ? "" : ", ") + n;

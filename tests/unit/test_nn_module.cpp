@@ -276,7 +276,7 @@ TEST(NNModule, SummaryFitsEightyColumns) {
 }
 
 TEST(NNModels, CreateAndNames) {
-  EXPECT_EQ(models::names().size(), 14u);
+  EXPECT_EQ(models::names().size(), 16u);
   std::string msg = message_of<ValueError>([] { models::create("vgg99"); });
   EXPECT_NE(msg.find("vgg99"), std::string::npos);
   EXPECT_NE(msg.find("mnistnet"), std::string::npos);

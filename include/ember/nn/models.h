@@ -99,12 +99,40 @@ std::shared_ptr<nn::Module> alexnet(int64_t num_classes = 1000, int64_t in_chann
 std::shared_ptr<nn::Module> mobilenet_v2(int64_t num_classes = 1000, int64_t in_channels = 3, int64_t image_size = 224,
                                          Generator* gen = nullptr);
 
+
+// torchvision's mobile classifiers (issue 26; src/nn/models_mobile.cpp), with torchvision 0.14's
+// module tree: the same state_dict keys, shapes, order and buffers (num_batches_tracked included)
+// and its init (every conv kaiming_normal_(fan_out) with zero bias, BatchNorm 1/0), so a safetensors
+// export loads into torchvision.models.<name>(num_classes=...) with load_state_dict(strict=True).
+// in_channels != 3 changes only features.0.0's weight (C input channels). Defaults are
+// torchvision's: 1000 classes, RGB, designed for 224x224; every one pools globally, so any
+// image_size >= 1 builds the same parameters (at 28x28 the last stage sees 1x1 maps).
+// Conv2dNormActivation (conv without bias, BatchNorm2d, activation) is a Sequential with children
+// 0, 1[, 2]; SqueezeExcitation has 1x1 convs fc1, fc2 (with bias) around avgpool and activation.
+//
+// mobilenet_v3_small: features.0 (3x3 stride 2, C -> 16, Hardswish), features.1..11 inverted
+// residuals (`block.N`: [expand 1x1], depthwise, [SE: ReLU, Hardsigmoid], project), features.12
+// (1x1, 96 -> 576, Hardswish), avgpool, classifier = Linear 576 -> 1024, Hardswish, Dropout(0.2),
+// Linear 1024 -> classes. BatchNorm eps 1e-3, momentum 0.01; Linear weights normal(0, 0.01), bias 0.
+// 2,542,856 parameters at 1000 classes.
+std::shared_ptr<nn::Module> mobilenet_v3_small(int64_t num_classes = 1000, int64_t in_channels = 3,
+                                               int64_t image_size = 224, Generator* gen = nullptr);
+// efficientnet_b0: features.0 (3x3 stride 2, C -> 32, SiLU), features.1..7 stages of MBConv blocks
+// (`block.N`: [expand 1x1], depthwise, SE (SiLU, Sigmoid), project; then `stochastic_depth`, row
+// mode, p = 0.2 * block index / 16, on the residual branch only), features.8 (1x1, 320 -> 1280,
+// SiLU), avgpool, classifier = Dropout(0.2), Linear 1280 -> classes. BatchNorm eps 1e-5, momentum
+// 0.1; Linear weight uniform(-1/sqrt(classes), 1/sqrt(classes)), bias 0. 5,288,548 parameters at
+// 1000 classes.
+std::shared_ptr<nn::Module> efficientnet_b0(int64_t num_classes = 1000, int64_t in_channels = 3,
+                                            int64_t image_size = 224, Generator* gen = nullptr);
+
 // The names create() accepts: "mlp", "lenet5", "mnistnet", "bncnn", "bncnn_fc128", "bncnn48_fc128",
 // "resnet_small", "alexnet_cifar", "resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet",
-// "mobilenet_v2".
+// "mobilenet_v2", "mobilenet_v3_small", "efficientnet_b0".
 std::vector<std::string> names();
 // The input size a zoo model was designed for: 28 (the Fashion-MNIST/MNIST models: mlp, lenet5,
-// mnistnet, bncnn*), 32 (alexnet_cifar, resnet18_cifar), 224 (resnet18/34/50, alexnet, mobilenet_v2), 0 for any
+// mnistnet, bncnn*), 32 (alexnet_cifar, resnet18_cifar), 224 (resnet18/34/50, alexnet, mobilenet_v2,
+// mobilenet_v3_small, efficientnet_b0), 0 for any
 // size (resnet_small: global average pooling keeps its parameters the same at every size, and it is
 // small enough for large images) and for names create() does not know (spec files).
 int64_t design_size(const std::string& name);
