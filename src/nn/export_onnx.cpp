@@ -236,6 +236,8 @@ const std::map<std::string, std::vector<Step>>& zoo_forwards() {
                   c("layer4"), c("avgpool"), flat, c("fc")}},
       {"AlexNet", {c("features"), c("avgpool"), flat, c("classifier")}},
       {"MobileNetV2", {c("features"), Step{Step::GlobalAvgPool, ""}, flat, c("classifier")}},
+      {"MobileNetV3", {c("features"), c("avgpool"), flat, c("classifier")}},
+      {"EfficientNet", {c("features"), c("avgpool"), flat, c("classifier")}},
   };
   return f;
 }
@@ -284,14 +286,28 @@ Value emit(GraphBuilder& b, const Module& m, const std::string& prefix, Value x)
     for (const auto& [name, c] : m.named_children()) x = emit(b, *c, prefix + name + ".", x);
     return x;
   }
-  // Zoo-private modules, by type name (models_mobilenet.cpp).
-  // InvertedResidual: its `conv` Sequential, plus the input when that keeps the shape (stride 1 and
-  // as many channels out as in: exactly when the block adds its shortcut).
-  if (m.type_name() == "InvertedResidual") {
-    Value y = emit(b, child(m, prefix, "conv"), prefix + "conv.", need_image(m, prefix, x));
+  // Zoo-private modules, by type name (models_mobilenet.cpp, models_mobile.cpp).
+  // InvertedResidual (MobileNetV2's `conv`, V3's `block`) and EfficientNet's MBConv: the block's
+  // Sequential, plus the input when that keeps the shape (stride 1 and as many channels out as in:
+  // exactly when the block adds its shortcut; MBConv's stochastic depth is the identity here).
+  if (m.type_name() == "InvertedResidual" || m.type_name() == "MBConv") {
+    std::string inner = "block";
+    for (const auto& [n, c] : m.named_children())
+      if (n == "conv") inner = "conv";
+    Value y = emit(b, child(m, prefix, inner), prefix + inner + ".", need_image(m, prefix, x));
     if (y.shape != x.shape) return y;
     return {b.node("Add", {x.name, y.name}, prefix + "Add"), y.shape};
   }
+  // torchvision.ops.SqueezeExcitation: x * scale_activation(fc2(activation(fc1(avgpool(x))))), the
+  // (C, 1, 1) scale broadcast over the image by Mul.
+  if (m.type_name() == "SqueezeExcitation") {
+    need_image(m, prefix, x);
+    Value s = x;
+    for (const char* step : {"avgpool", "fc1", "activation", "fc2", "scale_activation"})
+      s = emit(b, child(m, prefix, step), prefix + step + ".", s);
+    return {b.node("Mul", {x.name, s.name}, prefix + "Mul"), x.shape};
+  }
+  if (m.type_name() == "Sigmoid") return {b.node("Sigmoid", {x.name}, prefix + "Sigmoid"), x.shape};
   auto zoo = zoo_forwards().find(m.type_name());
   if (zoo != zoo_forwards().end()) {
     for (const Step& s : zoo->second) {

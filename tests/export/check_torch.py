@@ -139,7 +139,8 @@ def from_spec(text, cin, size, classes):
 
 
 def torchvision_twin(name, cin, classes):
-    """torchvision's model for ember's resnet18/34/50, resnet18_cifar, alexnet, mobilenet_v2; None without it.
+    """torchvision's model for ember's resnet18/34/50, resnet18_cifar, alexnet, mobilenet_v2, mobilenet_v3_small,
+    efficientnet_b0; None without it.
     A first conv for other than 3 channels, and the CIFAR stem, are swapped in the usual way."""
     try:
         import torchvision
@@ -154,12 +155,16 @@ def torchvision_twin(name, cin, classes):
         m.features[0] = nn.Conv2d(cin, 64, 11, 4, 2)
     elif cin != 3 and name == "mobilenet_v2":
         m.features[0][0] = nn.Conv2d(cin, 32, 3, 2, 1, bias=False)
+    elif cin != 3 and name in ("mobilenet_v3_small", "efficientnet_b0"):
+        stem = m.features[0][0]
+        m.features[0][0] = nn.Conv2d(cin, stem.out_channels, 3, 2, 1, bias=False)
     elif cin != 3:
         m.conv1 = nn.Conv2d(cin, 64, 7, 2, 3, bias=False)
     return m
 
 
-TORCHVISION = ("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet", "mobilenet_v2")
+TORCHVISION = ("resnet18", "resnet34", "resnet50", "resnet18_cifar", "alexnet", "mobilenet_v2", "mobilenet_v3_small",
+               "efficientnet_b0")
 
 
 def twin(case):

@@ -131,6 +131,8 @@ const std::vector<Case> kCases = {
     {"resnet18_cifar", "resnet18_cifar", "", 3, 32, 10},
     {"alexnet", "alexnet", "", 3, 100, 10},
     {"mobilenet_v2", "mobilenet_v2", "", 3, 32, 10},
+    {"mobilenet_v3_small", "mobilenet_v3_small", "", 3, 32, 10},
+    {"efficientnet_b0", "efficientnet_b0", "", 1, 32, 6},
     {"spec_all", "spec_all.toml", kSpecAll, 3, 20, 5},
     {"spec_pool", "spec_pool.toml", kSpecPool, 2, 16, 3},
 };

@@ -173,17 +173,6 @@ TEST(OnnxExport, EveryZooModelAndSpecLayerExports) {
     auto model = models::create(name, 10, c, size, &gen);
     nn::OnnxExportOptions o;
     o.input_shape = {c, size, size};
-    if (name == "mobilenet_v3_small" || name == "efficientnet_b0") {
-      // Not exported yet (docs/export.md): the exporter has no rule for SqueezeExcitation, the inverted
-      // residuals / MBConv or these models' forward; it refuses them by name.
-      try {
-        nn::to_onnx(*model, o);
-        ADD_FAILURE() << name << " exported: update this test and docs/export.md";
-      } catch (const NotImplementedError& e) {
-        EXPECT_NE(std::string(e.what()).find("is not a layer the exporter knows"), std::string::npos) << e.what();
-      }
-      continue;
-    }
     io::OnnxModel m = nn::to_onnx(*model, o);
     EXPECT_EQ(m.graph.outputs.at(0).shape.at(1).value, 10) << name;
     EXPECT_EQ(m.graph.nodes.back().outputs.at(0), "logits") << name;
