@@ -114,6 +114,8 @@ std::string wrap_banner(const std::string& text);
 std::shared_ptr<CLI::Formatter> help_formatter();
 
 // ---- messages ------------------------------------------------------------------------------------
+// 1794 -> "1,794" (negative numbers keep their sign in front).
+std::string thousands(int64_t v);
 // "1 epoch", "2 epochs"; plural defaults to singular + "s".
 std::string plural(int64_t n, const std::string& singular, const std::string& plural_form = {});
 

@@ -35,6 +35,17 @@ void set_compute_threads(int threads, int workers) {
   if (threads > 0) set_num_threads(threads), warn_if_oversubscribed(threads);
 }
 
+std::string thousands(int64_t v) {
+  const std::string digits = std::to_string(v);
+  std::string out;
+  const size_t start = digits[0] == '-' ? 1 : 0;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 std::string plural(int64_t n, const std::string& singular, const std::string& plural_form) {
   return fmt::format("{} {}", n, n == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
 }

@@ -149,16 +149,6 @@ void adopt_checkpoint_config(TrainConfig& c, const train::Checkpoint& ck, const 
 int64_t default_log_every(int64_t total_steps) { return std::clamp<int64_t>(total_steps / 200, 1, 50); }
 
 // 61706 -> "61,706" (built by appending: GCC 12's -Wrestrict misfires on std::string::insert here).
-std::string thousands(int64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string out;
-  const size_t start = digits[0] == '-' ? 1 : 0;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
 
 // A batch larger than the training set (--limit-train 100 with the default batch of 128) trains
 // on one smaller batch per epoch, as PyTorch's DataLoader does with drop_last=False.
@@ -487,7 +477,10 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   train::Fitter fitter(*model, *opt, sched.get(), per_step, train_ds, test_ds, fo);
   if (c.freeze_backbone && c.unfreeze_after > 0)
     fitter.add_callback(std::make_shared<train::UnfreezeAfter>(
-        c.unfreeze_after, [](const std::string& line) { fmt::print("{}\n", line), std::fflush(stdout); }));
+        c.unfreeze_after, [](int64_t epoch, int64_t trainable) {
+          fmt::print("unfreeze   epoch {}: the whole model trains now ({} parameters)\n", epoch, thousands(trainable));
+          std::fflush(stdout);
+        }));
   apply_precision(precision, dev.device, fitter.step());  // autocast; fp16: dynamic loss scaling
   if (ck) fitter.resume_from(*ck);  // a checkpoint whose state does not fit fails here, before any write
 

@@ -44,14 +44,6 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
   return out;
 }
 
-namespace {
-std::string thousands(int64_t v) {
-  std::string d = std::to_string(v), out;
-  for (size_t i = 0; i < d.size(); ++i) out += (i && (d.size() - i) % 3 == 0 ? "," : "") + d.substr(i, 1);
-  return out;
-}
-}  // namespace
-
 std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& s, bool distributed, int64_t start_epoch) {
   if (s.unfreeze_after > 0 && !s.freeze_backbone)
     throw UsageError(fmt::format("--unfreeze-after {} needs --freeze-backbone (nothing is frozen to unfreeze)",

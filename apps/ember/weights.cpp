@@ -15,15 +15,6 @@ struct WeightsOpts {
   std::string file;
 };
 
-std::string thousands(int64_t n) {  // 1794 -> "1,794"
-  std::string digits = std::to_string(n), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 int run_info(const WeightsOpts& o) {
   const train::Checkpoint ck = train::load_checkpoint(o.file);
   fmt::print("{}: {}\n", ck.weights_path.string(), ck.source_note.empty() ? "safetensors" : ck.source_note);

@@ -2,8 +2,6 @@
 // backbone's own learning rate, and unfreezing after N epochs.
 #include "ember/train/transfer.h"
 
-#include <fmt/format.h>
-
 #include "ember/core/error.h"
 
 namespace ember::train {
@@ -52,9 +50,7 @@ std::vector<optim::ParamGroupSpec> backbone_and_head_groups(const nn::Module& mo
 void UnfreezeAfter::on_epoch_begin(FitContext& ctx) {
   if (ctx.epoch < after_ || !ctx.model.is_frozen()) return;
   ctx.model.freeze(false, true);
-  if (say_)
-    say_(fmt::format("unfreeze   epoch {}: the whole model trains now ({} parameters)", ctx.epoch + 1,
-                     ctx.model.num_parameters(true)));
+  if (said_) said_(ctx.epoch + 1, ctx.model.num_parameters(true));
 }
 
 }  // namespace ember::train

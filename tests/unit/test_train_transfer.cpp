@@ -114,7 +114,9 @@ TEST(Transfer, UnfreezeAfterUnfreezesAtThatEpochOnly) {
   FitOptions fo;
   FitContext ctx(fo, *model, opt);
   std::vector<std::string> said;
-  UnfreezeAfter cb(2, [&](const std::string& s) { said.push_back(s); });
+  UnfreezeAfter cb(2, [&](int64_t epoch, int64_t trainable) {
+    said.push_back(std::to_string(epoch) + " " + std::to_string(trainable));
+  });
   for (int64_t e = 0; e < 2; ++e) {
     ctx.epoch = e;
     cb.on_epoch_begin(ctx);
@@ -125,7 +127,7 @@ TEST(Transfer, UnfreezeAfterUnfreezesAtThatEpochOnly) {
   EXPECT_FALSE(model->is_frozen());
   EXPECT_EQ(model->num_parameters(true), model->num_parameters());
   ASSERT_EQ(said.size(), 1u);
-  EXPECT_NE(said[0].find("epoch 3: the whole model trains now"), std::string::npos) << said[0];
+  EXPECT_EQ(said[0], "3 " + std::to_string(model->num_parameters()));
   cb.on_epoch_begin(ctx);  // a later epoch: nothing more to say
   EXPECT_EQ(said.size(), 1u);
 }

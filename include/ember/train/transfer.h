@@ -38,16 +38,18 @@ FreezeCounts freeze_backbone(nn::Module& model, bool training = true);
 // head's at the optimizer's own lr. The order of parameters within each is the model's.
 std::vector<optim::ParamGroupSpec> backbone_and_head_groups(const nn::Module& model, double lr_backbone);
 
-// Unfreezes the whole model at the start of epoch `after` (0-based: after `after` epochs), saying
-// so through `say`; a resumed run past that epoch is unfrozen at its first epoch.
+// Unfreezes the whole model at the start of epoch `after` (0-based: after `after` epochs) and
+// calls `said(epoch, trainable)` with that epoch (1-based) and the parameter elements that now train;
+// a resumed run past that epoch is unfrozen at its first epoch.
 class UnfreezeAfter final : public Callback {
  public:
-  UnfreezeAfter(int64_t after, std::function<void(const std::string&)> say) : after_(after), say_(std::move(say)) {}
+  using Said = std::function<void(int64_t epoch, int64_t trainable)>;
+  UnfreezeAfter(int64_t after, Said said) : after_(after), said_(std::move(said)) {}
   void on_epoch_begin(FitContext& ctx) override;
 
  private:
   int64_t after_;
-  std::function<void(const std::string&)> say_;
+  Said said_;
 };
 
 }  // namespace ember::train
