@@ -68,68 +68,14 @@ from torchvision.ops import StochasticDepth
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from make_golden import GoldenWriter, read_golden  # noqa: E402
 
-MASK64 = (1 << 64) - 1
 CLASSES = 10
 BATCH = 2
 SIZE = 64
 SGD_STEPS = 3
 
 
-# ---- the hash (tests/golden/hash_fill.h is its C++ twin; make_golden_torchvision.py has the same) ----
-
-def fnv1a64(name):
-    h = 0xCBF29CE484222325
-    for b in name.encode("utf-8"):
-        h = ((h ^ b) * 0x100000001B3) & MASK64
-    return h
-
-
-def splitmix64(x):
-    """splitmix64's finaliser on a numpy uint64 array (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
-
-
-def hash_bits(name, n):
-    return splitmix64(np.uint64(fnv1a64(name)) ^ np.arange(n, dtype=np.uint64))
-
-
-def hash_uniform(name, n):
-    """(n,) float64 in [-1, 1): the top 24 bits of each hash, k / 2^23 - 1 (exact in float32)."""
-    return (hash_bits(name, n) >> np.uint64(40)).astype(np.float64) / float(1 << 23) - 1.0
-
-
-def hashed_value(key, shape):
-    """The float32 value the rule above gives state_dict entry `key` of `shape`."""
-    n = int(np.prod(shape)) if len(shape) else 1
-    u = hash_uniform(key, n)
-    if len(shape) >= 2:
-        fan_in = int(np.prod(shape[1:]))
-        v = u * np.sqrt(3.0 / fan_in)
-    elif key.endswith("running_mean"):
-        v = 0.1 * u
-    elif key.endswith("running_var"):
-        v = 1.0 + 0.5 * u
-    elif key.endswith("weight"):
-        v = 1.0 + 0.25 * u
-    elif key.endswith("bias"):
-        v = 0.1 * u
-    else:
-        raise ValueError(f"no hash rule for {key}")
-    return torch.from_numpy(v.astype(np.float32).reshape(shape))
-
-
-def hashed_state(model):
-    state = {}
-    for key, t in model.state_dict().items():
-        if key.endswith("num_batches_tracked"):
-            state[key] = torch.zeros_like(t)
-        else:
-            state[key] = hashed_value(key, tuple(t.shape))
-    return state
+# ---- the hash: make_golden_torchvision.py's (tests/golden/hash_fill.h is its C++ twin) ----
+from make_golden_torchvision import fnv1a64, hash_bits, hash_uniform, hashed_state, splitmix64  # noqa: E402,F401
 
 
 # ---- the models ---------------------------------------------------------------------------------

@@ -8,7 +8,7 @@
 // switched to eval mode (their random masks cannot match PyTorch's); stochastic depth is still called.
 //
 // Tolerances, as test_golden_torchvision.cpp's: the references are PyTorch's float64 numbers, and
-// ember's float32 must be within max(kFactor x PyTorch float32's own error, kFloor) by the normwise
+// ember's float32 must be within max(5 x PyTorch float32's own error, 1e-5) by the normwise
 // measure max |actual - expected| / max |expected|. Every eval-mode number is well conditioned
 // (PyTorch's float32 within 1e-5) and held to 1e-5 relative; train-mode batch norm over 2 images is
 // less well conditioned (PyTorch's own float32 gradients up to 4e-5 from float64) and the tolerance
@@ -24,6 +24,7 @@
 
 #include "golden/golden_file.h"
 #include "golden/golden_tensor.h"
+#include "golden/golden_tolerance.h"
 #include "golden/hash_fill.h"
 #include "support/golden_skip.h"
 
@@ -31,6 +32,7 @@ using namespace ember;
 namespace F = ember::nn::functional;
 using ember::test::GoldenFile;
 using ember::test::to_tensor;
+using ember::test::split_lines;
 
 namespace {
 
@@ -42,42 +44,10 @@ const GoldenFile& golden() {
 }
 Tensor record(const std::string& name) { return to_tensor(golden().get(name)); }
 
-constexpr double kFactor = 5.0, kFloor = 1e-5;
 constexpr int64_t kImageSize = 64;
 
-// max |actual - expected| / max |expected|, in double.
-double normwise_error(const Tensor& actual, const Tensor& expected) {
-  auto a = actual.to(DType::Float64).to_vector<double>();
-  auto e = expected.to(DType::Float64).to_vector<double>();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - e[i]));
-    scale = std::max(scale, std::abs(e[i]));
-  }
-  return std::isfinite(diff) ? diff / std::max(scale, 1e-30) : INFINITY;
-}
-
-// Checks `actual` against <model>/<what> within the tolerance above; prints the error and PyTorch
-// float32's, to notice drift before it fails.
 void expect_golden(const std::string& model, const std::string& what, const Tensor& actual) {
-  const Tensor expected = record(model + "/" + what);
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << model << " " << what;
-  const double torch_err = golden().get(model + "/torch_f32_error/" + what).as_double().at(0);
-  const double tol = std::max(kFactor * torch_err, kFloor);
-  const double err = normwise_error(actual, expected);
-  std::printf("[golden] %-18s %-38s ember %.2e  torch f32 %.2e  tolerance %.1e\n", model.c_str(), what.c_str(), err,
-              torch_err, tol);
-  EXPECT_LE(err, tol) << model << " " << what << ": ember's float32 is " << err << " from PyTorch's float64 (PyTorch's "
-                      << "float32: " << torch_err << ")";
-}
-
-std::vector<std::string> split_lines(const std::vector<int64_t>& bytes) {
-  std::vector<std::string> out(1);
-  for (int64_t b : bytes) {
-    if (b == '\n') out.emplace_back();
-    else out.back() += char(b);
-  }
-  return out;
+  ember::test::expect_golden(golden(), model, what, actual);
 }
 
 std::string last_linear(const std::string& name) {

@@ -8,10 +8,10 @@
 //
 // Tolerances. The references are PyTorch's float64 numbers; next to each the file holds PyTorch's own
 // float32 error on it (max |f32 - f64| / max |f64|). ember, in float32, must be within
-// max(kFactor x that error, kFloor) by the same normwise measure: as good as PyTorch's float32 up to
+// max(5 x that error, 1e-5) by the same normwise measure: as good as PyTorch's float32 up to
 // a small factor (other summation orders: ember's im2col GEMMs vs oneDNN's convolutions; above the
 // floor ember was within 1.3x of PyTorch's error when this was written), and never held to less
-// than kFloor. That is 1e-5 relative where the computation is well conditioned (every
+// than 1e-5 (golden/golden_tolerance.h). That is 1e-5 relative where the computation is well conditioned (every
 // eval-mode number), and follows PyTorch where it is not: train-mode batch norm over 2 images makes
 // resnet50's float32 gradients move by ~1e-2 between PyTorch's own thread counts.
 #include <gtest/gtest.h>
@@ -24,6 +24,7 @@
 
 #include "golden/golden_file.h"
 #include "golden/golden_tensor.h"
+#include "golden/golden_tolerance.h"
 #include "golden/hash_fill.h"
 #include "support/golden_skip.h"
 
@@ -31,6 +32,7 @@ using namespace ember;
 namespace F = ember::nn::functional;
 using ember::test::GoldenFile;
 using ember::test::to_tensor;
+using ember::test::split_lines;
 
 namespace {
 
@@ -42,41 +44,9 @@ const GoldenFile& golden() {
 }
 Tensor record(const std::string& name) { return to_tensor(golden().get(name)); }
 
-constexpr double kFactor = 5.0, kFloor = 1e-5;
 
-// max |actual - expected| / max |expected|, in double.
-double normwise_error(const Tensor& actual, const Tensor& expected) {
-  auto a = actual.to(DType::Float64).to_vector<double>();
-  auto e = expected.to(DType::Float64).to_vector<double>();
-  double diff = 0, scale = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    diff = std::max(diff, std::abs(a[i] - e[i]));
-    scale = std::max(scale, std::abs(e[i]));
-  }
-  return std::isfinite(diff) ? diff / std::max(scale, 1e-30) : INFINITY;
-}
-
-// Checks `actual` against <model>/<what> within the tolerance above; prints the error and its ratio
-// to PyTorch float32's, to notice drift before it fails.
 void expect_golden(const std::string& model, const std::string& what, const Tensor& actual) {
-  const Tensor expected = record(model + "/" + what);
-  ASSERT_EQ(actual.sizes(), expected.sizes()) << model << " " << what;
-  const double torch_err = golden().get(model + "/torch_f32_error/" + what).as_double().at(0);
-  const double tol = std::max(kFactor * torch_err, kFloor);
-  const double err = normwise_error(actual, expected);
-  std::printf("[golden] %-14s %-28s ember %.2e  torch f32 %.2e  tolerance %.1e\n", model.c_str(), what.c_str(), err,
-              torch_err, tol);
-  EXPECT_LE(err, tol) << model << " " << what << ": ember's float32 is " << err << " from PyTorch's float64 (PyTorch's "
-                      << "float32: " << torch_err << ")";
-}
-
-std::vector<std::string> split_lines(const std::vector<int64_t>& bytes) {
-  std::vector<std::string> out(1);
-  for (int64_t b : bytes) {
-    if (b == '\n') out.emplace_back();
-    else out.back() += char(b);
-  }
-  return out;
+  ember::test::expect_golden(golden(), model, what, actual);
 }
 
 int64_t image_size(const std::string& name) { return name == "resnet18_cifar" ? 32 : 64; }
@@ -224,8 +194,8 @@ TEST(GoldenTorchvisionOps, AdaptiveAvgPoolTo6x6) {
     Tensor x = record(p + "input").detach();
     x.requires_grad_(true);
     Tensor out = F::adaptive_avg_pool2d(x, {6, 6});
-    EXPECT_LE(normwise_error(out, record(p + "output")), 1e-14) << c;
+    EXPECT_LE(ember::test::normwise_error(out, record(p + "output")), 1e-14) << c;
     out.backward(record(p + "grad_output"));
-    EXPECT_LE(normwise_error(x.grad(), record(p + "grad_input")), 1e-14) << c;
+    EXPECT_LE(ember::test::normwise_error(x.grad(), record(p + "grad_input")), 1e-14) << c;
   }
 }
