@@ -97,7 +97,7 @@ TEST(NNModelsTorchvision, InitIsTorchvisions) {
   EXPECT_NEAR(s, bound / std::sqrt(3.0), 0.02 * bound);  // uniform(-b, b): sd b / sqrt(3)
   EXPECT_LE(sd.at("fc.weight").abs().max().item<float>(), bound);
   auto alex = models::alexnet(10, 3, 64, &gen);
-  const Tensor& w = alex->state_dict().at("features.3.weight");  // 192 x 64 x 5 x 5, fan_in 1600
+  const Tensor w = alex->state_dict().at("features.3.weight");  // 192 x 64 x 5 x 5, fan_in 1600
   EXPECT_LE(w.abs().max().item<float>(), 1.0 / 40.0);
   EXPECT_NEAR(moments(w).second, 1.0 / 40.0 / std::sqrt(3.0), 0.02 / 40.0);
 }
