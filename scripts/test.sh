@@ -10,7 +10,7 @@ jobs=${EMBER_JOBS:-$(nproc)}
 # One compiler cache per machine, outside the checkout, keyed on paths relative to it: a fresh clone
 # (CI's) or a git worktree then reuses what an earlier build compiled (ccache's base_dir; hash_dir off
 # so the Debug build's objects do not depend on the folder's name either).
-export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ember-ccache}
+export CCACHE_DIR=${CCACHE_DIR:-${XDG_CACHE_HOME:-${HOME:-/root}/.cache}/ember-ccache}
 export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
