@@ -1,0 +1,204 @@
+// ember's photo transforms against torchvision 0.14 on Pillow 9.4 (tests/golden/photo_v1.bin, written
+// by tests/golden/make_golden_photo.py): resize, shorter-side resize, resized crop, centre crop,
+// the evaluation recipe and the flip byte for byte; ToTensor + Normalize bit for bit; the
+// RandomResizedCrop boxes' distribution over 10,000 draws.
+#include <gtest/gtest.h>
+
+#include <ember/ember.h>
+
+#include <cmath>
+#include <cstring>
+#include <sstream>
+
+#include "ember/data/photo_transforms.h"
+#include "golden/golden_file.h"
+#include "golden/hash_fill.h"
+
+namespace {
+
+using ember::data::Box;
+using ember::data::Image;
+using ember::test::GoldenFile;
+
+#define PHOTO_GOLDEN EMBER_TEST_DATA_DIR "/golden/photo_v1.bin"
+
+const GoldenFile& golden() {
+  static const GoldenFile file(PHOTO_GOLDEN);
+  return file;
+}
+
+// The script's pictures: "noise97x61x3", "ramp97x61x3", "noise61x97x1", "ramp160x120x3".
+Image picture(const std::string& name) {
+  const std::string kind = name.substr(0, name.find_first_of("0123456789"));
+  int w = 0, h = 0, c = 0;
+  EXPECT_EQ(std::sscanf(name.c_str() + kind.size(), "%dx%dx%d", &w, &h, &c), 3) << name;
+  Image img(w, h, c);
+  const uint64_t seed = ember::test::fnv1a64("photo/" + kind);
+  for (int64_t i = 0; i < int64_t(img.pixels.size()); ++i) {
+    uint8_t v = uint8_t(ember::test::splitmix64(seed ^ uint64_t(i)) >> 56);
+    if (kind == "ramp") {
+      const int64_t ch = i % c, x = (i / c) % w, y = i / (int64_t(c) * w);
+      v = uint8_t((5 * x + 3 * y + 60 * ch + (v >> 5)) % 256);
+    }
+    img.pixels[size_t(i)] = v;
+  }
+  return img;
+}
+
+Image expected(const std::string& name) {
+  const auto shape = golden().get(name + "/shape").as_int64();
+  const auto packed = golden().get(name + "/bytes").as_int64();
+  Image img(shape[1], shape[0], shape[2]);
+  std::memcpy(img.pixels.data(), packed.data(), img.pixels.size());
+  return img;
+}
+
+// Byte-for-byte equality, with the count and largest difference when not.
+void expect_same(const Image& want, const Image& got, const std::string& what) {
+  ASSERT_EQ(got.width, want.width) << what;
+  ASSERT_EQ(got.height, want.height) << what;
+  ASSERT_EQ(got.channels, want.channels) << what;
+  int64_t differ = 0, first = -1, worst = 0;
+  for (size_t i = 0; i < want.pixels.size(); ++i) {
+    const int d = std::abs(int(want.pixels[i]) - int(got.pixels[i]));
+    if (d == 0) continue;
+    if (first < 0) first = int64_t(i);
+    ++differ, worst = std::max<int64_t>(worst, d);
+  }
+  EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << want.pixels.size() << " bytes differ from torchvision's, by up to "
+                       << worst << " (first at byte " << first << ")";
+}
+
+std::vector<std::string> split(const std::string& s, char sep) {
+  std::vector<std::string> parts;
+  std::stringstream in(s);
+  for (std::string p; std::getline(in, p, sep);) parts.push_back(p);
+  return parts;
+}
+
+// Every "<kind>/..." case of the file, without its "/shape" and "/bytes" suffix.
+std::vector<std::string> cases(const std::string& kind) {
+  std::vector<std::string> out;
+  for (const auto& n : golden().names_with_prefix(kind + "/"))
+    if (n.size() > 6 && n.compare(n.size() - 6, 6, "/shape") == 0) out.push_back(n.substr(0, n.size() - 6));
+  EXPECT_FALSE(out.empty()) << "no " << kind << " cases in " << PHOTO_GOLDEN;
+  return out;
+}
+
+TEST(PhotoTransforms, ResizeIsPillowsAntialiasedBilinearByteForByte) {
+  for (const auto& name : cases("resize")) {
+    const auto p = split(name, '/');
+    int h = 0, w = 0;
+    ASSERT_EQ(std::sscanf(p[2].c_str(), "%dx%d", &h, &w), 2);
+    expect_same(expected(name), ember::data::resize(picture(p[1]), h, w), name);
+  }
+}
+
+TEST(PhotoTransforms, ShorterSideResizeAsTorchvision) {
+  for (const auto& name : cases("short")) {
+    const auto p = split(name, '/');
+    const Image src = picture(p[1]);
+    const auto [h, w] = ember::data::shorter_side_size(src.height, src.width, std::stoi(p[2]));
+    expect_same(expected(name), ember::data::resize(src, h, w), name);
+  }
+}
+
+TEST(PhotoTransforms, ResizedCropReadsOnlyItsBox) {
+  for (const auto& name : cases("rcrop")) {
+    const auto p = split(name, '/');
+    const auto b = split(p[2], '_');
+    const Box box{std::stoi(b[0]), std::stoi(b[1]), std::stoi(b[2]), std::stoi(b[3])};
+    const int s = std::stoi(p[3]);
+    expect_same(expected(name), ember::data::resize(picture(p[1]), s, s, box), name);
+  }
+}
+
+TEST(PhotoTransforms, CenterCropRoundsHalfToEvenAndPadsWithZeros) {
+  for (const auto& name : cases("ccrop")) {
+    const auto p = split(name, '/');
+    int h = 0, w = 0;
+    ASSERT_EQ(std::sscanf(p[2].c_str(), "%dx%d", &h, &w), 2);
+    expect_same(expected(name), ember::data::center_crop(picture(p[1]), h, w), name);
+  }
+}
+
+TEST(PhotoTransforms, EvaluationRecipeIsResizeThenCenterCrop) {
+  EXPECT_EQ(ember::data::resize_for_crop(224), 256);
+  for (const auto& name : cases("eval")) {
+    const auto p = split(name, '/');
+    expect_same(expected(name), ember::data::eval_resize_crop(picture(p[1]), std::stoi(p[2])), name);
+  }
+}
+
+TEST(PhotoTransforms, HorizontalFlip) {
+  for (const auto& name : cases("hflip")) expect_same(expected(name), ember::data::hflip(picture(split(name, '/')[1])), name);
+}
+
+TEST(PhotoTransforms, PlanesAreToTensorThenNormalizeBitForBit) {
+  const std::string name = "planes/noise97x61x3";
+  const auto want = golden().get(name).as_float();
+  const Image src = picture("noise97x61x3");
+  std::vector<float> got(size_t(src.width * src.height * 3));
+  ember::data::to_planes(src, ember::data::kImageNetMean, ember::data::kImageNetStd, got.data());
+  ASSERT_EQ(got.size(), want.size());
+  int64_t differ = 0;
+  for (size_t i = 0; i < got.size(); ++i) differ += std::memcmp(&got[i], &want[i], 4) != 0;
+  EXPECT_EQ(differ, 0) << differ << " floats differ from torchvision's ToTensor + Normalize";
+}
+
+// 10,000 boxes from ember's Philox draws against the mean and standard deviation of 10,000 of
+// torchvision's: each mean within 5 standard errors of the two samples' difference, each standard
+// deviation within 5%; the centre fallback's share within 5 standard errors.
+TEST(PhotoTransforms, RandomResizedCropBoxesHaveTorchvisionsDistribution) {
+  for (auto [h, w] : {std::pair{375, 500}, std::pair{100, 20}}) {
+    const std::string tag = "rrc/" + std::to_string(h) + "x" + std::to_string(w);
+    const auto stats = golden().get(tag + "/stats").as_double();  // (4, 2): mean, std of top, left, height, width
+    const double want_fallback = golden().get(tag + "/fallback").as_double()[0];
+    constexpr int kDraws = 10000;
+    double sum[4] = {}, sq[4] = {};
+    int fallback = 0;
+    const int64_t fallback_h = double(w) / h < 0.75 ? std::min<int64_t>(h, std::llround(w / 0.75)) : h;
+    for (int i = 0; i < kDraws; ++i) {
+      const Box b = ember::data::random_resized_crop_box(h, w, /*seed=*/42, /*epoch=*/3, i);
+      ASSERT_TRUE(b.top >= 0 && b.left >= 0 && b.height >= 1 && b.width >= 1 && b.top + b.height <= h &&
+                  b.left + b.width <= w)
+          << tag << " draw " << i;
+      const double v[4] = {double(b.top), double(b.left), double(b.height), double(b.width)};
+      for (int k = 0; k < 4; ++k) sum[k] += v[k], sq[k] += v[k] * v[k];
+      fallback += b.height == fallback_h && b.top == (h - b.height) / 2 && b.left == (w - b.width) / 2;
+    }
+    const char* what[4] = {"top", "left", "height", "width"};
+    for (int k = 0; k < 4; ++k) {
+      const double mean = sum[k] / kDraws, sd = std::sqrt(std::max(0.0, sq[k] / kDraws - mean * mean));
+      const double want_mean = stats[size_t(k) * 2], want_sd = stats[size_t(k) * 2 + 1];
+      const double se = std::sqrt((sd * sd + want_sd * want_sd) / kDraws);
+      EXPECT_NEAR(mean, want_mean, 5 * se + 1e-9) << tag << " " << what[k] << " mean";
+      EXPECT_NEAR(sd, want_sd, 0.05 * want_sd + 1e-9) << tag << " " << what[k] << " standard deviation";
+    }
+    const double share_se = std::sqrt(2 * want_fallback * (1 - want_fallback) / kDraws);
+    EXPECT_NEAR(double(fallback) / kDraws, want_fallback, 5 * share_se + 0.001) << tag << " centre fallback share";
+  }
+}
+
+TEST(PhotoTransforms, SameDrawForTheSameSeedEpochAndIndex) {
+  const Box a = ember::data::random_resized_crop_box(375, 500, 7, 1, 123);
+  EXPECT_EQ(a, ember::data::random_resized_crop_box(375, 500, 7, 1, 123));
+  int same = 0;
+  for (int i = 0; i < 100; ++i)
+    same += ember::data::random_resized_crop_box(375, 500, 7, 1, i) == ember::data::random_resized_crop_box(375, 500, 7, 2, i);
+  EXPECT_LT(same, 5) << "another epoch draws other boxes";
+}
+
+TEST(PhotoTransforms, BadArgumentsAreNamed) {
+  const Image img = picture("noise97x61x3");
+  EXPECT_THROW(ember::data::resize(img, 0, 10), ember::ValueError);
+  EXPECT_THROW(ember::data::resize(img, 10, 10, Box{50, 0, 20, 20}), ember::ValueError);
+  EXPECT_THROW(ember::data::resize(Image{}, 10, 10), ember::ValueError);
+  EXPECT_THROW(ember::data::center_crop(img, 0, 5), ember::ValueError);
+  EXPECT_THROW(ember::data::random_resized_crop_box(0, 5, 1, 0, 0), ember::ValueError);
+  EXPECT_THROW(ember::data::shorter_side_size(10, 10, 20, 15), ember::ValueError);
+  EXPECT_EQ(ember::data::shorter_side_size(375, 500, 256), (std::pair<int64_t, int64_t>{256, 341}));
+  EXPECT_EQ(ember::data::shorter_side_size(500, 375, 256, 300), (std::pair<int64_t, int64_t>{300, 225}));
+}
+
+}  // namespace
