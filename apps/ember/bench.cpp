@@ -177,7 +177,7 @@ int run_bandwidth(const BandwidthOpts& o) {
 }  // namespace
 
 void register_bench(CLI::App& root, Runner& run) {
-  auto* bench = root.add_subcommand("bench", "Benchmarks: matmul, bandwidth, train");
+  auto* bench = root.add_subcommand("bench", "Benchmarks: matmul, bandwidth, train, data");
   bench->require_subcommand(1);
 
   register_bench_matmul(*bench, run);
@@ -193,6 +193,7 @@ void register_bench(CLI::App& root, Runner& run) {
   bw->callback([&run, bwo] { run = [bwo] { return run_bandwidth(*bwo); }; });
 
   register_bench_train(*bench, run);
+  register_bench_data(*bench, run);
 }
 
 }  // namespace ember::cli

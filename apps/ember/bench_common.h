@@ -47,5 +47,6 @@ std::string unsettled_note(const Timing& t, const TimingPlan& plan, const std::s
 // Each adds its subcommand under `ember bench` (bench_matmul.cpp, bench_train.cpp).
 void register_bench_matmul(CLI::App& bench, Runner& run);
 void register_bench_train(CLI::App& bench, Runner& run);
+void register_bench_data(CLI::App& bench, Runner& run);
 
 }  // namespace ember::cli

@@ -24,6 +24,8 @@ struct TrainBenchOpts {
   std::string models = "lenet5,mnistnet,resnet_small", device = "all", batch_sizes = "32,64,128,256,512,1024";
   std::string precision = "auto";
   int threads = 0;
+  int64_t image_size = 0;  // 0: each model at the size it was built for
+  bool inference = false;  // time forward passes (evaluation mode, no gradients) instead of training steps
   bool json = false;
   TimingPlan plan;  // the shared timing flags, --steps for the minimum steps per repeat
 };
@@ -58,11 +60,38 @@ std::vector<Device> bench_devices(const std::string& spec) {
 
 // The timing of SGD steps (momentum 0.9) of the training engine's TrainStep on random inputs, in
 // the column's precision (the autocast policy and, for fp16, the loss scaler of `ember train`).
-Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& col, const TrainBenchOpts& o) {
+// The input side: --image-size, or the size each model was built for (RGB beyond 28x28): 28 for the
+// Fashion-MNIST models and resnet_small (any size), 32 for the CIFAR ones, 224 for torchvision's.
+std::pair<int64_t, int64_t> input_geometry(const std::string& name, const TrainBenchOpts& o) {
+  const int64_t design = models::design_size(name), size = o.image_size > 0 ? o.image_size : design == 0 ? 28 : design;
+  const int64_t ch = (design == 0 || design == 28) && size == 28 ? 1 : 3;
+  return {ch, size};
+}
+
+// Forward passes of the model in evaluation mode without autograd, under the column's autocast:
+// what `ember predict` / `ember eval` run per batch.
+Timing time_inference(const std::string& name, int64_t bs, const BenchColumn& col, const TrainBenchOpts& o) {
   const Device dev = col.device;
-  // The size each model was built for (RGB beyond 28x28): 28 for the Fashion-MNIST models and
-  // resnet_small (any size), 32 for the CIFAR ones, 224 for torchvision's.
-  const int64_t design = models::design_size(name), size = design == 0 ? 28 : design, ch = size == 28 ? 1 : 3;
+  const auto [ch, size] = input_geometry(name, o);
+  Generator gen(0);
+  auto model = models::create(name, 10, ch, size, &gen);
+  model->to(dev);
+  model->eval();
+  const Tensor x = randn({bs, ch, size, size}, {.device = dev}, &gen);
+  autograd::NoGradGuard ng;
+  autocast ac(dev.type, col.precision.dtype(), col.precision.autocast());
+  return time_steady_state_wall(
+      [&] {
+        Tensor y = model->forward(x);
+        (void)y.sum().item<float>();  // synchronises with the device
+      },
+      o.plan);
+}
+
+Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& col, const TrainBenchOpts& o) {
+  if (o.inference) return time_inference(name, bs, col, o);
+  const Device dev = col.device;
+  const auto [ch, size] = input_geometry(name, o);
   Generator gen(0);
   auto model = models::create(name, 10, ch, size, &gen);
   model->to(dev);
@@ -125,6 +154,8 @@ int run_train_bench(const TrainBenchOpts& o) {
   const std::string no_gpu = o.device == "all" && !has_gpu ? "no CUDA device: " + cuda::unavailable_reason() : "";
 
   nlohmann::json j = {{"models", names},
+                      {"phase", o.inference ? "inference" : "training"},
+                      {"image_size", o.image_size > 0 ? nlohmann::json(o.image_size) : nlohmann::json(nullptr)},
                       {"threads", get_num_threads()},
                       {"precision", o.precision},
                       {"timing", plan_json(o.plan, "steps")},
@@ -139,8 +170,14 @@ int run_train_bench(const TrainBenchOpts& o) {
   }
   if (!no_gpu.empty()) j["gpu"] = no_gpu;
   if (!o.json) {
-    fmt::print("training throughput, samples/s (SGD momentum 0.9, random inputs), {}\n",
-               plural(get_num_threads(), "CPU thread"));
+    if (o.inference)
+      fmt::print("inference throughput, samples/s (evaluation mode, no gradients, random inputs{}), {}\n",
+                 o.image_size > 0 ? fmt::format(", {0}x{0} images", o.image_size) : "",
+                 plural(get_num_threads(), "CPU thread"));
+    else
+      fmt::print("training throughput, samples/s (SGD momentum 0.9, random inputs{}), {}\n",
+                 o.image_size > 0 ? fmt::format(", {0}x{0} images", o.image_size) : "",
+                 plural(get_num_threads(), "CPU thread"));
     // What each column runs and why (the reasons are the training banner's, precision_choice.cpp).
     fmt::print("precision  --precision {}\n", o.precision);
     for (const auto& c : cols)
@@ -225,6 +262,13 @@ void register_bench_train(CLI::App& bench, Runner& run) {
   t->add_option("--precision", tb->precision,
                 "auto (as `ember train` picks), fp32, bf16, fp16")
       ->check(CLI::IsMember({"auto", "fp32", "bf16", "fp16"}))->capture_default_str();
+  add_number(t, "--image-size", tb->image_size,
+             "Square input images of N pixels (default: each model at the size it was built for: 224 for "
+             "torchvision's, 32 for the CIFAR ones, 28 for the others)",
+             at_least(0));
+  t->add_flag("--inference", tb->inference,
+              "Time forward passes in evaluation mode without gradients (what predict and eval run) instead of "
+              "training steps");
   add_timing_flags(t, tb->plan, "--steps", "steps");
   t->add_flag("--json", tb->json, "Print JSON");
   t->callback([&run, tb] { run = [tb] { return run_train_bench(*tb); }; });

@@ -67,16 +67,24 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   data::ImageFolderSplitOptions o;
   o.size = flags.image_size, o.channels = flags.channels, o.test_fraction = flags.test_fraction, o.seed = seed;
   o.max_pixels = flags.max_pixels;
+  o.photos = flags.photos, o.augment = flags.augment;
   data::ImageFolderSplits s = data::load_image_folder_splits(dir, o);
   r.train = train::limit_split(s.train, limit_train, seed, true);
   r.test = train::limit_split(s.test, limit_test, seed, false);
   r.val = std::move(s.val);
-  // What predict compares a user's image with, kept so it never has to read the folder again.
-  const ImageLook look = look_of(r.train.images.slice(0, 0, std::min<int64_t>(r.train.size(), 2000)));
   r.config = {{"image_size", r.train.height()}, {"channels", r.train.channels()}, {"test_fraction", flags.test_fraction},
-              {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std},
-              {"look", {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}}}};
-  r.details = fmt::format("{}\n{}{}\nclasses {}", s.layout, s.size_source.empty() ? "size given" : s.size_source,
+              {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std}};
+  if (flags.photos) {
+    // eval and predict rebuild the evaluation transforms from these.
+    r.config["photos"] = true;
+    r.config["augment"] = data::augment_name(flags.augment);
+  } else {
+    // What predict compares a user's image with, kept so it never has to read the folder again.
+    const ImageLook look = look_of(r.train.images.slice(0, 0, std::min<int64_t>(r.train.size(), 2000)));
+    r.config["look"] = {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}};
+  }
+  r.details = fmt::format("{}\n{}{}\nclasses {}", s.layout,
+                          s.size_source.empty() ? std::string("size given") : s.size_source,
                           r.val.size() ? fmt::format("\n{} val images (evaluated each epoch; test/ at the end)", r.val.size())
                                        : "",
                           join(r.train.classes, 8));
@@ -108,6 +116,7 @@ data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, c
   o.mean = f["mean"].get<std::vector<float>>();
   o.std = f["std"].get<std::vector<float>>();
   o.max_pixels = max_pixels;
+  o.photos = f.value("photos", false);
   const bool split_layout = fs::is_directory(dir / "train") || fs::is_directory(dir / "test");
   if (!described && !split_layout && !(cfg.is_object() && cfg.contains("seed")))
     warn(fmt::format("the weights file does not say which seed split '{}' into train and test: the images held out "

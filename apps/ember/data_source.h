@@ -27,6 +27,9 @@ struct FolderFlags {
   int64_t image_size = 0, channels = 0;
   double test_fraction = 0.2;
   int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels (0: no limit)
+  // The photo pipeline (data/photo_set.h): decoded per sample at image_size, augmented.
+  bool photos = false;
+  data::Augment augment = data::Augment::Standard;
 };
 
 struct RunData {

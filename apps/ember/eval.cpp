@@ -13,6 +13,7 @@
 #include "data_source.h"
 #include "device_select.h"
 #include "ember/autograd/node.h"
+#include "ember/data/photo_transforms.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/io/atomic_file.h"
@@ -38,6 +39,9 @@ struct EvalOpts {
   int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels
   bool json = false;
   bool invert = false;              // predict: 255 - v before normalising (dark-on-light pictures)
+  std::string weights;              // predict --weights FILE: a bare weights file (torchvision's .pth)
+  std::string classes_file;         // predict --classes FILE: the output names, one per line
+  int64_t image_size = 0;           // predict --image-size: the crop of a torchvision model (0: 224)
 };
 
 struct Loaded {
@@ -54,7 +58,45 @@ struct Loaded {
   std::string precision = "fp32";  // --precision, as chosen for the device (precision_choice.h)
   train::CheckpointManifest manifest;
   train::ChosenCheckpoint chosen;  // which of a run's checkpoints (--checkpoint)
+  // Bare weights of a torchvision architecture (a .pth from torchvision, or any file that says
+  // nothing of its training data): images go through torchvision's evaluation transforms (resize
+  // the shorter side to crop * 256 / 224, centre crop, ImageNet mean and std) instead of a dataset's.
+  bool photo = false;
 };
+
+// The model's head (its last weight matrix, the classifier torchvision names fc / classifier.N)
+// and the class count a file gives it: the row count of the file's tensor of that name (an
+// optional "module." prefix, as DataParallel saves, is allowed); 0 when the file lacks it.
+int64_t head_classes(const std::string& model, const train::NamedTensors& tensors) {
+  Generator gen(0);
+  auto probe = models::create(model, 10, 3, models::design_size(model), &gen);
+  std::string head;
+  for (const auto& [name, p] : probe->named_parameters())
+    if (p.dim() == 2) head = name;
+  for (const auto& [name, t] : tensors)
+    if ((name == head || name == "module." + head) && t.dim() == 2) return t.size(0);
+  return 0;
+}
+
+// --classes FILE: one name per line (torchvision's imagenet_classes.txt), blank lines skipped.
+std::vector<std::string> read_class_names(const std::string& file, int64_t expected) {
+  const std::string text = io::read_user_text(file, io::kClassNamesFile);
+  std::vector<std::string> names;
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+    if (!line.empty()) names.push_back(line);
+    start = end + 1;
+  }
+  if (int64_t(names.size()) != expected)
+    throw UsageError(fmt::format("--classes {} has {} names, but the model gives {} classes", file, names.size(),
+                                 expected),
+                     "give a file of one class name per line, in the order of the model's outputs");
+  return names;
+}
 
 // What --json output says about where the numbers come from.
 nlohmann::json provenance(const Loaded& l, const EvalOpts& o) {
@@ -95,6 +137,47 @@ Loaded load(const EvalOpts& o, bool need_test) {
   Loaded l;
   l.chosen = chosen;
   l.manifest = ck.manifest;
+  // Weights that say nothing of how they were trained, for an architecture of torchvision's: the
+  // images get torchvision's evaluation transforms and the class count comes from the head.
+  const bool bare = ck.manifest.weights_sha256.empty() && info.model.empty() && info.input_shape.empty() &&
+                    config_json.empty() && o.data.empty();
+  if (bare && !nn::is_spec_file(model) && models::design_size(model) == 224) {
+    const int64_t classes = head_classes(model, ck.tensors);
+    if (classes <= 0)
+      throw FormatError(fmt::format("'{}' has no classifier weights for {} (its last layer)", ck.weights_path.string(),
+                                    model),
+                        "pass the --model the weights were trained with (`ember weights info FILE` lists the models "
+                        "they fit)");
+    const int64_t crop = o.image_size > 0 ? o.image_size : 224;
+    l.photo = true;
+    l.input.dataset = "";
+    l.input.input_shape = {3, crop, crop};
+    l.input.mean = data::kImageNetMean, l.input.std = data::kImageNetStd;
+    l.input.classes.clear();
+    if (!o.classes_file.empty()) {
+      l.input.classes = read_class_names(o.classes_file, classes);
+    } else {
+      for (int64_t c = 0; c < classes; ++c) l.input.classes.push_back(fmt::format("class {}", c));
+    }
+    l.classes = l.input.classes;
+    l.model_name = model;
+    l.data = "";
+    l.data_label = fmt::format("torchvision's evaluation transforms (resize {}, centre crop {}, ImageNet mean/std)",
+                               data::resize_for_crop(crop), crop);
+    l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
+    l.precision = choose_precision(o.precision, l.device).name;
+    Generator gen(0);
+    l.model = models::create(model, classes, 3, crop, &gen);
+    try {
+      const train::WeightLoadReport rep = train::load_weights(*l.model, ck.tensors, ck.weights_path.string());
+      for (const auto& note : rep.notes) fmt::print(stderr, "ember: note: {}\n", note);
+    } catch (const FormatError& e) {
+      throw FormatError(fmt::format("{} (model '{}')", e.what(), model), "pass the --model the weights were trained with");
+    }
+    l.model->to(l.device);
+    l.model->eval();
+    return l;
+  }
   if (ck.manifest.weights_sha256.empty()) {  // a bare file: where it came from, if it says
     auto number = [&](const char* key) {
       auto it = ck.metadata.find(key);
@@ -109,6 +192,8 @@ Loaded load(const EvalOpts& o, bool need_test) {
   l.classes = l.input.classes;
   const int64_t channels = l.input.input_shape[0], size = l.input.input_shape[1];
   const nlohmann::json folder = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
+  // A photo run (data/photo_set.h): its images took torchvision's evaluation transforms.
+  l.photo = folder.is_object() && folder.value("photos", false);
   if (folder.is_object() && folder.contains("look") && folder["look"].is_object()) {
     const nlohmann::json& lk = folder["look"];
     if (lk.value("mean", nlohmann::json()).is_number() && lk.value("border", nlohmann::json()).is_number())
@@ -258,7 +343,21 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
   }
 }
 
-int run_predict(const EvalOpts& o) {
+int run_predict(const EvalOpts& given) {
+  EvalOpts o = given;
+  // `ember predict --model resnet18 --weights resnet18.pth photo.jpg`: every positional is an image.
+  if (!o.weights.empty()) {
+    if (!o.path.empty()) o.images.insert(o.images.begin(), o.path);
+    o.path = o.weights;
+    if (o.model.empty())
+      throw UsageError("--weights needs --model: which architecture the weights are for",
+                       "e.g. `ember predict --model resnet18 --weights resnet18.pth photo.jpg` (`ember weights info "
+                       "FILE` lists the models a file fits)");
+  } else if (o.path.empty()) {
+    throw UsageError("predict needs a run directory, a checkpoint or --weights FILE",
+                     "e.g. `ember predict runs/<name> shirt.png` or `ember predict --model resnet18 --weights "
+                     "resnet18.pth photo.jpg`");
+  }
   if ((o.index >= 0) == !o.images.empty())
     throw UsageError(o.images.empty() ? "predict needs something to classify: image files or --index N (a test-set "
                                         "sample)"
@@ -284,6 +383,22 @@ int run_predict(const EvalOpts& o) {
     data::Batch b = data::DataLoader(l.test, lo).make_batch(0, o.index);
     top_k(l, o, b.x, b.y.to_vector<int64_t>()[0], fmt::format("test sample {} of {}", o.index, l.test.name),
           fmt::format("test:{}", o.index), predictions);
+    print_json();
+    return kExitOk;
+  }
+  if (l.photo) {
+    // torchvision's evaluation transforms on the decoded RGB picture (data/photo_transforms.h).
+    const int64_t crop = l.input.input_shape[1];
+    for (const std::string& file : o.images) {
+      const data::Image picture = data::read_rgb_image(file, o.max_pixels);
+      const data::Image cropped = data::eval_resize_crop(picture, crop);
+      Tensor x = empty({1, 3, crop, crop});
+      data::to_planes(cropped, l.input.mean, l.input.std, x.data_ptr<float>());
+      top_k(l, o, x, -1,
+            fmt::format("{} ({}x{}, resized to {} and centre-cropped to {}x{})", file, picture.width, picture.height,
+                        data::resize_for_crop(crop), crop, crop),
+            file, predictions);
+    }
     print_json();
     return kExitOk;
   }
@@ -354,8 +469,19 @@ void register_eval(CLI::App& root, Runner& run) {
 
   auto p = std::make_shared<EvalOpts>();
   auto* pr = root.add_subcommand("predict", "Top-k classes of a test-set sample (--index) or of image files");
-  pr->add_option("path", p->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
+  pr->add_option("path", p->path,
+                 "Run directory (runs/<name>) or checkpoint (.json, .safetensors or PyTorch .pth); with --weights, "
+                 "the first image");
   pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
+  pr->add_option("--weights", p->weights,
+                 "A weights file alone (torchvision's .pth, or safetensors) for --model: `ember predict --model "
+                 "resnet18 --weights resnet18.pth photo.jpg`; torchvision's models get torchvision's evaluation "
+                 "transforms (resize, centre crop, ImageNet mean/std)");
+  pr->add_option("--classes", p->classes_file,
+                 "With bare torchvision weights: a file of the output names, one per line (e.g. ImageNet's 1000)");
+  add_number(pr, "--image-size", p->image_size,
+             "With bare torchvision weights: the centre crop's side (default 224; the resize is side * 256 / 224)",
+             at_least(1));
   add_number(pr, "--index", p->index, "Test-set sample index", at_least(0));
   add_number(pr, "--top-k", p->top_k, "How many classes to show", at_least(1))->capture_default_str();
   pr->add_flag("--invert", p->invert,

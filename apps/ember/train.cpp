@@ -233,7 +233,7 @@ int finish_rank(TrainWorld& tw, train::Fitter& fitter) {
 // Flags that only image folders read, given for a named dataset: said, not silently dropped.
 void warn_folder_flags_ignored(const TrainConfig& c, const Given& given) {
   if (c.data == kImageFolder) return;
-  for (const char* key : {"image_size", "channels", "test_fraction"}) {
+  for (const char* key : {"image_size", "channels", "test_fraction", "augment"}) {
     const train::Setting& s = train::setting(key);
     if (given(s))
       warn(fmt::format("{} is for image folders; {} is used as it is stored (its own size, channels and test split), "
@@ -316,9 +316,23 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     throw UsageError("--data image-folder needs the folder", "pass --data path/to/images (or --data-dir PATH)");
   fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
-  RunData rd = load_run_data(c.data, data_dir,
-                             FolderFlags{c.image_size, c.channels, c.test_fraction, c.max_image_pixels}, c.seed,
-                             c.limit_train, c.limit_test);
+  FolderFlags folder{c.image_size, c.channels, c.test_fraction, c.max_image_pixels};
+  if (c.data == kImageFolder) {
+    // The photo pipeline for torchvision's architectures (or any model with --augment): decoded per
+    // sample at the model's size, augmented as torchvision's references do.
+    const int64_t design = model_src.is_spec() ? 0 : models::design_size(model_src.name);
+    folder.photos = c.augment != "auto" || design == 224;
+    if (ck) {  // a resumed run keeps the pipeline it was trained with (runs from before it: tensors)
+      const nlohmann::json cfg = nlohmann::json::parse(ck->manifest.config_json, nullptr, false);
+      const nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
+      folder.photos = f.is_object() && f.value("photos", false);
+    }
+    if (folder.photos) {
+      folder.augment = data::parse_augment(c.augment == "auto" ? "standard" : c.augment);
+      if (folder.image_size == 0) folder.image_size = design > 0 ? design : 224;
+    }
+  }
+  RunData rd = load_run_data(c.data, data_dir, folder, c.seed, c.limit_train, c.limit_test);
   // The set that chooses the best epoch and stops early: an image folder's val/, else a seeded
   // share of the training set (--val-split), else none (the test set, as before --val-split).
   data::DatasetSplit split = rd.val.size() ? data::DatasetSplit{rd.train, {}} : train::validation_split(rd.train, c.val_split, c.seed);
@@ -423,10 +437,15 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   std::string augment;
   if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
   if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
-  fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
-             plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
-             augment.empty() ? ", no augmentation" : augment);
-  if (digits_unflipped) fmt::print("           (no flips for digits: the default --hflip is for other images; --hflip P to flip)\n");
+  if (train_ds.is_photos())
+    fmt::print("loader     {} decoding each photo per sample, ImageNet mean/std\n           training:   {}\n"
+               "           evaluation: {}\n",
+               plural(c.workers, "worker thread"), train_ds.recipe.describe(), test_ds.recipe.describe());
+  else
+    fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
+               plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
+               augment.empty() ? ", no augmentation" : augment);
+  if (digits_unflipped && !train_ds.is_photos()) fmt::print("           (no flips for digits: the default --hflip is for other images; --hflip P to flip)\n");
   if (c.device_resident) fmt::print("           the whole dataset uploaded to {} once (--device-resident)\n", dev.device.str());
   fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
   if (c.log_placement) {

@@ -11,6 +11,7 @@
 
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
+#include "ember/data/photo_transforms.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
@@ -23,6 +24,17 @@ bool is_dir(const fs::path& p) {
 
 // The rows `idx` of a loaded folder as a new dataset (pixels copied once, labels kept).
 Dataset take_rows(const Dataset& all, const std::vector<int64_t>& idx, const std::string& name) {
+  if (all.is_photos()) {  // the file list is shared; only the rows are picked
+    Dataset d = all;
+    d.name = name;
+    d.photos = all.photos->take(idx);
+    Tensor labels = empty({int64_t(idx.size())}, {.dtype = DType::Int64});
+    const int64_t* lab = all.labels.data_ptr<int64_t>();
+    int64_t* out = labels.data_ptr<int64_t>();
+    for (size_t i = 0; i < idx.size(); ++i) out[i] = lab[idx[i]];
+    d.labels = labels;
+    return d;
+  }
   const int64_t sample = all.channels() * all.height() * all.width();
   LabeledImages li;
   li.n = int64_t(idx.size()), li.c = all.channels(), li.h = all.height(), li.w = all.width();
@@ -185,6 +197,46 @@ std::string val_folder_name(const fs::path& root) {
   return found.empty() ? std::string() : found.front();
 }
 
+// A folder as a photo dataset: its listing, each file's header read (not decoded) so an
+// unreadable one is left out here rather than failing an epoch, the labels, no pixels.
+Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bool train, ImageFolderReport& rep) {
+  const ImageFolderListing listing = list_image_folder(dir);
+  std::vector<fs::path> files;
+  std::vector<int64_t> labels;
+  std::vector<bool> has(listing.classes.size(), false);
+  for (const auto& [file, label] : listing.files) {
+    ImageInfo info;
+    try {
+      info = probe_image(file);
+    } catch (const Error& e) {
+      rep.warnings.push_back(detail::cat("skipped ", file.string(), ": ", e.what()));
+      std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
+      continue;
+    }
+    if (opt.max_pixels > 0 && info.width * info.height > opt.max_pixels)
+      throw DataError(detail::cat(file.string(), ": the image is ", info.width, "x", info.height, " = ",
+                                  info.width * info.height, " pixels, more than the budget of ", opt.max_pixels),
+                      "scale the image down, or raise the budget with --max-image-pixels N (0: no limit)");
+    files.push_back(file);
+    labels.push_back(label);
+    has[size_t(label)] = true;
+  }
+  for (size_t c = 0; c < has.size(); ++c)
+    if (!has[c]) rep.empty_classes.push_back(listing.classes[c]);
+  rep.not_read = listing.not_read;
+  rep.loaded = int64_t(files.size());
+  EMBER_CHECK(!files.empty(), DataError, "image folder '", dir.string(), "': no readable images");
+  Dataset d;
+  d.classes = listing.classes;
+  d.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
+  d.photos = std::make_shared<const PhotoSet>(std::move(files));
+  d.recipe.size = opt.size > 0 ? opt.size : 224;
+  d.recipe.train = train;
+  d.recipe.augment = opt.augment;
+  d.recipe.max_pixels = opt.max_pixels;
+  return d;
+}
+
 }  // namespace
 
 ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFolderSplitOptions& opt) {
@@ -194,7 +246,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
               "image folder: channels must be 1 or 3, got ", opt.channels);
   EMBER_CHECK(opt.test_fraction > 0 && opt.test_fraction < 1, ValueError,
               "image folder: the test fraction must be between 0 and 1 (exclusive), got ", opt.test_fraction);
-  EMBER_CHECK(opt.load_train || (!opt.mean.empty() && !opt.std.empty()), ValueError,
+  EMBER_CHECK(opt.load_train || opt.photos || (!opt.mean.empty() && !opt.std.empty()), ValueError,
               "image folder: loading only the test split needs the training split's mean and std");
   EMBER_CHECK(opt.max_pixels >= 0, ValueError, "image folder: the pixel budget must be >= 0 (0: no limit), got ",
               opt.max_pixels);
@@ -237,7 +289,16 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
   io.height = io.width = opt.size;
   io.channels = opt.channels;
   io.max_pixels = opt.max_pixels;
-  if (opt.load_train || opt.size == 0 || opt.channels == 0) {
+  if (opt.photos) {
+    EMBER_CHECK(opt.channels == 0 || opt.channels == 3, ValueError,
+                "image folder: photos are read as RGB (3 channels), got --channels ", opt.channels);
+    io.channels = 3;
+    io.height = io.width = opt.size > 0 ? opt.size : 224;
+    out.size_source = detail::cat(io.height, "x", io.height, " RGB crops (", opt.size > 0 ? "--image-size" : "the model's size",
+                                  "), decoded per sample");
+  }
+  if (opt.load_train && opt.photos) check_training_classes(train_root, list_image_folder(train_root));
+  if (!opt.photos && (opt.load_train || opt.size == 0 || opt.channels == 0)) {
     const ImageFolderListing listing = list_image_folder(train_root);
     EMBER_CHECK(!listing.files.empty(), DataError, "image folder '", root.string(), "': no image files in ",
                 split_layout ? "train/<class>/" : "<class>/", " (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)",
@@ -247,9 +308,9 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
   }
 
   const std::string base = "image-folder:" + root.string();
-  auto load = [&](const fs::path& dir, const char* what) {
+  auto load = [&](const fs::path& dir, const char* what, bool train = false) {
     ImageFolderReport rep;
-    Dataset d = load_image_folder(dir, io, &rep);
+    Dataset d = opt.photos ? photo_folder(dir, opt, train, rep) : load_image_folder(dir, io, &rep);
     for (const std::string& c : rep.empty_classes)
       out.warnings.push_back(detail::cat(what, " has no images of class '", c, "': its accuracy there is not measured"));
     for (std::string& w : rep.warnings) out.warnings.push_back(std::move(w));
@@ -257,7 +318,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
     return d;
   };
   if (split_layout) {
-    if (opt.load_train) out.train = load(root / "train", "train/");
+    if (opt.load_train) out.train = load(root / "train", "train/", /*train=*/true);
     out.test = load(root / "test", "test/");
     if (!val_name.empty()) out.val = load(root / val_name, "val/");
     out.train.name = base + "/train", out.test.name = base + "/test";
@@ -271,6 +332,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
                 "; put at least two images in each class folder");
     if (opt.load_train) out.train = take_rows(all, train_idx, base + " (train split)");
     out.test = take_rows(all, test_idx, base + " (test split)");
+    out.train.recipe.train = true;  // photos: the training split is augmented, the test split not
   }
 
   const std::vector<std::string>& classes = opt.load_train ? out.train.classes : out.test.classes;
@@ -281,6 +343,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
     if (out.val.size()) check_classes(out.val, classes, val_name + "/", "train/");
   }
   std::vector<float> mean = opt.mean, sd = opt.std;
+  if ((mean.empty() || sd.empty()) && opt.photos) mean = kImageNetMean, sd = kImageNetStd;  // torchvision's defaults
   if (mean.empty() || sd.empty()) compute_mean_std(out.train.images, mean, sd);
   EMBER_CHECK(int64_t(mean.size()) == io.channels && int64_t(sd.size()) == io.channels, ValueError,
               "image folder: ", mean.size(), " means and ", sd.size(), " stds given for ", io.channels, " channels");
@@ -291,8 +354,8 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
 
 DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_seed) {
   EMBER_CHECK(fraction >= 0 && fraction < 1, ValueError, "split_dataset: the fraction must be in [0, 1), got ", fraction);
-  EMBER_CHECK(all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu(), ValueError,
-              "split_dataset: the images must be a contiguous CPU tensor");
+  EMBER_CHECK(all.is_photos() || (all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu()),
+              ValueError, "split_dataset: the images must be a contiguous CPU tensor");
   std::vector<int64_t> kept_idx, held_idx;
   if (fraction > 0) seeded_split(all, fraction, rng_seed, kept_idx, held_idx);
   DatasetSplit out;
@@ -302,14 +365,15 @@ DatasetSplit split_dataset(const Dataset& all, double fraction, uint64_t rng_see
   }
   out.kept = take_rows(all, kept_idx, all.name);
   out.held_out = take_rows(all, held_idx, all.name + " (held out)");
+  out.held_out.recipe.train = false;  // photos: a held-out split is evaluated, not augmented
   for (Dataset* d : {&out.kept, &out.held_out}) d->mean = all.mean, d->std = all.std;
   return out;
 }
 
 Dataset subset_dataset(const Dataset& all, int64_t n, uint64_t rng_seed) {
   if (n <= 0 || n >= all.size()) return all;
-  EMBER_CHECK(all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu(), ValueError,
-              "subset_dataset: the images must be a contiguous CPU tensor");
+  EMBER_CHECK(all.is_photos() || (all.images.defined() && all.images.is_contiguous() && all.images.device().is_cpu()),
+              ValueError, "subset_dataset: the images must be a contiguous CPU tensor");
   std::vector<std::vector<int64_t>> by_class(size_t(all.num_classes()));
   const int64_t* lab = all.labels.data_ptr<int64_t>();
   for (int64_t i = 0; i < all.size(); ++i) by_class[size_t(lab[i])].push_back(i);

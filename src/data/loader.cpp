@@ -113,15 +113,21 @@ struct DataLoader::State {
 DataLoader::DataLoader(Dataset dataset, LoaderOptions options)
     : dataset_(std::move(dataset)),
       options_(std::move(options)),
-      transform_(options_.transforms, dataset_.images.defined() ? dataset_.channels() : 1,
-                 dataset_.images.defined() ? dataset_.height() : 1, dataset_.images.defined() ? dataset_.width() : 1,
-                 dataset_.mean, dataset_.std),
+      // (A photo dataset's samples go through its recipe instead; the geometry keeps this valid.)
+      transform_(options_.transforms, dataset_.images.defined() || dataset_.is_photos() ? dataset_.channels() : 1,
+                 dataset_.images.defined() || dataset_.is_photos() ? dataset_.height() : 1,
+                 dataset_.images.defined() || dataset_.is_photos() ? dataset_.width() : 1, dataset_.mean,
+                 dataset_.std),
       stager_(make_batch_stager(options_.device, std::max(options_.prefetch, 1) + 2)),
       state_(std::make_unique<State>()) {
   EMBER_CHECK(dataset_.size() > 0, ValueError, "DataLoader: the dataset '", dataset_.name, "' is empty");
-  EMBER_CHECK(dataset_.images.dtype() == DType::UInt8 && dataset_.images.dim() == 4 &&
-                  dataset_.images.is_contiguous() && dataset_.images.is_cpu(),
+  EMBER_CHECK(dataset_.is_photos() ||
+                  (dataset_.images.dtype() == DType::UInt8 && dataset_.images.dim() == 4 &&
+                   dataset_.images.is_contiguous() && dataset_.images.is_cpu()),
               ValueError, "DataLoader: dataset images must be contiguous uint8 (N, C, H, W) on the CPU");
+  EMBER_CHECK(!dataset_.is_photos() || (dataset_.mean.size() == 3 && dataset_.std.size() == 3), ValueError,
+              "DataLoader: a photo dataset needs 3 means and 3 stds, got ", dataset_.mean.size(), " and ",
+              dataset_.std.size());
   EMBER_CHECK(dataset_.labels.dtype() == DType::Int64 && dataset_.labels.numel() == dataset_.size() &&
                   dataset_.labels.is_contiguous(),
               ValueError, "DataLoader: dataset labels must be contiguous int64 (N)");
@@ -134,7 +140,9 @@ DataLoader::DataLoader(Dataset dataset, LoaderOptions options)
   // Off the CPU, resident batches need the backend's gather kernel, which applies no augmentation.
   const bool device_path = options_.device.is_cpu() || (resident_gather(options_.device) != nullptr &&
                                                         transform_.deterministic());
-  if (options_.device_resident && device_path && int64_t(dataset_.images.nbytes()) <= options_.resident_budget) {
+  // Photos are decoded per sample by the workers: never resident.
+  if (options_.device_resident && device_path && !dataset_.is_photos() &&
+      int64_t(dataset_.images.nbytes()) <= options_.resident_budget) {
     resident_ = true;
     resident_images_ = dataset_.images.to(options_.device);  // a no-op handle copy on the CPU
     if (!options_.device.is_cpu()) {
@@ -195,10 +203,20 @@ Batch DataLoader::assemble(int64_t epoch, int64_t step, const std::vector<int64_
   out.step = step;
   out.x = stager_->host_buffer({b, c, h, w}, DType::Float32);
   out.y = stager_->host_buffer({b}, DType::Int64);
-  const uint8_t* images = dataset_.images.data_ptr<uint8_t>();
   const int64_t* labels = dataset_.labels.data_ptr<int64_t>();
   float* x = out.x.data_ptr<float>();
   int64_t* y = out.y.data_ptr<int64_t>();
+  if (dataset_.is_photos()) {
+    // Decode + augment per sample (photo_set.h); the draws depend on (seed, epoch, index) only.
+    for (int64_t i = 0; i < b; ++i) {
+      const int64_t idx = order[size_t(begin + i)];
+      const Image picture = dataset_.photos->picture(idx, dataset_.recipe.max_pixels);
+      photo_sample(picture, dataset_.recipe, dataset_.mean, dataset_.std, options_.seed, epoch, idx, x + i * chw);
+      y[i] = labels[idx];
+    }
+    return out;
+  }
+  const uint8_t* images = dataset_.images.data_ptr<uint8_t>();
   for (int64_t i = 0; i < b; ++i) {
     const int64_t idx = order[size_t(begin + i)];
     transform_.apply(images + idx * chw, options_.seed, epoch, idx, x + i * chw);

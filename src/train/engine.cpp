@@ -415,7 +415,13 @@ struct Fitter::Run {
     double loss_sum = 0, correct = 0;
     if (end > begin) {
       data::Dataset part = ds;
-      part.images = ds.images.narrow(0, begin, end - begin);
+      if (ds.is_photos()) {
+        std::vector<int64_t> rows(size_t(end - begin));
+        for (int64_t i = begin; i < end; ++i) rows[size_t(i - begin)] = i;
+        part.photos = ds.photos->take(rows);
+      } else {
+        part.images = ds.images.narrow(0, begin, end - begin);
+      }
       part.labels = ds.labels.narrow(0, begin, end - begin);
       const EvalResult r = evaluate(f.model_, part, eo);
       loss_sum = r.loss * double(r.samples), correct = std::round(r.accuracy * double(r.samples));

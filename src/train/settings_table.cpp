@@ -111,6 +111,16 @@ std::vector<Setting> make_table() {
     s.rule = between(1, 4096), s.section = "image_folder", s.show_default = false;
   }
   {
+    Setting& s = row("augment", "--augment", &TrainSettings::augment,
+                     "Image folders: standard (RandomResizedCrop + horizontal flip, torchvision's ImageNet recipe), "
+                     "light (crops of at least 35%), none (resize + centre crop), each decoding the photos per sample "
+                     "at --image-size (default: the model's, 224 for torchvision's); auto: standard for torchvision's "
+                     "models, the pre-resized images of today for ember's small ones",
+                     R::Identity);
+    s.choices = [] { return std::vector<std::string>{"auto", "standard", "light", "none"}; };
+    s.section = "image_folder";
+  }
+  {
     Setting& s = row("channels", "--channels", &TrainSettings::channels,
                      "Image folders: 1 (grey) or 3 (RGB) (default: as most sampled images)", R::Identity);
     s.choices = [] { return std::vector<std::string>{"1", "3"}; };

@@ -31,7 +31,10 @@ Tensor take_rows(const Tensor& t, const std::vector<int64_t>& idx) {
 
 data::Dataset with_rows(const data::Dataset& ds, const std::vector<int64_t>& idx) {
   data::Dataset out = ds;  // name, classes, mean and std
-  out.images = take_rows(ds.images, idx);
+  if (ds.is_photos())
+    out.photos = ds.photos->take(idx);
+  else
+    out.images = take_rows(ds.images, idx);
   out.labels = take_rows(ds.labels, idx);
   return out;
 }
@@ -52,7 +55,7 @@ TrainValSplit split_validation(const data::Dataset& train, double fraction, uint
   if (k == 0)
     throw ValueError(fmt::format("cannot hold out a validation split of {} from {} training samples", fraction, n),
                      "use more training samples, or --val-split 0");
-  EMBER_CHECK(train.images.device().is_cpu(), DeviceError, "split_validation: the dataset must be on the CPU");
+  EMBER_CHECK(train.is_photos() || train.images.device().is_cpu(), DeviceError, "split_validation: the dataset must be on the CPU");
   Generator gen(seed ^ 0x76616c5f73706c69ull);  // "val_spli": a stream of its own
   std::vector<int64_t> perm = randperm(n, &gen).to_vector<int64_t>();
   std::vector<char> is_val(size_t(n), 0);
@@ -60,7 +63,9 @@ TrainValSplit split_validation(const data::Dataset& train, double fraction, uint
   std::vector<int64_t> tr, va;
   tr.reserve(size_t(n - k)), va.reserve(size_t(k));
   for (int64_t i = 0; i < n; ++i) (is_val[size_t(i)] ? va : tr).push_back(i);
-  return {with_rows(train, tr), with_rows(train, va)};
+  TrainValSplit split{with_rows(train, tr), with_rows(train, va)};
+  split.val.recipe.train = false;  // photos: validation sees the evaluation transforms
+  return split;
 }
 
 }  // namespace ember::train

@@ -120,3 +120,33 @@ TEST_F(CliFineTune, ATorchSavedFileFineTunesWithItsBackboneKept) {
   EXPECT_EQ(kept, 12);  // conv1 and conv2, each batch norm's weight, bias, statistics and batch counter
   EXPECT_EQ(tuned.at("fc.weight").size(0), 2);
 }
+
+// A torchvision architecture on a folder of photos: the photo pipeline (decoded per sample,
+// RandomResizedCrop + flip for training, resize + centre crop for evaluation, ImageNet mean/std),
+// recorded in the run so eval and predict see the evaluation transforms.
+TEST_F(CliFineTune, ATorchvisionModelReadsThePhotosThroughThePhotoPipeline) {
+  write_shape_images(dir / "shapes", 16, 0);
+  auto r = run_ember("train --data " + (dir / "shapes").string() +
+                     " --model mobilenet_v3_small --image-size 48 --batch-size 16 --threads 2 --epochs 1 --val-split 0 "
+                     "--run-dir " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "48x48 RGB crops (--image-size), decoded per sample");
+  EMBER_EXPECT_HAS(r.out, "training:   RandomResizedCrop(48, scale 0.08-1) + horizontal flip");
+  EMBER_EXPECT_HAS(r.out, "evaluation: resize 54, centre crop 48");
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  r = run_ember("eval " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  r = run_ember("predict " + (dir / "run").string() + " " + (dir / "shapes" / "disc" / "img1.png").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "resized to 54 and centre-cropped to 48x48");
+  // --augment light and none are recorded; a bad one is named.
+  r = run_ember("train --data " + (dir / "shapes").string() +
+                " --model lenet5 --augment none --image-size 32 --batch-size 16 --threads 2 --epochs 1 --val-split 0 "
+                "--run-dir " + (dir / "small").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "training:   resize 36, centre crop 32");
+  r = run_ember("train --data " + (dir / "shapes").string() + " --augment heavy --run-dir " + (dir / "bad").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "--augment");
+}

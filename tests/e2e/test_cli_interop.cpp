@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "../golden/golden_file.h"
+#include "../golden/hash_fill.h"
+#include "../support/files.h"
 #include "e2e_util.h"
 #include "ember/ember.h"
 #include "ember/io/safetensors.h"
@@ -46,6 +49,60 @@ class CliInterop : public Fixture {
     return at == std::string::npos ? "" : out.substr(at, out.find('%', at) - at);
   }
 };
+
+// `ember predict --model resnet18 --weights FILE photo` on torchvision's evaluation transforms:
+// the top-5 probabilities of torchvision's resnet18 on the same weights and picture, from
+// tests/golden/photo_v1.bin (make_golden_photo.py), within 1e-3 (issue 26), at crops 224 and 160.
+TEST_F(CliInterop, PredictWithBareTorchvisionWeightsMatchesTorchvisionsTop5) {
+  ember::Generator gen(0);
+  auto model = ember::models::create("resnet18", 10, 3, 224, &gen);
+  ember::test::fill_hashed(*model);
+  const fs::path weights = dir / "resnet18_hashed.safetensors";
+  write_torch_style(*model, weights, "", ember::DType::Float32);
+  // The script's picture ramp320x240x3: byte (y, x, c) = (5x + 3y + 60c + (hash >> 5)) mod 256.
+  const int w = 320, h = 240;
+  ember::test::Bytes px(size_t(w * h * 3));
+  const uint64_t seed = ember::test::fnv1a64("photo/ramp");
+  for (int64_t i = 0; i < int64_t(px.size()); ++i) {
+    const int64_t c = i % 3, x = (i / 3) % w, y = i / (3 * w);
+    px[size_t(i)] = uint8_t((5 * x + 3 * y + 60 * c + ((ember::test::splitmix64(seed ^ uint64_t(i)) >> 56) >> 5)) % 256);
+  }
+  const fs::path photo = dir / "ramp320x240.png";
+  ember::test::write_bytes(photo, ember::test::make_png(w, h, 3, px));
+  const ember::test::GoldenFile golden(EMBER_TEST_DATA_DIR "/golden/photo_v1.bin");
+  for (int crop : {224, 160}) {
+    const auto want = golden.get("predict/resnet18/" + std::to_string(crop)).as_double();
+    Result r = run("predict --json --model resnet18 --weights " + weights.string() + " " + photo.string() +
+                   " --image-size " + std::to_string(crop));
+    ASSERT_EQ(r.code, 0) << r.out;
+    const json j = json::parse(r.out.substr(r.out.find('{')));
+    ASSERT_EQ(j["predictions"].size(), 1u) << r.out;
+    const json& top = j["predictions"][0]["top_k"];
+    ASSERT_EQ(top.size(), 5u) << r.out;
+    std::vector<size_t> order(want.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::sort(order.begin(), order.end(), [&](size_t a, size_t b) { return want[a] > want[b]; });
+    for (size_t k = 0; k < 5; ++k) {
+      EXPECT_EQ(top[k]["class"].get<size_t>(), order[k]) << "crop " << crop << " rank " << k << "\n" << r.out;
+      EXPECT_NEAR(top[k]["probability"].get<double>(), want[size_t(top[k]["class"].get<int64_t>())], 1e-3)
+          << "crop " << crop << " rank " << k;
+    }
+  }
+  // The text form says what was done to the picture.
+  Result r = run("predict --model resnet18 --weights " + weights.string() + " " + photo.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "320x240, resized to 256 and centre-cropped to 224x224");
+  EXPECT_HAS(r.out, "class ");
+  // Without --model, and with names of the wrong count: what to pass.
+  r = run("predict --weights " + weights.string() + " " + photo.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--weights needs --model");
+  ember::test::write_text(dir / "names.txt", "one\ntwo\n");
+  r = run("predict --model resnet18 --weights " + weights.string() + " --classes " + (dir / "names.txt").string() +
+          " " + photo.string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "has 2 names, but the model gives 10 classes");
+}
 
 TEST_F(CliInterop, AWeightsFileCopiedOutOfItsRunIsEnoughForEvalAndPredict) {
   Result r = run(tiny("a"));

@@ -25,6 +25,11 @@ Records (EMBGOLD1, see make_golden.py):
                                       (scale (0.08, 1), ratio (3/4, 4/3)), the mean and standard
                                       deviation of top, left, height, width
     rrc/<H>x<W>/fallback              float64: the share of draws that took the centre fallback
+    predict/resnet18/<S>              float64 (10,): torchvision's resnet18 (10 classes, the hashed weights
+                                      of make_golden_torchvision.py, eval mode, float32) on the picture
+                                      ramp320x240x3 through its weights' evaluation transforms at crop S
+                                      (Resize(S * 256 / 224) + CenterCrop(S) + ToTensor + Normalize):
+                                      the softmax probabilities, what `ember predict --weights` prints
 """
 import os, struct, sys
 
@@ -106,6 +111,19 @@ def main():
     img = picture("ramp", 160, 120, 3)
     for s in (112, 64):
         put_image(f"eval/ramp160x120x3/{s}", F.center_crop(F.resize(img, int(s * 256 / 224), T.InterpolationMode.BILINEAR), s))
+    sys.path.insert(0, HERE)
+    import torchvision
+    from make_golden_torchvision import hashed_state
+    model = torchvision.models.resnet18(num_classes=10)
+    model.load_state_dict(hashed_state(model))
+    model.eval()
+    photo = picture("ramp", 320, 240, 3)
+    for s in (224, 160):
+        x = F.center_crop(F.resize(photo, int(s * 256 / 224), T.InterpolationMode.BILINEAR), s)
+        x = F.normalize(F.to_tensor(x), [0.485, 0.456, 0.406], [0.229, 0.224, 0.225])
+        with torch.no_grad():
+            probs = torch.softmax(model(x[None]), 1)[0]
+        put(f"predict/resnet18/{s}", probs.double().numpy(), 1)
     torch.manual_seed(0)
     for h, w in ((375, 500), (100, 20)):
         img = torch.zeros(1, h, w)

@@ -14,21 +14,27 @@
 #include <vector>
 
 #include "ember/core/tensor.h"
+#include "ember/data/photo_set.h"
 #include "ember/data/readers.h"
 
 namespace ember::data {
 
 struct Dataset {
   std::string name;                  // "fashion-mnist", "image-folder:<root>", "tensors", ...
-  Tensor images;                     // uint8 (N, C, H, W), contiguous
+  Tensor images;                     // uint8 (N, C, H, W), contiguous; undefined for a photo dataset
   Tensor labels;                     // int64 (N)
   std::vector<std::string> classes;  // label i is classes[i]
   std::vector<float> mean, std;      // per channel, on the [0, 1] scale (pixel / 255)
+  // A photo dataset (photo_set.h): the samples are files decoded and transformed per use by the
+  // recipe, giving (3, recipe.size, recipe.size) samples; `images` is then undefined.
+  std::shared_ptr<const PhotoSet> photos;
+  PhotoRecipe recipe;
 
-  int64_t size() const { return images.defined() ? images.size(0) : 0; }
-  int64_t channels() const { return images.size(1); }
-  int64_t height() const { return images.size(2); }
-  int64_t width() const { return images.size(3); }
+  bool is_photos() const { return photos != nullptr; }
+  int64_t size() const { return photos ? photos->size() : images.defined() ? images.size(0) : 0; }
+  int64_t channels() const { return photos ? 3 : images.size(1); }
+  int64_t height() const { return photos ? recipe.size : images.size(2); }
+  int64_t width() const { return photos ? recipe.size : images.size(3); }
   int64_t num_classes() const { return int64_t(classes.size()); }
   // Bytes of pixel + label memory this dataset holds.
   size_t nbytes() const;
@@ -137,6 +143,12 @@ struct ImageFolderSplitOptions {
   std::vector<std::string> classes;   // non-empty: the folder must have exactly these classes
   std::vector<float> mean, std;       // non-empty: normalise with these instead of the train split's
   int64_t max_pixels = kMaxImagePixels;  // per image, as ImageFolderOptions::max_pixels
+  // Photos (photo_set.h): each split a PhotoSet decoded per sample, 3 channels, `size` the crop
+  // (0: 224), the training split through `augment`, the others through the evaluation transforms;
+  // mean/std ImageNet's unless given. Every file's header is read (not decoded) when listed: an
+  // unreadable one is left out with a warning, one over the pixel budget refused.
+  bool photos = false;
+  Augment augment = Augment::Standard;
   static constexpr int64_t kAutoMaxSide = 64;
   static constexpr int64_t kSizeSample = 32;  // images probed (headers only) to choose size and channels
 };

@@ -26,6 +26,8 @@
 #include <utility>
 #include <vector>
 
+#include <filesystem>
+
 #include "ember/data/image.h"
 
 namespace ember::data {
@@ -69,5 +71,10 @@ inline const std::vector<float> kImageNetStd{0.229f, 0.224f, 0.225f};
 // (v / 255 - mean[c]) / std[c] in float32 for every pixel, as (C, H, W) planes into dst
 // (channels * height * width floats). mean/std: one per channel.
 void to_planes(const Image& src, const std::vector<float>& mean, const std::vector<float>& std, float* dst);
+
+// A picture file decoded to RGB (grey and alpha converted as Pillow's convert("RGB") does), its
+// header checked against the pixel budget (--max-image-pixels; 0: none) before any pixel is
+// decoded. Throws IOError (unreadable file) or DataError (not a picture, truncated, over budget).
+Image read_rgb_image(const std::filesystem::path& file, int64_t max_pixels);
 
 }  // namespace ember::data

@@ -109,6 +109,9 @@ struct TrainSettings {
   int64_t limit_train = 0, limit_test = 0;
   int64_t image_size = 0, channels = 0;  // image folders; 0: from the data
   double test_fraction = 0.2;
+  // Image folders: auto (the photo pipeline with "standard" for torchvision's models, today's
+  // pre-resized tensors for ember's small ones), standard, light or none (data/photo_set.h).
+  std::string augment = "auto";
   bool freeze_backbone = false;    // fine-tuning (ember/train/transfer.h)
   int64_t unfreeze_after = 0;      // epochs; 0: never
   double lr_backbone = 0;          // 0: lr

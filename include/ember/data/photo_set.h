@@ -1,0 +1,65 @@
+// Photo datasets: samples kept as their files and decoded per use, each epoch seeing a fresh
+// torchvision-style augmentation of the whole picture (RandomResizedCrop draws its box from the
+// full image, which a set of pre-resized tensors cannot give), as torchvision's ImageFolder +
+// DataLoader do, in ember's worker threads instead of Python processes.
+//
+// A Dataset holding a PhotoSet (dataset.h: `photos`) has no uint8 tensor: the DataLoader decodes
+// sample i, applies the dataset's PhotoRecipe with the random draws of (seed, epoch, i) (so worker
+// counts and resumed runs see the same samples, as for tensor datasets), and writes the float
+// (3, size, size) planes straight into the batch.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ember/data/image.h"
+
+namespace ember::data {
+
+// What a photo run does to each sample (`ember train --augment`):
+//   standard  RandomResizedCrop(size, scale (0.08, 1), ratio (3/4, 4/3)) + RandomHorizontalFlip:
+//             torchvision's ImageNet training recipe
+//   light     RandomResizedCrop(size, scale (0.35, 1)) + RandomHorizontalFlip: for fine-tuning on a
+//             few hundred photos, where crops of 8% of a picture lose the object
+//   none      the evaluation transforms on the training samples too
+// Evaluation (test, validation, predict): Resize(size * 256 / 224) + CenterCrop(size).
+// Then ToTensor + Normalize with the dataset's mean/std (ImageNet's for photos).
+enum class Augment { None, Light, Standard };
+Augment parse_augment(const std::string& name);  // ValueError naming the choices
+const char* augment_name(Augment a);
+
+struct PhotoRecipe {
+  int64_t size = 224;               // the square side the model sees
+  bool train = false;               // training transforms (augment) or the evaluation ones
+  Augment augment = Augment::Standard;
+  int64_t max_pixels = 178956970;   // per picture, checked on its header before decoding; 0: none
+  std::string describe() const;     // "RandomResizedCrop(224, scale 0.08-1) + flip", "resize 256, centre crop 224"
+};
+
+class PhotoSet {
+ public:
+  explicit PhotoSet(std::vector<std::filesystem::path> files);
+  int64_t size() const { return int64_t(rows_.size()); }
+  const std::filesystem::path& file(int64_t i) const;
+  // Sample i decoded to RGB; thread-safe. Throws IOError / DataError naming the file.
+  Image picture(int64_t i, int64_t max_pixels) const;
+  // The samples idx[0], idx[1], ... of this set (sharing the file list).
+  std::shared_ptr<const PhotoSet> take(const std::vector<int64_t>& idx) const;
+
+ private:
+  PhotoSet(std::shared_ptr<const std::vector<std::filesystem::path>> files, std::vector<int64_t> rows)
+      : files_(std::move(files)), rows_(std::move(rows)) {}
+  std::shared_ptr<const std::vector<std::filesystem::path>> files_;
+  std::vector<int64_t> rows_;
+};
+
+// Sample `index` of epoch `epoch` through the recipe: (3, size, size) floats into dst, normalised
+// by mean/std. Training draws the crop box and the flip from Philox keyed by seed, counter by
+// (epoch, index).
+void photo_sample(const Image& picture, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                  const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst);
+
+}  // namespace ember::data

@@ -1,0 +1,80 @@
+// Photo datasets decoded per sample; see photo_set.h.
+#include "ember/data/photo_set.h"
+
+#include <fmt/format.h>
+
+#include "ember/core/error.h"
+#include "ember/core/generator.h"
+#include "ember/data/photo_transforms.h"
+
+namespace ember::data {
+
+Augment parse_augment(const std::string& name) {
+  if (name == "standard") return Augment::Standard;
+  if (name == "light") return Augment::Light;
+  if (name == "none") return Augment::None;
+  throw ValueError(fmt::format("unknown augmentation '{}'", name),
+                   "choose --augment standard (RandomResizedCrop + flip), light (crops of at least 35%) or none");
+}
+
+const char* augment_name(Augment a) {
+  switch (a) {
+    case Augment::Standard: return "standard";
+    case Augment::Light: return "light";
+    case Augment::None: return "none";
+  }
+  return "?";
+}
+
+namespace {
+double min_scale(Augment a) { return a == Augment::Light ? 0.35 : 0.08; }
+}  // namespace
+
+std::string PhotoRecipe::describe() const {
+  if (train && augment != Augment::None)
+    return fmt::format("RandomResizedCrop({}, scale {:g}-1) + horizontal flip", size, min_scale(augment));
+  return fmt::format("resize {}, centre crop {}", resize_for_crop(size), size);
+}
+
+PhotoSet::PhotoSet(std::vector<std::filesystem::path> files)
+    : files_(std::make_shared<const std::vector<std::filesystem::path>>(std::move(files))) {
+  rows_.resize(files_->size());
+  for (size_t i = 0; i < rows_.size(); ++i) rows_[i] = int64_t(i);
+}
+
+const std::filesystem::path& PhotoSet::file(int64_t i) const {
+  EMBER_CHECK(i >= 0 && i < size(), IndexError, "photo set: sample ", i, " is outside [0, ", size(), ")");
+  return (*files_)[size_t(rows_[size_t(i)])];
+}
+
+Image PhotoSet::picture(int64_t i, int64_t max_pixels) const { return read_rgb_image(file(i), max_pixels); }
+
+std::shared_ptr<const PhotoSet> PhotoSet::take(const std::vector<int64_t>& idx) const {
+  std::vector<int64_t> rows;
+  rows.reserve(idx.size());
+  for (int64_t i : idx) {
+    EMBER_CHECK(i >= 0 && i < size(), IndexError, "photo set: sample ", i, " is outside [0, ", size(), ")");
+    rows.push_back(rows_[size_t(i)]);
+  }
+  return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, std::move(rows)));
+}
+
+void photo_sample(const Image& picture, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                  const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) {
+  const int64_t s = recipe.size;
+  if (!recipe.train || recipe.augment == Augment::None) {
+    to_planes(eval_resize_crop(picture, s), mean, std, dst);
+    return;
+  }
+  const Box box = random_resized_crop_box(picture.height, picture.width, seed, epoch, index,
+                                          {min_scale(recipe.augment), 1.0}, {3.0 / 4.0, 4.0 / 3.0});
+  Image crop = resize(picture, s, s, box);
+  // The flip: its own Philox block (tag 0x7D), apart from the crop's (0x7C) and transforms.h's (0x7E).
+  const uint64_t i = uint64_t(index);
+  const auto w = philox4x32_10({uint32_t(i), uint32_t(i >> 32), uint32_t(uint64_t(epoch)), 0x7D000000u},
+                               {uint32_t(seed), uint32_t(seed >> 32)});
+  if (w[0] & 1u) crop = hflip(crop);
+  to_planes(crop, mean, std, dst);
+}
+
+}  // namespace ember::data
