@@ -18,7 +18,11 @@ def main():
         sys.exit("make_photos.py: no source photographs given")
     pics = []
     for s in sources:
-        im = Image.open(s).convert("RGB")
+        try:
+            im = Image.open(s).convert("RGB")
+        except OSError as e:  # a sample image shipped damaged on purpose, or not a picture
+            print(f"make_photos.py: skipped {s}: {e}", file=sys.stderr)
+            continue
         if min(im.size) >= 300:
             pics.append(im)
     if not pics:
