@@ -78,6 +78,7 @@ Header read_header(tjhandle h, std::span<const uint8_t> bytes, const std::string
 // The smallest 1/r, r in {8, 4, 2, 1}, among the library's factors, with ceil(side / r) still
 // >= the minimum on both sides.
 tjscalingfactor choose_scale(int w, int h, int64_t min_w, int64_t min_h) {
+  if (min_w <= 0 && min_h <= 0) return {1, 1};  // no minimum: full size
   int n = 0;
   const tjscalingfactor* factors = tjGetScalingFactors(&n);
   for (int denom : {8, 4, 2}) {
