@@ -4,6 +4,7 @@
 #include <stb/stb_image.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cctype>
 #include <cstring>
 #include <memory>
@@ -80,9 +81,44 @@ ImageInfo probe_stb(std::span<const uint8_t> bytes, Format f, const std::string&
   return info;
 }
 
+uint32_t le16(std::span<const uint8_t> b, size_t at) { return uint32_t(b[at]) | uint32_t(b[at + 1]) << 8; }
+uint32_t le32(std::span<const uint8_t> b, size_t at) { return le16(b, at) | le16(b, at + 2) << 16; }
+
+// The bytes an uncompressed BMP or TGA needs for its pixels, from its header; 0 when the header does
+// not say (compressed, an unknown header): stb_image reads zeros past the end of a cut file and
+// returns a picture with a black band, where Pillow refuses the file ("image file is truncated").
+uint64_t uncompressed_size(std::span<const uint8_t> b, Format f) {
+  if (f == Format::Bmp && b.size() >= 34) {
+    const uint32_t off = le32(b, 10), dib = le32(b, 14);
+    uint64_t w = 0, h = 0, bpp = 0;
+    if (dib == 12) {
+      w = le16(b, 18), h = le16(b, 20), bpp = le16(b, 24);
+    } else if (dib >= 40) {
+      const uint32_t compression = le32(b, 30);
+      if (compression != 0 && compression != 3) return 0;  // RLE, JPEG/PNG inside
+      w = uint64_t(std::abs(int64_t(int32_t(le32(b, 18))))), h = uint64_t(std::abs(int64_t(int32_t(le32(b, 22)))));
+      bpp = le16(b, 28);
+    } else {
+      return 0;
+    }
+    return uint64_t(off) + (w * bpp + 31) / 32 * 4 * h;
+  }
+  if (f == Format::Tga && b.size() >= 18) {
+    const uint32_t type = b[2];
+    if (type != 1 && type != 2 && type != 3) return 0;  // RLE
+    const uint64_t cmap = b[1] ? uint64_t(le16(b, 5)) * ((b[7] + 7u) / 8u) : 0;
+    return 18 + uint64_t(b[0]) + cmap + uint64_t(le16(b, 12)) * le16(b, 14) * ((b[16] + 7u) / 8u);
+  }
+  return 0;
+}
+
 // stb gives RGB for every file (grey replicated, alpha dropped, a GIF's first frame through its
 // palette); grey is then Pillow's convert("L") of that, which leaves a grey file's values as they are.
 Image decode_stb(std::span<const uint8_t> bytes, Format f, const DecodeOptions& opt, const std::string& name) {
+  if (const uint64_t need = uncompressed_size(bytes, f); need > bytes.size())
+    internal::throw_decode_error(name, format_name(f),
+                                 detail::cat("truncated, the file ends early (", bytes.size(), " bytes of the ", need,
+                                             " its header needs)"));
   int w = 0, h = 0, c = 0;
   std::unique_ptr<uint8_t, void (*)(void*)> px(stbi_load_from_memory(bytes.data(), stb_size(bytes), &w, &h, &c, 3),
                                                stbi_image_free);

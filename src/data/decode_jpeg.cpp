@@ -15,16 +15,25 @@ namespace {
 
 // One decompressor per thread: tjInitDecompress allocates libjpeg's state (~a few KB and a
 // malloc'ed error manager), which is worth keeping between the thousands of files a worker decodes.
+// After a failed call the handle is replaced: TurboJPEG 2.1 leaves libjpeg's state as the error
+// found it (a corrupt file's half-read Huffman tables then broke the next, valid file's header).
 struct ThreadHandle {
   tjhandle h = tjInitDecompress();
   ~ThreadHandle() {
     if (h) tjDestroy(h);
   }
 };
+thread_local ThreadHandle t_handle;
+
 tjhandle thread_handle(const std::string& name) {
-  thread_local ThreadHandle t;
-  if (!t.h) throw_decode_error(name, "JPEG", detail::cat("TurboJPEG could not start: ", tjGetErrorStr2(nullptr)));
-  return t.h;
+  if (!t_handle.h) t_handle.h = tjInitDecompress();
+  if (!t_handle.h) throw_decode_error(name, "JPEG", detail::cat("TurboJPEG could not start: ", tjGetErrorStr2(nullptr)));
+  return t_handle.h;
+}
+
+void discard_thread_handle() {
+  if (t_handle.h) tjDestroy(t_handle.h);
+  t_handle.h = nullptr;
 }
 
 struct Markers {
@@ -70,8 +79,11 @@ struct Header {
 Header read_header(tjhandle h, std::span<const uint8_t> bytes, const std::string& name) {
   Header hd;
   if (tjDecompressHeader3(h, bytes.data(), static_cast<unsigned long>(bytes.size()), &hd.width, &hd.height,
-                          &hd.subsamp, &hd.colorspace) != 0)
-    throw_decode_error(name, "JPEG", detail::cat("its header is unreadable (libjpeg-turbo: ", tjGetErrorStr2(h), ")"));
+                          &hd.subsamp, &hd.colorspace) != 0) {
+    const std::string why = tjGetErrorStr2(h);
+    discard_thread_handle();
+    throw_decode_error(name, "JPEG", detail::cat("its header is unreadable (libjpeg-turbo: ", why, ")"));
+  }
   return hd;
 }
 
@@ -129,10 +141,12 @@ Image decode_jpeg(std::span<const uint8_t> bytes, const ImageInfo& info, const D
   }
   if (tjDecompress2(h, bytes.data(), static_cast<unsigned long>(bytes.size()), dst, w, 0, ht, pf, 0) != 0) {
     const std::string why = tjGetErrorStr2(h);
+    const int code = tjGetErrorCode(h);
+    discard_thread_handle();
     // libjpeg warns and goes on for damage it can step over (extraneous bytes before a marker, a
     // bad restart marker), as Pillow does; a file that ends early is refused, as Pillow refuses it
     // ("image file is truncated") instead of handing out grey rows.
-    const bool fatal = tjGetErrorCode(h) == TJERR_FATAL || why.find("Premature end") != std::string::npos;
+    const bool fatal = code == TJERR_FATAL || why.find("Premature end") != std::string::npos;
     if (fatal)
       throw_decode_error(name, "JPEG",
                          detail::cat(why.find("Premature end") != std::string::npos ? "truncated, the file ends early "

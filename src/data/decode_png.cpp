@@ -81,7 +81,7 @@ Image decode_png(std::span<const uint8_t> bytes, const ImageInfo& info, const De
   }
   if (int e = spng_decode_image(ctx.get(), dst, size, SPNG_FMT_RGB8, 0); e != 0)
     throw_decode_error(name, "PNG",
-                       detail::cat(e == SPNG_EOF ? "truncated, the file ends early " : "", "(libspng: ",
+                       detail::cat(e == SPNG_IO_EOF || e == SPNG_EOF ? "truncated, the file ends early " : "", "(libspng: ",
                                    spng_strerror(e), "; ", bytes.size(), " bytes, ", ihdr.width, "x", ihdr.height, ")"));
   if (opt.channels == 1) {
     const size_t n = size_t(ihdr.width) * size_t(ihdr.height);

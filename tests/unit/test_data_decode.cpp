@@ -121,9 +121,11 @@ TEST(DataDecode, ProbeReadsTheHeaderOnly) {
       {"rgba.png", "PNG", 23, 17, 4, 1, false},             {"grey_alpha.png", "PNG", 23, 17, 2, 1, false},
       {"palette_trns.png", "PNG", 23, 17, 3, 1, false},     {"grey16.png", "PNG", 5, 3, 1, 1, false},
       {"rgba_lossless.webp", "WebP", 23, 17, 4, 1, false},  {"photo_wood.webp", "WebP", 48, 36, 3, 1, false},
-      {"rgb.bmp", "BMP", 23, 17, 3, 1, false},              {"two_frames.gif", "GIF", 23, 17, 3, 1, false},
+      {"rgb.bmp", "BMP", 23, 17, 3, 1, false},              {"two_frames.gif", "GIF", 23, 17, 4, 1, false},
       {"grey.pgm", "PNM", 23, 17, 1, 1, false},             {"rgb.tga", "TGA", 23, 17, 3, 1, false},
   };
+  // (stb_image's formats report what stb does: a GIF as 4 channels, its palette's RGB and a
+  // transparency flag.)
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
     const ImageInfo info = probe_image(fixture(c.file), c.file);
@@ -234,10 +236,13 @@ TEST(DataDecode, TruncatedFilesAreAClearErrorNeverACrash) {
         ++errors;
       }
     }
-    EXPECT_GT(errors, 90);
+    // Every cut is refused but those in trailing bytes, and a GIF's: stb_image gives the frame it
+    // has read when its LZW data stops (Pillow refuses it).
+    EXPECT_GT(errors, std::string(name).ends_with(".gif") ? 30 : 90);
   }
   // Cut in the image data: named as truncated.
-  for (const char* name : {"photo.jpg", "photo_progressive.jpg", "photo_flower.png", "photo_wood.webp"}) {
+  for (const char* name : {"photo.jpg", "photo_progressive.jpg", "photo_flower.png", "photo_wood.webp", "rgb.bmp",
+                           "rgb.tga"}) {
     std::vector<uint8_t> b = fixture(name);
     b.resize(b.size() * 2 / 3);
     ember::test::expect_error<DataError>([&] { decode_image(b, {}, name); }, "truncated");
@@ -290,8 +295,13 @@ TEST(DataDecode, ForgedHeadersOverTheBudgetAreRefusedBeforeDecoding) {
   // The budget is adjustable, warns above half of it, and 0 means no limit.
   DecodeOptions o;
   o.max_pixels = 23 * 17 - 1;
-  ember::test::expect_error<DataError>([&] { decode_image(fixture("rgb.png"), o, "rgb.png"); },
-                                       "--max-image-pixels");
+  try {
+    decode_image(fixture("rgb.png"), o, "rgb.png");
+    ADD_FAILURE() << "decoded over the budget";
+  } catch (const DataError& e) {
+    EXPECT_TRUE(ember::test::contains(e.what(), "23x17 = 391 pixels, more than the budget of 390")) << e.what();
+    EXPECT_TRUE(ember::test::contains(e.hint(), "--max-image-pixels")) << e.hint();
+  }
   o.max_pixels = 23 * 17 + 10;
   std::string warning;
   EXPECT_EQ(decode_image(fixture("rgb.png"), o, "rgb.png", &warning).width, 23);
