@@ -250,13 +250,19 @@ std::string check_pixel_budget(const std::string& name, int64_t w, int64_t h, in
 
 ImageInfo probe_image(std::span<const uint8_t> bytes, const std::string& name) {
   const Format f = sniff(bytes);
+  ImageInfo info;
   switch (f) {
-    case Format::Jpeg: return internal::probe_jpeg(bytes, name);
-    case Format::Png: return internal::probe_png(bytes, name);
-    case Format::WebP: return internal::probe_webp(bytes, name);
+    case Format::Jpeg: info = internal::probe_jpeg(bytes, name); break;
+    case Format::Png: info = internal::probe_png(bytes, name); break;
+    case Format::WebP: info = internal::probe_webp(bytes, name); break;
     case Format::Unknown: throw_unknown_format(bytes, name);
-    default: return probe_stb(bytes, f, name);
+    default: info = probe_stb(bytes, f, name); break;
   }
+  // stb_image accepts a PGM of 23x0; a picture needs a pixel.
+  if (info.width <= 0 || info.height <= 0)
+    internal::throw_decode_error(name, format_name(f),
+                                 detail::cat("its header gives an empty picture, ", info.width, "x", info.height));
+  return info;
 }
 
 Image decode_image(std::span<const uint8_t> bytes, const DecodeOptions& opt, const std::string& name,

@@ -84,6 +84,10 @@ Header read_header(tjhandle h, std::span<const uint8_t> bytes, const std::string
     discard_thread_handle();
     throw_decode_error(name, "JPEG", detail::cat("its header is unreadable (libjpeg-turbo: ", why, ")"));
   }
+  // TurboJPEG 2.1 reports success with a 0x0 size for an abbreviated file that holds only tables.
+  if (hd.width <= 0 || hd.height <= 0)
+    throw_decode_error(name, "JPEG", detail::cat("no image in it, only tables (its header gives ", hd.width, "x",
+                                                 hd.height, ")"));
   return hd;
 }
 

@@ -263,6 +263,22 @@ TEST(DataDecode, NotAnImageNamesWhatItFound) {
                                        "channels must be 1 (grey) or 3 (RGB), got 4");
 }
 
+TEST(DataDecode, FilesWithoutAPictureAreRefused) {
+  // Found by fuzz_decode: a JPEG of tables only (TurboJPEG says 0x0 and success), a PGM of 23x0.
+  std::vector<uint8_t> tables = fixture("rgb_444.jpg");
+  for (size_t i = 2; i + 1 < tables.size(); ++i) {
+    if (tables[i] == 0xFF && tables[i + 1] == 0xC0) {  // cut at the frame header, end the file there
+      tables.resize(i);
+      tables.insert(tables.end(), {0xFF, 0xD9});
+      break;
+    }
+  }
+  ember::test::expect_error<DataError>([&] { decode_image(tables, {}, "tables.jpg"); }, "tables.jpg: cannot decode image");
+  const std::string pgm = "P5\n23 0\n255\n";
+  ember::test::expect_error<DataError>([&] { probe_image(std::vector<uint8_t>(pgm.begin(), pgm.end()), "empty.pgm"); },
+                                       "an empty picture, 23x0");
+}
+
 TEST(DataDecode, ForgedHeadersOverTheBudgetAreRefusedBeforeDecoding) {
   // A PNG whose IHDR says 20000x20000 and that has no image data at all: only the header is read.
   std::vector<uint8_t> png = fixture("one_pixel.png");
