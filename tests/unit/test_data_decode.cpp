@@ -409,7 +409,8 @@ TEST(DataDecode, ImageFoldersReadTheNewFormats) {
   EXPECT_EQ(ds.size(), 3);
   EXPECT_TRUE(rep.not_read.empty());
   EXPECT_TRUE(rep.warnings.empty());
-  // load_image applies the orientation: a 23x17 file shown 17x23 is read as such.
+  // The path overload of probe_image reads the .jpe's EXIF orientation (the folder's decode turns it).
   const ImageInfo info = probe_image(dir.path() / "b" / "turned.jpe");
   EXPECT_EQ(info.exif_orientation, 6);
+  EXPECT_EQ(info.oriented_width(), 17);
 }
