@@ -16,7 +16,8 @@ endfunction()
 
 set(EMBER_PC_CFLAGS "")
 set(EMBER_PC_LIBS_PRIVATE "")
-foreach(lib ${DNNL_LIBRARY} ${OPENBLAS_LIBRARY} ${STB_LIBRARY} ${ZLIB_LIBRARIES})
+foreach(lib ${DNNL_LIBRARY} ${OPENBLAS_LIBRARY} ${STB_LIBRARY} ${TURBOJPEG_LIBRARY} ${SPNG_LIBRARY} ${WEBP_LIBRARY}
+    ${ZLIB_LIBRARIES})
   ember_pc_link_flag(flag ${lib})
   string(APPEND EMBER_PC_LIBS_PRIVATE "${flag} ")
 endforeach()

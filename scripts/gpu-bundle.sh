@@ -82,6 +82,9 @@ cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
 # The .pth reader's torch.save fixtures (test_io_pth.cpp reads ./fixtures/pth): ~40 KB.
 mkdir -p "$stage/fixtures/pth"
 cp "$root"/tests/fixtures/pth/*.pth "$root"/tests/fixtures/pth/*.safetensors "$stage/fixtures/pth/"
+# The image decoders' fixtures and Pillow's pixels for them (test_data_decode.cpp): ~65 KB.
+mkdir -p "$stage/fixtures/images"
+find "$root"/tests/fixtures/images -maxdepth 1 -type f ! -name '*.py' -exec cp {} "$stage/fixtures/images/" \;
 if [[ -n $root_only ]]; then
   mkdir -p "$root_only"
   cp -a "$stage"/bin "$stage"/lib "$stage"/golden "$stage"/fixtures "$root_only"/

@@ -21,9 +21,9 @@ command -v apt-get >/dev/null || die "apt-get not found: run this on the Debian 
 # (libdnnl2 -> libOpenCL.so.1; libopenblas0 -> libgfortran5 -> libquadmath0). libcurl4 is loaded on
 # first download only, but FindCURL needs libcurl.so to resolve; its own dependencies are not carried.
 dev=(libdnnl-dev zlib1g-dev libfmt-dev nlohmann-json3-dev libcli11-dev libopenblas-openmp-dev
-     libcurl4-openssl-dev libstb-dev libgtest-dev libtomlplusplus-dev)
+     libcurl4-openssl-dev libstb-dev libgtest-dev libtomlplusplus-dev libturbojpeg0-dev libspng-dev libwebp-dev)
 runtime=(libdnnl2 zlib1g libfmt9 libopenblas0-openmp libgfortran5 libquadmath0 libstb0
-         ocl-icd-libopencl1 libcurl4 libtomlplusplus3)
+         ocl-icd-libopencl1 libcurl4 libtomlplusplus3 libturbojpeg0 libspng0 libwebp7)
 
 rm -rf "$dir"
 mkdir -p "$dir"

@@ -47,9 +47,16 @@ for f in views.pth views_legacy.pth dtypes.pth hostile_os_system.pth; do
   cp "$root/tests/fixtures/pth/$f" "$build/seeds/fuzz_pth/"
 done
 
+# fuzz_decode: the image fixtures, each behind the options byte the target reads first (RGB, EXIF
+# applied, full size).
+mkdir -p "$build/seeds/fuzz_decode"
+for f in "$root"/tests/fixtures/images/*.{jpg,png,webp,bmp,gif,tga,ppm,pgm}; do
+  { printf '\x02'; cat "$f"; } >"$build/seeds/fuzz_decode/$(basename "$f")"
+done
+
 failed=0
 summary=()
-for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth; do
+for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth fuzz_decode; do
   corpus=$build/corpus/$t
   mkdir -p "$corpus" "$build/artifacts/$t"
   echo "== $t: ${secs}s"
@@ -59,6 +66,8 @@ for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth; do
     extra=("$root/fuzz/safetensors/seeds" -dict="$root/fuzz/safetensors/safetensors.dict" -max_len=4096)
   elif [[ $t == fuzz_pth ]]; then
     extra=("$build/seeds/fuzz_pth" -dict="$root/fuzz/pth/pth.dict" -max_len=4096)
+  elif [[ $t == fuzz_decode ]]; then
+    extra=("$build/seeds/fuzz_decode" -max_len=16384 -rss_limit_mb=2048)
   fi
   "$build/$t" -max_total_time="$secs" -print_final_stats=1 -artifact_prefix="$build/artifacts/$t/" \
     "$corpus" "${extra[@]}" >"$build/$t.log" 2>&1

@@ -13,6 +13,7 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libdnnl-dev libopenblas-openmp-dev zlib1g-dev \
   libopenblas0-pthread libopenblas0-serial  `# every OpenBLAS build: scripts/blas-builds.sh runs ember under each (issue 22)` \
   libstb-dev libcurl4-openssl-dev \
+  libturbojpeg0-dev libspng-dev libwebp-dev  `# the image decoders (src/data/decode*.cpp)` \
   clang-14 libclang-rt-14-dev \
   dataset-fashion-mnist chromium \
   libgloo-dev openmpi-bin \

@@ -1,7 +1,7 @@
-// Image folders: root/<class>/<file>, decoded with stb_image (Debian libstb), resized or
-// centre-cropped to a fixed size, stored as one uint8 (N, C, H, W) tensor. Every file's header is
-// checked against the pixel budget before it is decoded; what the listing leaves out is named.
-#include <stb/stb_image.h>
+// Image folders: root/<class>/<file>, decoded by decode_image (decode.h: TurboJPEG, libspng,
+// libwebp, stb_image for the rest), resized or centre-cropped with stb_image_resize to a fixed
+// size, stored as one uint8 (N, C, H, W) tensor. Every file's header is checked against the pixel
+// budget before it is decoded; what the listing leaves out is named.
 #include <stb/stb_image_resize.h>
 
 #include <algorithm>
@@ -14,25 +14,21 @@
 #include "data/file_bytes.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
+#include "ember/data/decode.h"
 #include "ember/io/user_file.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
 namespace {
 
-bool is_image_name(const fs::path& p) {
-  std::string ext = p.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(), [](unsigned char ch) { return char(std::tolower(ch)); });
-  for (const char* e : {".png", ".jpg", ".jpeg", ".bmp", ".gif", ".tga", ".ppm", ".pgm"}) {
-    if (ext == e) return true;
-  }
-  return false;
-}
+bool is_image_name(const fs::path& p) { return is_image_extension(p.extension().string()); }
 
-struct StbImage {
-  std::unique_ptr<uint8_t, void (*)(void*)> pixels{nullptr, stbi_image_free};
-  int w = 0, h = 0;
-};
+// "PNG, JPEG (.jpg, ...)" for messages: the extensions read, from decode.h's list.
+std::string extension_list() {
+  std::string s;
+  for (const char* e : image_extensions()) s += (s.empty() ? "" : ", ") + std::string(e);
+  return s;
+}
 
 // Resizes (h, w, c) interleaved pixels to (out_h, out_w, c); returns false when stb fails.
 bool resize_hwc(const uint8_t* src, int w, int h, int c, uint8_t* dst, int out_w, int out_h) {
@@ -53,25 +49,6 @@ std::string grouped(int64_t v) {
   return out;
 }
 
-// The pixel budget, on the header's width x height, before stb allocates anything for the pixels:
-// throws DataError above the budget; returns a warning above half of it ("" otherwise).
-std::string check_pixel_budget(const fs::path& file, int64_t w, int64_t h, int64_t max_pixels) {
-  if (max_pixels <= 0) return {};
-  const int64_t pixels = w * h;  // each side < 2^31: no overflow
-  if (pixels > max_pixels)
-    throw DataError(detail::cat(file.string(), ": the image is ", w, "x", h, " = ", grouped(pixels),
-                                " pixels, more than the budget of ", grouped(max_pixels),
-                                " (a decompression bomb, or a photo far larger than training needs); refused before "
-                                "decoding it"),
-                    detail::cat("scale the image down, or raise the budget with --max-image-pixels N (0: no limit; "
-                                "decoding takes about ", io::format_bytes(uint64_t(pixels) * 4), " for this one)"));
-  if (pixels > max_pixels / 2)
-    return detail::cat(file.string(), ": a large image (", w, "x", h, " = ", grouped(pixels),
-                       " pixels, over half the budget of ", grouped(max_pixels),
-                       " --max-image-pixels): decoding it takes about ", io::format_bytes(uint64_t(pixels) * 4));
-  return {};
-}
-
 struct Decoded {
   std::string error;    // "" on success: the reason for the skip warning or the strict error
   std::string warning;  // a large image (over half the pixel budget)
@@ -89,33 +66,37 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
     return d;
   }
   const int c = int(opt.channels), oh = int(opt.height), ow = int(opt.width);
-  const int n_bytes = int(std::min<size_t>(bytes.size(), INT32_MAX));
-  // The header first (stbi_info reads only that): a file that declares more pixels than the budget
-  // is refused before stb allocates its decode buffers. One stb cannot parse falls through to the
-  // decode below, which names what is wrong.
-  if (int hw = 0, hh = 0, hc = 0; stbi_info_from_memory(bytes.data(), n_bytes, &hw, &hh, &hc))
-    d.warning = check_pixel_budget(file, hw, hh, opt.max_pixels);
-  StbImage img;
-  int file_channels = 0;
-  img.pixels.reset(stbi_load_from_memory(bytes.data(), n_bytes, &img.w, &img.h, &file_channels, c));
-  if (!img.pixels) {
-    const char* why = stbi_failure_reason();
-    d.error = detail::cat(file.string(), ": cannot decode image: expected a PNG, JPEG, BMP, GIF, TGA or PNM image, found ",
-                          bytes.empty() ? std::string("an empty file")
-                                        : detail::cat(bytes.size(), " bytes starting ", internal::hex_bytes(bytes, 8)),
-                          " (stb_image: ", why ? why : "unknown error", ")");
+  // The header first: a file that declares more pixels than the budget is refused (DataError, out
+  // of this function) before any pixel buffer exists; one whose header cannot be read is a skip.
+  ImageInfo info;
+  try {
+    info = probe_image(bytes, file.string());
+  } catch (const DataError& e) {
+    d.error = e.what();
     return d;
   }
+  d.warning = check_pixel_budget(file.string(), info.width, info.height, opt.max_pixels);
+  DecodeOptions dopt;
+  dopt.channels = c;
+  dopt.max_pixels = 0;  // checked just above
+  Image img;
+  try {
+    img = decode_image(bytes, dopt, file.string());
+  } catch (const DataError& e) {
+    d.error = e.what();
+    return d;
+  }
+  const int iw = int(img.width), ih = int(img.height);
   std::vector<uint8_t> hwc(size_t(oh) * size_t(ow) * size_t(c));
   bool ok = true;
   if (opt.resize == ResizeMode::Resize) {
-    ok = resize_hwc(img.pixels.get(), img.w, img.h, c, hwc.data(), ow, oh);
+    ok = resize_hwc(img.pixels.data(), iw, ih, c, hwc.data(), ow, oh);
   } else {
     // Scale so the image covers (oh, ow), then take the centre.
-    const double s = std::max(double(oh) / img.h, double(ow) / img.w);
-    const int sw = std::max(ow, int(std::lround(img.w * s))), sh = std::max(oh, int(std::lround(img.h * s)));
+    const double s = std::max(double(oh) / ih, double(ow) / iw);
+    const int sw = std::max(ow, int(std::lround(iw * s))), sh = std::max(oh, int(std::lround(ih * s)));
     std::vector<uint8_t> scaled(size_t(sw) * size_t(sh) * size_t(c));
-    ok = resize_hwc(img.pixels.get(), img.w, img.h, c, scaled.data(), sw, sh);
+    ok = resize_hwc(img.pixels.data(), iw, ih, c, scaled.data(), sw, sh);
     const int top = (sh - oh) / 2, left = (sw - ow) / 2;
     for (int y = 0; y < oh && ok; ++y) {
       const uint8_t* row = scaled.data() + (size_t(top + y) * size_t(sw) + size_t(left)) * size_t(c);
@@ -123,7 +104,7 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
     }
   }
   if (!ok) {
-    d.error = detail::cat(file.string(), ": cannot resize a ", img.w, "x", img.h, " image to ", ow, "x", oh);
+    d.error = detail::cat(file.string(), ": cannot resize a ", iw, "x", ih, " image to ", ow, "x", oh);
     return d;
   }
   const size_t plane = size_t(oh) * size_t(ow);
@@ -244,21 +225,14 @@ Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   io::check_user_file(file, io::kImageFile);  // IOError: missing, a FIFO or device, a symlink loop, too big
   Tensor out = empty({opt.channels, opt.height, opt.width}, {.dtype = DType::UInt8});
   const Decoded d = decode_one(file, opt, out.data_ptr<uint8_t>());
-  if (!d.error.empty()) throw DataError(d.error, "pass a PNG or JPEG image");
+  if (!d.error.empty()) throw DataError(d.error, "pass a JPEG, PNG or WebP image (" + extension_list() + ")");
   if (!d.warning.empty()) std::fprintf(stderr, "ember: warning: %s\n", d.warning.c_str());
   return out;
 }
 
 ImageInfo probe_image(const fs::path& file) {
-  std::vector<uint8_t> bytes = read_file_bytes(file, /*gunzip_if_gzip=*/false);
-  int w = 0, h = 0, c = 0;
-  if (!stbi_info_from_memory(bytes.data(), int(std::min<size_t>(bytes.size(), INT32_MAX)), &w, &h, &c)) {
-    const char* why = stbi_failure_reason();
-    throw DataError(detail::cat(file.string(), ": cannot read the image header (stb_image: ", why ? why : "unknown error",
-                                ")"),
-                    "pass a PNG or JPEG image");
-  }
-  return {w, h, c};
+  const std::vector<uint8_t> bytes = io::read_user_file(file, io::kImageFile);
+  return probe_image(bytes, file.string());
 }
 
 fs::path first_image_in_folder(const fs::path& root) {
@@ -285,7 +259,7 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
     std::fprintf(stderr, "ember: warning: image folder '%s': %s\n", root.string().c_str(),
                  describe_not_read(listing.not_read).c_str());
   EMBER_CHECK(!files.empty(), DataError, "image folder '", root.string(), "': found ", classes.size(),
-              " class folders but no image files (.png, .jpg, .jpeg, .bmp, .gif, .tga, .ppm, .pgm)",
+              " class folders but no image files (", extension_list(), ")",
               listing.not_read.empty() ? "" : "; " + describe_not_read(listing.not_read));
   for (const std::string& c : listing.empty_classes)
     std::fprintf(stderr, "ember: warning: image folder '%s': class folder '%s' holds no image files: a class of 0 images\n",

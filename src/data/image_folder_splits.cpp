@@ -139,12 +139,12 @@ std::string choose_geometry(const ImageFolderListing& l, const ImageFolderSplitO
     if (sides.empty() || info.width * info.height < min_w * min_h) min_w = info.width, min_h = info.height;
     if (sides.empty() || info.width * info.height > max_w * max_h) max_w = info.width, max_h = info.height;
     sides.push_back(std::min(info.width, info.height));
-    const bool is_colour = info.channels >= 3;
+    const bool is_colour = info.channels_in_file >= 3;
     (is_colour ? colour : grey) += 1;
     seen.emplace_back(f.filename().string(), is_colour);
   }
   EMBER_CHECK(!sides.empty(), DataError, "none of the ", k, " images sampled to choose the image size has a header "
-              "stb_image can read (first: ", l.files.front().first.string(), ")",
+              "ember can read (first: ", l.files.front().first.string(), ")",
               "; pass PNG or JPEG images, or give --image-size and --channels");
   const size_t m = sides.size();
   std::nth_element(sides.begin(), sides.begin() + std::ptrdiff_t(m / 2), sides.end());

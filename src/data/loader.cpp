@@ -210,8 +210,8 @@ Batch DataLoader::assemble(int64_t epoch, int64_t step, const std::vector<int64_
     // Decode + augment per sample (photo_set.h); the draws depend on (seed, epoch, index) only.
     for (int64_t i = 0; i < b; ++i) {
       const int64_t idx = order[size_t(begin + i)];
-      const Image picture = dataset_.photos->picture(idx, dataset_.recipe.max_pixels);
-      photo_sample(picture, dataset_.recipe, dataset_.mean, dataset_.std, options_.seed, epoch, idx, x + i * chw);
+      dataset_.photos->sample(idx, dataset_.recipe, dataset_.mean, dataset_.std, options_.seed, epoch, idx,
+                              x + i * chw);
       y[i] = labels[idx];
     }
     return out;

@@ -3,9 +3,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cmath>
+
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
+#include "ember/data/decode.h"
 #include "ember/data/photo_transforms.h"
+#include "ember/io/user_file.h"
 
 namespace ember::data {
 
@@ -28,6 +33,18 @@ const char* augment_name(Augment a) {
 
 namespace {
 double min_scale(Augment a) { return a == Augment::Light ? 0.35 : 0.08; }
+
+// The crop of `box` resized to the recipe's size, maybe flipped, normalised into dst.
+void finish_sample(const Image& picture, const Box& box, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                   const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) {
+  Image crop = resize(picture, recipe.size, recipe.size, box);
+  // The flip: its own Philox block (tag 0x7D), apart from the crop's (0x7C) and transforms.h's (0x7E).
+  const uint64_t i = uint64_t(index);
+  const auto w = philox4x32_10({uint32_t(i), uint32_t(i >> 32), uint32_t(uint64_t(epoch)), 0x7D000000u},
+                               {uint32_t(seed), uint32_t(seed >> 32)});
+  if (w[0] & 1u) crop = hflip(crop);
+  to_planes(crop, mean, std, dst);
+}
 }  // namespace
 
 std::string PhotoRecipe::describe() const {
@@ -59,6 +76,36 @@ std::shared_ptr<const PhotoSet> PhotoSet::take(const std::vector<int64_t>& idx) 
   return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, std::move(rows)));
 }
 
+void PhotoSet::sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                      const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) const {
+  if (!recipe.train || recipe.augment == Augment::None) {
+    photo_sample(picture(i, recipe.max_pixels), recipe, mean, std, seed, epoch, index, dst);
+    return;
+  }
+  const std::filesystem::path& f = file(i);
+  const std::vector<uint8_t> bytes = io::read_user_file(f, io::kImageFile);
+  const ImageInfo info = probe_image(bytes, f.string());
+  const int64_t w = info.oriented_width(), h = info.oriented_height(), s = recipe.size;
+  const Box box = random_resized_crop_box(h, w, seed, epoch, index, {min_scale(recipe.augment), 1.0},
+                                          {3.0 / 4.0, 4.0 / 3.0});
+  DecodeOptions opt;
+  opt.channels = 3;
+  opt.max_pixels = recipe.max_pixels;
+  // The decoded picture must keep the box at least s pixels a side.
+  opt.min_width = std::min<int64_t>(w, (w * s + box.width - 1) / box.width);
+  opt.min_height = std::min<int64_t>(h, (h * s + box.height - 1) / box.height);
+  const Image pic = decode_image(bytes, opt, f.string());
+  Box b = box;
+  if (pic.width != w || pic.height != h) {  // decoded at 1/r: the box in the smaller picture's pixels
+    const double sx = double(pic.width) / double(w), sy = double(pic.height) / double(h);
+    b.left = std::min<int64_t>(int64_t(double(box.left) * sx), pic.width - 1);
+    b.top = std::min<int64_t>(int64_t(double(box.top) * sy), pic.height - 1);
+    b.width = std::clamp<int64_t>(std::llround(double(box.width) * sx), 1, pic.width - b.left);
+    b.height = std::clamp<int64_t>(std::llround(double(box.height) * sy), 1, pic.height - b.top);
+  }
+  finish_sample(pic, b, recipe, mean, std, seed, epoch, index, dst);
+}
+
 void photo_sample(const Image& picture, const PhotoRecipe& recipe, const std::vector<float>& mean,
                   const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) {
   const int64_t s = recipe.size;
@@ -68,13 +115,7 @@ void photo_sample(const Image& picture, const PhotoRecipe& recipe, const std::ve
   }
   const Box box = random_resized_crop_box(picture.height, picture.width, seed, epoch, index,
                                           {min_scale(recipe.augment), 1.0}, {3.0 / 4.0, 4.0 / 3.0});
-  Image crop = resize(picture, s, s, box);
-  // The flip: its own Philox block (tag 0x7D), apart from the crop's (0x7C) and transforms.h's (0x7E).
-  const uint64_t i = uint64_t(index);
-  const auto w = philox4x32_10({uint32_t(i), uint32_t(i >> 32), uint32_t(uint64_t(epoch)), 0x7D000000u},
-                               {uint32_t(seed), uint32_t(seed >> 32)});
-  if (w[0] & 1u) crop = hflip(crop);
-  to_planes(crop, mean, std, dst);
+  finish_sample(picture, box, recipe, mean, std, seed, epoch, index, dst);
 }
 
 }  // namespace ember::data

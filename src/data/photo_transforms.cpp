@@ -12,15 +12,12 @@
 #include <algorithm>
 #include <cfenv>
 #include <cmath>
-#include <climits>
 #include <cstring>
-#include <memory>
 
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
+#include "ember/data/decode.h"
 #include "ember/io/user_file.h"
-
-#include <stb/stb_image.h>
 
 namespace ember::data {
 namespace {
@@ -308,22 +305,10 @@ void to_planes(const Image& src, const std::vector<float>& mean, const std::vect
 
 Image read_rgb_image(const std::filesystem::path& file, int64_t max_pixels) {
   const std::vector<uint8_t> bytes = io::read_user_file(file, io::kImageFile);
-  int w = 0, h = 0, c = 0;
-  if (bytes.size() > size_t(INT32_MAX) || !stbi_info_from_memory(bytes.data(), int(bytes.size()), &w, &h, &c))
-    throw DataError(detail::cat(file.string(), ": not a picture ember can read (", stbi_failure_reason(), ")"),
-                    "give a PNG, JPEG, BMP or GIF file");
-  if (max_pixels > 0 && int64_t(w) * int64_t(h) > max_pixels)
-    throw DataError(detail::cat(file.string(), ": the image is ", w, "x", h, ", more than the budget of ", max_pixels,
-                                " pixels; refused before decoding it"),
-                    "scale the image down, or raise the budget with --max-image-pixels N (0: no limit)");
-  std::unique_ptr<uint8_t, void (*)(void*)> px(stbi_load_from_memory(bytes.data(), int(bytes.size()), &w, &h, &c, 3),
-                                                stbi_image_free);
-  if (!px)
-    throw DataError(detail::cat(file.string(), ": cannot decode it (", stbi_failure_reason(), ")"),
-                    "check that the file is a complete picture");
-  Image img(w, h, 3);
-  std::memcpy(img.pixels.data(), px.get(), img.pixels.size());
-  return img;
+  DecodeOptions opt;
+  opt.channels = 3;
+  opt.max_pixels = max_pixels;
+  return decode_image(bytes, opt, file.string());
 }
 
 }  // namespace ember::data

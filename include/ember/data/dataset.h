@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ember/core/tensor.h"
+#include "ember/data/decode.h"
 #include "ember/data/photo_set.h"
 #include "ember/data/readers.h"
 
@@ -57,11 +58,12 @@ Dataset dataset_from_tensors(const Tensor& images, const Tensor& labels, int64_t
                              std::vector<float> std = {});
 
 // ---- image folders ---------------------------------------------------------------------------
-// The pixel budget of one decoded image, checked against the file's header before anything is
-// decoded (a 400 KB PNG can declare 20000x20000 pixels and take 1.6 GB to decode). Pillow's limits:
-// above kMaxImagePixels a file is refused; above half of it a warning says how large it is.
-// `ember train/eval/predict --max-image-pixels N` changes the budget (0: no limit).
-inline constexpr int64_t kMaxImagePixels = 178956970;  // Pillow: 2 x MAX_IMAGE_PIXELS (89,478,485)
+// The pixel budget of one decoded image (kMaxImagePixels, decode.h), checked against the file's
+// header before anything is decoded (a 400 KB PNG can declare 20000x20000 pixels and take 1.6 GB to
+// decode). Pillow's limits: above kMaxImagePixels a file is refused; above half of it a warning
+// says how large it is. `ember train/eval/predict --max-image-pixels N` changes the budget (0: no
+// limit). Files are decoded by decode_image (ember/data/decode.h): JPEG, PNG, WebP, BMP, GIF, TGA,
+// PPM/PGM, with the pixels of Pillow's convert("RGB") / convert("L") and the EXIF orientation applied.
 
 enum class ResizeMode {
   Resize,      // scale to (height, width), ignoring the aspect ratio (stb_image_resize default
@@ -70,7 +72,7 @@ enum class ResizeMode {
 };
 struct ImageFolderOptions {
   int64_t height = 32, width = 32;
-  int64_t channels = 3;            // 1 (grey) or 3 (RGB); stb converts
+  int64_t channels = 3;            // 1 (grey) or 3 (RGB), converted as Pillow's convert("L"/"RGB")
   ResizeMode resize = ResizeMode::Resize;
   bool strict = false;             // an undecodable file: false = skip with a warning, true = DataError
   int64_t max_pixels = kMaxImagePixels;  // width x height above this: DataError before decoding; 0: no limit
@@ -82,8 +84,9 @@ struct ImageFolderReport {
   std::vector<std::string> not_read;       // entries left out, each "<class>/<name> (why)" (see below)
 };
 // The entries of an image folder as ember reads them: root/<class>/<file>, classes sorted by name
-// give labels 0..K-1, files sorted by name within a class. Image files are .png, .jpg, .jpeg, .bmp,
-// .gif, .tga, .ppm, .pgm (any case); a symlink to one is followed. Hidden entries (".name") are
+// give labels 0..K-1, files sorted by name within a class. Image files are those of
+// image_extensions() (.jpg, .jpeg, .jpe, .jfif, .png, .webp, .bmp, .gif, .tga, .ppm, .pgm; any
+// case); a symlink to one is followed. Hidden entries (".name") are
 // left out in silence; everything else that is not read is listed in not_read with the reason: a
 // file that is not an image, a dangling symlink, a folder inside a class folder (only one level is
 // read), a file directly in root.
@@ -112,11 +115,9 @@ Dataset load_image_folder(const std::filesystem::path& root, const ImageFolderOp
 // printed); IOError when unreadable.
 Tensor load_image(const std::filesystem::path& file, const ImageFolderOptions& opt);
 
-// The size and channel count an image file declares in its header (no full decode). DataError
-// naming the file when it is not a readable image.
-struct ImageInfo {
-  int64_t width = 0, height = 0, channels = 0;  // channels as stored: 1 grey, 2 grey+alpha, 3 RGB, 4 RGBA
-};
+// What an image file declares in its header (no full decode): size, channels as stored, format,
+// EXIF orientation. DataError naming the file when it is not a readable image; IOError when the
+// file cannot be read.
 ImageInfo probe_image(const std::filesystem::path& file);
 // The first image load_image_folder(root) would read (first class folder, first file, both by
 // name); empty when there is none.

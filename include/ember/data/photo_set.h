@@ -46,6 +46,12 @@ class PhotoSet {
   const std::filesystem::path& file(int64_t i) const;
   // Sample i decoded to RGB; thread-safe. Throws IOError / DataError naming the file.
   Image picture(int64_t i, int64_t max_pixels) const;
+  // Sample i through the recipe into dst (3, size, size): read, decode, transform, normalise.
+  // Augmented training draws the crop box from the header's size first and decodes a JPEG at the
+  // smallest DCT scale (1/2, 1/4, 1/8) that keeps the box at least `size` pixels a side, so a
+  // 12-megapixel photo is not decoded whole to be cut to 224 pixels; evaluation decodes whole.
+  void sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean, const std::vector<float>& std,
+              uint64_t seed, int64_t epoch, int64_t index, float* dst) const;
   // The samples idx[0], idx[1], ... of this set (sharing the file list).
   std::shared_ptr<const PhotoSet> take(const std::vector<int64_t>& idx) const;
 

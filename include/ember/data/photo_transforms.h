@@ -72,9 +72,9 @@ inline const std::vector<float> kImageNetStd{0.229f, 0.224f, 0.225f};
 // (channels * height * width floats). mean/std: one per channel.
 void to_planes(const Image& src, const std::vector<float>& mean, const std::vector<float>& std, float* dst);
 
-// A picture file decoded to RGB (grey and alpha converted as Pillow's convert("RGB") does), its
-// header checked against the pixel budget (--max-image-pixels; 0: none) before any pixel is
-// decoded. Throws IOError (unreadable file) or DataError (not a picture, truncated, over budget).
+// A picture file decoded to RGB by decode_image (decode.h: the pixels of Pillow's convert("RGB"),
+// the EXIF orientation applied), its header checked against the pixel budget (--max-image-pixels;
+// 0: none) before any pixel is decoded. Throws IOError (unreadable file) or DataError (not a picture, truncated, over budget).
 Image read_rgb_image(const std::filesystem::path& file, int64_t max_pixels);
 
 }  // namespace ember::data
