@@ -55,7 +55,8 @@ struct DecodeOptions {
   // always decode at full size.
   int64_t min_width = 0, min_height = 0;
   bool apply_exif = true;  // rotate/flip by the EXIF orientation as ImageOps.exif_transpose does
-                           // (JPEG APP1 and PNG eXIf). torchvision's ImageFolder does not.
+                           // (a JPEG's first APP1 Exif segment; a PNG eXIf chunk before the image
+                           // data; WebP's EXIF is not read). torchvision's ImageFolder does not.
 };
 
 // The pixel budget on a header's width x height: DataError above max_pixels (the message names the
