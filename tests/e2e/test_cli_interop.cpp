@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "support/test_data.h"
 #include "e2e_util.h"
 #include "ember/ember.h"
 #include "ember/io/safetensors.h"
@@ -192,7 +193,7 @@ TEST_F(CliInterop, PyTorchPicklesAndOnnxFilesAreNamedNotCalledCorrupt) {
 // `--init-from` of a .pth: a hostile one is refused by name before anything runs, another model's
 // weights get the same key-by-key message as safetensors.
 TEST_F(CliInterop, WeightsInfoAndInitFromReadPyTorchPthFiles) {
-  const fs::path fixtures = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "pth";
+  const fs::path fixtures = fs::path(ember::test::data_dir()) / "fixtures" / "pth";
   Result r = run("weights info " + (fixtures / "nested.pth").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "PyTorch torch.save zip archive, the state dict under key 'state_dict'");
