@@ -196,7 +196,6 @@ if [[ -n $bundle || -n $debs ]]; then
   for d in "$bundle/data/fashion-mnist" "$debs/data/fashion-mnist"; do
     [[ -f $d/train-images-idx3-ubyte.gz ]] && { data_dir=$d; break; }
   done
-  lib_for_sass=$broot/lib/libember.so.0
 else
   build=${BUILD_DIR:-$work/build}
   gen=(); command -v ninja >/dev/null && gen=(-G Ninja)
@@ -211,8 +210,9 @@ else
   for d in "${EMBER_DATA_DIR:+$EMBER_DATA_DIR/fashion-mnist}" /usr/share/datasets/fashion-mnist "$root/data/fashion-mnist"; do
     [[ -n $d && -f $d/train-images-idx3-ubyte.gz ]] && { data_dir=$d; break; }
   done
-  lib_for_sass=$(ls "$build"/libember.so.* 2>/dev/null | head -1)
 fi
+# The library with the CUDA kernels: the bundle's lib/, or the build tree's (also the fallback's).
+lib_for_sass=$(ls "$broot"/lib/libember.so.0 "$broot"/libember.so.* 2>/dev/null | head -1)
 [[ -x $e && -x $tests_bin ]] && built=1 || built=0
 
 run doctor_json 60 bash -c "'$e' doctor --json > '$logs/doctor.json'"
