@@ -172,8 +172,15 @@ def clip(line, width=220):
 def digest(steps, logdir, budget):
     """The digest's lines, at most `budget` characters in all; what does not fit is counted."""
     entries = []  # (header, [lines])
+    # Steps that failed before they ran, for one reason (no GPU ember can use: every GPU step), once.
+    unrun = {}
     for s in steps:
-        if s["status"] != "FAIL":
+        if s["status"] == "FAIL" and not s.get("log"):
+            unrun.setdefault(s["reason"], []).append(s["step"])
+    for reason, names in unrun.items():
+        entries.append(("## {}: FAIL ({})".format(", ".join(names), reason), []))
+    for s in steps:
+        if s["status"] != "FAIL" or not s.get("log"):
             continue
         name = s["step"]
         files = sorted(glob.glob(os.path.join(logdir, name + ".json")) +
@@ -190,8 +197,6 @@ def digest(steps, logdir, budget):
             for test, lines in fails:
                 entries.append(("  [FAILED] " + test, ["    " + clip(ln) for ln in lines[:8]] +
                                 (["    ... {} more lines".format(len(lines) - 8)] if len(lines) > 8 else [])))
-        elif log == "-":  # failed before it ran (no GPU ember can use, no build): the reason says why
-            entries.append(("## {}: FAIL ({})".format(name, s["reason"]), []))
         else:
             tail = tail_lines(os.path.join(logdir, os.path.basename(log)), 12)
             entries.append(("## {}: FAIL ({}); last lines of logs/{}:".format(name, s["reason"], os.path.basename(log)),

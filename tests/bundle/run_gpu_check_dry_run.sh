@@ -140,7 +140,8 @@ if not bad:
 sys.exit(1 if bad else 0)
 PY
 grep -qF "[FAILED]" "$work/stdout2.txt" && bad "dry run 2 digest names failing tests (none should fail)" || true
-grep -qF "## gpu_tests: FAIL" "$work/stdout2.txt" && ok "dry run 2 digest names gpu_tests" \
+grep -qE "^## gpu_tests_blocking, gpu_tests, .*: FAIL \(nvidia-smi lists 1 GPU" "$work/stdout2.txt" \
+  && ok "dry run 2 digest names the GPU steps once, with the reason" \
   || bad "dry run 2 digest lacks gpu_tests"
 
 (( fail == 0 )) && { echo "PASS: the GPU check's dry run (work folder $work)"; rm -rf "$work/check1/bundle-root" "$work/check2/bundle-root" "$work/unpacked"; }
