@@ -5,7 +5,9 @@
 # Builds a CUDA Release tree (SASS sm_90 + PTX, $BUILD_DIR or <repo>/build-bundle), then writes
 #   DIR/payload.tar.xz   bin/ember, bin/ember_tests, lib/ (libember and every shared library they
 #                        load per ldd, except glibc's own and the CUDA libraries; run path $ORIGIN),
-#                        golden/ops_v1.bin (the test binary reads ./golden/ from the unpacked root)
+#                        golden/ops_v1.bin, fixtures/pth (the test binary reads golden/ beside its bin/,
+#                        tests/support/test_data.h; so does one packed --from-build, whose configured
+#                        data folder is an absolute path of the build machine)
 #   DIR/cxx-runtime.tar.xz   lib/libstdc++.so.6, lib/libgcc_s.so.1, only while DIR stays under 40 MiB
 #   DIR/data/fashion-mnist/*.gz   the whole test set and the first 20,000 training images (IDX, gzip)
 #   DIR/MANIFEST.txt     commit, date, architectures, what is inside and its sizes

@@ -45,3 +45,18 @@ void throw_cudnn_error(cudnnStatus_t status, const char* stmt, const char* file,
 #endif
 
 }  // namespace ember::cuda::detail
+
+namespace ember::cuda {
+
+bool event_done(cudaEvent_t ev) {
+  const cudaError_t q = cudaEventQuery(ev);
+  if (q == cudaSuccess) return true;
+  if (q == cudaErrorNotReady) {
+    cudaGetLastError();  // not an error: the runtime records it as one all the same
+    return false;
+  }
+  EMBER_CUDA_CHECK(q);
+  return false;  // not reached: EMBER_CUDA_CHECK throws
+}
+
+}  // namespace ember::cuda

@@ -37,5 +37,13 @@ namespace ember::cuda::detail {
       ::ember::cuda::detail::throw_cudnn_error(ember_cudnn_st_, #stmt, __FILE__, __LINE__); \
   } while (0)
 
+namespace ember::cuda {
+// Whether the work before `ev` has finished, without waiting. A not-yet-finished event makes
+// cudaEventQuery return cudaErrorNotReady AND leave it as the runtime's last error, so the next
+// EMBER_CUDA_LAUNCH_CHECK() would blame an unrelated kernel for it: this clears it. Any other
+// error throws CudaError (through EMBER_CUDA_CHECK). Call every event poll through it.
+bool event_done(cudaEvent_t ev);
+}  // namespace ember::cuda
+
 // Right after every <<<...>>>: catches bad launch configurations (and earlier sticky errors).
 #define EMBER_CUDA_LAUNCH_CHECK() EMBER_CUDA_CHECK(cudaGetLastError())

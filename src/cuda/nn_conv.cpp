@@ -78,9 +78,12 @@ struct ConvDesc {
                                                       to_int(p.dilation_w, "dilation_w"), CUDNN_CROSS_CORRELATION,
                                                       half ? CUDNN_DATA_FLOAT : dt));
     EMBER_CUDNN_CHECK(cudnnSetConvolutionGroupCount(d, to_int(p.groups, "groups")));
+    // The math type the heuristics are asked with; pick_algorithm then sets each candidate's own
+    // (conv_math_type) before its workspace query and keeps the chosen one's for the call.
     // float32: FMA only (CUDNN_DEFAULT_MATH lets Ampere and newer use TF32 tensor cores for it).
-    // Half data: the tensor cores, what the lowering is for.
-    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(d, half ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+    // float64: the default (no tensor-core path changes its results). Half data: the tensor cores.
+    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(
+        d, half ? CUDNN_TENSOR_OP_MATH : dt == CUDNN_DATA_DOUBLE ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH));
   }
   ~ConvDesc() { cudnnDestroyConvolutionDescriptor(d); }
   ConvDesc(const ConvDesc&) = delete;
@@ -121,23 +124,42 @@ std::string geometry_str(const Shape& xs, const Shape& ws, const Conv2dParams& p
                               ", ", p.dilation_w, "], groups ", p.groups);
 }
 
-// The first heuristic candidate that succeeded, uses FMA math (tensor-op math too for half data,
-// `tensor_ops`), fits the workspace limit and (when ember::deterministic()) is deterministic.
-// `workspace_of(algo, &bytes)` asks cuDNN for the exact workspace of a candidate; a candidate it
-// rejects is skipped.
+// The math type a heuristic candidate runs under, or false when ember does not use it for this data.
+// float32 (not half): FMA only; a candidate offered with CUDNN_DEFAULT_MATH runs as FMA, since the
+// default lets Ampere and newer round the inputs to TF32 and results would differ from the CPU's.
+// float64: FMA or the default, as offered. Half data: FMA, the default or tensor-op math, as offered.
+bool conv_math_type(cudnnDataType_t dt, bool tensor_ops, cudnnMathType_t offered, cudnnMathType_t* use) {
+  const bool fma_or_default = offered == CUDNN_FMA_MATH || offered == CUDNN_DEFAULT_MATH;
+  if (tensor_ops) {
+    if (!fma_or_default && offered != CUDNN_TENSOR_OP_MATH && offered != CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION)
+      return false;
+    *use = offered;
+    return true;
+  }
+  if (!fma_or_default) return false;
+  *use = dt == CUDNN_DATA_FLOAT ? CUDNN_FMA_MATH : offered;
+  return true;
+}
+
+// The first heuristic candidate that succeeded, whose math ember uses (conv_math_type: FMA, tensor-op
+// math too for half data, `tensor_ops`), fits the workspace limit and (when ember::deterministic())
+// is deterministic. Each candidate's math type is set on `conv` before cuDNN is asked for its
+// workspace (`workspace_of(algo, &bytes)`; a candidate it rejects is skipped), so the descriptor
+// leaves here with the chosen algorithm's math type: a descriptor fixed to one math type would
+// reject candidates offered under another (float64 found none).
 template <class Perf, class WorkspaceOf>
 std::pair<decltype(Perf{}.algo), size_t> pick_algorithm(const std::vector<Perf>& perfs, int returned,
+                                                        cudnnConvolutionDescriptor_t conv, cudnnDataType_t dt,
                                                         WorkspaceOf workspace_of, const char* what,
                                                         const std::string& geometry, bool tensor_ops) {
   const bool det = deterministic();
   for (int i = 0; i < returned; ++i) {
     const Perf& r = perfs[size_t(i)];
     if (r.status != CUDNN_STATUS_SUCCESS) continue;
-    const bool math_ok = r.mathType == CUDNN_FMA_MATH || r.mathType == CUDNN_DEFAULT_MATH ||
-                         (tensor_ops && (r.mathType == CUDNN_TENSOR_OP_MATH ||
-                                         r.mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION));
-    if (!math_ok) continue;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
+    if (!conv_math_type(dt, tensor_ops, r.mathType, &math)) continue;
     if (det && r.determinism != CUDNN_DETERMINISTIC) continue;
+    EMBER_CUDNN_CHECK(cudnnSetConvolutionMathType(conv, math));
     size_t bytes = 0;
     if (workspace_of(r.algo, &bytes) != CUDNN_STATUS_SUCCESS || bytes > kWorkspaceLimit) continue;
     return {r.algo, bytes};
@@ -191,7 +213,7 @@ void conv2d_forward(const Tensor& x_in, const Tensor& weight_in, const Tensor& b
   EMBER_CUDNN_CHECK(cudnnGetConvolutionForwardAlgorithm_v7(h, s.x.d, s.w.d, s.conv.d, s.y.d, int(perfs.size()),
                                                            &returned, perfs.data()));
   auto [algo, bytes] = pick_algorithm(
-      perfs, returned,
+      perfs, returned, s.conv.d, s.dt,
       [&](cudnnConvolutionFwdAlgo_t a, size_t* b) {
         return cudnnGetConvolutionForwardWorkspaceSize(h, s.x.d, s.w.d, s.conv.d, s.y.d, a, b);
       },
@@ -226,7 +248,7 @@ void conv2d_backward_data(const Tensor& grad_out_in, const Tensor& weight_in, co
   EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardDataAlgorithm_v7(h, s.w.d, s.y.d, s.conv.d, s.x.d, int(perfs.size()),
                                                                 &returned, perfs.data()));
   auto [algo, bytes] = pick_algorithm(
-      perfs, returned,
+      perfs, returned, s.conv.d, s.dt,
       [&](cudnnConvolutionBwdDataAlgo_t a, size_t* b) {
         return cudnnGetConvolutionBackwardDataWorkspaceSize(h, s.w.d, s.y.d, s.conv.d, s.x.d, a, b);
       },
@@ -257,7 +279,7 @@ void conv2d_backward_weight(const Tensor& grad_out_in, const Tensor& x_in, const
   EMBER_CUDNN_CHECK(cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, s.x.d, s.y.d, s.conv.d, s.w.d, int(perfs.size()),
                                                                   &returned, perfs.data()));
   auto [algo, bytes] = pick_algorithm(
-      perfs, returned,
+      perfs, returned, s.conv.d, s.dt,
       [&](cudnnConvolutionBwdFilterAlgo_t a, size_t* b) {
         return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, s.x.d, s.y.d, s.conv.d, s.w.d, a, b);
       },

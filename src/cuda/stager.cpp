@@ -73,16 +73,31 @@ class PinnedPool {
  public:
   PinnedPool(int device, size_t max_blocks) : device_(device), max_blocks_(max_blocks) {}
   ~PinnedPool() {
+    // Every host tensor over a block is gone (each holds the pool), but the copy that read a block
+    // may still run on the copy stream: freeing its pinned memory now would let the DMA read freed
+    // (or reused) pages. Wait for each block's copy first. A destructor must not throw: a failed
+    // wait falls back to synchronising the whole device.
+    int prev = -1;
+    cudaGetDevice(&prev);
+    if (prev != device_) cudaSetDevice(device_);
+    for (auto& b : blocks_)
+      if (b->event_pending && b->event && cudaEventSynchronize(b->event) != cudaSuccess) {
+        cudaGetLastError();
+        cudaDeviceSynchronize();
+        break;
+      }
     for (auto& b : blocks_) {
       if (b->event) cudaEventDestroy(b->event);
       pinned_free(b->ptr);
     }
+    if (prev != device_ && prev >= 0) cudaSetDevice(prev);
   }
 
   // Called from worker threads.
   Block* acquire(size_t bytes) {
     std::unique_lock<std::mutex> lock(mu_);
-    auto copied = [](Block* b) { return !b->event_pending || cudaEventQuery(b->event) == cudaSuccess; };
+    // event_done: a copy still running must not leave cudaErrorNotReady for the next launch check.
+    auto copied = [](Block* b) { return !b->event_pending || event_done(b->event); };
     if (Block* b = take_free(free_, bytes, copied)) return ready(b);
     if (blocks_.size() >= max_blocks_) {
       // The ring is full: wait (outside the lock) for the copy of a free block that fits.

@@ -74,7 +74,10 @@ class NcclGroup : public ProcessGroup, public std::enable_shared_from_this<NcclG
     settle("creating the NCCL communicator");
     EMBER_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     EMBER_CUDA_CHECK(cudaMalloc(&barrier_buf_, sizeof(float)));
-    EMBER_CUDA_CHECK(cudaMemset(barrier_buf_, 0, sizeof(float)));
+    // On the group's own stream (non-blocking, so the legacy stream's cudaMemset would not order
+    // before the barrier's all-reduce on it), and finished before the first collective is queued.
+    EMBER_CUDA_CHECK(cudaMemsetAsync(barrier_buf_, 0, sizeof(float), stream_));
+    EMBER_CUDA_CHECK(cudaStreamSynchronize(stream_));
     version_ = version;
   }
 
@@ -147,9 +150,7 @@ class NcclGroup : public ProcessGroup, public std::enable_shared_from_this<NcclG
     auto next_watch = Clock::now() + std::chrono::seconds(1);
     for (auto pause = std::chrono::microseconds(20);; pause = std::min(pause * 2, std::chrono::microseconds(2000))) {
       if (broken_) std::rethrow_exception(broken_);
-      const cudaError_t q = cudaEventQuery(ev);
-      if (q == cudaSuccess) return true;
-      if (q != cudaErrorNotReady) EMBER_CUDA_CHECK(q);
+      if (cuda::event_done(ev)) return true;  // clears cudaErrorNotReady, throws on a real error
       ncclResult_t st = ncclSuccess;
       ncclCommGetAsyncError(comm_, &st);
       if (st != ncclSuccess && st != ncclInProgress) fail(what, st, false);
@@ -254,7 +255,7 @@ void NcclWork::wait(std::chrono::milliseconds timeout) {
 bool NcclWork::is_completed() {
   if (finished_) return true;
   cuda::DeviceGuard guard(group_->device());
-  return cudaEventQuery(done_) == cudaSuccess;
+  return cuda::event_done(done_);
 }
 
 }  // namespace

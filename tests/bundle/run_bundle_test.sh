@@ -3,7 +3,7 @@
 # (scripts/gpu-bundle.sh --from-build --root-only: the same library collection and $ORIGIN run
 # paths as the real bundle), put it in a root that holds nothing else but glibc's own libraries,
 # libstdc++ and libgcc_s, and run `ember --version`, `ember doctor --json` and
-# `ember_tests --gtest_list_tests` chrooted there (a private mount namespace bind-mounts /proc,
+# `ember_tests --gtest_list_tests` chrooted there, and the golden/fixture tests that read the bundle's own data (a private mount namespace bind-mounts /proc,
 # which ld.so needs to expand $ORIGIN). A library missing from the bundle fails this test.
 #   usage: run_bundle_test.sh REPO BUILD_DIR WORK_DIR
 #   EMBER_BUNDLE_TEST_DROP=libfmt.so.9 deletes that library from the staged bundle (the test must fail).
@@ -53,4 +53,8 @@ check() {  # check NAME EXPECTED_SUBSTRING CMD...
 check "ember --version" "ember " /bundle/bin/ember --version
 check "ember doctor --json" '"verdict"' /bundle/bin/ember doctor --json
 check "ember_tests --gtest_list_tests" "DoctorProbe." /bundle/bin/ember_tests --gtest_list_tests
+# The golden data comes from the bundle (golden/ beside bin/, tests/support/test_data.h), not from the
+# absolute path the build was configured with: that path does not exist in the root.
+check "ember_tests reads the bundle's golden/ and fixtures/" "[  PASSED  ]" /bundle/bin/ember_tests \
+  --gtest_filter='GoldenFile.OpsFile*:Ops/Conv2d.Golden:Ops/Matmul.Golden:PthFixtures.*'
 exit $fail

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 
+#include "support/test_data.h"
 #include "cli_test_util.h"
 #include "ember/ember.h"
 #include "ember/train/checkpoint.h"
@@ -100,7 +101,7 @@ TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
 TEST_F(CliFineTune, ATorchSavedFileFineTunesWithItsBackboneKept) {
   write_shape_images(dir / "two", 24, 0);
   fs::remove_all(dir / "two" / "stripes");
-  const fs::path pth = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "pth" / "bncnn_rgb24_3classes.pth";
+  const fs::path pth = fs::path(ember::test::data_dir()) / "fixtures" / "pth" / "bncnn_rgb24_3classes.pth";
   auto r = run_ember("train --data " + (dir / "two").string() + " --model bncnn --batch-size 16 --threads 2 --epochs 2 "
                      "--val-split 0 --init-from " + pth.string() + " --freeze-backbone --run-dir " + (dir / "ft").string());
   ASSERT_EQ(r.code, 0) << r.out;

@@ -9,6 +9,7 @@
 #include "../golden/golden_file.h"
 #include "../golden/hash_fill.h"
 #include "../support/files.h"
+#include "support/test_data.h"
 #include "e2e_util.h"
 #include "ember/ember.h"
 #include "ember/io/safetensors.h"
@@ -69,7 +70,7 @@ TEST_F(CliInterop, PredictWithBareTorchvisionWeightsMatchesTorchvisionsTop5) {
   }
   const fs::path photo = dir / "ramp320x240.png";
   ember::test::write_bytes(photo, ember::test::make_png(w, h, 3, px));
-  const ember::test::GoldenFile golden(EMBER_TEST_DATA_DIR "/golden/photo_v1.bin");
+  const ember::test::GoldenFile golden(ember::test::data_path("golden/photo_v1.bin"));
   for (int crop : {224, 160}) {
     const auto want = golden.get("predict/resnet18/" + std::to_string(crop)).as_double();
     Result r = run("predict --json --model resnet18 --weights " + weights.string() + " " + photo.string() +
@@ -249,7 +250,7 @@ TEST_F(CliInterop, PyTorchPicklesAndOnnxFilesAreNamedNotCalledCorrupt) {
 // `--init-from` of a .pth: a hostile one is refused by name before anything runs, another model's
 // weights get the same key-by-key message as safetensors.
 TEST_F(CliInterop, WeightsInfoAndInitFromReadPyTorchPthFiles) {
-  const fs::path fixtures = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "pth";
+  const fs::path fixtures = fs::path(ember::test::data_dir()) / "fixtures" / "pth";
   Result r = run("weights info " + (fixtures / "nested.pth").string());
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "PyTorch torch.save zip archive, the state dict under key 'state_dict'");

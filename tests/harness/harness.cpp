@@ -14,6 +14,7 @@
 #include "support/gradcheck.h"
 #include "support/compare.h"
 #include "harness/backend_adapter.h"
+#include "support/test_data.h"
 
 namespace ember::test::ops {
 
@@ -249,7 +250,7 @@ void check_gradients(const OpEntry& e) {
 
 namespace {
 const GoldenFile& golden_file() {
-  static const GoldenFile file(EMBER_TEST_DATA_DIR "/golden/ops_v1.bin");
+  static const GoldenFile file(ember::test::data_path("golden/ops_v1.bin"));
   return file;
 }
 }  // namespace

@@ -16,6 +16,7 @@
 #include "support/errors.h"
 #include "support/files.h"
 #include "support/png_bomb.h"
+#include "support/test_data.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/decode.h"
@@ -27,7 +28,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const fs::path kDir = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "images";
+const fs::path kDir = fs::path(ember::test::data_dir()) / "fixtures" / "images";
 
 std::vector<uint8_t> fixture(const std::string& name) { return ember::test::read_bytes(kDir / name); }
 

@@ -13,6 +13,7 @@
 #include "ember/data/photo_transforms.h"
 #include "golden/golden_file.h"
 #include "golden/hash_fill.h"
+#include "support/test_data.h"
 
 namespace {
 
@@ -20,7 +21,7 @@ using ember::data::Box;
 using ember::data::Image;
 using ember::test::GoldenFile;
 
-#define PHOTO_GOLDEN EMBER_TEST_DATA_DIR "/golden/photo_v1.bin"
+#define PHOTO_GOLDEN ember::test::data_path("golden/photo_v1.bin")
 
 const GoldenFile& golden() {
   static const GoldenFile file(PHOTO_GOLDEN);

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "support/test_data.h"
 #include "ember/train/step.h"
 #include "golden/golden_file.h"
 #include "golden/golden_tensor.h"
@@ -35,11 +36,11 @@ using ember::test::to_tensor;
 namespace {
 
 const GoldenFile& fp32_golden() {
-  static const GoldenFile file(EMBER_TEST_DATA_DIR "/golden/models_v1.bin");
+  static const GoldenFile file(ember::test::data_path("golden/models_v1.bin"));
   return file;
 }
 const GoldenFile& bf16_golden() {
-  static const GoldenFile file(EMBER_TEST_DATA_DIR "/golden/models_bf16_v1.bin");
+  static const GoldenFile file(ember::test::data_path("golden/models_bf16_v1.bin"));
   return file;
 }
 Tensor fp32_record(const std::string& name) { return to_tensor(fp32_golden().get(name)); }
@@ -117,8 +118,8 @@ std::shared_ptr<nn::Module> load_model(const std::string& name) {
 class GoldenBf16 : public ::testing::TestWithParam<std::string> {
  protected:
   void SetUp() override {
-    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_v1.bin");
-    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_bf16_v1.bin");
+    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(ember::test::data_path("golden/models_v1.bin"));
+    EMBER_SKIP_IF_GOLDEN_LEFT_OUT(ember::test::data_path("golden/models_bf16_v1.bin"));
   }
 };
 

@@ -1,5 +1,6 @@
 // Tests the golden-file reader against the committed PyTorch reference files, and that damaged
 // files are refused with a message that says what is wrong.
+#include "support/test_data.h"
 #include "golden/golden_file.h"
 #include "support/golden_skip.h"
 
@@ -16,8 +17,8 @@ namespace {
 using ember::test::GoldenFile;
 using ember::test::GoldenRecord;
 
-const std::string kModels = EMBER_TEST_DATA_DIR "/golden/models_v1.bin";
-const std::string kOps = EMBER_TEST_DATA_DIR "/golden/ops_v1.bin";
+const std::string kModels = ember::test::data_path("golden/models_v1.bin");
+const std::string kOps = ember::test::data_path("golden/ops_v1.bin");
 
 std::vector<uint8_t> read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -159,7 +160,7 @@ TEST(GoldenFile, RejectsBadMagicVersionAndTrailingBytes) {
   const auto p3 = write_temp("trailing.bin", trailing);
   expect_rejected(p3, "trailing");
 
-  expect_rejected(EMBER_TEST_DATA_DIR "/golden/does_not_exist.bin", "cannot open");
+  expect_rejected(ember::test::data_path("golden/does_not_exist.bin"), "cannot open");
   for (const auto& p : {p1, p2, p3}) std::filesystem::remove(p);
 }
 

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "support/test_data.h"
 #include "golden/golden_file.h"
 #include "support/golden_skip.h"
 #include "golden/golden_tensor.h"
@@ -26,7 +27,7 @@ using ember::test::to_tensor;
 namespace {
 
 const GoldenFile& golden() {
-  static const GoldenFile file(EMBER_TEST_DATA_DIR "/golden/models_v1.bin");
+  static const GoldenFile file(ember::test::data_path("golden/models_v1.bin"));
   return file;
 }
 
@@ -97,7 +98,7 @@ std::vector<double> train_losses(const std::string& name, optim::Optimizer& opt,
 
 class GoldenModels : public ::testing::TestWithParam<std::string> {
  protected:
-  void SetUp() override { EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_v1.bin"); }
+  void SetUp() override { EMBER_SKIP_IF_GOLDEN_LEFT_OUT(ember::test::data_path("golden/models_v1.bin")); }
 };
 
 }  // namespace

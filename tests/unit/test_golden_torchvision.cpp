@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "support/test_data.h"
 #include "golden/golden_file.h"
 #include "golden/golden_tensor.h"
 #include "golden/golden_tolerance.h"
@@ -36,7 +37,7 @@ using ember::test::split_lines;
 
 namespace {
 
-#define TORCHVISION_GOLDEN EMBER_TEST_DATA_DIR "/golden/torchvision_v1.bin"
+#define TORCHVISION_GOLDEN ember::test::data_path("golden/torchvision_v1.bin")
 
 const GoldenFile& golden() {
   static const GoldenFile file(TORCHVISION_GOLDEN);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_data.h"
 #include "ember/core/error.h"
 #include "ember/io/pth.h"
 #include "ember/io/safetensors.h"
@@ -25,7 +26,7 @@ using namespace ember::test;
 
 namespace {
 
-const fs::path kDir = fs::path(EMBER_TEST_DATA_DIR) / "fixtures" / "pth";
+const fs::path kDir = fs::path(ember::test::data_dir()) / "fixtures" / "pth";
 
 PthFile load(const std::string& name) {
   const Bytes b = read_bytes(kDir / name);

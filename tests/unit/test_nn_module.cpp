@@ -7,6 +7,7 @@
 
 #include <sstream>
 
+#include "support/test_data.h"
 #include "golden/golden_file.h"
 #include "support/errors.h"
 #include "support/golden_skip.h"
@@ -319,8 +320,8 @@ TEST(NNModels, ParameterCounts) {
 
 // The zoo's mnistnet, lenet5 and bncnn have exactly PyTorch's state_dict keys and shapes.
 TEST(NNModels, KeysMatchPyTorchGolden) {
-  EMBER_SKIP_IF_GOLDEN_LEFT_OUT(EMBER_TEST_DATA_DIR "/golden/models_v1.bin");
-  test::GoldenFile golden(std::string(EMBER_TEST_DATA_DIR) + "/golden/models_v1.bin");
+  EMBER_SKIP_IF_GOLDEN_LEFT_OUT(ember::test::data_path("golden/models_v1.bin"));
+  test::GoldenFile golden(ember::test::data_path("golden/models_v1.bin"));
   for (std::string name : {"mnistnet", "lenet5", "bncnn"}) {
     auto model = models::create(name);
     std::string prefix = name + "/param/";
