@@ -5,12 +5,55 @@
 #include <nlohmann/json.hpp>
 
 #include "ember/env/doctor.h"
+#include "env/compat.h"
 
 namespace ember::env {
 namespace {
 std::string opt_str(const std::optional<Version>& v, const char* none = "not found") {
   return v ? v->str() : none;
 }
+constexpr size_t kWidth = 80;
+
+// Word-wraps `text` to kWidth columns: the first line starts with `first`, the others with `indent`
+// spaces. A word longer than a line (a path, a URL) is cut, so no line ever passes kWidth.
+std::string wrap(const std::string& first, size_t indent, const std::string& text) {
+  std::string out = first, word;
+  size_t col = first.size();
+  bool has_word = false;
+  auto newline = [&] {
+    out += '\n';
+    out.append(indent, ' ');
+    col = indent;
+    has_word = false;
+  };
+  auto put = [&](std::string w) {
+    if (has_word && col + 1 + w.size() > kWidth) newline();
+    if (has_word) out += ' ', ++col;
+    while (col + w.size() > kWidth) {
+      const size_t room = kWidth > col ? kWidth - col : 0;
+      if (room == 0) {
+        newline();
+        continue;
+      }
+      out += w.substr(0, room);
+      w.erase(0, room);
+      newline();
+    }
+    out += w;
+    col += w.size();
+    has_word = true;
+  };
+  for (char c : text) {
+    if (c == ' ' || c == '\n') {
+      if (!word.empty()) put(word), word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) put(word);
+  return out + "\n";
+}
+
 std::string archs(const std::vector<int>& a) {
   std::string s;
   for (int x : a) {
@@ -23,7 +66,7 @@ std::string archs(const std::vector<int>& a) {
 
 std::string format_report(const EnvFacts& f, const Verdict& v) {
   std::string out;
-  auto row = [&](const char* k, const std::string& val) { out += fmt::format("  {:<22}{}\n", k, val); };
+  auto row = [&](const char* k, const std::string& val) { out += wrap(fmt::format("  {:<22}", k), 24, val); };
   out += "ember build\n";
   row("version", f.ember_version);
   row("compiler", f.compiler + (f.build_type.empty() ? "" : " (" + f.build_type + ")"));
@@ -55,9 +98,18 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
   out += "checks\n";
   for (const auto& c : v.checks) {
-    out += fmt::format("  {}  {:<16}{}\n", level_name(c.level), c.name, c.message);
-    if (!c.fix.empty()) out += fmt::format("        {:<16}fix: {}\n", "", c.fix);
+    if (c.name == "verdict") continue;  // said last, on its own
+    out += wrap(fmt::format("  {}  {:<16}", level_name(c.level), c.name), 24, c.message);
+    if (!c.fix.empty()) out += wrap(std::string(24, ' ') + "fix: ", 29, c.fix);
   }
+  // The last two lines: the verdict, and the first thing to do.
+  int fails = 0, warns = 0;
+  for (const auto& c : v.checks)
+    if (c.name != "verdict") fails += c.level == Level::Fail, warns += c.level == Level::Warn;
+  std::string counts;
+  if (fails || warns) counts = fmt::format(" ({} FAIL, {} WARN)", fails, warns);
+  out += wrap("verdict: ", 9, v.summary + counts);
+  if (!v.first_fix.empty()) out += wrap("first:   ", 9, v.first_fix_check + ": " + v.first_fix);
   return out;
 }
 
@@ -72,6 +124,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
   for (const auto& c : v.checks)
     checks.push_back({{"level", level_name(c.level)}, {"name", c.name}, {"message", c.message}, {"fix", c.fix}});
   json j = {
+      {"schema", kJsonSchema},
       {"build", {{"version", f.ember_version}, {"compiler", f.compiler}, {"build_type", f.build_type},
                  {"cuda", f.built_with_cuda}, {"cuda_compiled", ver(f.cuda_compiled)},
                  {"cuda_sass_archs", f.cuda_sass_archs}, {"cuda_ptx_archs", f.cuda_ptx_archs},
@@ -84,10 +137,14 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
                   {"cuda_runtime", ver(f.cuda_runtime)}, {"cudnn", ver(f.cudnn)},
                   {"cudnn_cuda_major", f.cudnn_cuda_major ? json(*f.cudnn_cuda_major) : json(nullptr)},
                   {"cublas", ver(f.cublas)}, {"cudnn_error", f.cudnn_error}, {"cublas_error", f.cublas_error}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
-                  {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)}}},
+                  {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)},
+                  {"kernel_module_loaded", f.kernel_module_loaded ? json(*f.kernel_module_loaded) : json(nullptr)},
+                  {"wsl", f.wsl}}},
       {"checks", checks},
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
-                   {"training_device", v.training_device}}},
+                   {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},
+                   {"first_fix_check", v.first_fix_check}}},
+      {"compat_tables", compat::tables().date},
   };
   return j.dump(2);
 }

@@ -4,6 +4,10 @@
 // reported as a FAIL line with the fix instead of taking the doctor down.
 #include "env/probe_nvidia.h"
 
+#include <fmt/format.h>
+
+#include "env/compat.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -16,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -147,7 +152,7 @@ void apply_driver(EnvFacts& f, const Fields& r) {
     const int code = std::atoi(get(r, "error_code").c_str());
     const std::string name = get(r, "error_name"), str = get(r, "error_string");
     DriverErrorText t = cuda_driver_error_text(code, name.empty() ? nullptr : name.c_str(),
-                                               str.empty() ? nullptr : str.c_str());
+                                               str.empty() ? nullptr : str.c_str(), f.cuda_compiled);
     if (code == 100) return;  // CUDA_ERROR_NO_DEVICE: reported as "no device", not as a broken driver
     f.driver_error = get(r, "error_call") + " failed: " + t.message;
     if (code == 34 && !get(r, "path").empty()) f.driver_error += " (" + get(r, "path") + ")";
@@ -321,8 +326,14 @@ Isolated run_isolated(const std::function<std::string()>& fn, int timeout_ms) {
   return r;
 }
 
-DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description) {
+DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description,
+                                       const std::optional<Version>& cuda) {
   const std::string container = "in a container, start it with the NVIDIA runtime (`docker run --gpus all`)";
+  const std::string upgrade =
+      cuda ? fmt::format("upgrade the NVIDIA driver to {} (this ember was built with CUDA {})",
+                         compat::driver_requirement(*cuda), Version{cuda->major, cuda->minor, 0}.str())
+           : std::string("upgrade the NVIDIA driver to the newest release for this GPU (`nvidia-smi` shows the one "
+                         "installed)");
   struct Row {
     int code;
     const char* name;
@@ -343,9 +354,9 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
        "install the NVIDIA driver, or " + container + "; remove the toolkit's lib64/stubs directory from "
        "LD_LIBRARY_PATH"},
       {35, "CUDA_ERROR_INSUFFICIENT_DRIVER", "the installed NVIDIA driver is older than this CUDA needs",
-       "upgrade the NVIDIA driver (CUDA 13 needs 580 or newer)"},
+       upgrade},
       {36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "this call needs a newer NVIDIA driver",
-       "upgrade the NVIDIA driver (CUDA 13 needs 580 or newer)"},
+       upgrade},
       {46, "CUDA_ERROR_DEVICE_UNAVAILABLE",
        "the GPU is busy or unavailable (exclusive-process compute mode held by another process)",
        "stop the other process (`nvidia-smi`), or set the compute mode to default: `nvidia-smi -c DEFAULT`"},
@@ -377,6 +388,30 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
   return {std::string(name != nullptr ? name : "an unknown CUDA driver error") + " (" + std::to_string(code) + "): " +
               words,
           "check `nvidia-smi` and `dmesg`; reinstall the NVIDIA driver or reboot after an upgrade"};
+}
+
+void probe_kernel_module(EnvFacts& f, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path nv = fs::path(root + "/proc/driver/nvidia");
+  // WSL2: the Windows driver serves CUDA through /dev/dxg and /usr/lib/wsl/lib; there is no module.
+  f.wsl = fs::exists(root + "/usr/lib/wsl/lib/libcuda.so.1", ec) || fs::exists(root + "/dev/dxg", ec);
+  std::ifstream in(nv / "version");
+  std::string line;
+  std::getline(in, line);
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..."
+  if (auto p = line.find("Kernel Module"); p != std::string::npos) {
+    std::istringstream ss(line.substr(p + 13));
+    ss >> f.driver_version;
+  }
+  if (fs::is_directory(nv / "gpus", ec)) {
+    f.physical_gpus = 0;
+    for (auto it = fs::directory_iterator(nv / "gpus", ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      ++f.physical_gpus;
+  } else if (!fs::exists(nv, ec) && !f.wsl) {
+    f.physical_gpus = 0;  // no kernel module: no GPU this driver stack can see
+  }
+  if (!f.wsl) f.kernel_module_loaded = fs::exists(nv / "version", ec);
 }
 
 void probe_driver(EnvFacts& f, const std::vector<std::string>& names, bool isolated) {

@@ -56,6 +56,10 @@ struct EnvFacts {
   std::optional<Version> driver_cuda;        // highest CUDA the driver supports (cuDriverGetVersion)
   std::string driver_error;                  // why the driver is unusable (dlopen or cuInit error)
   std::string driver_fix;                    // the fix for driver_error, when the probe knows it
+  // The kernel side (/proc/driver/nvidia): true when its version file is there, false when it is
+  // not (the module is not loaded), nullopt when that cannot mean anything (WSL has no module).
+  std::optional<bool> kernel_module_loaded;
+  bool wsl = false;                          // Windows Subsystem for Linux (/usr/lib/wsl/lib/libcuda.so.1)
   std::optional<Version> cuda_runtime;       // libcudart loadable: cudaRuntimeGetVersion
   std::optional<Version> cudnn;              // libcudnn.so.9 (or .8): cudnnGetVersion
   std::optional<int> cudnn_cuda_major;       // the CUDA major cuDNN was built for
@@ -81,6 +85,9 @@ struct Verdict {
   bool cpu_usable = false;
   bool gpu_usable = false;
   std::string training_device;  // "cuda:0" or "cpu"
+  std::string summary;          // the verdict in one line: "training will use the CPU"
+  std::string first_fix;        // the first thing to do: the fix of the first FAIL, else of the first WARN
+  std::string first_fix_check;  // the check it belongs to ("driver"); empty when there is nothing to do
   bool can_train() const { return cpu_usable || gpu_usable; }
 };
 
@@ -105,7 +112,10 @@ Verdict evaluate(const EnvFacts& facts);
 enum class ProbeDepth { Full, DriverOnly };
 EnvFacts probe_environment(ProbeDepth depth = ProbeDepth::Full);
 
-// Text report (facts, then one line per check with its fix) and JSON ({facts, checks, verdict}).
+// Text report, every line within 80 columns (facts, one entry per check with its fix, then the
+// verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
+// docs/doctor.md documents it, kJsonSchema its version).
+inline constexpr int kJsonSchema = 2;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);
 
