@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "ember/env/doctor.h"
 
@@ -365,4 +367,45 @@ TEST(Doctor, ProbedBlasIsPinnedToOneThread) {
   const Check* c = find(v, "blas");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, f.blas_build == "serial" ? Level::Warn : Level::Pass) << c->message;
+}
+
+// The text report fits 80 columns whatever the messages (long paths, long fixes) and ends with
+// the verdict and the first thing to do; the JSON carries its schema version and the same two.
+TEST(Doctor, ReportFitsEightyColumnsAndEndsWithTheVerdict) {
+  EnvFacts f = healthy();
+  f.driver_version.clear();
+  f.driver_cuda = Version{11, 8, 0};
+  f.blas = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
+  f.blas_path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/" + std::string(120, 'x') + "/libopenblas.so.0";
+  f.blas_build = "pthreads";
+  f.blas_threads = 8;
+  for (const EnvFacts& facts : {f, healthy(), EnvFacts{}}) {
+    const Verdict v = evaluate(facts);
+    const std::string text = format_report(facts, v);
+    std::vector<std::string> lines;
+    std::stringstream ss(text);
+    for (std::string line; std::getline(ss, line);) lines.push_back(line);
+    for (const auto& line : lines) EXPECT_LE(line.size(), 80u) << line;
+    ASSERT_GE(lines.size(), 2u);
+    size_t verdict = lines.size();
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].starts_with("verdict: ")) verdict = i;
+    ASSERT_LT(verdict, lines.size()) << text;
+    EXPECT_NE(lines[verdict].find(v.summary), std::string::npos) << text;
+    if (v.first_fix.empty()) {
+      EXPECT_EQ(verdict, lines.size() - 1) << text;
+    } else {
+      EXPECT_TRUE(lines[verdict + 1].starts_with("first:   " + v.first_fix_check + ": ")) << text;
+      for (size_t i = verdict + 2; i < lines.size(); ++i) EXPECT_TRUE(lines[i].starts_with("         ")) << text;
+    }
+    const auto j = nlohmann::json::parse(to_json(facts, v));
+    EXPECT_EQ(j["schema"], kJsonSchema);
+    EXPECT_EQ(j["verdict"]["summary"], v.summary);
+    EXPECT_EQ(j["verdict"]["first_fix"], v.first_fix);
+  }
+  // The first thing to do is the first FAIL's fix.
+  const Verdict v = evaluate(f);
+  EXPECT_EQ(v.first_fix_check, "driver");
+  EXPECT_NE(v.first_fix.find("550.54.14"), std::string::npos) << v.first_fix;
+  EXPECT_EQ(evaluate(healthy()).first_fix, "");
 }
