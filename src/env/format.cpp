@@ -96,6 +96,27 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
     row(("  cuda:" + std::to_string(g.index)).c_str(),
         fmt::format("{}, sm_{}{}, {:.1f} GiB", g.name, g.cc_major, g.cc_minor, double(g.total_memory) / double(1ull << 30)));
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
+  if (!f.pythons.empty()) {
+    out += "Python\n";
+    for (const auto& p : f.pythons) {
+      std::vector<std::string> parts;
+      if (!p.error.empty()) parts.push_back("not audited: " + p.error);
+      if (!p.python_version.empty()) parts.push_back("Python " + p.python_version + " (" + p.found_by + ")");
+      if (p.torch) parts.push_back("torch " + p.torch->version + (p.torch->cuda.empty() ? " (CPU)" : " (CUDA " + p.torch->cuda + ")"));
+      if (p.tensorflow)
+        parts.push_back("tensorflow " + p.tensorflow->version +
+                        (p.tensorflow->cuda_build ? " (CUDA " + p.tensorflow->cuda + ")" : std::string(" (CPU)")));
+      if (p.jax) parts.push_back("jaxlib " + (p.jax->jaxlib.empty() ? std::string("-") : p.jax->jaxlib));
+      if (p.onnxruntime) parts.push_back("onnxruntime " + p.onnxruntime->version);
+      std::string wheels;  // their library directories are in --json
+      for (const auto& w : p.nvidia_wheels) wheels += (wheels.empty() ? "nvidia wheels: " : ", ") + w.name + " " + w.version;
+      if (!wheels.empty()) parts.push_back(wheels);
+      std::string line;
+      for (const auto& x : parts) line += (line.empty() ? "" : "; ") + x;
+      out += wrap("  ", 4, p.path);
+      out += wrap("    ", 4, line);
+    }
+  }
   out += "checks\n";
   for (const auto& c : v.checks) {
     if (c.name == "verdict") continue;  // said last, on its own
@@ -112,6 +133,45 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   if (!v.first_fix.empty()) out += wrap("first:   ", 9, v.first_fix_check + ": " + v.first_fix);
   return out;
 }
+
+namespace {
+nlohmann::json pythons_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json all = json::array();
+  auto or_null = [](bool has, json j) { return has ? j : json(nullptr); };
+  for (const auto& p : f.pythons) {
+    json wheels = json::array();
+    for (const auto& w : p.nvidia_wheels) wheels.push_back({{"name", w.name}, {"version", w.version}, {"lib_dirs", w.lib_dirs}});
+    json jax = nullptr;
+    if (p.jax) {
+      json plugins = json::object();
+      for (const auto& [n, ver] : p.jax->cuda_plugins) plugins[n] = ver;
+      jax = {{"jax", p.jax->jax}, {"jaxlib", p.jax->jaxlib}, {"cuda_plugins", plugins}};
+    }
+    all.push_back({
+        {"path", p.path}, {"found_by", p.found_by}, {"error", p.error}, {"python", p.python_version},
+        {"torch", or_null(p.torch.has_value(),
+                          p.torch ? json{{"version", p.torch->version}, {"cuda", p.torch->cuda}, {"cudnn", p.torch->cudnn},
+                                         {"cudnn_compiled", p.torch->cudnn_compiled},
+                                         {"cudnn_error", p.torch->cudnn_error}, {"arch_list", p.torch->arch_list}}
+                                  : json())},
+        {"tensorflow", or_null(p.tensorflow.has_value(),
+                               p.tensorflow ? json{{"version", p.tensorflow->version},
+                                                   {"is_cuda_build", p.tensorflow->cuda_build},
+                                                   {"cuda", p.tensorflow->cuda}, {"cudnn", p.tensorflow->cudnn}}
+                                            : json())},
+        {"jax", jax},
+        {"onnxruntime", or_null(p.onnxruntime.has_value(),
+                                p.onnxruntime ? json{{"version", p.onnxruntime->version},
+                                                     {"providers", p.onnxruntime->providers}}
+                                              : json())},
+        {"import_errors", p.import_errors},
+        {"nvidia_wheels", wheels},
+    });
+  }
+  return all;
+}
+}  // namespace
 
 std::string to_json(const EnvFacts& f, const Verdict& v) {
   using nlohmann::json;
@@ -144,6 +204,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
                    {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},
                    {"first_fix_check", v.first_fix_check}}},
+      {"pythons", pythons_json(f)},
       {"compat_tables", compat::tables().date},
   };
   return j.dump(2);

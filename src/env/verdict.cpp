@@ -8,6 +8,7 @@
 
 #include "ember/env/doctor.h"
 #include "env/compat.h"
+#include "env/verdict_python.h"
 
 namespace ember::env {
 
@@ -352,6 +353,9 @@ Verdict evaluate(const EnvFacts& f) {
                       "on LD_LIBRARY_PATH", row->last_cudnn->str(), f.cudnn_cuda_major.value_or(12),
                       row->last_cudnn->str()));
   }
+
+  // ---- the Python frameworks (issue 28): judged, but ember's own verdict stands on its checks ----
+  detail::judge_pythons(f, v.checks);
 
   v.gpu_usable = gpu_possible && any_gpu_ok;
   v.training_device = v.gpu_usable ? "cuda:0" : "cpu";

@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ember::env {
@@ -24,6 +26,46 @@ struct GpuInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;  // compute capability
   uint64_t total_memory = 0;       // bytes
+};
+
+// What one Python interpreter has installed (audit_pythons): each framework's build as it reports
+// it, read by a small probe script the interpreter runs in a child process with a timeout.
+struct TorchBuild {
+  std::string version;                   // torch.__version__, "2.5.1+cu121"
+  std::string cuda;                      // torch.version.cuda, "12.1"; "" = a CPU-only build
+  int cudnn = 0;                         // torch.backends.cudnn.version(): the cuDNN it loads, 90100
+  int cudnn_compiled = 0;                // the cuDNN it was built with (same encoding); 0 = unknown
+  std::string cudnn_error;               // what asking the cuDNN version raised
+  std::vector<std::string> arch_list;    // torch.cuda.get_arch_list(): "sm_80", "compute_90"
+};
+struct TensorflowBuild {
+  std::string version;
+  bool cuda_build = false;               // sysconfig.get_build_info()["is_cuda_build"]
+  std::string cuda, cudnn;               // "12.3", "9" or "9.3" as the build info says
+};
+struct JaxBuild {
+  std::string jax, jaxlib;               // versions ("" = not installed)
+  std::vector<std::pair<std::string, std::string>> cuda_plugins;  // {"jax-cuda12-plugin", "0.4.30"}
+};
+struct OnnxruntimeBuild {
+  std::string version;
+  std::vector<std::string> providers;    // get_available_providers()
+};
+struct PipWheel {
+  std::string name, version;             // "nvidia-cudnn-cu12", "9.1.0.70"
+  std::vector<std::string> lib_dirs;     // where its lib*.so* files are
+};
+struct PythonEnv {
+  std::string path;                      // the interpreter as found
+  std::string found_by;                  // "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python"
+  std::string error;                     // why it could not be read (timed out, crashed, not Python)
+  std::string python_version;
+  std::optional<TorchBuild> torch;
+  std::optional<TensorflowBuild> tensorflow;
+  std::optional<JaxBuild> jax;
+  std::optional<OnnxruntimeBuild> onnxruntime;
+  std::map<std::string, std::string> import_errors;  // framework -> what importing it raised
+  std::vector<PipWheel> nvidia_wheels;   // the nvidia-* distributions
 };
 
 // Everything probe_environment() finds. Optional fields are empty when the thing is not there.
@@ -68,6 +110,8 @@ struct EnvFacts {
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt
+  // The Python interpreters audited (audit_pythons; empty when not asked for).
+  std::vector<PythonEnv> pythons;
 };
 
 enum class Level { Pass, Warn, Fail };
@@ -111,6 +155,13 @@ Verdict evaluate(const EnvFacts& facts);
 // after the driver and its devices, for callers that must not load cuBLAS (~150 MB resident).
 enum class ProbeDepth { Full, DriverOnly };
 EnvFacts probe_environment(ProbeDepth depth = ProbeDepth::Full);
+
+// The Python interpreters a user would train with, without duplicates: $VIRTUAL_ENV/bin/python,
+// $CONDA_PREFIX/bin/python and python3 on PATH; only `explicit_paths` when it is not empty.
+std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_paths);
+// Runs the framework probe in each interpreter (a child process each, killed after timeout_ms:
+// a hung or crashing interpreter is named in `error`, never waited on). Never throws.
+void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms = 60000);
 
 // Text report, every line within 80 columns (facts, one entry per check with its fix, then the
 // verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
