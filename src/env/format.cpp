@@ -87,10 +87,13 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
                                      (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
                                : "not found (" + f.driver_error + ")");
-  row("CUDA runtime", opt_str(f.cuda_runtime));
-  row("cuDNN", f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
-                       : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)"));
-  row("cuBLAS", f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)"));
+  if (!f.driver_path.empty()) row("libcuda", f.driver_path);
+  auto at = [](const std::string& path) { return path.empty() ? std::string() : ", " + path; };
+  row("CUDA runtime", opt_str(f.cuda_runtime) + at(f.cudart_path));
+  row("cuDNN", (f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
+                        : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)")) +
+                   at(f.cudnn_path));
+  row("cuBLAS", (f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)")) + at(f.cublas_path));
   row("GPUs", f.gpus.empty() ? std::string("none") : std::to_string(f.gpus.size()));
   for (const auto& g : f.gpus)
     row(("  cuda:" + std::to_string(g.index)).c_str(),
@@ -199,7 +202,9 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
                   {"cublas", ver(f.cublas)}, {"cudnn_error", f.cudnn_error}, {"cublas_error", f.cublas_error}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
                   {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)},
                   {"kernel_module_loaded", f.kernel_module_loaded ? json(*f.kernel_module_loaded) : json(nullptr)},
-                  {"wsl", f.wsl}}},
+                  {"wsl", f.wsl},
+                  {"paths", {{"libcuda", f.driver_path}, {"cudart", f.cudart_path}, {"cudnn", f.cudnn_path},
+                             {"cublas", f.cublas_path}}}}},
       {"checks", checks},
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
                    {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},

@@ -167,6 +167,7 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
 #ifdef EMBER_WITH_CUDA
   int rt = 0;  // this build carries its CUDA runtime (linked statically): ask it
   if (cudaRuntimeGetVersion(&rt) == 0 && rt > 0) f.cuda_runtime = Version::from_cuda_int(rt);
+  f.cudart_path = "linked statically into libember";
 #else
   detail::probe_cudart(f, search.cudart);
 #endif

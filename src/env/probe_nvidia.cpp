@@ -45,6 +45,16 @@ std::string path_of(void* handle) {
   return lm->l_name;
 }
 
+// "/usr/lib/x86_64-linux-gnu/libcudnn.so.9 -> libcudnn.so.9.19.0": where a library came from, with
+// the real file when the loaded name is a link (its name carries the full version).
+std::string provenance(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec || real == std::filesystem::path(path)) return path;
+  return path + " -> " + (real.parent_path() == std::filesystem::path(path).parent_path() ? real.filename() : real).string();
+}
+
 // key<TAB>value lines: the child's answer.
 using Fields = std::multimap<std::string, std::string>;
 Fields parse(const std::string& payload) {
@@ -142,6 +152,7 @@ void apply_driver(EnvFacts& f, const Fields& r) {
     return;
   }
   f.driver_found = true;
+  f.driver_path = provenance(get(r, "path"));
   if (auto v = get(r, "driver_cuda"); !v.empty()) f.driver_cuda = Version::from_cuda_int(std::atoi(v.c_str()));
   if (r.count("no_cuinit")) {
     f.driver_error = get(r, "path") + " has no cuInit: it is not an NVIDIA driver library";
@@ -219,9 +230,10 @@ std::string cudart_child(const std::vector<std::string>& names) {
   void* rt = open_first(names);
   if (rt == nullptr) return "missing\t1\n";
   int v = 0;
+  std::string out = "path\t" + path_of(rt) + "\n";
   if (auto fn = sym<int (*)(int*)>(rt, "cudaRuntimeGetVersion"); fn && fn(&v) == 0 && v > 0)
-    return "version\t" + std::to_string(v) + "\n";
-  return "";
+    out += "version\t" + std::to_string(v) + "\n";
+  return out;
 }
 
 // "libcudnn.so.9 (first name tried)": what a crash message calls the library.
@@ -438,6 +450,7 @@ void probe_cudnn(EnvFacts& f, const std::vector<std::string>& names) {
   Fields x = parse(r.payload);
   if (x.count("missing")) return;
   const std::string where = get(x, "path");
+  f.cudnn_path = provenance(where);
   if (x.count("parts_missing")) {
     f.cudnn_error = "partial cuDNN install: " + where + " is there but not " + get(x, "parts_missing") +
                     " (cuDNN 9 loads them on first use, and aborts when one is missing)";
@@ -462,6 +475,7 @@ void probe_cublas(EnvFacts& f, const std::vector<std::string>& names) {
   }
   Fields x = parse(r.payload);
   if (x.count("missing")) return;
+  f.cublas_path = provenance(get(x, "path"));
   if (x.count("no_version")) {
     f.cublas_error = get(x, "path") + " has no cublasGetProperty: not a cuBLAS library";
     return;
@@ -474,7 +488,9 @@ void probe_cublas(EnvFacts& f, const std::vector<std::string>& names) {
 void probe_cudart(EnvFacts& f, const std::vector<std::string>& names) {
   Isolated r = run_isolated([&] { return cudart_child(names); }, 30000);
   if (!r.ok) return;  // only a CPU-only build asks (a CUDA build carries its runtime)
-  if (auto v = get(parse(r.payload), "version"); !v.empty()) f.cuda_runtime = Version::from_cuda_int(std::atoi(v.c_str()));
+  const Fields x = parse(r.payload);
+  f.cudart_path = provenance(get(x, "path"));
+  if (auto v = get(x, "version"); !v.empty()) f.cuda_runtime = Version::from_cuda_int(std::atoi(v.c_str()));
 }
 
 }  // namespace ember::env::detail

@@ -82,6 +82,7 @@ TEST(DoctorProbe, CudnnOfAnotherMajorIsAFailLine) {
   detail::probe_cudnn(f, {"/nonexistent/libcudnn.so.9", kFakes + "/cudnn8/libcudnn.so.8"});
   ASSERT_TRUE(f.cudnn);
   EXPECT_EQ(f.cudnn->str(), "8.9.7");
+  EXPECT_EQ(f.cudnn_path, kFakes + "/cudnn8/libcudnn.so.8");  // provenance: the file that answered
   const Check c = check(evaluate(f), "cudnn");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "found cuDNN 8.9.7, but this ember loads cuDNN 9");
@@ -93,6 +94,7 @@ TEST(DoctorProbe, CublasOfAnotherMajorIsAFailLine) {
   detail::probe_cublas(f, {"/nonexistent/libcublas.so.13", kFakes + "/cublas12/libcublas.so.12"});
   ASSERT_TRUE(f.cublas);
   EXPECT_EQ(f.cublas->major, 12);
+  EXPECT_EQ(f.cublas_path, kFakes + "/cublas12/libcublas.so.12");
   const Check c = check(evaluate(f), "cublas");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "belongs to CUDA 12");
@@ -238,7 +240,10 @@ TEST(DoctorProbe, ModuleLoadedWithoutDevicesIsNoDevice) {
   FakeCuda cuda("100", "13000", "");
   EnvFacts f = cuda13_build();
   detail::probe_kernel_module(f, root.dir.string());
-  detail::probe_driver(f, {kFakeCuda}, true);
+  // Loaded through a link, the provenance names the real file too.
+  fs::create_symlink(kFakeCuda, root.dir / "libcuda.so.1");
+  detail::probe_driver(f, {(root.dir / "libcuda.so.1").string()}, true);
+  EXPECT_EQ(f.driver_path, (root.dir / "libcuda.so.1").string() + " -> " + fs::canonical(kFakeCuda).string());
   EXPECT_EQ(f.kernel_module_loaded, true);
   EXPECT_EQ(f.driver_version, "580.95.05");
   const Verdict v = evaluate(f);

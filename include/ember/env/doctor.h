@@ -107,6 +107,9 @@ struct EnvFacts {
   std::optional<int> cudnn_cuda_major;       // the CUDA major cuDNN was built for
   std::optional<Version> cublas;             // libcublas: cublasGetProperty
   std::string cudnn_error, cublas_error;     // a broken install: partial, crashed when loaded, not the library
+  // Provenance: the file each library was loaded from (as the dynamic loader resolved it, links
+  // followed to the real file); "" when not loaded. A CUDA build carries its runtime statically.
+  std::string driver_path, cudart_path, cudnn_path, cublas_path;
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt
