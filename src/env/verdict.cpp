@@ -305,7 +305,28 @@ Verdict evaluate(const EnvFacts& f) {
           f.physical_gpus > 0 ? fmt::format("unset CUDA_VISIBLE_DEVICES or set it to indices in 0..{}", f.physical_gpus - 1)
                               : "unset CUDA_VISIBLE_DEVICES or list valid device indices");
       gpu_possible = false;
-    } else if (f.gpus.empty()) {
+    } else if (f.cuda_visible_devices && visible && *visible > 0) {
+      // The runtime stops at the first entry naming no device: name it, and what it hides.
+      std::vector<std::string> entries;
+      std::stringstream ss(*f.cuda_visible_devices);
+      for (std::string tok; std::getline(ss, tok, ',');) entries.push_back(tok);
+      if (size_t(*visible) < entries.size()) {
+        std::string hidden;
+        for (size_t i = size_t(*visible) + 1; i < entries.size(); ++i) hidden += (hidden.empty() ? "" : ",") + entries[i];
+        add(Level::Warn, "visible devices",
+            fmt::format("CUDA_VISIBLE_DEVICES='{}': '{}' names no device{}, so CUDA ignores it{}; {} GPU(s) visible",
+                        *f.cuda_visible_devices, entries[size_t(*visible)],
+                        f.physical_gpus > 0 ? fmt::format(" (this machine has {}: 0..{})", f.physical_gpus,
+                                                          f.physical_gpus - 1)
+                                            : "",
+                        hidden.empty() ? "" : " and every entry after it (" + hidden + ")", *visible),
+            f.physical_gpus > 0
+                ? fmt::format("set CUDA_VISIBLE_DEVICES to indices in 0..{}, or to the UUIDs `nvidia-smi -L` lists",
+                              f.physical_gpus - 1)
+                : "set CUDA_VISIBLE_DEVICES to valid indices, or to the UUIDs `nvidia-smi -L` lists");
+      }
+    }
+    if (f.gpus.empty() && !(f.cuda_visible_devices && visible && *visible == 0 && f.physical_gpus != 0)) {
       add(Level::Fail, "devices", "the driver is loaded but shows no CUDA device",
           "check `nvidia-smi`; in a container pass the GPU through (--gpus all); check CUDA_VISIBLE_DEVICES");
       gpu_possible = false;

@@ -284,6 +284,24 @@ TEST(Doctor, VisibleDevicesTable) {
   }
 }
 
+// An entry naming no device ("0,3" on a 2-GPU machine) is named with what the runtime drops.
+TEST(Doctor, VisibleDevicesEntryNamingNoDeviceWarns) {
+  EnvFacts f = healthy();
+  f.physical_gpus = 2;
+  f.cuda_visible_devices = "0,3,1";
+  Verdict v = evaluate(f);
+  const Check* c = find(v, "visible devices");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level, Level::Warn);
+  EXPECT_NE(c->message.find("'3' names no device (this machine has 2: 0..1), so CUDA ignores it and every entry "
+                            "after it (1); 1 GPU(s) visible"), std::string::npos) << c->message;
+  EXPECT_NE(c->fix.find("indices in 0..1"), std::string::npos) << c->fix;
+  EXPECT_TRUE(v.gpu_usable);
+  f.cuda_visible_devices = "1,0";
+  v = evaluate(f);
+  EXPECT_EQ(find(v, "visible devices"), nullptr);
+}
+
 TEST(Doctor, CpuOnlyBuildWarnsAndTrainsOnCpu) {
   EnvFacts f;
   f.cores = 2;
