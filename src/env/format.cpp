@@ -98,6 +98,13 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   for (const auto& g : f.gpus)
     row(("  cuda:" + std::to_string(g.index)).c_str(),
         fmt::format("{}, sm_{}{}, {:.1f} GiB", g.name, g.cc_major, g.cc_minor, double(g.total_memory) / double(1ull << 30)));
+  if (!f.nvml_path.empty()) row("NVML", f.nvml_path);
+  for (const auto& g : f.nvml_gpus)
+    row(("  smi:" + std::to_string(g.index)).c_str(),
+        fmt::format("{}, {:.1f}/{:.1f} GiB used, {} process(es), MIG {}, ECC uncorrected {}", g.name,
+                    double(g.memory_used) / double(1ull << 30), double(g.memory_total) / double(1ull << 30),
+                    g.processes.size(), g.mig_mode == 1 ? "on" : g.mig_mode == 0 ? "off" : "-",
+                    g.ecc_uncorrected < 0 ? std::string("-") : std::to_string(g.ecc_uncorrected)));
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
   if (!f.pythons.empty()) {
     out += "Python\n";
@@ -138,6 +145,19 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
 }
 
 namespace {
+nlohmann::json nvml_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json gpus = json::array();
+  for (const auto& g : f.nvml_gpus) {
+    json procs = json::array();
+    for (const auto& [pid, bytes] : g.processes) procs.push_back({{"pid", pid}, {"used_memory", bytes}});
+    gpus.push_back({{"index", g.index}, {"name", g.name}, {"memory_total", g.memory_total}, {"memory_used", g.memory_used},
+                    {"processes", procs}, {"mig_mode", g.mig_mode}, {"ecc_uncorrected", g.ecc_uncorrected},
+                    {"clock_event_reasons", g.clock_event_reasons}});
+  }
+  return {{"path", f.nvml_path}, {"error", f.nvml_error}, {"gpus", gpus}};
+}
+
 nlohmann::json pythons_json(const EnvFacts& f) {
   using nlohmann::json;
   json all = json::array();
@@ -209,6 +229,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
                    {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},
                    {"first_fix_check", v.first_fix_check}}},
+      {"nvml", nvml_json(f)},
       {"pythons", pythons_json(f)},
       {"compat_tables", compat::tables().date},
   };

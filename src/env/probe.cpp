@@ -172,6 +172,7 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
   detail::probe_cudart(f, search.cudart);
 #endif
   detail::probe_cudnn(f, search.cudnn);
+  if (f.driver_found) detail::probe_nvml(f, {"libnvidia-ml.so.1"});
   detail::probe_cublas(f, search.cublas);
 }
 

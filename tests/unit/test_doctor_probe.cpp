@@ -310,3 +310,54 @@ TEST(DoctorProbe, PtxOnlyGpuOnAnOlderDriverIsAFail) {
   EXPECT_HAS(find_check(v, "device 0")->message, "the JIT fails");
   EXPECT_EQ(v.training_device, "cpu");
 }
+
+// NVML through a fake libnvidia-ml: memory held by another process, MIG, ECC and slowdowns each
+// become a line naming the GPU by its nvidia-smi index, with the command that fixes it.
+TEST(DoctorProbe, NvmlFindingsAreNamedPerGpu) {
+  setenv("FAKE_NVML_GPUS",
+         "Fake H200:141:135:0:0:0,Fake A100:40:1:1:0:0,Fake V100:16:1:0:3:0,Fake L4:24:1:0:0:64,Fake T4:16:2:0:0:0", 1);
+  setenv("FAKE_NVML_PROCS", "4242:138240", 1);
+  EnvFacts f = cuda13_build();
+  detail::probe_nvml(f, {kFakes + "/nvml/libnvidia-ml.so.1"});
+  unsetenv("FAKE_NVML_GPUS");
+  unsetenv("FAKE_NVML_PROCS");
+  EXPECT_TRUE(f.nvml_error.empty()) << f.nvml_error;
+  EXPECT_EQ(f.nvml_path, kFakes + "/nvml/libnvidia-ml.so.1");
+  ASSERT_EQ(f.nvml_gpus.size(), 5u);
+  EXPECT_EQ(f.nvml_gpus[0].name, "Fake H200");
+  ASSERT_EQ(f.nvml_gpus[0].processes.size(), 1u);
+  EXPECT_EQ(f.nvml_gpus[0].processes[0].first, 4242u);
+  const Verdict v = evaluate(f);
+  struct Row {
+    const char* name;
+    Level level;
+    const char* message;
+    const char* fix;
+  };
+  const Row rows[] = {
+      {"nvml gpu 0", Level::Warn, "135.0 of 141.0 GiB in use by pid 4242 (135.0 GiB): less than 10% free", "nvidia-smi"},
+      {"nvml gpu 1", Level::Warn, "MIG mode is on", "CUDA_VISIBLE_DEVICES=MIG-<uuid>"},
+      {"nvml gpu 2", Level::Fail, "3 uncorrected ECC error(s)", "sudo nvidia-smi -r -i 2"},
+      {"nvml gpu 3", Level::Warn, "hardware thermal slowdown", "PERFORMANCE"},
+      {"nvml gpu 4", Level::Pass, "Fake T4 (nvidia-smi index 4): 2.0 of 16.0 GiB in use", ""},
+  };
+  for (const Row& r : rows) {
+    const Check* c = find_check(v, r.name);
+    ASSERT_NE(c, nullptr) << r.name;
+    EXPECT_EQ(c->level, r.level) << r.name << ": " << c->message;
+    EXPECT_HAS(c->message, r.message);
+    EXPECT_HAS(c->fix, r.fix);
+  }
+  // A MIG instance named in CUDA_VISIBLE_DEVICES is the user's choice: no MIG warning.
+  f.cuda_visible_devices = "MIG-4f1c2a9e-0000-0000-0000-000000000000";
+  const Verdict w = evaluate(f);
+  EXPECT_EQ(find_check(w, "nvml gpu 1")->level, Level::Pass);
+  // nvmlInit failing is a WARN, not the end of the doctor.
+  setenv("FAKE_NVML_INIT_RC", "9", 1);
+  EnvFacts g = cuda13_build();
+  detail::probe_nvml(g, {kFakes + "/nvml/libnvidia-ml.so.1"});
+  unsetenv("FAKE_NVML_INIT_RC");
+  EXPECT_HAS(g.nvml_error, "nvmlInit failed with 9");
+  const Verdict u = evaluate(g);
+  EXPECT_EQ(find_check(u, "nvml")->level, Level::Warn);
+}

@@ -68,6 +68,17 @@ struct PythonEnv {
   std::vector<PipWheel> nvidia_wheels;   // the nvidia-* distributions
 };
 
+// What NVML (libnvidia-ml.so.1, loaded lazily) says of one GPU, in nvidia-smi's order.
+struct NvmlGpu {
+  int index = 0;
+  std::string name;
+  uint64_t memory_total = 0, memory_used = 0;                    // bytes
+  std::vector<std::pair<unsigned, uint64_t>> processes;          // {pid, bytes} of compute processes
+  int mig_mode = -1;                                             // 1 on, 0 off, -1 unknown / not supported
+  long long ecc_uncorrected = -1;                                // volatile uncorrected ECC errors; -1 unknown
+  uint64_t clock_event_reasons = 0;                              // nvmlClocksEventReason* bits
+};
+
 // Everything probe_environment() finds. Optional fields are empty when the thing is not there.
 struct EnvFacts {
   // ember's build
@@ -113,6 +124,9 @@ struct EnvFacts {
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt
+  // NVML: per-GPU memory, processes, MIG, ECC, clock slowdowns; nvml_error when it did not answer.
+  std::vector<NvmlGpu> nvml_gpus;
+  std::string nvml_path, nvml_error;
   // The Python interpreters audited (audit_pythons; empty when not asked for).
   std::vector<PythonEnv> pythons;
 };
