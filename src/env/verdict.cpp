@@ -182,6 +182,13 @@ Verdict evaluate(const EnvFacts& f) {
         ? fmt::format("install the NVIDIA driver {} (CUDA {}), e.g. `apt install nvidia-driver`, then check `nvidia-smi`",
                       compat::driver_requirement(*want), major_minor(*want).str())
         : "install the NVIDIA driver (e.g. `apt install nvidia-driver`), then check `nvidia-smi`";
+    // WSL2 runs the Windows driver: a Linux driver installed inside it breaks CUDA there.
+    if (f.wsl)
+      fix = fmt::format("install or update the NVIDIA driver on Windows{} (WSL2 reaches it through "
+                        "/usr/lib/wsl/lib); never install a Linux NVIDIA driver inside WSL; then check `nvidia-smi` here",
+                        want ? fmt::format(" (one that supports CUDA {}; Windows drivers are numbered apart "
+                                           "from Linux ones)", major_minor(*want).str())
+                             : std::string());
     std::string why = f.driver_error.empty() ? "libcuda.so.1 missing" : f.driver_error;
     add(Level::Fail, "driver", "no NVIDIA driver found (" + why + "); training will use the CPU", fix);
     gpu_possible = false;

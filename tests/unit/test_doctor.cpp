@@ -71,6 +71,20 @@ TEST(Doctor, NoDriverFallsBackToCpuAndNamesTheFix) {
   EXPECT_NE(d->fix.find("550.54.14"), std::string::npos) << d->fix;  // CUDA 12.4's driver (compat tables)
 }
 
+// WSL2 uses the Windows driver: the fix never says to install a Linux one.
+TEST(Doctor, WslDriverFixPointsAtWindows) {
+  EnvFacts f = healthy();
+  f.driver_found = false;
+  f.driver_cuda.reset();
+  f.gpus.clear();
+  f.wsl = true;
+  const Verdict v = evaluate(f);
+  const Check* d = find(v, "driver");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->fix.find("NVIDIA driver on Windows"), std::string::npos) << d->fix;
+  EXPECT_EQ(d->fix.find("apt install"), std::string::npos) << d->fix;
+}
+
 TEST(Doctor, DriverVersusRuntimeTable) {
   struct Row {
     Version driver, runtime;
