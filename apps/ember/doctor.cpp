@@ -1,6 +1,12 @@
-// ember doctor: probe the machine, print PASS/WARN/FAIL lines with a fix each (or JSON), and exit
-// 0 when training can run on some device (the CPU counts), 1 otherwise.
+// ember doctor: probe the machine, print PASS/WARN/FAIL lines with a fix each, the verdict and the
+// first thing to do (or JSON, docs/doctor.md), and exit by the verdict: 0 when training can run
+// (on the GPU, or on the CPU), 1 when it cannot (with --require-gpu: when the GPU is not usable),
+// 2 on a usage error.
 #include <fmt/format.h>
+
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "cli.h"
 #include "ember/env/doctor.h"
@@ -10,17 +16,34 @@ namespace ember::cli {
 void register_doctor(CLI::App& root, Runner& run) {
   auto* sub = root.add_subcommand("doctor", "Check the build, CPU, NVIDIA driver, CUDA, cuDNN, cuBLAS and GPUs");
   auto json = std::make_shared<bool>(false);
-  sub->add_flag("--json", *json, "Print the findings as JSON");
-  sub->footer("Exit code 0 when training can run on some device (the CPU counts), 1 otherwise.");
-  sub->callback([&run, json] {
-    run = [json] {
+  auto require_gpu = std::make_shared<bool>(false);
+  sub->add_flag("--json", *json, "Print the findings as JSON (schema in docs/doctor.md)");
+  sub->add_flag("--require-gpu", *require_gpu, "Exit 1 unless training would use the GPU");
+  auto pythons = std::make_shared<std::vector<std::string>>();
+  auto no_python = std::make_shared<bool>(false);
+  auto python_timeout = std::make_shared<int>(60);
+  auto* python_opt = sub->add_option("--python", *pythons,
+                                     "Audit the frameworks of this Python interpreter only (repeatable); by "
+                                     "default: $VIRTUAL_ENV, $CONDA_PREFIX and python3 on PATH");
+  sub->add_flag("--no-python", *no_python, "Do not audit Python interpreters")->excludes(python_opt);
+  sub->add_option("--python-timeout", *python_timeout, "Seconds each interpreter may take to answer (default 60)")
+      ->check(CLI::Range(1, 3600));
+  sub->footer("Exit code 0 when training can run on some device (the CPU counts; with --require-gpu only the GPU), "
+              "1 otherwise, 2 on a usage error.");
+  sub->callback([&run, json, require_gpu, pythons, no_python, python_timeout] {
+    run = [json, require_gpu, pythons, no_python, python_timeout] {
       env::EnvFacts facts = env::probe_environment();
+      if (!*no_python) {
+        facts.pythons = env::find_pythons(*pythons);
+        env::audit_pythons(facts.pythons, *python_timeout * 1000);
+      }
       env::Verdict verdict = env::evaluate(facts);
       if (*json)
         fmt::print("{}\n", env::to_json(facts, verdict));
       else
         fmt::print("{}", env::format_report(facts, verdict));
-      return verdict.can_train() ? kExitOk : kExitFailed;
+      const bool usable = *require_gpu ? verdict.gpu_usable : verdict.can_train();
+      return usable ? kExitOk : kExitFailed;
     };
   });
 }

@@ -5,12 +5,55 @@
 #include <nlohmann/json.hpp>
 
 #include "ember/env/doctor.h"
+#include "env/compat.h"
 
 namespace ember::env {
 namespace {
 std::string opt_str(const std::optional<Version>& v, const char* none = "not found") {
   return v ? v->str() : none;
 }
+constexpr size_t kWidth = 80;
+
+// Word-wraps `text` to kWidth columns: the first line starts with `first`, the others with `indent`
+// spaces. A word longer than a line (a path, a URL) is cut, so no line ever passes kWidth.
+std::string wrap(const std::string& first, size_t indent, const std::string& text) {
+  std::string out = first, word;
+  size_t col = first.size();
+  bool has_word = false;
+  auto newline = [&] {
+    out += '\n';
+    out.append(indent, ' ');
+    col = indent;
+    has_word = false;
+  };
+  auto put = [&](std::string w) {
+    if (has_word && col + 1 + w.size() > kWidth) newline();
+    if (has_word) out += ' ', ++col;
+    while (col + w.size() > kWidth) {
+      const size_t room = kWidth > col ? kWidth - col : 0;
+      if (room == 0) {
+        newline();
+        continue;
+      }
+      out += w.substr(0, room);
+      w.erase(0, room);
+      newline();
+    }
+    out += w;
+    col += w.size();
+    has_word = true;
+  };
+  for (char c : text) {
+    if (c == ' ' || c == '\n') {
+      if (!word.empty()) put(word), word.clear();
+    } else {
+      word += c;
+    }
+  }
+  if (!word.empty()) put(word);
+  return out + "\n";
+}
+
 std::string archs(const std::vector<int>& a) {
   std::string s;
   for (int x : a) {
@@ -23,7 +66,7 @@ std::string archs(const std::vector<int>& a) {
 
 std::string format_report(const EnvFacts& f, const Verdict& v) {
   std::string out;
-  auto row = [&](const char* k, const std::string& val) { out += fmt::format("  {:<22}{}\n", k, val); };
+  auto row = [&](const char* k, const std::string& val) { out += wrap(fmt::format("  {:<22}", k), 24, val); };
   out += "ember build\n";
   row("version", f.ember_version);
   row("compiler", f.compiler + (f.build_type.empty() ? "" : " (" + f.build_type + ")"));
@@ -44,22 +87,114 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
                                      (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
                                : "not found (" + f.driver_error + ")");
-  row("CUDA runtime", opt_str(f.cuda_runtime));
-  row("cuDNN", f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
-                       : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)"));
-  row("cuBLAS", f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)"));
+  if (!f.driver_path.empty()) row("libcuda", f.driver_path);
+  auto at = [](const std::string& path) { return path.empty() ? std::string() : ", " + path; };
+  row("CUDA runtime", opt_str(f.cuda_runtime) + at(f.cudart_path));
+  row("cuDNN", (f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
+                        : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)")) +
+                   at(f.cudnn_path));
+  row("cuBLAS", (f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)")) + at(f.cublas_path));
   row("GPUs", f.gpus.empty() ? std::string("none") : std::to_string(f.gpus.size()));
   for (const auto& g : f.gpus)
     row(("  cuda:" + std::to_string(g.index)).c_str(),
         fmt::format("{}, sm_{}{}, {:.1f} GiB", g.name, g.cc_major, g.cc_minor, double(g.total_memory) / double(1ull << 30)));
+  if (!f.nvml_path.empty()) row("NVML", f.nvml_path);
+  for (const auto& g : f.nvml_gpus)
+    row(("  smi:" + std::to_string(g.index)).c_str(),
+        fmt::format("{}, {:.1f}/{:.1f} GiB used, {} process(es), MIG {}, ECC uncorrected {}", g.name,
+                    double(g.memory_used) / double(1ull << 30), double(g.memory_total) / double(1ull << 30),
+                    g.processes.size(), g.mig_mode == 1 ? "on" : g.mig_mode == 0 ? "off" : "-",
+                    g.ecc_uncorrected < 0 ? std::string("-") : std::to_string(g.ecc_uncorrected)));
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
+  if (!f.pythons.empty()) {
+    out += "Python\n";
+    for (const auto& p : f.pythons) {
+      std::vector<std::string> parts;
+      if (!p.error.empty()) parts.push_back("not audited: " + p.error);
+      if (!p.python_version.empty()) parts.push_back("Python " + p.python_version + " (" + p.found_by + ")");
+      if (p.torch) parts.push_back("torch " + p.torch->version + (p.torch->cuda.empty() ? " (CPU)" : " (CUDA " + p.torch->cuda + ")"));
+      if (p.tensorflow)
+        parts.push_back("tensorflow " + p.tensorflow->version +
+                        (p.tensorflow->cuda_build ? " (CUDA " + p.tensorflow->cuda + ")" : std::string(" (CPU)")));
+      if (p.jax) parts.push_back("jaxlib " + (p.jax->jaxlib.empty() ? std::string("-") : p.jax->jaxlib));
+      if (p.onnxruntime) parts.push_back("onnxruntime " + p.onnxruntime->version);
+      std::string wheels;  // their library directories are in --json
+      for (const auto& w : p.nvidia_wheels) wheels += (wheels.empty() ? "nvidia wheels: " : ", ") + w.name + " " + w.version;
+      if (!wheels.empty()) parts.push_back(wheels);
+      std::string line;
+      for (const auto& x : parts) line += (line.empty() ? "" : "; ") + x;
+      out += wrap("  ", 4, p.path);
+      out += wrap("    ", 4, line);
+    }
+  }
   out += "checks\n";
   for (const auto& c : v.checks) {
-    out += fmt::format("  {}  {:<16}{}\n", level_name(c.level), c.name, c.message);
-    if (!c.fix.empty()) out += fmt::format("        {:<16}fix: {}\n", "", c.fix);
+    if (c.name == "verdict") continue;  // said last, on its own
+    out += wrap(fmt::format("  {}  {:<16}", level_name(c.level), c.name), 24, c.message);
+    if (!c.fix.empty()) out += wrap(std::string(24, ' ') + "fix: ", 29, c.fix);
   }
+  // The last two lines: the verdict, and the first thing to do.
+  int fails = 0, warns = 0;
+  for (const auto& c : v.checks)
+    if (c.name != "verdict") fails += c.level == Level::Fail, warns += c.level == Level::Warn;
+  std::string counts;
+  if (fails || warns) counts = fmt::format(" ({} FAIL, {} WARN)", fails, warns);
+  out += wrap("verdict: ", 9, v.summary + counts);
+  if (!v.first_fix.empty()) out += wrap("first:   ", 9, v.first_fix_check + ": " + v.first_fix);
   return out;
 }
+
+namespace {
+nlohmann::json nvml_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json gpus = json::array();
+  for (const auto& g : f.nvml_gpus) {
+    json procs = json::array();
+    for (const auto& [pid, bytes] : g.processes) procs.push_back({{"pid", pid}, {"used_memory", bytes}});
+    gpus.push_back({{"index", g.index}, {"name", g.name}, {"memory_total", g.memory_total}, {"memory_used", g.memory_used},
+                    {"processes", procs}, {"mig_mode", g.mig_mode}, {"ecc_uncorrected", g.ecc_uncorrected},
+                    {"clock_event_reasons", g.clock_event_reasons}});
+  }
+  return {{"path", f.nvml_path}, {"error", f.nvml_error}, {"gpus", gpus}};
+}
+
+nlohmann::json pythons_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json all = json::array();
+  auto or_null = [](bool has, json j) { return has ? j : json(nullptr); };
+  for (const auto& p : f.pythons) {
+    json wheels = json::array();
+    for (const auto& w : p.nvidia_wheels) wheels.push_back({{"name", w.name}, {"version", w.version}, {"lib_dirs", w.lib_dirs}});
+    json jax = nullptr;
+    if (p.jax) {
+      json plugins = json::object();
+      for (const auto& [n, ver] : p.jax->cuda_plugins) plugins[n] = ver;
+      jax = {{"jax", p.jax->jax}, {"jaxlib", p.jax->jaxlib}, {"cuda_plugins", plugins}};
+    }
+    all.push_back({
+        {"path", p.path}, {"found_by", p.found_by}, {"error", p.error}, {"python", p.python_version},
+        {"torch", or_null(p.torch.has_value(),
+                          p.torch ? json{{"version", p.torch->version}, {"cuda", p.torch->cuda}, {"cudnn", p.torch->cudnn},
+                                         {"cudnn_compiled", p.torch->cudnn_compiled},
+                                         {"cudnn_error", p.torch->cudnn_error}, {"arch_list", p.torch->arch_list}}
+                                  : json())},
+        {"tensorflow", or_null(p.tensorflow.has_value(),
+                               p.tensorflow ? json{{"version", p.tensorflow->version},
+                                                   {"is_cuda_build", p.tensorflow->cuda_build},
+                                                   {"cuda", p.tensorflow->cuda}, {"cudnn", p.tensorflow->cudnn}}
+                                            : json())},
+        {"jax", jax},
+        {"onnxruntime", or_null(p.onnxruntime.has_value(),
+                                p.onnxruntime ? json{{"version", p.onnxruntime->version},
+                                                     {"providers", p.onnxruntime->providers}}
+                                              : json())},
+        {"import_errors", p.import_errors},
+        {"nvidia_wheels", wheels},
+    });
+  }
+  return all;
+}
+}  // namespace
 
 std::string to_json(const EnvFacts& f, const Verdict& v) {
   using nlohmann::json;
@@ -72,6 +207,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
   for (const auto& c : v.checks)
     checks.push_back({{"level", level_name(c.level)}, {"name", c.name}, {"message", c.message}, {"fix", c.fix}});
   json j = {
+      {"schema", kJsonSchema},
       {"build", {{"version", f.ember_version}, {"compiler", f.compiler}, {"build_type", f.build_type},
                  {"cuda", f.built_with_cuda}, {"cuda_compiled", ver(f.cuda_compiled)},
                  {"cuda_sass_archs", f.cuda_sass_archs}, {"cuda_ptx_archs", f.cuda_ptx_archs},
@@ -84,10 +220,18 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
                   {"cuda_runtime", ver(f.cuda_runtime)}, {"cudnn", ver(f.cudnn)},
                   {"cudnn_cuda_major", f.cudnn_cuda_major ? json(*f.cudnn_cuda_major) : json(nullptr)},
                   {"cublas", ver(f.cublas)}, {"cudnn_error", f.cudnn_error}, {"cublas_error", f.cublas_error}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
-                  {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)}}},
+                  {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)},
+                  {"kernel_module_loaded", f.kernel_module_loaded ? json(*f.kernel_module_loaded) : json(nullptr)},
+                  {"wsl", f.wsl},
+                  {"paths", {{"libcuda", f.driver_path}, {"cudart", f.cudart_path}, {"cudnn", f.cudnn_path},
+                             {"cublas", f.cublas_path}}}}},
       {"checks", checks},
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
-                   {"training_device", v.training_device}}},
+                   {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},
+                   {"first_fix_check", v.first_fix_check}}},
+      {"nvml", nvml_json(f)},
+      {"pythons", pythons_json(f)},
+      {"compat_tables", compat::tables().date},
   };
   return j.dump(2);
 }

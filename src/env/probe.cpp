@@ -43,13 +43,6 @@ extern "C" int cudaRuntimeGetVersion(int* version);
 namespace ember::env {
 namespace {
 
-std::string read_first_line(const std::string& path) {
-  std::ifstream in(path);
-  std::string line;
-  std::getline(in, line);
-  return line;
-}
-
 void probe_cpu(EnvFacts& f) {
   std::ifstream in("/proc/cpuinfo");
   std::string line;
@@ -160,21 +153,7 @@ void probe_blas(EnvFacts& f) {
 
 void probe_nvidia(EnvFacts& f, bool libraries) {
   if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) f.cuda_visible_devices = v;
-  std::string line = read_first_line("/proc/driver/nvidia/version");
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..."
-  if (auto p = line.find("Kernel Module"); p != std::string::npos) {
-    std::istringstream ss(line.substr(p + 13));
-    ss >> f.driver_version;
-  }
-  std::error_code ec;
-  if (std::filesystem::is_directory("/proc/driver/nvidia/gpus", ec)) {
-    f.physical_gpus = 0;
-    for (auto it = std::filesystem::directory_iterator("/proc/driver/nvidia/gpus", ec);
-         !ec && it != std::filesystem::directory_iterator(); it.increment(ec))
-      ++f.physical_gpus;
-  } else if (!std::filesystem::exists("/proc/driver/nvidia", ec)) {
-    f.physical_gpus = 0;  // no kernel module: no GPU this driver stack can see
-  }
+  detail::probe_kernel_module(f, "");
 
   // The driver, isolated in a child process for the doctor; in-process for a run's report, which
   // may already be using CUDA (a forked copy of a CUDA process must not call the driver).
@@ -188,10 +167,12 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
 #ifdef EMBER_WITH_CUDA
   int rt = 0;  // this build carries its CUDA runtime (linked statically): ask it
   if (cudaRuntimeGetVersion(&rt) == 0 && rt > 0) f.cuda_runtime = Version::from_cuda_int(rt);
+  f.cudart_path = "linked statically into libember";
 #else
   detail::probe_cudart(f, search.cudart);
 #endif
   detail::probe_cudnn(f, search.cudnn);
+  if (f.driver_found) detail::probe_nvml(f, {"libnvidia-ml.so.1"});
   detail::probe_cublas(f, search.cublas);
 }
 

@@ -4,6 +4,10 @@
 // reported as a FAIL line with the fix instead of taking the doctor down.
 #include "env/probe_nvidia.h"
 
+#include <fmt/format.h>
+
+#include "env/compat.h"
+
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -16,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <sstream>
 
@@ -38,6 +43,16 @@ std::string path_of(void* handle) {
   link_map* lm = nullptr;
   if (dlinfo(handle, RTLD_DI_LINKMAP, &lm) != 0 || lm == nullptr || lm->l_name == nullptr) return "";
   return lm->l_name;
+}
+
+// "/usr/lib/x86_64-linux-gnu/libcudnn.so.9 -> libcudnn.so.9.19.0": where a library came from, with
+// the real file when the loaded name is a link (its name carries the full version).
+std::string provenance(const std::string& path) {
+  if (path.empty()) return path;
+  std::error_code ec;
+  const std::filesystem::path real = std::filesystem::canonical(path, ec);
+  if (ec || real == std::filesystem::path(path)) return path;
+  return path + " -> " + (real.parent_path() == std::filesystem::path(path).parent_path() ? real.filename() : real).string();
 }
 
 // key<TAB>value lines: the child's answer.
@@ -137,6 +152,7 @@ void apply_driver(EnvFacts& f, const Fields& r) {
     return;
   }
   f.driver_found = true;
+  f.driver_path = provenance(get(r, "path"));
   if (auto v = get(r, "driver_cuda"); !v.empty()) f.driver_cuda = Version::from_cuda_int(std::atoi(v.c_str()));
   if (r.count("no_cuinit")) {
     f.driver_error = get(r, "path") + " has no cuInit: it is not an NVIDIA driver library";
@@ -147,7 +163,7 @@ void apply_driver(EnvFacts& f, const Fields& r) {
     const int code = std::atoi(get(r, "error_code").c_str());
     const std::string name = get(r, "error_name"), str = get(r, "error_string");
     DriverErrorText t = cuda_driver_error_text(code, name.empty() ? nullptr : name.c_str(),
-                                               str.empty() ? nullptr : str.c_str());
+                                               str.empty() ? nullptr : str.c_str(), f.cuda_compiled);
     if (code == 100) return;  // CUDA_ERROR_NO_DEVICE: reported as "no device", not as a broken driver
     f.driver_error = get(r, "error_call") + " failed: " + t.message;
     if (code == 34 && !get(r, "path").empty()) f.driver_error += " (" + get(r, "path") + ")";
@@ -214,9 +230,61 @@ std::string cudart_child(const std::vector<std::string>& names) {
   void* rt = open_first(names);
   if (rt == nullptr) return "missing\t1\n";
   int v = 0;
+  std::string out = "path\t" + path_of(rt) + "\n";
   if (auto fn = sym<int (*)(int*)>(rt, "cudaRuntimeGetVersion"); fn && fn(&v) == 0 && v > 0)
-    return "version\t" + std::to_string(v) + "\n";
-  return "";
+    out += "version\t" + std::to_string(v) + "\n";
+  return out;
+}
+
+std::string nvml_child(const std::vector<std::string>& names) {
+  std::ostringstream out;
+  void* ml = open_first(names);
+  if (ml == nullptr) return "missing\t1\n";
+  out << "path\t" << path_of(ml) << "\n";
+  using Dev = void*;
+  struct Memory {
+    unsigned long long total, free, used;
+  };
+  struct Process {
+    unsigned pid;
+    unsigned long long used;
+    unsigned gi, ci;
+  };
+  auto init = sym<int (*)()>(ml, "nvmlInit_v2");
+  auto count = sym<int (*)(unsigned*)>(ml, "nvmlDeviceGetCount_v2");
+  auto handle = sym<int (*)(unsigned, Dev*)>(ml, "nvmlDeviceGetHandleByIndex_v2");
+  if (init == nullptr || count == nullptr || handle == nullptr) return out.str() + "error\tnot an NVML library\n";
+  if (int rc = init(); rc != 0) return out.str() + "error\tnvmlInit failed with " + std::to_string(rc) + "\n";
+  auto name = sym<int (*)(Dev, char*, unsigned)>(ml, "nvmlDeviceGetName");
+  auto mem = sym<int (*)(Dev, Memory*)>(ml, "nvmlDeviceGetMemoryInfo");
+  auto mig = sym<int (*)(Dev, unsigned*, unsigned*)>(ml, "nvmlDeviceGetMigMode");
+  auto ecc = sym<int (*)(Dev, int, int, unsigned long long*)>(ml, "nvmlDeviceGetTotalEccErrors");
+  auto events = sym<int (*)(Dev, unsigned long long*)>(ml, "nvmlDeviceGetCurrentClocksEventReasons");
+  if (events == nullptr) events = sym<int (*)(Dev, unsigned long long*)>(ml, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  auto procs = sym<int (*)(Dev, unsigned*, Process*)>(ml, "nvmlDeviceGetComputeRunningProcesses_v3");
+  unsigned n = 0;
+  if (count(&n) != 0) n = 0;
+  for (unsigned i = 0; i < n; ++i) {
+    Dev d = nullptr;
+    if (handle(i, &d) != 0) continue;
+    char buf[96] = {};
+    if (name == nullptr || name(d, buf, sizeof buf - 1) != 0) buf[0] = '\0';
+    Memory m{};
+    if (mem == nullptr || mem(d, &m) != 0) m = {};
+    unsigned cur = 0, pend = 0;
+    const int mig_mode = mig != nullptr && mig(d, &cur, &pend) == 0 ? int(cur) : -1;
+    unsigned long long e = 0;  // uncorrected (1), volatile (0): since the driver loaded
+    const long long ecc_n = ecc != nullptr && ecc(d, 1, 0, &e) == 0 ? (long long)e : -1;
+    unsigned long long reasons = 0;
+    if (events == nullptr || events(d, &reasons) != 0) reasons = 0;
+    out << "gpu\t" << i << " " << m.total << " " << m.used << " " << mig_mode << " " << ecc_n << " " << reasons
+        << " " << one_line(buf) << "\n";
+    Process p[64];
+    unsigned np = 64;
+    if (procs != nullptr && procs(d, &np, p) == 0)
+      for (unsigned k = 0; k < np && k < 64; ++k) out << "proc\t" << i << " " << p[k].pid << " " << p[k].used << "\n";
+  }
+  return out.str();
 }
 
 // "libcudnn.so.9 (first name tried)": what a crash message calls the library.
@@ -321,8 +389,14 @@ Isolated run_isolated(const std::function<std::string()>& fn, int timeout_ms) {
   return r;
 }
 
-DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description) {
+DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description,
+                                       const std::optional<Version>& cuda) {
   const std::string container = "in a container, start it with the NVIDIA runtime (`docker run --gpus all`)";
+  const std::string upgrade =
+      cuda ? fmt::format("upgrade the NVIDIA driver to {} (this ember was built with CUDA {})",
+                         compat::driver_requirement(*cuda), Version{cuda->major, cuda->minor, 0}.str())
+           : std::string("upgrade the NVIDIA driver to the newest release for this GPU (`nvidia-smi` shows the one "
+                         "installed)");
   struct Row {
     int code;
     const char* name;
@@ -343,9 +417,9 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
        "install the NVIDIA driver, or " + container + "; remove the toolkit's lib64/stubs directory from "
        "LD_LIBRARY_PATH"},
       {35, "CUDA_ERROR_INSUFFICIENT_DRIVER", "the installed NVIDIA driver is older than this CUDA needs",
-       "upgrade the NVIDIA driver (CUDA 13 needs 580 or newer)"},
+       upgrade},
       {36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "this call needs a newer NVIDIA driver",
-       "upgrade the NVIDIA driver (CUDA 13 needs 580 or newer)"},
+       upgrade},
       {46, "CUDA_ERROR_DEVICE_UNAVAILABLE",
        "the GPU is busy or unavailable (exclusive-process compute mode held by another process)",
        "stop the other process (`nvidia-smi`), or set the compute mode to default: `nvidia-smi -c DEFAULT`"},
@@ -379,6 +453,30 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
           "check `nvidia-smi` and `dmesg`; reinstall the NVIDIA driver or reboot after an upgrade"};
 }
 
+void probe_kernel_module(EnvFacts& f, const std::string& root) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path nv = fs::path(root + "/proc/driver/nvidia");
+  // WSL2: the Windows driver serves CUDA through /dev/dxg and /usr/lib/wsl/lib; there is no module.
+  f.wsl = fs::exists(root + "/usr/lib/wsl/lib/libcuda.so.1", ec) || fs::exists(root + "/dev/dxg", ec);
+  std::ifstream in(nv / "version");
+  std::string line;
+  std::getline(in, line);
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..."
+  if (auto p = line.find("Kernel Module"); p != std::string::npos) {
+    std::istringstream ss(line.substr(p + 13));
+    ss >> f.driver_version;
+  }
+  if (fs::is_directory(nv / "gpus", ec)) {
+    f.physical_gpus = 0;
+    for (auto it = fs::directory_iterator(nv / "gpus", ec); !ec && it != fs::directory_iterator(); it.increment(ec))
+      ++f.physical_gpus;
+  } else if (!fs::exists(nv, ec) && !f.wsl) {
+    f.physical_gpus = 0;  // no kernel module: no GPU this driver stack can see
+  }
+  if (!f.wsl) f.kernel_module_loaded = fs::exists(nv / "version", ec);
+}
+
 void probe_driver(EnvFacts& f, const std::vector<std::string>& names, bool isolated) {
   if (!isolated) {
     apply_driver(f, parse(driver_child(names)));
@@ -403,6 +501,7 @@ void probe_cudnn(EnvFacts& f, const std::vector<std::string>& names) {
   Fields x = parse(r.payload);
   if (x.count("missing")) return;
   const std::string where = get(x, "path");
+  f.cudnn_path = provenance(where);
   if (x.count("parts_missing")) {
     f.cudnn_error = "partial cuDNN install: " + where + " is there but not " + get(x, "parts_missing") +
                     " (cuDNN 9 loads them on first use, and aborts when one is missing)";
@@ -427,6 +526,7 @@ void probe_cublas(EnvFacts& f, const std::vector<std::string>& names) {
   }
   Fields x = parse(r.payload);
   if (x.count("missing")) return;
+  f.cublas_path = provenance(get(x, "path"));
   if (x.count("no_version")) {
     f.cublas_error = get(x, "path") + " has no cublasGetProperty: not a cuBLAS library";
     return;
@@ -436,10 +536,45 @@ void probe_cublas(EnvFacts& f, const std::vector<std::string>& names) {
   if (v.major > 0) f.cublas = v;
 }
 
+void probe_nvml(EnvFacts& f, const std::vector<std::string>& names) {
+  Isolated r = run_isolated([&] { return nvml_child(names); }, 30000);
+  if (!r.ok) {
+    f.nvml_error = label(names) + " " + r.failure;
+    return;
+  }
+  const Fields x = parse(r.payload);
+  if (x.count("missing")) return;
+  f.nvml_path = provenance(get(x, "path"));
+  if (x.count("error")) {
+    f.nvml_error = get(x, "error");
+    return;
+  }
+  auto [lo, hi] = x.equal_range("gpu");
+  for (auto it = lo; it != hi; ++it) {
+    std::istringstream ss(it->second);
+    NvmlGpu g;
+    ss >> g.index >> g.memory_total >> g.memory_used >> g.mig_mode >> g.ecc_uncorrected >> g.clock_event_reasons;
+    std::getline(ss >> std::ws, g.name);
+    f.nvml_gpus.push_back(g);
+  }
+  auto [plo, phi] = x.equal_range("proc");
+  for (auto it = plo; it != phi; ++it) {
+    std::istringstream ss(it->second);
+    int gpu = 0;
+    unsigned pid = 0;
+    uint64_t bytes = 0;
+    ss >> gpu >> pid >> bytes;
+    for (NvmlGpu& g : f.nvml_gpus)
+      if (g.index == gpu) g.processes.emplace_back(pid, bytes);
+  }
+}
+
 void probe_cudart(EnvFacts& f, const std::vector<std::string>& names) {
   Isolated r = run_isolated([&] { return cudart_child(names); }, 30000);
   if (!r.ok) return;  // only a CPU-only build asks (a CUDA build carries its runtime)
-  if (auto v = get(parse(r.payload), "version"); !v.empty()) f.cuda_runtime = Version::from_cuda_int(std::atoi(v.c_str()));
+  const Fields x = parse(r.payload);
+  f.cudart_path = provenance(get(x, "path"));
+  if (auto v = get(x, "version"); !v.empty()) f.cuda_runtime = Version::from_cuda_int(std::atoi(v.c_str()));
 }
 
 }  // namespace ember::env::detail

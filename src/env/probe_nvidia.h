@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -32,7 +33,14 @@ Isolated run_isolated(const std::function<std::string()>& fn, int timeout_ms);
 struct DriverErrorText {
   std::string message, fix;
 };
-DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description);
+// `cuda`: the CUDA ember was built with (the driver it needs for errors 35 and 36, from the
+// compatibility tables); empty for a build without CUDA.
+DriverErrorText cuda_driver_error_text(int code, const char* name, const char* description,
+                                       const std::optional<Version>& cuda = std::nullopt);
+
+// The kernel side under `root` ("" = this machine; tests give a fake tree): the driver version and
+// GPU count from <root>/proc/driver/nvidia, whether the module is loaded, and WSL.
+void probe_kernel_module(EnvFacts& f, const std::string& root);
 
 // The driver: libcuda, cuInit, its devices. `isolated`: in a child process (doctor); in-process
 // otherwise (a run's report, which may already use CUDA and must not fork a CUDA process).
@@ -40,6 +48,8 @@ void probe_driver(EnvFacts& f, const std::vector<std::string>& names, bool isola
 // cuDNN: the parts of a cuDNN 9 install beside libcudnn.so.9 are checked before calling into it.
 void probe_cudnn(EnvFacts& f, const std::vector<std::string>& names);
 void probe_cublas(EnvFacts& f, const std::vector<std::string>& names);
+// NVML (libnvidia-ml.so.1), in a child process: each GPU's memory, processes, MIG, ECC, slowdowns.
+void probe_nvml(EnvFacts& f, const std::vector<std::string>& names);
 void probe_cudart(EnvFacts& f, const std::vector<std::string>& names);
 
 }  // namespace ember::env::detail

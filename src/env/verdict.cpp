@@ -7,6 +7,8 @@
 #include <sstream>
 
 #include "ember/env/doctor.h"
+#include "env/compat.h"
+#include "env/verdict_python.h"
 
 namespace ember::env {
 
@@ -53,14 +55,54 @@ bool arch_supported(int cc_major, int cc_minor, const std::vector<int>& sass, co
 
 namespace {
 
-// Lowest driver branch for each CUDA major (NVIDIA's CUDA compatibility table).
-std::string min_driver_for(int cuda_major) {
-  switch (cuda_major) {
-    case 11: return "450.80.02";
-    case 12: return "525.60.13";
-    case 13: return "580";
-    default: return "a driver that supports CUDA " + std::to_string(cuda_major);
-  }
+// "the NVIDIA driver 550.54.14" or, when /proc/driver/nvidia/version could not be read, words that
+// say so (never "driver supports ..." with a hole where the version goes).
+std::string driver_label(const EnvFacts& f) {
+  return f.driver_version.empty() ? "the NVIDIA driver (its version unknown: /proc/driver/nvidia/version unreadable)"
+                                  : "the NVIDIA driver " + f.driver_version;
+}
+
+Version major_minor(const Version& v) { return {v.major, v.minor, 0}; }
+
+// The -DEMBER_CUDA_ARCHS value that keeps what this build carries (as far as toolkit `tk` builds
+// it) and adds `cc` as SASS, in CMAKE_CUDA_ARCHITECTURES syntax: "80-real;90-real;90-virtual;86-real".
+std::string archs_with(const EnvFacts& f, int cc, const Version& tk) {
+  std::string s;
+  auto add = [&](int a, const char* kind) {
+    if (!compat::toolkit_builds_for(tk, a)) return;
+    const std::string item = fmt::format("{}-{}", a, kind);
+    if (s.find(item) != std::string::npos) return;
+    s += (s.empty() ? "" : ";") + item;
+  };
+  for (int a : f.cuda_sass_archs) add(a, "real");
+  add(cc, "real");
+  for (int a : f.cuda_ptx_archs) add(a, "virtual");
+  return s;
+}
+
+// How to get native kernels for `cc`: rebuild with EMBER_CUDA_ARCHS (the variable CMakeLists.txt
+// reads), with this toolkit when it builds for `cc`, else with the toolkit the tables name.
+std::string rebuild_for(const EnvFacts& f, int cc) {
+  const std::string sm = fmt::format("sm_{}", cc);
+  if (f.cuda_compiled && compat::toolkit_builds_for(*f.cuda_compiled, cc))
+    return fmt::format("rebuild ember for {}: cmake -B build -DEMBER_CUDA_ARCHS=\"{}\" && ninja -C build", sm,
+                       archs_with(f, cc, *f.cuda_compiled));
+  const compat::ArchRow* a = compat::arch(cc);
+  const std::optional<Version> newest = compat::newest_toolkit_for(cc);
+  if (a == nullptr || !newest)
+    return fmt::format("{} is not in ember's compatibility tables ({}): find a CUDA toolkit that builds for it at "
+                       "https://developer.nvidia.com/cuda-gpus, then rebuild with -DEMBER_CUDA_ARCHS={}-real",
+                       sm, compat::tables().date, cc);
+  const std::string built = f.cuda_compiled ? "CUDA " + major_minor(*f.cuda_compiled).str() : "this toolkit";
+  if (f.cuda_compiled && a->last_cuda && *a->last_cuda < major_minor(*f.cuda_compiled))
+    return fmt::format("{} no longer builds for {} ({}): rebuild ember with CUDA {}, the last toolkit for it "
+                       "(NVIDIA driver {}), and -DEMBER_CUDA_ARCHS=\"{}\"",
+                       built, sm, a->family, a->last_cuda->str(), compat::driver_requirement(*a->last_cuda),
+                       archs_with(f, cc, *a->last_cuda));
+  return fmt::format("{} cannot build for {} ({}, first in CUDA {}): rebuild ember with CUDA {} (NVIDIA driver {}) "
+                     "and -DEMBER_CUDA_ARCHS=\"{}\"",
+                     built, sm, a->family, a->first_cuda.str(), newest->str(), compat::driver_requirement(*newest),
+                     archs_with(f, cc, *newest));
 }
 
 std::string join_archs(const std::vector<int>& a) {
@@ -135,17 +177,34 @@ Verdict evaluate(const EnvFacts& f) {
   const int want_major = f.cuda_runtime ? f.cuda_runtime->major : f.cuda_compiled ? f.cuda_compiled->major : 0;
   bool gpu_possible = f.built_with_cuda;
   if (!f.driver_found) {
-    std::string fix = want_major
-        ? fmt::format("install the NVIDIA driver {} or newer (CUDA {}), e.g. `apt install nvidia-driver`, then check `nvidia-smi`",
-                      min_driver_for(want_major), want_cuda)
+    const std::optional<Version> want = f.cuda_runtime ? f.cuda_runtime : f.cuda_compiled;
+    std::string fix = want
+        ? fmt::format("install the NVIDIA driver {} (CUDA {}), e.g. `apt install nvidia-driver`, then check `nvidia-smi`",
+                      compat::driver_requirement(*want), major_minor(*want).str())
         : "install the NVIDIA driver (e.g. `apt install nvidia-driver`), then check `nvidia-smi`";
+    // WSL2 runs the Windows driver: a Linux driver installed inside it breaks CUDA there.
+    if (f.wsl)
+      fix = fmt::format("install or update the NVIDIA driver on Windows{} (WSL2 reaches it through "
+                        "/usr/lib/wsl/lib); never install a Linux NVIDIA driver inside WSL; then check `nvidia-smi` here",
+                        want ? fmt::format(" (one that supports CUDA {}; Windows drivers are numbered apart "
+                                           "from Linux ones)", major_minor(*want).str())
+                             : std::string());
     std::string why = f.driver_error.empty() ? "libcuda.so.1 missing" : f.driver_error;
     add(Level::Fail, "driver", "no NVIDIA driver found (" + why + "); training will use the CPU", fix);
     gpu_possible = false;
   } else {
     std::string drv = f.driver_version.empty() ? "" : f.driver_version + ", ";
     std::string supports = f.driver_cuda ? "supports CUDA " + f.driver_cuda->str() : "CUDA support unknown";
-    if (!f.driver_error.empty()) {
+    if (f.kernel_module_loaded == false && (!f.driver_error.empty() || f.gpus.empty())) {
+      // libcuda answers, but without its kernel half no GPU exists for it: say that, not "no device".
+      add(Level::Fail, "driver",
+          "libcuda.so.1 is installed but the NVIDIA kernel module is not loaded (no /proc/driver/nvidia/version)" +
+              (f.driver_error.empty() ? std::string() : "; " + f.driver_error),
+          "load it: `sudo modprobe nvidia`, then check `nvidia-smi`; if modprobe fails, `sudo dmesg | grep -i nvidia` "
+          "tells why (\"Key was rejected\": Secure Boot refuses the unsigned module; enroll its key with mokutil or "
+          "install the distribution's signed driver)");
+      gpu_possible = false;
+    } else if (!f.driver_error.empty()) {
       add(Level::Fail, "driver", "NVIDIA driver " + drv + "unusable: " + f.driver_error,
           f.driver_fix.empty() ? "check `nvidia-smi` and `dmesg`; reinstall the driver or reboot after an upgrade"
                                : f.driver_fix);
@@ -153,16 +212,17 @@ Verdict evaluate(const EnvFacts& f) {
     } else if (f.driver_cuda && f.cuda_runtime && *f.driver_cuda < *f.cuda_runtime) {
       if (f.driver_cuda->major == f.cuda_runtime->major && f.cuda_runtime->major >= 11) {
         add(Level::Warn, "driver",
-            fmt::format("driver {}{} < CUDA runtime {}: runs through minor-version compatibility, "
-                        "but PTX JIT and newer runtime features may fail",
-                        drv, supports, f.cuda_runtime->str()),
-            fmt::format("upgrade the NVIDIA driver to one that supports CUDA {}", f.cuda_runtime->str()));
+            fmt::format("{} supports CUDA {}, older than the CUDA {} runtime: it runs through minor-version "
+                        "compatibility, but PTX JIT and newer runtime features may fail",
+                        driver_label(f), f.driver_cuda->str(), f.cuda_runtime->str()),
+            fmt::format("upgrade the NVIDIA driver to {} (CUDA {})", compat::driver_requirement(*f.cuda_runtime),
+                        major_minor(*f.cuda_runtime).str()));
       } else {
         add(Level::Fail, "driver",
-            fmt::format("driver {}{} is too old for the CUDA {} runtime; training will use the CPU", drv, supports,
-                        f.cuda_runtime->str()),
-            fmt::format("install NVIDIA driver {} or newer (CUDA {})", min_driver_for(f.cuda_runtime->major),
-                        f.cuda_runtime->str()));
+            fmt::format("{} supports CUDA {} at most, too old for the CUDA {} runtime; training will use the CPU",
+                        driver_label(f), f.driver_cuda->str(), f.cuda_runtime->str()),
+            fmt::format("install the NVIDIA driver {} (CUDA {})", compat::driver_requirement(*f.cuda_runtime),
+                        major_minor(*f.cuda_runtime).str()));
         gpu_possible = false;
       }
     } else {
@@ -244,7 +304,7 @@ Verdict evaluate(const EnvFacts& f) {
   // ---- devices ----
   std::optional<int> visible;
   if (f.cuda_visible_devices) visible = visible_device_count(*f.cuda_visible_devices, f.physical_gpus);
-  if (f.driver_found && f.driver_error.empty()) {
+  if (f.driver_found && f.driver_error.empty() && f.kernel_module_loaded != false) {
     if (f.cuda_visible_devices && visible && *visible == 0 && f.physical_gpus != 0) {
       add(Level::Fail, "visible devices",
           fmt::format("CUDA_VISIBLE_DEVICES='{}' hides every GPU{}", *f.cuda_visible_devices,
@@ -252,7 +312,28 @@ Verdict evaluate(const EnvFacts& f) {
           f.physical_gpus > 0 ? fmt::format("unset CUDA_VISIBLE_DEVICES or set it to indices in 0..{}", f.physical_gpus - 1)
                               : "unset CUDA_VISIBLE_DEVICES or list valid device indices");
       gpu_possible = false;
-    } else if (f.gpus.empty()) {
+    } else if (f.cuda_visible_devices && visible && *visible > 0) {
+      // The runtime stops at the first entry naming no device: name it, and what it hides.
+      std::vector<std::string> entries;
+      std::stringstream ss(*f.cuda_visible_devices);
+      for (std::string tok; std::getline(ss, tok, ',');) entries.push_back(tok);
+      if (size_t(*visible) < entries.size()) {
+        std::string hidden;
+        for (size_t i = size_t(*visible) + 1; i < entries.size(); ++i) hidden += (hidden.empty() ? "" : ",") + entries[i];
+        add(Level::Warn, "visible devices",
+            fmt::format("CUDA_VISIBLE_DEVICES='{}': '{}' names no device{}, so CUDA ignores it{}; {} GPU(s) visible",
+                        *f.cuda_visible_devices, entries[size_t(*visible)],
+                        f.physical_gpus > 0 ? fmt::format(" (this machine has {}: 0..{})", f.physical_gpus,
+                                                          f.physical_gpus - 1)
+                                            : "",
+                        hidden.empty() ? "" : " and every entry after it (" + hidden + ")", *visible),
+            f.physical_gpus > 0
+                ? fmt::format("set CUDA_VISIBLE_DEVICES to indices in 0..{}, or to the UUIDs `nvidia-smi -L` lists",
+                              f.physical_gpus - 1)
+                : "set CUDA_VISIBLE_DEVICES to valid indices, or to the UUIDs `nvidia-smi -L` lists");
+      }
+    }
+    if (f.gpus.empty() && !(f.cuda_visible_devices && visible && *visible == 0 && f.physical_gpus != 0)) {
       add(Level::Fail, "devices", "the driver is loaded but shows no CUDA device",
           "check `nvidia-smi`; in a container pass the GPU through (--gpus all); check CUDA_VISIBLE_DEVICES");
       gpu_possible = false;
@@ -263,23 +344,85 @@ Verdict evaluate(const EnvFacts& f) {
     std::string what = fmt::format("{} (sm_{}{}, {:.1f} GiB)", g.name, g.cc_major, g.cc_minor,
                                    double(g.total_memory) / double(1ull << 30));
     std::string name = "device " + std::to_string(g.index);
+    const int cc = g.cc_major * 10 + g.cc_minor;
     const bool archs_known = !f.cuda_sass_archs.empty() || !f.cuda_ptx_archs.empty();
+    const bool native = std::any_of(f.cuda_sass_archs.begin(), f.cuda_sass_archs.end(), [&](int a) {
+      return a / 10 == g.cc_major && a % 10 <= g.cc_minor;
+    });
+    // PTX is JIT-compiled by the driver, which must know the PTX of the toolkit that wrote it.
+    const bool jit_too_old = f.driver_cuda && f.cuda_compiled && *f.driver_cuda < major_minor(*f.cuda_compiled);
     if (f.built_with_cuda && archs_known && !arch_supported(g.cc_major, g.cc_minor, f.cuda_sass_archs, f.cuda_ptx_archs)) {
       add(Level::Fail, name,
-          fmt::format("{}: ember has no kernels for sm_{}{} (compiled: {}; PTX: {})", what, g.cc_major, g.cc_minor,
+          fmt::format("{}: ember has no kernels for sm_{} (compiled: {}; PTX: {})", what, cc,
                       join_archs(f.cuda_sass_archs), join_archs(f.cuda_ptx_archs)),
-          fmt::format("rebuild with -DCMAKE_CUDA_ARCHITECTURES={}{}", g.cc_major, g.cc_minor));
-    } else if (f.built_with_cuda && archs_known && !std::any_of(f.cuda_sass_archs.begin(), f.cuda_sass_archs.end(), [&](int a) {
-                 return a / 10 == g.cc_major && a % 10 <= g.cc_minor;
-               })) {
+          rebuild_for(f, cc));
+    } else if (f.built_with_cuda && archs_known && !native && jit_too_old) {
+      add(Level::Fail, name,
+          fmt::format("{}: ember has only PTX for it, which the driver must JIT-compile, but {} supports CUDA {} "
+                      "and the PTX is from CUDA {}: the JIT fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
+                      what, driver_label(f), f.driver_cuda->str(), major_minor(*f.cuda_compiled).str()),
+          fmt::format("upgrade the NVIDIA driver to {}, or {}", compat::driver_requirement(*f.cuda_compiled),
+                      rebuild_for(f, cc)));
+    } else if (f.built_with_cuda && archs_known && !native) {
       add(Level::Warn, name, what + ": runs from PTX (JIT-compiled at start-up, slow first launch)",
-          fmt::format("rebuild with -DCMAKE_CUDA_ARCHITECTURES={}{} for native code", g.cc_major, g.cc_minor));
+          rebuild_for(f, cc) + " for native code");
       any_gpu_ok = true;
     } else {
       add(Level::Pass, name, what);
       any_gpu_ok = true;
     }
+    // cuDNN drops old GPUs before CUDA does (9.10 is the last for Maxwell, Pascal and Volta).
+    const compat::ArchRow* row = compat::arch(cc);
+    if (f.built_with_cuda && f.cudnn && row != nullptr && row->last_cudnn && *row->last_cudnn < major_minor(*f.cudnn))
+      add(Level::Warn, "cudnn " + name,
+          fmt::format("cuDNN {} no longer supports sm_{} ({}; the last release for it is {}): convolutions on "
+                      "this GPU fail", f.cudnn->str(), cc, row->family, row->last_cudnn->str()),
+          fmt::format("install cuDNN {} (`pip install 'nvidia-cudnn-cu{}=={}.*'`) and put its lib directory first "
+                      "on LD_LIBRARY_PATH", row->last_cudnn->str(), f.cudnn_cuda_major.value_or(12),
+                      row->last_cudnn->str()));
   }
+
+  // ---- NVML: what stops training on a GPU the driver shows (memory held, MIG, ECC, slowdowns) ----
+  if (!f.nvml_error.empty())
+    add(Level::Warn, "nvml", "NVML (" + (f.nvml_path.empty() ? std::string("libnvidia-ml.so.1") : f.nvml_path) +
+                                 ") did not answer: " + f.nvml_error + "; memory, MIG and ECC are unchecked",
+        "check `nvidia-smi` (it uses the same library); reinstall the driver if it fails too");
+  const bool mig_listed = f.cuda_visible_devices && f.cuda_visible_devices->find("MIG-") != std::string::npos;
+  for (const NvmlGpu& g : f.nvml_gpus) {
+    const std::string name = fmt::format("nvml gpu {}", g.index);
+    const double gib = double(1ull << 30);
+    std::string held;
+    for (const auto& [pid, bytes] : g.processes) held += fmt::format("{}pid {} ({:.1f} GiB)", held.empty() ? "" : ", ", pid, bytes / gib);
+    const std::string what = fmt::format("{} (nvidia-smi index {}): {:.1f} of {:.1f} GiB in use{}", g.name, g.index,
+                                         g.memory_used / gib, g.memory_total / gib,
+                                         held.empty() ? std::string() : " by " + held);
+    // nvmlClocksEventReason bits: 0x8 HW slowdown, 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake.
+    std::string slow;
+    for (auto [bit, words] : {std::pair{0x8ull, "hardware slowdown"}, std::pair{0x20ull, "software thermal slowdown"},
+                              std::pair{0x40ull, "hardware thermal slowdown"}, std::pair{0x80ull, "power brake"}})
+      if (g.clock_event_reasons & bit) slow += (slow.empty() ? "" : ", ") + std::string(words);
+    if (g.ecc_uncorrected > 0) {
+      add(Level::Fail, name, fmt::format("{}: {} uncorrected ECC error(s) since the driver loaded: kernels on it may "
+                                         "crash (Xid 48/63/94) or return wrong values", what, g.ecc_uncorrected),
+          fmt::format("reset the GPU (`sudo nvidia-smi -r -i {}`) or reboot; if the errors come back, "
+                      "`nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` shows what to report to the vendor", g.index));
+    } else if (g.mig_mode == 1 && !mig_listed) {
+      add(Level::Warn, name, what + ": MIG mode is on, so CUDA runs on one MIG instance, not the whole GPU",
+          fmt::format("pick the instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> from `nvidia-smi -L`, or turn MIG off: "
+                      "`sudo nvidia-smi -i {} -mig 0` (then reset the GPU)", g.index));
+    } else if (g.memory_total > 0 && double(g.memory_used) > 0.9 * double(g.memory_total)) {
+      add(Level::Warn, name, what + ": less than 10% free, training on it will run out of memory",
+          "stop the processes holding it (`nvidia-smi` lists them), or train on another GPU with CUDA_VISIBLE_DEVICES");
+    } else if (!slow.empty()) {
+      add(Level::Warn, name, what + ": its clocks are held down (" + slow + ")",
+          "check cooling and power: `nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`");
+    } else {
+      add(Level::Pass, name, what);
+    }
+  }
+
+  // ---- the Python frameworks (issue 28): judged, but ember's own verdict stands on its checks ----
+  detail::judge_pythons(f, v.checks);
 
   v.gpu_usable = gpu_possible && any_gpu_ok;
   v.training_device = v.gpu_usable ? "cuda:0" : "cpu";
@@ -290,6 +433,16 @@ Verdict evaluate(const EnvFacts& f) {
         f.built_with_cuda ? "fix the FAIL lines above to train on the GPU" : "");
   else
     add(Level::Fail, "verdict", "no device can train", "fix the FAIL lines above");
+  v.summary = v.checks.back().message;
+  for (Level want : {Level::Fail, Level::Warn}) {
+    auto it = std::find_if(v.checks.begin(), v.checks.end() - 1,
+                           [&](const Check& c) { return c.level == want && !c.fix.empty(); });
+    if (it != v.checks.end() - 1) {
+      v.first_fix = it->fix;
+      v.first_fix_check = it->name;
+      break;
+    }
+  }
   return v;
 }
 

@@ -319,8 +319,14 @@ TEST_F(Cli, DoctorAndBench) {
   Result r = run("doctor");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "PASS  cpu");
+  EXPECT_HAS(r.out, "\nverdict: training will use ");
   auto j = nlohmann::json::parse(run("doctor --json").out);
   EXPECT_EQ(j["verdict"]["can_train"], true);
+  EXPECT_EQ(j["schema"], 2);
+  // Exit codes by verdict: --require-gpu fails (1) where the GPU is not usable; a bad flag is 2.
+  r = run("doctor --require-gpu");
+  EXPECT_EQ(r.code, j["verdict"]["gpu_usable"] == true ? 0 : 1) << r.out;
+  EXPECT_EQ(run("doctor --no-such-flag").code, 2);
   r = run("bench matmul --sizes 64,128 --threads 2 --min-time 0 --repeats 1 --max-warmup-time 0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "cpu GFLOP/s");

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "ember/env/doctor.h"
 
@@ -66,7 +68,21 @@ TEST(Doctor, NoDriverFallsBackToCpuAndNamesTheFix) {
   EXPECT_EQ(d->level, Level::Fail);
   EXPECT_NE(d->message.find("no NVIDIA driver found"), std::string::npos);
   EXPECT_NE(d->message.find("training will use the CPU"), std::string::npos);
-  EXPECT_NE(d->fix.find("525.60.13"), std::string::npos) << d->fix;  // the CUDA 12 minimum
+  EXPECT_NE(d->fix.find("550.54.14"), std::string::npos) << d->fix;  // CUDA 12.4's driver (compat tables)
+}
+
+// WSL2 uses the Windows driver: the fix never says to install a Linux one.
+TEST(Doctor, WslDriverFixPointsAtWindows) {
+  EnvFacts f = healthy();
+  f.driver_found = false;
+  f.driver_cuda.reset();
+  f.gpus.clear();
+  f.wsl = true;
+  const Verdict v = evaluate(f);
+  const Check* d = find(v, "driver");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->fix.find("NVIDIA driver on Windows"), std::string::npos) << d->fix;
+  EXPECT_EQ(d->fix.find("apt install"), std::string::npos) << d->fix;
 }
 
 TEST(Doctor, DriverVersusRuntimeTable) {
@@ -156,12 +172,93 @@ TEST(Doctor, ArchitectureTable) {
   const Check* d = find(v, "device 0");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
-  EXPECT_NE(d->fix.find("CMAKE_CUDA_ARCHITECTURES=80"), std::string::npos);
+  // The flag CMakeLists.txt reads (it overrides CMAKE_CUDA_ARCHITECTURES with it), keeping sm_70.
+  EXPECT_NE(d->fix.find("-DEMBER_CUDA_ARCHS=\"70-real;80-real\""), std::string::npos) << d->fix;
   EXPECT_FALSE(v.gpu_usable);
   f.cuda_ptx_archs = {70};  // PTX only: works, slowly
   v = evaluate(f);
   EXPECT_EQ(find(v, "device 0")->level, Level::Warn);
+  EXPECT_NE(find(v, "device 0")->fix.find("-DEMBER_CUDA_ARCHS=\"70-real;80-real;70-virtual\""), std::string::npos)
+      << find(v, "device 0")->fix;
   EXPECT_TRUE(v.gpu_usable);
+}
+
+// A GPU CUDA 13 no longer builds for (sm_70) is never told to rebuild with CUDA 13: the fix names
+// CUDA 12.9, the last toolkit for it, and its driver.
+TEST(Doctor, DroppedArchitectureFixNamesTheLastToolkit) {
+  EnvFacts f = healthy();
+  f.cuda_compiled = f.cuda_runtime = f.driver_cuda = Version{13, 0, 0};
+  f.cudnn_cuda_major = 13;
+  f.cublas = Version{13, 0, 0};
+  f.cuda_sass_archs = {80, 90};
+  f.cuda_ptx_archs = {90};
+  f.gpus = {GpuInfo{0, "Tesla V100", 7, 0, 16ull << 30}};
+  const Verdict v = evaluate(f);
+  const Check* d = find(v, "device 0");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->level, Level::Fail);
+  EXPECT_NE(d->fix.find("CUDA 13.0 no longer builds for sm_70 (Volta)"), std::string::npos) << d->fix;
+  EXPECT_NE(d->fix.find("rebuild ember with CUDA 12.9"), std::string::npos) << d->fix;
+  EXPECT_NE(d->fix.find("575.51.03"), std::string::npos) << d->fix;
+  EXPECT_NE(d->fix.find("\"80-real;90-real;70-real;90-virtual\""), std::string::npos) << d->fix;
+}
+
+// Defect (issue 28): a GPU that runs only from PTX needs a driver that knows that PTX; with a
+// driver older than the toolkit that wrote it the JIT fails, so "training will use the GPU" would
+// be false. It is a FAIL naming both ways out.
+TEST(Doctor, PtxOnlyGpuWithADriverOlderThanTheToolkitFails) {
+  EnvFacts f = healthy();
+  f.cuda_compiled = f.cuda_runtime = Version{12, 8, 0};
+  f.driver_cuda = Version{12, 2, 0};  // minor-version compatibility: the driver check only WARNs
+  f.cuda_sass_archs = {80};
+  f.cuda_ptx_archs = {80};
+  f.gpus = {GpuInfo{0, "NVIDIA H100", 9, 0, 80ull << 30}};
+  Verdict v = evaluate(f);
+  EXPECT_EQ(level_of(v, "driver"), Level::Warn);
+  const Check* d = find(v, "device 0");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->level, Level::Fail) << d->message;
+  EXPECT_NE(d->message.find("the JIT fails"), std::string::npos) << d->message;
+  EXPECT_NE(d->fix.find("570.26 or newer"), std::string::npos) << d->fix;
+  EXPECT_NE(d->fix.find("-DEMBER_CUDA_ARCHS=\"80-real;90-real;80-virtual\""), std::string::npos) << d->fix;
+  EXPECT_FALSE(v.gpu_usable);
+  EXPECT_EQ(v.training_device, "cpu");
+  f.driver_cuda = Version{12, 8, 0};  // a driver that knows the PTX: works, slowly
+  v = evaluate(f);
+  EXPECT_EQ(level_of(v, "device 0"), Level::Warn);
+  EXPECT_TRUE(v.gpu_usable);
+}
+
+// Defect (issue 28): with /proc/driver/nvidia/version unreadable the message said "driver supports
+// CUDA 12.2 is too old": the missing version is said in words.
+TEST(Doctor, UnknownDriverVersionIsSaidInWords) {
+  EnvFacts f = healthy();
+  f.driver_version.clear();
+  f.driver_cuda = Version{11, 8, 0};
+  const Verdict v = evaluate(f);
+  const Check* d = find(v, "driver");
+  ASSERT_NE(d, nullptr);
+  EXPECT_EQ(d->level, Level::Fail);
+  EXPECT_EQ(d->message.find("driver supports"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("the NVIDIA driver (its version unknown"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("supports CUDA 11.8 at most, too old for the CUDA 12.4 runtime"), std::string::npos)
+      << d->message;
+}
+
+// cuDNN drops Maxwell, Pascal and Volta after 9.10: a newer one on a V100 is named, with the release to install.
+TEST(Doctor, CudnnPastTheGpusLastReleaseWarns) {
+  EnvFacts f = healthy();
+  f.cuda_sass_archs = {70, 80};
+  f.gpus = {GpuInfo{0, "Tesla V100", 7, 0, 16ull << 30}};
+  f.cudnn = Version{9, 12, 0};
+  Verdict v = evaluate(f);
+  const Check* c = find(v, "cudnn device 0");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level, Level::Warn);
+  EXPECT_NE(c->fix.find("nvidia-cudnn-cu12==9.10.*"), std::string::npos) << c->fix;
+  f.cudnn = Version{9, 10, 2};
+  v = evaluate(f);
+  EXPECT_EQ(find(v, "cudnn device 0"), nullptr);
 }
 
 TEST(Doctor, NoDeviceFails) {
@@ -199,6 +296,24 @@ TEST(Doctor, VisibleDevicesTable) {
     EXPECT_EQ(c->level, Level::Fail);
     EXPECT_NE(c->fix.find("unset CUDA_VISIBLE_DEVICES"), std::string::npos);
   }
+}
+
+// An entry naming no device ("0,3" on a 2-GPU machine) is named with what the runtime drops.
+TEST(Doctor, VisibleDevicesEntryNamingNoDeviceWarns) {
+  EnvFacts f = healthy();
+  f.physical_gpus = 2;
+  f.cuda_visible_devices = "0,3,1";
+  Verdict v = evaluate(f);
+  const Check* c = find(v, "visible devices");
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->level, Level::Warn);
+  EXPECT_NE(c->message.find("'3' names no device (this machine has 2: 0..1), so CUDA ignores it and every entry "
+                            "after it (1); 1 GPU(s) visible"), std::string::npos) << c->message;
+  EXPECT_NE(c->fix.find("indices in 0..1"), std::string::npos) << c->fix;
+  EXPECT_TRUE(v.gpu_usable);
+  f.cuda_visible_devices = "1,0";
+  v = evaluate(f);
+  EXPECT_EQ(find(v, "visible devices"), nullptr);
 }
 
 TEST(Doctor, CpuOnlyBuildWarnsAndTrainsOnCpu) {
@@ -284,4 +399,45 @@ TEST(Doctor, ProbedBlasIsPinnedToOneThread) {
   const Check* c = find(v, "blas");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, f.blas_build == "serial" ? Level::Warn : Level::Pass) << c->message;
+}
+
+// The text report fits 80 columns whatever the messages (long paths, long fixes) and ends with
+// the verdict and the first thing to do; the JSON carries its schema version and the same two.
+TEST(Doctor, ReportFitsEightyColumnsAndEndsWithTheVerdict) {
+  EnvFacts f = healthy();
+  f.driver_version.clear();
+  f.driver_cuda = Version{11, 8, 0};
+  f.blas = "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64";
+  f.blas_path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/" + std::string(120, 'x') + "/libopenblas.so.0";
+  f.blas_build = "pthreads";
+  f.blas_threads = 8;
+  for (const EnvFacts& facts : {f, healthy(), EnvFacts{}}) {
+    const Verdict v = evaluate(facts);
+    const std::string text = format_report(facts, v);
+    std::vector<std::string> lines;
+    std::stringstream ss(text);
+    for (std::string line; std::getline(ss, line);) lines.push_back(line);
+    for (const auto& line : lines) EXPECT_LE(line.size(), 80u) << line;
+    ASSERT_GE(lines.size(), 2u);
+    size_t verdict = lines.size();
+    for (size_t i = 0; i < lines.size(); ++i)
+      if (lines[i].starts_with("verdict: ")) verdict = i;
+    ASSERT_LT(verdict, lines.size()) << text;
+    EXPECT_NE(lines[verdict].find(v.summary), std::string::npos) << text;
+    if (v.first_fix.empty()) {
+      EXPECT_EQ(verdict, lines.size() - 1) << text;
+    } else {
+      EXPECT_TRUE(lines[verdict + 1].starts_with("first:   " + v.first_fix_check + ": ")) << text;
+      for (size_t i = verdict + 2; i < lines.size(); ++i) EXPECT_TRUE(lines[i].starts_with("         ")) << text;
+    }
+    const auto j = nlohmann::json::parse(to_json(facts, v));
+    EXPECT_EQ(j["schema"], kJsonSchema);
+    EXPECT_EQ(j["verdict"]["summary"], v.summary);
+    EXPECT_EQ(j["verdict"]["first_fix"], v.first_fix);
+  }
+  // The first thing to do is the first FAIL's fix.
+  const Verdict v = evaluate(f);
+  EXPECT_EQ(v.first_fix_check, "driver");
+  EXPECT_NE(v.first_fix.find("550.54.14"), std::string::npos) << v.first_fix;
+  EXPECT_EQ(evaluate(healthy()).first_fix, "");
 }

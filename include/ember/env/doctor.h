@@ -5,8 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ember::env {
@@ -24,6 +26,57 @@ struct GpuInfo {
   std::string name;
   int cc_major = 0, cc_minor = 0;  // compute capability
   uint64_t total_memory = 0;       // bytes
+};
+
+// What one Python interpreter has installed (audit_pythons): each framework's build as it reports
+// it, read by a small probe script the interpreter runs in a child process with a timeout.
+struct TorchBuild {
+  std::string version;                   // torch.__version__, "2.5.1+cu121"
+  std::string cuda;                      // torch.version.cuda, "12.1"; "" = a CPU-only build
+  int cudnn = 0;                         // torch.backends.cudnn.version(): the cuDNN it loads, 90100
+  int cudnn_compiled = 0;                // the cuDNN it was built with (same encoding); 0 = unknown
+  std::string cudnn_error;               // what asking the cuDNN version raised
+  std::vector<std::string> arch_list;    // torch.cuda.get_arch_list(): "sm_80", "compute_90"
+};
+struct TensorflowBuild {
+  std::string version;
+  bool cuda_build = false;               // sysconfig.get_build_info()["is_cuda_build"]
+  std::string cuda, cudnn;               // "12.3", "9" or "9.3" as the build info says
+};
+struct JaxBuild {
+  std::string jax, jaxlib;               // versions ("" = not installed)
+  std::vector<std::pair<std::string, std::string>> cuda_plugins;  // {"jax-cuda12-plugin", "0.4.30"}
+};
+struct OnnxruntimeBuild {
+  std::string version;
+  std::vector<std::string> providers;    // get_available_providers()
+};
+struct PipWheel {
+  std::string name, version;             // "nvidia-cudnn-cu12", "9.1.0.70"
+  std::vector<std::string> lib_dirs;     // where its lib*.so* files are
+};
+struct PythonEnv {
+  std::string path;                      // the interpreter as found
+  std::string found_by;                  // "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python"
+  std::string error;                     // why it could not be read (timed out, crashed, not Python)
+  std::string python_version;
+  std::optional<TorchBuild> torch;
+  std::optional<TensorflowBuild> tensorflow;
+  std::optional<JaxBuild> jax;
+  std::optional<OnnxruntimeBuild> onnxruntime;
+  std::map<std::string, std::string> import_errors;  // framework -> what importing it raised
+  std::vector<PipWheel> nvidia_wheels;   // the nvidia-* distributions
+};
+
+// What NVML (libnvidia-ml.so.1, loaded lazily) says of one GPU, in nvidia-smi's order.
+struct NvmlGpu {
+  int index = 0;
+  std::string name;
+  uint64_t memory_total = 0, memory_used = 0;                    // bytes
+  std::vector<std::pair<unsigned, uint64_t>> processes;          // {pid, bytes} of compute processes
+  int mig_mode = -1;                                             // 1 on, 0 off, -1 unknown / not supported
+  long long ecc_uncorrected = -1;                                // volatile uncorrected ECC errors; -1 unknown
+  uint64_t clock_event_reasons = 0;                              // nvmlClocksEventReason* bits
 };
 
 // Everything probe_environment() finds. Optional fields are empty when the thing is not there.
@@ -56,14 +109,26 @@ struct EnvFacts {
   std::optional<Version> driver_cuda;        // highest CUDA the driver supports (cuDriverGetVersion)
   std::string driver_error;                  // why the driver is unusable (dlopen or cuInit error)
   std::string driver_fix;                    // the fix for driver_error, when the probe knows it
+  // The kernel side (/proc/driver/nvidia): true when its version file is there, false when it is
+  // not (the module is not loaded), nullopt when that cannot mean anything (WSL has no module).
+  std::optional<bool> kernel_module_loaded;
+  bool wsl = false;                          // Windows Subsystem for Linux (/usr/lib/wsl/lib/libcuda.so.1)
   std::optional<Version> cuda_runtime;       // libcudart loadable: cudaRuntimeGetVersion
   std::optional<Version> cudnn;              // libcudnn.so.9 (or .8): cudnnGetVersion
   std::optional<int> cudnn_cuda_major;       // the CUDA major cuDNN was built for
   std::optional<Version> cublas;             // libcublas: cublasGetProperty
   std::string cudnn_error, cublas_error;     // a broken install: partial, crashed when loaded, not the library
+  // Provenance: the file each library was loaded from (as the dynamic loader resolved it, links
+  // followed to the real file); "" when not loaded. A CUDA build carries its runtime statically.
+  std::string driver_path, cudart_path, cudnn_path, cublas_path;
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt
+  // NVML: per-GPU memory, processes, MIG, ECC, clock slowdowns; nvml_error when it did not answer.
+  std::vector<NvmlGpu> nvml_gpus;
+  std::string nvml_path, nvml_error;
+  // The Python interpreters audited (audit_pythons; empty when not asked for).
+  std::vector<PythonEnv> pythons;
 };
 
 enum class Level { Pass, Warn, Fail };
@@ -81,6 +146,9 @@ struct Verdict {
   bool cpu_usable = false;
   bool gpu_usable = false;
   std::string training_device;  // "cuda:0" or "cpu"
+  std::string summary;          // the verdict in one line: "training will use the CPU"
+  std::string first_fix;        // the first thing to do: the fix of the first FAIL, else of the first WARN
+  std::string first_fix_check;  // the check it belongs to ("driver"); empty when there is nothing to do
   bool can_train() const { return cpu_usable || gpu_usable; }
 };
 
@@ -105,7 +173,17 @@ Verdict evaluate(const EnvFacts& facts);
 enum class ProbeDepth { Full, DriverOnly };
 EnvFacts probe_environment(ProbeDepth depth = ProbeDepth::Full);
 
-// Text report (facts, then one line per check with its fix) and JSON ({facts, checks, verdict}).
+// The Python interpreters a user would train with, without duplicates: $VIRTUAL_ENV/bin/python,
+// $CONDA_PREFIX/bin/python and python3 on PATH; only `explicit_paths` when it is not empty.
+std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_paths);
+// Runs the framework probe in each interpreter (a child process each, killed after timeout_ms:
+// a hung or crashing interpreter is named in `error`, never waited on). Never throws.
+void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms = 60000);
+
+// Text report, every line within 80 columns (facts, one entry per check with its fix, then the
+// verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
+// docs/doctor.md documents it, kJsonSchema its version).
+inline constexpr int kJsonSchema = 2;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);
 

@@ -1,0 +1,331 @@
+// The framework audit: finds the Python interpreters a user would train with and, in a child
+// process per interpreter with a timeout, runs a small probe script that reports what torch,
+// tensorflow, jax, onnxruntime and the nvidia-* wheels were built for (verdict.cpp judges it).
+// A hung interpreter is killed with its process group; a crashing one is named with its signal.
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <utility>
+
+#include "ember/env/doctor.h"
+
+namespace ember::env {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Prints one line "EMBER_PROBE_JSON:{...}" (the last such line counts: imports may print too).
+// Reads metadata for jax and the wheels instead of importing them (jax would start its backends).
+constexpr const char* kProbe = R"py(
+import json, sys
+out = {"python": sys.version.split()[0], "import_errors": {}}
+try:
+    import importlib.metadata as md
+except Exception:
+    md = None
+import importlib.util
+
+def dist_version(name):
+    try:
+        return md.version(name) if md else ""
+    except Exception:
+        return ""
+
+def guard(module, fn):
+    try:
+        if importlib.util.find_spec(module) is None:
+            return
+    except Exception as e:
+        out["import_errors"][module] = ("%s: %s" % (type(e).__name__, e))[:300]
+        return
+    try:
+        out[module] = fn()
+    except BaseException as e:
+        out["import_errors"][module] = ("%s: %s" % (type(e).__name__, e))[:300]
+
+def torch_info():
+    import torch
+    d = {"version": str(torch.__version__), "cuda": getattr(torch.version, "cuda", None) or "",
+         "cudnn": 0, "cudnn_compiled": 0, "cudnn_error": "", "arch_list": []}
+    try:
+        d["cudnn"] = int(torch.backends.cudnn.version() or 0)
+    except BaseException as e:
+        d["cudnn_error"] = ("%s: %s" % (type(e).__name__, e))[:300]
+    try:
+        v = torch._C._cudnn.getCompileVersion()
+        d["cudnn_compiled"] = v[0] * (10000 if v[0] >= 9 else 1000) + v[1] * 100 + v[2]
+    except BaseException:
+        pass
+    try:
+        d["arch_list"] = list(torch.cuda.get_arch_list())
+    except BaseException:
+        pass
+    return d
+
+def tf_info():
+    import tensorflow as tf
+    b = dict(tf.sysconfig.get_build_info())
+    return {"version": str(tf.__version__), "is_cuda_build": bool(b.get("is_cuda_build")),
+            "cuda": str(b.get("cuda_version") or ""), "cudnn": str(b.get("cudnn_version") or "")}
+
+def jax_info():
+    plugins = {}
+    for dist in (md.distributions() if md else []):
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if name.startswith("jax-cuda"):
+            plugins[name] = dist.version
+    return {"jax": dist_version("jax"), "jaxlib": dist_version("jaxlib"), "cuda_plugins": plugins}
+
+def ort_info():
+    import onnxruntime as ort
+    return {"version": str(ort.__version__), "providers": list(ort.get_available_providers())}
+
+def wheels():
+    found = []
+    for dist in (md.distributions() if md else []):
+        name = (dist.metadata["Name"] or "").lower().replace("_", "-")
+        if not name.startswith("nvidia-"):
+            continue
+        dirs = set()
+        for f in (dist.files or []):
+            if "/lib/" in str(f) and ".so" in f.name:
+                dirs.add(str(dist.locate_file(f).parent))
+        found.append({"name": name, "version": dist.version, "lib_dirs": sorted(dirs)})
+    return sorted(found, key=lambda w: w["name"])
+
+guard("torch", torch_info)
+guard("tensorflow", tf_info)
+if dist_version("jax") or dist_version("jaxlib"):
+    try:
+        out["jax"] = jax_info()
+    except BaseException as e:
+        out["import_errors"]["jax"] = str(e)[:300]
+guard("onnxruntime", ort_info)
+try:
+    out["nvidia_wheels"] = wheels()
+except BaseException as e:
+    out["import_errors"]["nvidia wheels"] = str(e)[:300]
+sys.stdout.write("\nEMBER_PROBE_JSON:" + json.dumps(out) + "\n")
+sys.stdout.flush()
+)py";
+
+struct ProcessResult {
+  bool ok = false;        // exited 0
+  std::string out, err;   // what it wrote
+  std::string failure;    // how it ended otherwise
+};
+
+std::string last_line(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+  const size_t nl = s.rfind('\n');
+  s = nl == std::string::npos ? s : s.substr(nl + 1);
+  return s.size() > 200 ? s.substr(0, 200) + "..." : s;
+}
+
+// Runs argv in its own process group with stdin from /dev/null; after timeout_ms the whole group
+// is killed (an interpreter may have started children) and the result says so.
+ProcessResult run_process(const std::vector<std::string>& argv, int timeout_ms) {
+  ProcessResult r;
+  int out[2], err[2];
+  if (pipe2(out, O_CLOEXEC) != 0) return r.failure = std::string("cannot create a pipe: ") + std::strerror(errno), r;
+  if (pipe2(err, O_CLOEXEC) != 0) {
+    close(out[0]), close(out[1]);
+    return r.failure = std::string("cannot create a pipe: ") + std::strerror(errno), r;
+  }
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  fflush(nullptr);
+  const pid_t pid = fork();
+  if (pid < 0) {
+    for (int fd : {out[0], out[1], err[0], err[1]}) close(fd);
+    return r.failure = std::string("cannot fork: ") + std::strerror(errno), r;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    const int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) dup2(devnull, 0);
+    dup2(out[1], 1);
+    dup2(err[1], 2);
+    execv(args[0], args.data());
+    dprintf(2, "cannot run %s: %s\n", args[0], std::strerror(errno));
+    _exit(127);
+  }
+  setpgid(pid, pid);  // also here: no race with the child's own call
+  close(out[1]), close(err[1]);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(timeout_ms);
+  bool timed_out = false;
+  pollfd fds[2] = {{out[0], POLLIN, 0}, {err[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      timed_out = true;
+      break;
+    }
+    if (poll(fds, 2, int(left.count())) < 0 && errno != EINTR) break;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[8192];
+      const ssize_t n = read(fds[i].fd, buf, sizeof buf);
+      if (n > 0) {
+        std::string& dst = i == 0 ? r.out : r.err;
+        if (dst.size() < (4u << 20)) dst.append(buf, size_t(n));
+      } else if (n == 0 || errno != EINTR) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      }
+    }
+  }
+  for (auto& p : fds)
+    if (p.fd >= 0) close(p.fd);
+  if (timed_out) kill(-pid, SIGKILL), kill(pid, SIGKILL);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  const std::string said = last_line(r.err);
+  const std::string quote = said.empty() ? "" : "; it said: \"" + said + "\"";
+  if (timed_out) {
+    r.failure = "did not answer within " + std::to_string((timeout_ms + 999) / 1000) + " s (killed)";
+  } else if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    r.failure = std::string("crashed (SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + ", " +
+                strsignal(sig) + ")" + quote;
+  } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    r.failure = "exited with status " + std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) + quote;
+  } else {
+    r.ok = true;
+  }
+  return r;
+}
+
+void read_probe(PythonEnv& p, const nlohmann::json& j) {
+  p.python_version = j.value("python", "");
+  if (j.contains("import_errors"))
+    for (const auto& [k, v] : j["import_errors"].items()) p.import_errors[k] = v.get<std::string>();
+  if (j.contains("torch")) {
+    const auto& t = j["torch"];
+    TorchBuild b;
+    b.version = t.value("version", "");
+    b.cuda = t.value("cuda", "");
+    b.cudnn = t.value("cudnn", 0);
+    b.cudnn_compiled = t.value("cudnn_compiled", 0);
+    b.cudnn_error = t.value("cudnn_error", "");
+    b.arch_list = t.value("arch_list", std::vector<std::string>{});
+    p.torch = b;
+  }
+  if (j.contains("tensorflow")) {
+    const auto& t = j["tensorflow"];
+    p.tensorflow = TensorflowBuild{t.value("version", ""), t.value("is_cuda_build", false), t.value("cuda", ""),
+                                   t.value("cudnn", "")};
+  }
+  if (j.contains("jax")) {
+    const auto& t = j["jax"];
+    JaxBuild b{t.value("jax", ""), t.value("jaxlib", ""), {}};
+    if (t.contains("cuda_plugins"))
+      for (const auto& [k, v] : t["cuda_plugins"].items()) b.cuda_plugins.emplace_back(k, v.get<std::string>());
+    p.jax = b;
+  }
+  if (j.contains("onnxruntime")) {
+    const auto& t = j["onnxruntime"];
+    p.onnxruntime = OnnxruntimeBuild{t.value("version", ""), t.value("providers", std::vector<std::string>{})};
+  }
+  if (j.contains("nvidia_wheels"))
+    for (const auto& w : j["nvidia_wheels"])
+      p.nvidia_wheels.push_back({w.value("name", ""), w.value("version", ""),
+                                 w.value("lib_dirs", std::vector<std::string>{})});
+}
+
+// An interpreter's identity for deduplication: its directory and file, links resolved. A venv's
+// bin/python links to the system binary, but is another environment: its directory tells them apart.
+std::string identity(const std::string& path) {
+  std::error_code ec;
+  const fs::path p = fs::absolute(path, ec);
+  const fs::path dir = fs::weakly_canonical(p.parent_path(), ec);
+  const fs::path bin = fs::weakly_canonical(p, ec);
+  return dir.string() + "|" + bin.filename().string();
+}
+
+}  // namespace
+
+std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_paths) {
+  std::vector<PythonEnv> found;
+  std::vector<std::string> seen;
+  auto add = [&](const std::string& path, const char* by) {
+    const std::string id = identity(path);
+    for (const auto& s : seen)
+      if (s == id) return;
+    seen.push_back(id);
+    PythonEnv env;
+    env.path = path;
+    env.found_by = by;
+    found.push_back(std::move(env));
+  };
+  if (!explicit_paths.empty()) {
+    for (const auto& p : explicit_paths) add(p, "--python");
+    return found;
+  }
+  std::error_code ec;
+  for (const char* var : {"VIRTUAL_ENV", "CONDA_PREFIX"}) {
+    const char* prefix = std::getenv(var);
+    if (prefix == nullptr || *prefix == '\0') continue;
+    for (const char* name : {"bin/python", "bin/python3"})
+      if (const fs::path p = fs::path(prefix) / name; fs::exists(p, ec)) {
+        add(p.string(), var);
+        break;
+      }
+  }
+  if (const char* path = std::getenv("PATH")) {
+    std::stringstream ss(path);
+    for (std::string dir; std::getline(ss, dir, ':');) {
+      if (dir.empty()) continue;
+      const fs::path p = fs::path(dir) / "python3";
+      if (access(p.c_str(), X_OK) == 0 && !fs::is_directory(p, ec)) {
+        add(p.string(), "PATH");
+        break;  // the one `python3` runs
+      }
+    }
+  }
+  return found;
+}
+
+void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms) {
+  for (PythonEnv& p : pythons) {
+    if (access(p.path.c_str(), X_OK) != 0) {
+      p.error = std::string("cannot run it: ") + std::strerror(errno);
+      continue;
+    }
+    // TensorFlow's C++ logs would bury the answer on stderr.
+    setenv("TF_CPP_MIN_LOG_LEVEL", "3", 0);
+    const ProcessResult r = run_process({p.path, "-c", kProbe}, timeout_ms);
+    if (!r.ok) {
+      p.error = r.failure;
+      continue;
+    }
+    const size_t at = r.out.rfind("EMBER_PROBE_JSON:");
+    if (at == std::string::npos) {
+      p.error = "it ran but printed no probe result (is it Python 3.8 or newer?)";
+      continue;
+    }
+    const size_t start = at + 17, end = r.out.find('\n', start);
+    try {
+      read_probe(p, nlohmann::json::parse(r.out.substr(start, end == std::string::npos ? end : end - start)));
+    } catch (const std::exception& e) {
+      p.error = std::string("its probe result did not parse: ") + e.what();
+    }
+  }
+}
+
+}  // namespace ember::env
