@@ -10,6 +10,7 @@
 
 #include "ember/env/doctor.h"
 #include "env/compat.h"
+#include "support/test_data.h"
 
 using namespace ember::env;
 
@@ -174,7 +175,7 @@ TEST(DoctorCompat, EveryRebuildFixIsPossible) {
 // The flag the fixes name is the cache variable the build reads (CMakeLists.txt), not the CMake
 // variable it overrides.
 TEST(DoctorCompat, FixFlagIsTheOneCMakeListsReads) {
-  std::ifstream in(std::string(EMBER_TEST_DATA_DIR) + "/../CMakeLists.txt");
+  std::ifstream in(ember::test::data_dir() + "/../CMakeLists.txt");
   if (!in) GTEST_SKIP() << "CMakeLists.txt is not beside the test data (a bundle)";
   std::stringstream text;
   text << in.rdbuf();
