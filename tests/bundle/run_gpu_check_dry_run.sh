@@ -17,6 +17,7 @@ set -uo pipefail
 repo=$(cd "$1" && pwd) bundle=$(cd "$2" && pwd)
 work=${3:-$(mktemp -d /tmp/gpu-check-dry-run.XXXXXX)}
 rm -rf "$work" && mkdir -p "$work"
+work=$(cd "$work" && pwd)  # absolute: gpu-check.sh names $OUT by its absolute path
 fail=0
 bad() { echo "FAIL: $*"; fail=1; }
 ok() { echo "ok: $*"; }
