@@ -15,6 +15,7 @@
 #include "cli.h"
 #include "ember/data/dataset.h"
 #include "ember/data/loader.h"
+#include "ember/data/photo_cache.h"
 #include "ember/data/photo_transforms.h"
 #include "ember/ember.h"
 
@@ -43,20 +44,29 @@ double seconds_since(std::chrono::steady_clock::time_point t0) {
 
 int run_data_bench(const DataBenchOpts& o) {
   if (o.data.empty()) throw UsageError("bench data needs --data FOLDER", "a folder of photos: FOLDER/<class>/*.jpg");
-  const data::ImageFolderListing listing = data::list_image_folder(o.data);
-  if (listing.files.empty())
-    throw UsageError(fmt::format("no image files in {}/<class>/", o.data), "pass a folder of photos: FOLDER/<class>/*.jpg");
-  std::vector<std::filesystem::path> files;
-  std::vector<int64_t> labels;
-  for (const auto& [f, l] : listing.files) {
-    if (o.limit > 0 && int64_t(files.size()) >= o.limit) break;
-    files.push_back(f), labels.push_back(l);
-  }
   data::Dataset ds;
   ds.name = "bench:" + o.data;
-  ds.classes = listing.classes;
+  std::vector<int64_t> labels;
+  if (data::is_photo_cache(o.data)) {  // a one-file cache (ember data cache)
+    auto cache = std::make_shared<const data::PhotoCache>(o.data);
+    const int64_t n = o.limit > 0 ? std::min(o.limit, cache->size()) : cache->size();
+    std::vector<int64_t> rows(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) rows[size_t(i)] = i, labels.push_back(cache->label(i));
+    ds.classes = cache->classes();
+    ds.photos = data::PhotoSet(cache).take(rows);
+  } else {
+    const data::ImageFolderListing listing = data::list_image_folder(o.data);
+    if (listing.files.empty())
+      throw UsageError(fmt::format("no image files in {}/<class>/", o.data), "pass a folder of photos: FOLDER/<class>/*.jpg");
+    std::vector<std::filesystem::path> files;
+    for (const auto& [f, l] : listing.files) {
+      if (o.limit > 0 && int64_t(files.size()) >= o.limit) break;
+      files.push_back(f), labels.push_back(l);
+    }
+    ds.classes = listing.classes;
+    ds.photos = std::make_shared<const data::PhotoSet>(files);
+  }
   ds.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
-  ds.photos = std::make_shared<const data::PhotoSet>(files);
   ds.recipe.size = o.image_size;
   ds.recipe.train = true;
   ds.recipe.augment = data::parse_augment(o.augment);
@@ -120,7 +130,8 @@ int run_data_bench(const DataBenchOpts& o) {
 void register_bench_data(CLI::App& bench, Runner& run) {
   auto o = std::make_shared<DataBenchOpts>();
   auto* d = bench.add_subcommand("data", "Photo pipeline images/s: the DataLoader over a folder of photos, and decoding");
-  d->add_option("--data", o->data, "A folder of photos: FOLDER/<class>/*.jpg")->required();
+  d->add_option("--data", o->data, "A folder of photos (FOLDER/<class>/*.jpg) or a cache file (ember data cache)")
+      ->required();
   add_number(d, "--workers", o->workers, "Loader threads (decode + augment)", at_least(0))->capture_default_str();
   add_number(d, "--image-size", o->image_size, "The crop's side", at_least(1))->capture_default_str();
   add_number(d, "-b,--batch-size", o->batch_size, "Batch size", at_least(1))->capture_default_str();

@@ -1,9 +1,13 @@
 // ember data fetch|verify: download a known dataset with SHA-256 checks, or check what is on disk.
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <chrono>
 
 #include "cli.h"
 #include "ember/data/dataset.h"
 #include "ember/data/fetch.h"
+#include "ember/data/photo_cache.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -84,10 +88,32 @@ int run_verify(const DataOpts& o) {
   }
   return r.ok() ? kExitOk : kExitFailed;
 }
+struct CacheOpts {
+  std::string folder, out;
+  data::PhotoCacheOptions opt;
+};
+
+int run_cache(const CacheOpts& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  const bool tty = ::isatty(2) != 0;
+  const data::PhotoCacheReport r = data::write_photo_cache(o.folder, o.out, o.opt, [&](int64_t done, int64_t total) {
+    if (tty) fmt::print(stderr, "\r  {} / {} pictures", done, total);
+  });
+  if (tty) fmt::print(stderr, "\n");
+  for (const auto& s : r.skipped) warn("skipped " + s);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  fmt::print("{}: {} pictures ({} written now{}), {} skipped, {:.1f} MB, {} (longer side <= {}), {:.1f} s\n", o.out,
+             r.written + r.resumed, r.written, r.resumed ? fmt::format(", {} from the interrupted run", r.resumed) : "",
+             r.skipped.size(), double(r.bytes) / 1e6,
+             o.opt.raw ? std::string("raw RGB") : fmt::format("JPEG quality {}", o.opt.jpeg_quality), o.opt.max_side,
+             secs);
+  fmt::print("train on it: ember train --data {} --model resnet18\n", o.out);
+  return kExitOk;
+}
 }  // namespace
 
 void register_data(CLI::App& root, Runner& run) {
-  auto* d = root.add_subcommand("data", "Datasets: fetch (download with SHA-256 checks) and verify");
+  auto* d = root.add_subcommand("data", "Datasets: fetch (download with SHA-256 checks), verify, and cache a photo folder");
   d->require_subcommand(1);
   auto fo = std::make_shared<DataOpts>();
   auto* f = d->add_subcommand("fetch", "Download a dataset (fashion-mnist, mnist, cifar10, ...)");
@@ -102,6 +128,21 @@ void register_data(CLI::App& root, Runner& run) {
   v->add_option("name", vo->name, "Dataset name")->required();
   v->add_option("--data-dir", vo->dir, "Directory to check (default: where ember looks for it)");
   v->callback([&run, vo] { run = [vo] { return run_verify(*vo); }; });
+  auto co = std::make_shared<CacheOpts>();
+  auto* c = d->add_subcommand("cache", "Write a folder of photos (FOLDER/<class>/*) as one file that training maps "
+                                       "(resumable: an interrupted run continues)");
+  c->add_option("folder", co->folder, "The folder of photos: FOLDER/<class>/*.jpg")->required();
+  c->add_option("-o,--output", co->out, "The cache file to write, e.g. photos.ember")->required();
+  add_number(c, "--max-side", co->opt.max_side, "Shrink pictures larger than this on their longer side",
+             between(int64_t(8), int64_t(16384)))->capture_default_str();
+  add_number(c, "--jpeg-quality", co->opt.jpeg_quality, "Re-encode at this JPEG quality", between(1, 100))
+      ->capture_default_str();
+  c->add_flag("--raw", co->opt.raw, "Store decoded RGB instead of JPEG (larger; nothing to decode per sample)");
+  add_number(c, "--workers", co->opt.workers, "Threads decoding, resizing and encoding", at_least(1))->capture_default_str();
+  add_number(c, "--max-image-pixels", co->opt.max_pixels,
+             "Refuse source pictures of more pixels than N before decoding them (0: no limit)", at_least(int64_t(0)))
+      ->capture_default_str();
+  c->callback([&run, co] { run = [co] { return run_cache(*co); }; });
 }
 
 }  // namespace ember::cli

@@ -10,6 +10,7 @@
 #include "cli.h"
 #include "cli_image_check.h"
 #include "ember/core/error.h"
+#include "ember/data/photo_cache.h"
 #include "ember/train/dataset.h"
 
 namespace ember::cli {
@@ -39,6 +40,7 @@ void normalise_data_arg(std::string& data, std::string& data_dir) {
   std::string folder;
   if (data == kImageFolder) folder = data_dir;               // --data image-folder --data-dir PATH
   else if (!is_known(data) && is_directory(data)) folder = data;  // --data PATH
+  else if (!is_known(data) && !data.empty() && data::is_photo_cache(data)) folder = data;  // --data photos.ember
   if (folder.empty()) return;
   std::error_code ec;
   if (folder == data && !data_dir.empty() && !fs::equivalent(data, data_dir, ec))

@@ -14,6 +14,8 @@
 #include <time.h>
 #include <nlohmann/json.hpp>
 
+#include "ember/data/photo_cache.h"
+
 #include "cli.h"
 #include "data_source.h"
 #include "device_select.h"
@@ -321,7 +323,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     // The photo pipeline for torchvision's architectures (or any model with --augment): decoded per
     // sample at the model's size, augmented as torchvision's references do.
     const int64_t design = model_src.is_spec() ? 0 : models::design_size(model_src.name);
-    folder.photos = c.augment != "auto" || design == 224;
+    folder.photos = c.augment != "auto" || design == 224 || data::is_photo_cache(data_dir);
     if (ck) {  // a resumed run keeps the pipeline it was trained with (runs from before it: tensors)
       const nlohmann::json cfg = nlohmann::json::parse(ck->manifest.config_json, nullptr, false);
       const nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();

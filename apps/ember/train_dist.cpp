@@ -91,7 +91,7 @@ uint64_t checksum(const data::Dataset& ds, uint64_t h = 1469598103934665603ull) 
   mix(ds.labels);
   if (ds.is_photos())  // a photo set: its files, in order (their bytes are read per sample)
     for (int64_t i = 0; i < ds.photos->size(); ++i)
-      for (unsigned char ch : ds.photos->file(i).string()) h = (h ^ ch) * 1099511628211ull;
+      for (unsigned char ch : ds.photos->name(i)) h = (h ^ ch) * 1099511628211ull;
   return h;
 }
 

@@ -11,6 +11,7 @@
 
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
+#include "ember/data/photo_cache.h"
 #include "ember/data/photo_transforms.h"
 
 namespace ember::data {
@@ -237,6 +238,44 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   return d;
 }
 
+// A one-file photo cache (photo_cache.h): always a photo dataset, split per class by the seed as a
+// one-level folder is.
+ImageFolderSplits photo_cache_splits(const fs::path& file, const ImageFolderSplitOptions& opt) {
+  EMBER_CHECK(opt.channels == 0 || opt.channels == 3, ValueError,
+              "a photo cache holds RGB pictures (3 channels), got --channels ", opt.channels);
+  auto cache = std::make_shared<const PhotoCache>(file);
+  Dataset all;
+  all.name = "photo-cache:" + file.string();
+  all.classes = cache->classes();
+  std::vector<int64_t> labels(size_t(cache->size()));
+  for (int64_t i = 0; i < cache->size(); ++i) labels[size_t(i)] = cache->label(i);
+  all.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
+  all.photos = std::make_shared<const PhotoSet>(cache);
+  all.recipe.size = opt.size > 0 ? opt.size : 224;
+  all.recipe.augment = opt.augment;
+  all.recipe.max_pixels = opt.max_pixels;
+  ImageFolderSplits out;
+  out.layout = detail::cat("one photo cache file (", cache->size(), " pictures, longer side <= ", cache->max_side(),
+                           "), seeded split (", std::llround(100 * (1 - opt.test_fraction)), "/",
+                           std::llround(100 * opt.test_fraction), ")");
+  out.size_source = detail::cat(all.recipe.size, "x", all.recipe.size, " RGB crops (",
+                                opt.size > 0 ? "--image-size" : "the model's size", "), decoded per sample");
+  std::vector<int64_t> train_idx, test_idx;
+  seeded_split(all, opt.test_fraction, opt.seed ^ 0x696d616765736574ULL /* "imageset", as folders */, train_idx,
+               test_idx);
+  EMBER_CHECK(!test_idx.empty(), DataError, "photo cache '", file.string(), "': too few pictures to hold any out for "
+              "testing (", all.size(), " in ", all.num_classes(), " classes)");
+  if (opt.load_train) out.train = take_rows(all, train_idx, all.name + " (train split)");
+  out.test = take_rows(all, test_idx, all.name + " (test split)");
+  out.train.recipe.train = true;
+  if (!opt.classes.empty()) check_classes(opt.load_train ? out.train : out.test, opt.classes,
+                                          "photo cache '" + file.string() + "'", "the trained run");
+  const std::vector<float> mean = opt.mean.empty() ? kImageNetMean : opt.mean, sd = opt.std.empty() ? kImageNetStd : opt.std;
+  for (Dataset* d : {&out.train, &out.test})
+    if (d->size()) d->mean = mean, d->std = sd;
+  return out;
+}
+
 }  // namespace
 
 ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFolderSplitOptions& opt) {
@@ -250,6 +289,7 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
               "image folder: loading only the test split needs the training split's mean and std");
   EMBER_CHECK(opt.max_pixels >= 0, ValueError, "image folder: the pixel budget must be >= 0 (0: no limit), got ",
               opt.max_pixels);
+  if (!is_dir(root) && is_photo_cache(root)) return photo_cache_splits(root, opt);
   if (!is_dir(root))
     throw IOError(detail::cat("image folder '", root.string(), "': not a directory"),
                   "pass a folder holding train/<class>/ and test/<class>/ sub-folders, or one sub-folder per class");

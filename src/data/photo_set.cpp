@@ -9,6 +9,7 @@
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
 #include "ember/data/decode.h"
+#include "ember/data/photo_cache.h"
 #include "ember/data/photo_transforms.h"
 #include "ember/io/user_file.h"
 
@@ -59,12 +60,29 @@ PhotoSet::PhotoSet(std::vector<std::filesystem::path> files)
   for (size_t i = 0; i < rows_.size(); ++i) rows_[i] = int64_t(i);
 }
 
+PhotoSet::PhotoSet(std::shared_ptr<const PhotoCache> cache) : cache_(std::move(cache)) {
+  rows_.resize(size_t(cache_->size()));
+  for (size_t i = 0; i < rows_.size(); ++i) rows_[i] = int64_t(i);
+}
+
 const std::filesystem::path& PhotoSet::file(int64_t i) const {
   EMBER_CHECK(i >= 0 && i < size(), IndexError, "photo set: sample ", i, " is outside [0, ", size(), ")");
+  if (cache_) return cache_->path();
   return (*files_)[size_t(rows_[size_t(i)])];
 }
 
-Image PhotoSet::picture(int64_t i, int64_t max_pixels) const { return read_rgb_image(file(i), max_pixels); }
+std::string PhotoSet::name(int64_t i) const {
+  if (cache_) return file(i).string() + "#" + std::to_string(rows_[size_t(i)]);
+  return file(i).string();
+}
+
+Image PhotoSet::picture(int64_t i, int64_t max_pixels) const {
+  if (cache_) {
+    (void)file(i);  // the range check
+    return cache_->picture(rows_[size_t(i)]);
+  }
+  return read_rgb_image(file(i), max_pixels);
+}
 
 std::shared_ptr<const PhotoSet> PhotoSet::take(const std::vector<int64_t>& idx) const {
   std::vector<int64_t> rows;
@@ -73,18 +91,26 @@ std::shared_ptr<const PhotoSet> PhotoSet::take(const std::vector<int64_t>& idx) 
     EMBER_CHECK(i >= 0 && i < size(), IndexError, "photo set: sample ", i, " is outside [0, ", size(), ")");
     rows.push_back(rows_[size_t(i)]);
   }
-  return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, std::move(rows)));
+  return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, cache_, std::move(rows)));
 }
 
 void PhotoSet::sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
                       const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) const {
-  if (!recipe.train || recipe.augment == Augment::None) {
+  if (!recipe.train || recipe.augment == Augment::None || (cache_ && cache_->raw(rows_[size_t(i)]))) {
     photo_sample(picture(i, recipe.max_pixels), recipe, mean, std, seed, epoch, index, dst);
     return;
   }
-  const std::filesystem::path& f = file(i);
-  const std::vector<uint8_t> bytes = io::read_user_file(f, io::kImageFile);
-  const ImageInfo info = probe_image(bytes, f.string());
+  std::vector<uint8_t> owned;
+  std::span<const uint8_t> bytes;
+  if (cache_) {
+    (void)file(i);
+    bytes = cache_->bytes(rows_[size_t(i)]);
+  } else {
+    owned = io::read_user_file(file(i), io::kImageFile);
+    bytes = owned;
+  }
+  const std::string where = name(i);
+  const ImageInfo info = probe_image(bytes, where);
   const int64_t w = info.oriented_width(), h = info.oriented_height(), s = recipe.size;
   const Box box = random_resized_crop_box(h, w, seed, epoch, index, {min_scale(recipe.augment), 1.0},
                                           {3.0 / 4.0, 4.0 / 3.0});
@@ -94,7 +120,8 @@ void PhotoSet::sample(int64_t i, const PhotoRecipe& recipe, const std::vector<fl
   // The decoded picture must keep the box at least s pixels a side.
   opt.min_width = std::min<int64_t>(w, (w * s + box.width - 1) / box.width);
   opt.min_height = std::min<int64_t>(h, (h * s + box.height - 1) / box.height);
-  const Image pic = decode_image(bytes, opt, f.string());
+  opt.apply_exif = !cache_;  // a cache holds its pictures upright already
+  const Image pic = decode_image(bytes, opt, where);
   Box b = box;
   if (pic.width != w || pic.height != h) {  // decoded at 1/r: the box in the smaller picture's pixels
     const double sx = double(pic.width) / double(w), sy = double(pic.height) / double(h);

@@ -3,6 +3,8 @@
 // JSON and as text, config.json and the report's config table.
 #include <fmt/format.h>
 
+#include "ember/data/photo_cache.h"
+
 #include <algorithm>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -36,13 +38,13 @@ std::string check_data(const std::string& v) {
   const auto names = data::known_dataset_names();
   std::error_code ec;
   if (std::find(names.begin(), names.end(), v) != names.end() || v == "image-folder" ||
-      (!v.empty() && std::filesystem::is_directory(v, ec)))
+      (!v.empty() && std::filesystem::is_directory(v, ec)) || (!v.empty() && data::is_photo_cache(v)))
     return "";
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   const std::string guess = closest_name(v, names);
-  return fmt::format("unknown dataset '{}'{}: choose one of {}, or a folder of your own images (PATH/<class>/*.png, "
-                     "or PATH/train/<class>/ and PATH/test/<class>/)",
+  return fmt::format("unknown dataset '{}'{}: choose one of {}, a folder of your own images (PATH/<class>/*.png, "
+                     "or PATH/train/<class>/ and PATH/test/<class>/), or a photo cache file (`ember data cache`)",
                      v, guess.empty() ? "" : " (did you mean " + guess + "?)", known);
 }
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 
 #include "support/test_data.h"
 #include "cli_test_util.h"
@@ -150,4 +151,32 @@ TEST_F(CliFineTune, ATorchvisionModelReadsThePhotosThroughThePhotoPipeline) {
   r = run_ember("train --data " + (dir / "shapes").string() + " --augment heavy --run-dir " + (dir / "bad").string());
   EXPECT_EQ(r.code, 2) << r.out;
   EMBER_EXPECT_HAS(r.out, "--augment");
+}
+
+// `ember data cache` writes a folder as one file; `ember train --data FILE` trains on it through the
+// photo pipeline, and eval finds the run's test split in it again.
+TEST_F(CliFineTune, APhotoCacheFileTrainsLikeItsFolder) {
+  write_shape_images(dir / "shapes", 16, 0);
+  const std::string cache = (dir / "shapes.ember").string();
+  auto r = run_ember("data cache " + (dir / "shapes").string() + " -o " + cache + " --max-side 32");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "48 pictures (48 written now), 0 skipped");
+  r = run_ember("train --data " + cache + " --model lenet5 --image-size 28 --batch-size 16 --threads 2 --epochs 1 "
+                "--val-split 0 --run-dir " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "one photo cache file (48 pictures, longer side <= 32)");
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  r = run_ember("eval " + (dir / "run").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  // A damaged cache is named, with how to rebuild it.
+  {
+    std::fstream f(cache, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(200);
+    f.put('\x55');
+  }
+  r = run_ember("train --data " + cache + " --model lenet5 --epochs 1 --run-dir " + (dir / "bad").string());
+  EXPECT_NE(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "the checksum does not match");
+  EMBER_EXPECT_HAS(r.out, "ember data cache");
 }

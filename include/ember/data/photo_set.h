@@ -39,11 +39,18 @@ struct PhotoRecipe {
   std::string describe() const;     // "RandomResizedCrop(224, scale 0.08-1) + flip", "resize 256, centre crop 224"
 };
 
+class PhotoCache;
+
 class PhotoSet {
  public:
   explicit PhotoSet(std::vector<std::filesystem::path> files);
+  // The pictures of a one-file cache (photo_cache.h), read from its memory map.
+  explicit PhotoSet(std::shared_ptr<const PhotoCache> cache);
   int64_t size() const { return int64_t(rows_.size()); }
+  // Sample i's file (a cache's samples: the cache file).
   const std::filesystem::path& file(int64_t i) const;
+  // "path/to/file.jpg", or "photos.ember#17" for a cache's picture (messages, checksums).
+  std::string name(int64_t i) const;
   // Sample i decoded to RGB; thread-safe. Throws IOError / DataError naming the file.
   Image picture(int64_t i, int64_t max_pixels) const;
   // Sample i through the recipe into dst (3, size, size): read, decode, transform, normalise.
@@ -56,9 +63,11 @@ class PhotoSet {
   std::shared_ptr<const PhotoSet> take(const std::vector<int64_t>& idx) const;
 
  private:
-  PhotoSet(std::shared_ptr<const std::vector<std::filesystem::path>> files, std::vector<int64_t> rows)
-      : files_(std::move(files)), rows_(std::move(rows)) {}
+  PhotoSet(std::shared_ptr<const std::vector<std::filesystem::path>> files, std::shared_ptr<const PhotoCache> cache,
+           std::vector<int64_t> rows)
+      : files_(std::move(files)), cache_(std::move(cache)), rows_(std::move(rows)) {}
   std::shared_ptr<const std::vector<std::filesystem::path>> files_;
+  std::shared_ptr<const PhotoCache> cache_;
   std::vector<int64_t> rows_;
 };
 
