@@ -103,6 +103,26 @@ uint64_t uncompressed_size(std::span<const uint8_t> b, Format f) {
     }
     return uint64_t(off) + (w * bpp + 31) / 32 * 4 * h;
   }
+  if (f == Format::Pnm) {
+    // "P5"/"P6", then width, height and maxval as decimal numbers between whitespace and '#'
+    // comments, then one whitespace byte and the samples (2 bytes each above maxval 255). stb_image
+    // reads past the end of a cut 16-bit file (found by fuzz_decode), so the size is checked here.
+    size_t at = 2;
+    uint64_t v[3] = {0, 0, 0};
+    for (int k = 0; k < 3; ++k) {
+      while (at < b.size() && (std::isspace(b[at]) || b[at] == '#')) {
+        if (b[at] == '#')
+          while (at < b.size() && b[at] != '\n') ++at;
+        else
+          ++at;
+      }
+      if (at >= b.size() || !std::isdigit(b[at])) return uint64_t(-1);  // a header cut short: refused
+      while (at < b.size() && std::isdigit(b[at]) && v[k] < (uint64_t(1) << 32)) v[k] = v[k] * 10 + (b[at++] - '0');
+    }
+    const uint64_t channels = b[1] == '6' ? 3 : 1, bytes_per = v[2] > 255 ? 2 : 1;
+    if (v[0] >= (uint64_t(1) << 24) || v[1] >= (uint64_t(1) << 24)) return uint64_t(-1);
+    return at + 1 + v[0] * v[1] * channels * bytes_per;
+  }
   if (f == Format::Tga && b.size() >= 18) {
     const uint32_t type = b[2];
     if (type != 1 && type != 2 && type != 3) return 0;  // RLE
@@ -115,7 +135,10 @@ uint64_t uncompressed_size(std::span<const uint8_t> b, Format f) {
 // stb gives RGB for every file (grey replicated, alpha dropped, a GIF's first frame through its
 // palette); grey is then Pillow's convert("L") of that, which leaves a grey file's values as they are.
 Image decode_stb(std::span<const uint8_t> bytes, Format f, const DecodeOptions& opt, const std::string& name) {
-  if (const uint64_t need = uncompressed_size(bytes, f); need > bytes.size())
+  if (const uint64_t need = uncompressed_size(bytes, f); need == uint64_t(-1))
+    internal::throw_decode_error(name, format_name(f),
+                                 "its header is cut short or declares a side of 2^24 pixels or more");
+  else if (need > bytes.size())
     internal::throw_decode_error(name, format_name(f),
                                  detail::cat("truncated, the file ends early (", bytes.size(), " bytes of the ", need,
                                              " its header needs)"));

@@ -264,6 +264,23 @@ TEST(DataDecode, NotAnImageNamesWhatItFound) {
                                        "channels must be 1 (grey) or 3 (RGB), got 4");
 }
 
+// Found by fuzz_decode in CI: a 16-bit PGM (maxval 7555) cut after 3 bytes of samples made stb_image
+// read past the end; the size its header asks for is checked first, as for BMP and TGA.
+TEST(DataDecode, ACutPnmIsRefusedBeforeStbReadsIt) {
+  const std::string pgm16 = "P5223\n\n 93\n\n 7555\n\xda\x95" "F";
+  ember::test::expect_error<DataError>(
+      [&] { decode_image(std::vector<uint8_t>(pgm16.begin(), pgm16.end()), {}, "cut16.pgm"); }, "truncated");
+  const std::string ppm = "P6 4 4 255\n" + std::string(47, '\x7f');  // 48 bytes needed
+  ember::test::expect_error<DataError>(
+      [&] { decode_image(std::vector<uint8_t>(ppm.begin(), ppm.end()), {}, "cut.ppm"); }, "truncated");
+  const std::string whole = "P6 4 4 255\n" + std::string(48, '\x7f');
+  EXPECT_EQ(decode_image(std::vector<uint8_t>(whole.begin(), whole.end()), {}, "whole.ppm").width, 4);
+  const std::string header_cut = "P5 12";
+  ember::test::expect_error<DataError>(
+      [&] { decode_image(std::vector<uint8_t>(header_cut.begin(), header_cut.end()), {}, "header.pgm"); },
+      "header.pgm");
+}
+
 TEST(DataDecode, FilesWithoutAPictureAreRefused) {
   // Found by fuzz_decode: a JPEG of tables only (TurboJPEG says 0x0 and success), a PGM of 23x0.
   std::vector<uint8_t> tables = fixture("rgb_444.jpg");
