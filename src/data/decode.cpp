@@ -156,16 +156,6 @@ Image decode_stb(std::span<const uint8_t> bytes, Format f, const DecodeOptions& 
   return img;
 }
 
-// "400,000,000" for messages about pixel counts.
-std::string grouped(int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
 // ImageOps.exif_transpose's methods: 2 FLIP_LEFT_RIGHT, 3 ROTATE_180, 4 FLIP_TOP_BOTTOM,
 // 5 TRANSPOSE, 6 ROTATE_270 (a quarter turn clockwise), 7 TRANSVERSE, 8 ROTATE_90. For each output
 // pixel (x, y), the input pixel it comes from.
@@ -258,15 +248,15 @@ std::string check_pixel_budget(const std::string& name, int64_t w, int64_t h, in
   if (max_pixels <= 0) return {};
   const int64_t pixels = w * h;  // each side < 2^31: no overflow
   if (pixels > max_pixels)
-    throw DataError(detail::cat(name, ": the image is ", w, "x", h, " = ", grouped(pixels),
-                                " pixels, more than the budget of ", grouped(max_pixels),
+    throw DataError(detail::cat(name, ": the image is ", w, "x", h, " = ", internal::grouped(pixels),
+                                " pixels, more than the budget of ", internal::grouped(max_pixels),
                                 " (a decompression bomb, or a photo far larger than training needs); refused before "
                                 "decoding it"),
                     detail::cat("scale the image down, or raise the budget with --max-image-pixels N (0: no limit; "
                                 "decoding takes about ", io::format_bytes(uint64_t(pixels) * 4), " for this one)"));
   if (pixels > max_pixels / 2)
-    return detail::cat(name, ": a large image (", w, "x", h, " = ", grouped(pixels),
-                       " pixels, over half the budget of ", grouped(max_pixels),
+    return detail::cat(name, ": a large image (", w, "x", h, " = ", internal::grouped(pixels),
+                       " pixels, over half the budget of ", internal::grouped(max_pixels),
                        " --max-image-pixels): decoding it takes about ", io::format_bytes(uint64_t(pixels) * 4));
   return {};
 }
@@ -314,6 +304,15 @@ bool is_image_extension(std::string ext) {
   for (const char* e : kExtensions)
     if (ext == e) return true;
   return false;
+}
+
+std::string internal::grouped(int64_t v) {
+  std::string digits = std::to_string(v), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
 }
 
 }  // namespace ember::data

@@ -18,6 +18,9 @@ namespace ember::data::internal {
 // Pillow's rgb2l (Convert.c, macro L24): L = (R*19595 + G*38470 + B*7471 + 0x8000) >> 16, the ITU-R
 // 601-2 weights 0.299/0.587/0.114 in 16-bit fixed point, rounded. n pixels; out may alias rgb.
 void rgb_to_grey(const uint8_t* rgb, uint8_t* out, size_t n);
+
+// "400,000,000": pixel counts in messages (decode.cpp's budget, image_folder.cpp's summary).
+std::string grouped(int64_t v);
 // Pillow's cmyk2rgb on CMYK as libjpeg gives it for an Adobe file (stored inverted; Pillow opens it
 // with rawmode "CMYK;I"): with k' = 255 - K the ink, R = k' - k'*C/255 rounded as MULDIV255.
 void inverted_cmyk_to_rgb(const uint8_t* cmyk, uint8_t* rgb, size_t n);

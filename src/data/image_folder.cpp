@@ -11,6 +11,7 @@
 #include <map>
 #include <memory>
 
+#include "data/decode_internal.h"
 #include "data/file_bytes.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
@@ -37,16 +38,6 @@ bool resize_hwc(const uint8_t* src, int w, int h, int c, uint8_t* dst, int out_w
     return true;
   }
   return stbir_resize_uint8(src, w, h, 0, dst, out_w, out_h, 0, c) != 0;
-}
-
-// "400,000,000" for messages about pixel counts.
-std::string grouped(int64_t v) {
-  std::string digits = std::to_string(v), out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
 }
 
 struct Decoded {
@@ -287,7 +278,7 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
     if (large.size() > 3) names += detail::cat(" and ", large.size() - 3, " more");
     rep.warnings.push_back(detail::cat("image folder '", root.string(), "': ", large.size(),
                                        large.size() == 1 ? " image is" : " images are", " over half the pixel budget of ",
-                                       grouped(opt.max_pixels), " (--max-image-pixels): ", names));
+                                       internal::grouped(opt.max_pixels), " (--max-image-pixels): ", names));
     std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
   }
   EMBER_CHECK(!labels.empty(), DataError, "image folder '", root.string(), "': none of its ", files.size(),

@@ -214,10 +214,10 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
       std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
       continue;
     }
-    if (opt.max_pixels > 0 && info.width * info.height > opt.max_pixels)
-      throw DataError(detail::cat(file.string(), ": the image is ", info.width, "x", info.height, " = ",
-                                  info.width * info.height, " pixels, more than the budget of ", opt.max_pixels),
-                      "scale the image down, or raise the budget with --max-image-pixels N (0: no limit)");
+    if (std::string w = check_pixel_budget(file.string(), info.width, info.height, opt.max_pixels); !w.empty()) {
+      std::fprintf(stderr, "ember: warning: %s\n", w.c_str());
+      rep.warnings.push_back(std::move(w));
+    }
     files.push_back(file);
     labels.push_back(label);
     has[size_t(label)] = true;

@@ -40,25 +40,12 @@ from torchvision import transforms as T
 from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-
-
-def fnv1a64(name):
-    h = 0xCBF29CE484222325
-    for b in name.encode():
-        h = ((h ^ b) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
-    return h
-
-
-def splitmix64(x):
-    with np.errstate(over="ignore"):
-        z = x + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
+sys.path.insert(0, HERE)
+from make_golden_torchvision import hash_bits, hashed_state  # noqa: E402  (the shared integer hash)
 
 
 def hash_bytes(name, n):
-    return (splitmix64(np.uint64(fnv1a64(name)) ^ np.arange(n, dtype=np.uint64)) >> np.uint64(56)).astype(np.uint8)
+    return (hash_bits(name, n) >> np.uint64(56)).astype(np.uint8)
 
 
 def picture(kind, w, h, c):
@@ -111,9 +98,7 @@ def main():
     img = picture("ramp", 160, 120, 3)
     for s in (112, 64):
         put_image(f"eval/ramp160x120x3/{s}", F.center_crop(F.resize(img, int(s * 256 / 224), T.InterpolationMode.BILINEAR), s))
-    sys.path.insert(0, HERE)
     import torchvision
-    from make_golden_torchvision import hashed_state
     model = torchvision.models.resnet18(num_classes=10)
     model.load_state_dict(hashed_state(model))
     model.eval()
