@@ -69,7 +69,7 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   data::ImageFolderSplitOptions o;
   o.size = flags.image_size, o.channels = flags.channels, o.test_fraction = flags.test_fraction, o.seed = seed;
   o.max_pixels = flags.max_pixels;
-  o.photos = flags.photos, o.augment = flags.augment;
+  o.photos = flags.photos, o.augment = flags.augment, o.jitter = flags.jitter;
   data::ImageFolderSplits s = data::load_image_folder_splits(dir, o);
   r.train = train::limit_split(s.train, limit_train, seed, true);
   r.test = train::limit_split(s.test, limit_test, seed, false);
@@ -80,6 +80,7 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
     // eval and predict rebuild the evaluation transforms from these.
     r.config["photos"] = true;
     r.config["augment"] = data::augment_name(flags.augment);
+    if (flags.jitter.any()) r.config["color_jitter"] = flags.jitter.describe();
   } else {
     // What predict compares a user's image with, kept so it never has to read the folder again.
     const ImageLook look = look_of(r.train.images.slice(0, 0, std::min<int64_t>(r.train.size(), 2000)));

@@ -30,6 +30,7 @@ struct FolderFlags {
   // The photo pipeline (data/photo_set.h): decoded per sample at image_size, augmented.
   bool photos = false;
   data::Augment augment = data::Augment::Standard;
+  data::ColorJitter jitter;  // --color-jitter
 };
 
 struct RunData {

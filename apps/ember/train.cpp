@@ -331,6 +331,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     }
     if (folder.photos) {
       folder.augment = data::parse_augment(c.augment == "auto" ? "standard" : c.augment);
+      if (!c.color_jitter.empty()) folder.jitter = data::parse_color_jitter(c.color_jitter);
       if (folder.image_size == 0) folder.image_size = design > 0 ? design : 224;
     }
   }

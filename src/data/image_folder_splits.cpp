@@ -234,6 +234,7 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   d.recipe.size = opt.size > 0 ? opt.size : 224;
   d.recipe.train = train;
   d.recipe.augment = opt.augment;
+  d.recipe.jitter = opt.jitter;
   d.recipe.max_pixels = opt.max_pixels;
   return d;
 }
@@ -253,6 +254,7 @@ ImageFolderSplits photo_cache_splits(const fs::path& file, const ImageFolderSpli
   all.photos = std::make_shared<const PhotoSet>(cache);
   all.recipe.size = opt.size > 0 ? opt.size : 224;
   all.recipe.augment = opt.augment;
+  all.recipe.jitter = opt.jitter;
   all.recipe.max_pixels = opt.max_pixels;
   ImageFolderSplits out;
   out.layout = detail::cat("one photo cache file (", cache->size(), " pictures, longer side <= ", cache->max_side(),

@@ -19,8 +19,10 @@ Augment parse_augment(const std::string& name) {
   if (name == "standard") return Augment::Standard;
   if (name == "light") return Augment::Light;
   if (name == "none") return Augment::None;
+  if (name == "trivial") return Augment::Trivial;
   throw ValueError(fmt::format("unknown augmentation '{}'", name),
-                   "choose --augment standard (RandomResizedCrop + flip), light (crops of at least 35%) or none");
+                   "choose --augment standard (RandomResizedCrop + flip), light (crops of at least 35%), trivial "
+                   "(standard + TrivialAugmentWide) or none");
 }
 
 const char* augment_name(Augment a) {
@@ -28,6 +30,7 @@ const char* augment_name(Augment a) {
     case Augment::Standard: return "standard";
     case Augment::Light: return "light";
     case Augment::None: return "none";
+    case Augment::Trivial: return "trivial";
   }
   return "?";
 }
@@ -35,7 +38,8 @@ const char* augment_name(Augment a) {
 namespace {
 double min_scale(Augment a) { return a == Augment::Light ? 0.35 : 0.08; }
 
-// The crop of `box` resized to the recipe's size, maybe flipped, normalised into dst.
+// The crop of `box` resized to the recipe's size, maybe flipped, colour-jittered and through
+// TrivialAugmentWide as the recipe says, normalised into dst.
 void finish_sample(const Image& picture, const Box& box, const PhotoRecipe& recipe, const std::vector<float>& mean,
                    const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) {
   Image crop = resize(picture, recipe.size, recipe.size, box);
@@ -44,13 +48,18 @@ void finish_sample(const Image& picture, const Box& box, const PhotoRecipe& reci
   const auto w = philox4x32_10({uint32_t(i), uint32_t(i >> 32), uint32_t(uint64_t(epoch)), 0x7D000000u},
                                {uint32_t(seed), uint32_t(seed >> 32)});
   if (w[0] & 1u) crop = hflip(crop);
+  if (recipe.jitter.any())
+    crop = apply_color_jitter(crop, recipe.jitter, draw_color_jitter(recipe.jitter, seed, epoch, index));
+  if (recipe.augment == Augment::Trivial) crop = apply_trivial_augment(crop, draw_trivial_augment(seed, epoch, index));
   to_planes(crop, mean, std, dst);
 }
 }  // namespace
 
 std::string PhotoRecipe::describe() const {
   if (train && augment != Augment::None)
-    return fmt::format("RandomResizedCrop({}, scale {:g}-1) + horizontal flip", size, min_scale(augment));
+    return fmt::format("RandomResizedCrop({}, scale {:g}-1) + horizontal flip{}{}", size, min_scale(augment),
+                       jitter.any() ? " + " + jitter.describe() : std::string(),
+                       augment == Augment::Trivial ? " + TrivialAugmentWide" : "");
   return fmt::format("resize {}, centre crop {}", resize_for_crop(size), size);
 }
 

@@ -115,12 +115,29 @@ std::vector<Setting> make_table() {
   {
     Setting& s = row("augment", "--augment", &TrainSettings::augment,
                      "Image folders: standard (RandomResizedCrop + horizontal flip, torchvision's ImageNet recipe), "
-                     "light (crops of at least 35%), none (resize + centre crop), each decoding the photos per sample "
+                     "light (crops of at least 35%), trivial (standard + TrivialAugmentWide), none (resize + centre "
+                     "crop), each decoding the photos per sample "
                      "at --image-size (default: the model's, 224 for torchvision's); auto: standard for torchvision's "
                      "models, the pre-resized images of today for ember's small ones",
                      R::Identity);
-    s.choices = [] { return std::vector<std::string>{"auto", "standard", "light", "none"}; };
+    s.choices = [] { return std::vector<std::string>{"auto", "standard", "light", "trivial", "none"}; };
     s.section = "image_folder";
+  }
+  {
+    Setting& s = row("color_jitter", "--color-jitter", &TrainSettings::color_jitter,
+                     "Photos: torchvision's ColorJitter on the training samples, B or B,C,S or B,C,S,H (brightness, "
+                     "contrast, saturation, hue), e.g. 0.4 (default: none)",
+                     R::Identity);
+    s.check = [](const std::string& v) -> std::string {
+      if (v.empty()) return "";
+      try {
+        (void)data::parse_color_jitter(v);
+        return "";
+      } catch (const Error& e) {
+        return std::string(e.what()) + "; " + e.hint();
+      }
+    };
+    s.section = "image_folder", s.value_word = "B[,C,S[,H]]", s.show_default = false;
   }
   {
     Setting& s = row("channels", "--channels", &TrainSettings::channels,

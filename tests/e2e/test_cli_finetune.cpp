@@ -151,6 +151,18 @@ TEST_F(CliFineTune, ATorchvisionModelReadsThePhotosThroughThePhotoPipeline) {
   r = run_ember("train --data " + (dir / "shapes").string() + " --augment heavy --run-dir " + (dir / "bad").string());
   EXPECT_EQ(r.code, 2) << r.out;
   EMBER_EXPECT_HAS(r.out, "--augment");
+  // TrivialAugmentWide and ColorJitter on top of the standard recipe; a bad jitter is refused with its form.
+  r = run_ember("train --data " + (dir / "shapes").string() +
+                " --model lenet5 --augment trivial --color-jitter 0.4,0.4,0.4,0.1 --image-size 32 --batch-size 16 "
+                "--threads 2 --epochs 1 --val-split 0 --run-dir " + (dir / "strong").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "+ ColorJitter(0.4, 0.4, 0.4, 0.1) + TrivialAugmentWide");
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+  r = run_ember("train --data " + (dir / "shapes").string() + " --model lenet5 --color-jitter 0.4,0.7 --run-dir " +
+                (dir / "bad").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "--color-jitter");
+  EMBER_EXPECT_HAS(r.out, "B,C,S,H");
 }
 
 // `ember data cache` writes a folder as one file; `ember train --data FILE` trains on it through the

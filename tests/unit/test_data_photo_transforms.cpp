@@ -12,7 +12,7 @@
 
 #include "ember/data/photo_transforms.h"
 #include "golden/golden_file.h"
-#include "golden/hash_fill.h"
+#include "golden/golden_picture.h"
 #include "support/test_data.h"
 
 namespace {
@@ -28,63 +28,13 @@ const GoldenFile& golden() {
   return file;
 }
 
-// The script's pictures: "noise97x61x3", "ramp97x61x3", "noise61x97x1", "ramp160x120x3".
-Image picture(const std::string& name) {
-  const std::string kind = name.substr(0, name.find_first_of("0123456789"));
-  int w = 0, h = 0, c = 0;
-  EXPECT_EQ(std::sscanf(name.c_str() + kind.size(), "%dx%dx%d", &w, &h, &c), 3) << name;
-  Image img(w, h, c);
-  const uint64_t seed = ember::test::fnv1a64("photo/" + kind);
-  for (int64_t i = 0; i < int64_t(img.pixels.size()); ++i) {
-    uint8_t v = uint8_t(ember::test::splitmix64(seed ^ uint64_t(i)) >> 56);
-    if (kind == "ramp") {
-      const int64_t ch = i % c, x = (i / c) % w, y = i / (int64_t(c) * w);
-      v = uint8_t((5 * x + 3 * y + 60 * ch + (v >> 5)) % 256);
-    }
-    img.pixels[size_t(i)] = v;
-  }
-  return img;
-}
-
-Image expected(const std::string& name) {
-  const auto shape = golden().get(name + "/shape").as_int64();
-  const auto packed = golden().get(name + "/bytes").as_int64();
-  Image img(shape[1], shape[0], shape[2]);
-  std::memcpy(img.pixels.data(), packed.data(), img.pixels.size());
-  return img;
-}
-
-// Byte-for-byte equality, with the count and largest difference when not.
+Image picture(const std::string& name) { return ember::test::hashed_picture(name); }
+Image expected(const std::string& name) { return ember::test::golden_picture(golden(), name); }
 void expect_same(const Image& want, const Image& got, const std::string& what) {
-  ASSERT_EQ(got.width, want.width) << what;
-  ASSERT_EQ(got.height, want.height) << what;
-  ASSERT_EQ(got.channels, want.channels) << what;
-  int64_t differ = 0, first = -1, worst = 0;
-  for (size_t i = 0; i < want.pixels.size(); ++i) {
-    const int d = std::abs(int(want.pixels[i]) - int(got.pixels[i]));
-    if (d == 0) continue;
-    if (first < 0) first = int64_t(i);
-    ++differ, worst = std::max<int64_t>(worst, d);
-  }
-  EXPECT_EQ(differ, 0) << what << ": " << differ << " of " << want.pixels.size() << " bytes differ from torchvision's, by up to "
-                       << worst << " (first at byte " << first << ")";
+  ember::test::expect_same_picture(want, got, what);
 }
-
-std::vector<std::string> split(const std::string& s, char sep) {
-  std::vector<std::string> parts;
-  std::stringstream in(s);
-  for (std::string p; std::getline(in, p, sep);) parts.push_back(p);
-  return parts;
-}
-
-// Every "<kind>/..." case of the file, without its "/shape" and "/bytes" suffix.
-std::vector<std::string> cases(const std::string& kind) {
-  std::vector<std::string> out;
-  for (const auto& n : golden().names_with_prefix(kind + "/"))
-    if (n.size() > 6 && n.compare(n.size() - 6, 6, "/shape") == 0) out.push_back(n.substr(0, n.size() - 6));
-  EXPECT_FALSE(out.empty()) << "no " << kind << " cases in " << PHOTO_GOLDEN;
-  return out;
-}
+std::vector<std::string> split(const std::string& s, char sep) { return ember::test::split_name(s, sep); }
+std::vector<std::string> cases(const std::string& kind) { return ember::test::golden_pictures(golden(), kind); }
 
 TEST(PhotoTransforms, ResizeIsPillowsAntialiasedBilinearByteForByte) {
   for (const auto& name : cases("resize")) {

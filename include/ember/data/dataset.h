@@ -150,6 +150,7 @@ struct ImageFolderSplitOptions {
   // unreadable one is left out with a warning, one over the pixel budget refused.
   bool photos = false;
   Augment augment = Augment::Standard;
+  ColorJitter jitter;                 // --color-jitter on the training split's photos
   static constexpr int64_t kAutoMaxSide = 64;
   static constexpr int64_t kSizeSample = 32;  // images probed (headers only) to choose size and channels
 };

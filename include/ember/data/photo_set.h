@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ember/data/image.h"
+#include "ember/data/photo_augment.h"
 
 namespace ember::data {
 
@@ -24,10 +25,14 @@ namespace ember::data {
 //             torchvision's ImageNet training recipe
 //   light     RandomResizedCrop(size, scale (0.35, 1)) + RandomHorizontalFlip: for fine-tuning on a
 //             few hundred photos, where crops of 8% of a picture lose the object
+//   trivial   standard + TrivialAugmentWide (one of 14 operations at a random strength per sample):
+//             the recipe of torchvision's newer ("V2") ImageNet weights
 //   none      the evaluation transforms on the training samples too
 // Evaluation (test, validation, predict): Resize(size * 256 / 224) + CenterCrop(size).
 // Then ToTensor + Normalize with the dataset's mean/std (ImageNet's for photos).
-enum class Augment { None, Light, Standard };
+// --color-jitter adds torchvision's ColorJitter to any training recipe but none (after the flip,
+// before TrivialAugmentWide, as torchvision's references order them).
+enum class Augment { None, Light, Standard, Trivial };
 Augment parse_augment(const std::string& name);  // ValueError naming the choices
 const char* augment_name(Augment a);
 
@@ -35,8 +40,11 @@ struct PhotoRecipe {
   int64_t size = 224;               // the square side the model sees
   bool train = false;               // training transforms (augment) or the evaluation ones
   Augment augment = Augment::Standard;
+  ColorJitter jitter;               // none unless --color-jitter
   int64_t max_pixels = 178956970;   // per picture, checked on its header before decoding; 0: none
-  std::string describe() const;     // "RandomResizedCrop(224, scale 0.08-1) + flip", "resize 256, centre crop 224"
+  // "RandomResizedCrop(224, scale 0.08-1) + horizontal flip [+ ColorJitter(..)] [+ TrivialAugmentWide]",
+  // "resize 256, centre crop 224"
+  std::string describe() const;
 };
 
 class PhotoCache;

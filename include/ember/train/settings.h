@@ -112,6 +112,7 @@ struct TrainSettings {
   // Image folders: auto (the photo pipeline with "standard" for torchvision's models, today's
   // pre-resized tensors for ember's small ones), standard, light or none (data/photo_set.h).
   std::string augment = "auto";
+  std::string color_jitter;        // photos: "B[,C,S[,H]]", torchvision's ColorJitter; "": none
   bool freeze_backbone = false;    // fine-tuning (ember/train/transfer.h)
   int64_t unfreeze_after = 0;      // epochs; 0: never
   double lr_backbone = 0;          // 0: lr
