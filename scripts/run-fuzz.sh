@@ -39,6 +39,18 @@ rec10 = lambda label: bytes([label]) + bytes(i % 251 for i in range(3072))
 rec100 = lambda coarse, fine: bytes([coarse, fine]) + bytes(i % 241 for i in range(3072))
 put("fuzz_cifar", "cifar10-2", rec10(3) + rec10(9))
 put("fuzz_cifar", "cifar100-2", rec100(19, 99) + rec100(0, 5))
+# A two-picture photo cache (photo_cache.h's layout: a raw 2x1 RGB picture and 4 bytes of "JPEG"),
+# behind the target's first byte: 1 = the target appends the footer itself, 0 = the whole file.
+import hashlib, json
+data = bytes(range(6)) + b"\xff\xd8\xff\xd9"
+meta = json.dumps({"classes": ["cat", "dog"], "max_side": 256, "encoding": "jpeg"}).encode()
+index_off = 64 + len(data)
+index = struct.pack("<QIIIIII", 64, 6, 0, 2, 1, 1, 0) + struct.pack("<QIIIIII", 70, 4, 1, 1, 1, 0, 0)
+meta_off = index_off + len(index)
+head = b"EMBDSET1" + struct.pack("<IIQQQQQQ", 1, 0, 2, 64, index_off, meta_off, len(meta), 0)
+body = head + data + index + meta
+put("fuzz_photo_cache", "two-pictures", b"\x01" + body)
+put("fuzz_photo_cache", "two-pictures-whole", b"\x00" + body + b"EMBDSEND" + hashlib.sha256(body).digest())
 PY
 
 # fuzz_pth: the small torch.save fixtures (zip, zip64 end records, legacy stream, views, hostile).
@@ -56,7 +68,7 @@ done
 
 failed=0
 summary=()
-for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth fuzz_decode; do
+for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth fuzz_decode fuzz_photo_cache; do
   corpus=$build/corpus/$t
   mkdir -p "$corpus" "$build/artifacts/$t"
   echo "== $t: ${secs}s"

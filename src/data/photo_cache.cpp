@@ -25,101 +25,14 @@
 #include "ember/data/decode.h"
 #include "ember/data/photo_transforms.h"
 #include "ember/io/atomic_file.h"
-#include "ember/io/sha256.h"
 #include "ember/io/user_file.h"
+#include "data/photo_cache_format.h"
 
 namespace ember::data {
 namespace fs = std::filesystem;
 namespace {
 
-constexpr char kMagic[8] = {'E', 'M', 'B', 'D', 'S', 'E', 'T', '1'};
-constexpr char kEndMagic[8] = {'E', 'M', 'B', 'D', 'S', 'E', 'N', 'D'};
-constexpr uint32_t kVersion = 1;
-constexpr size_t kHeader = 64, kEntry = 32, kFooter = 40;
 constexpr int64_t kChunk = 64;  // pictures per parallel chunk (and per progress record)
-
-uint64_t get_u64(const uint8_t* p) {
-  uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-uint32_t get_u32(const uint8_t* p) {
-  uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
-void put_u64(std::vector<uint8_t>& b, uint64_t v) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&v);
-  b.insert(b.end(), p, p + 8);
-}
-void put_u32(std::vector<uint8_t>& b, uint32_t v) {
-  const auto* p = reinterpret_cast<const uint8_t*>(&v);
-  b.insert(b.end(), p, p + 4);
-}
-
-// SHA-256 as raw bytes from its hex form.
-std::vector<uint8_t> sha256_raw(std::span<const uint8_t> bytes) {
-  const std::string hex = io::sha256_hex(bytes);
-  std::vector<uint8_t> out(32);
-  for (size_t i = 0; i < 32; ++i) out[i] = uint8_t(std::stoi(hex.substr(2 * i, 2), nullptr, 16));
-  return out;
-}
-
-[[noreturn]] void bad(const std::string& name, const std::string& what) {
-  throw DataError(name + ": " + what, "write it again with `ember data cache FOLDER -o " + name + "`");
-}
-
-struct Parsed {
-  std::vector<std::array<uint64_t, 6>> entries;  // offset, size, label, width, height, encoding
-  std::vector<std::string> classes;
-  int64_t max_side = 0;
-};
-
-// Every check of the layout, on the whole file's bytes.
-Parsed parse(std::span<const uint8_t> b, const std::string& name) {
-  if (b.size() < 8 || std::memcmp(b.data(), kMagic, 8) != 0)
-    throw DataError(name + " is not an ember photo cache (it does not start with \"EMBDSET1\")",
-                    "pass a file written by `ember data cache`, or the folder of photos itself");
-  if (b.size() < kHeader + kFooter) bad(name, "truncated: " + std::to_string(b.size()) + " bytes, less than a header and footer");
-  const uint32_t version = get_u32(b.data() + 8);
-  if (version != kVersion)
-    throw DataError(name + ": cache format version " + std::to_string(version) + ", this ember reads version 1",
-                    "write it again with this ember's `ember data cache`");
-  const uint8_t* foot = b.data() + b.size() - kFooter;
-  if (std::memcmp(foot, kEndMagic, 8) != 0)
-    bad(name, "truncated or unfinished (no end marker; an interrupted `ember data cache` leaves a .partial file, "
-              "which a rerun completes)");
-  const uint64_t count = get_u64(b.data() + 16), data_off = get_u64(b.data() + 24), index_off = get_u64(b.data() + 32),
-                 meta_off = get_u64(b.data() + 40), meta_size = get_u64(b.data() + 48);
-  const uint64_t body = b.size() - kFooter;
-  if (data_off != kHeader || index_off < data_off || index_off > body || count > (body - index_off) / kEntry ||
-      index_off + count * kEntry != meta_off || meta_off > body || meta_size != body - meta_off)
-    bad(name, "its header's offsets do not fit the file (" + std::to_string(b.size()) + " bytes)");
-  const std::vector<uint8_t> sum = sha256_raw(b.subspan(0, body));
-  if (std::memcmp(sum.data(), foot + 8, 32) != 0) bad(name, "the checksum does not match: the file is damaged");
-  Parsed p;
-  const auto meta = nlohmann::json::parse(b.begin() + std::ptrdiff_t(meta_off), b.begin() + std::ptrdiff_t(body),
-                                          nullptr, false);
-  if (!meta.is_object() || !meta.contains("classes") || !meta["classes"].is_array())
-    bad(name, "its metadata is not the JSON object a cache holds");
-  for (const auto& c : meta["classes"]) {
-    if (!c.is_string()) bad(name, "a class name in its metadata is not a string");
-    p.classes.push_back(c.get<std::string>());
-  }
-  p.max_side = meta.value("max_side", int64_t(0));
-  if (p.classes.empty()) bad(name, "it names no classes");
-  p.entries.reserve(size_t(count));
-  for (uint64_t i = 0; i < count; ++i) {
-    const uint8_t* e = b.data() + index_off + i * kEntry;
-    const uint64_t off = get_u64(e), size = get_u32(e + 8), label = get_u32(e + 12), w = get_u32(e + 16),
-                   h = get_u32(e + 20), enc = get_u32(e + 24);
-    if (off < data_off || off > index_off || size > index_off - off || label >= p.classes.size() || enc > 1 ||
-        w == 0 || h == 0 || (enc == 1 && uint64_t(size) != w * h * 3))
-      bad(name, "index entry " + std::to_string(i) + " does not fit its data region");
-    p.entries.push_back({off, size, label, w, h, enc});
-  }
-  return p;
-}
 
 // One source picture, ready to append.
 struct Blob {
@@ -306,7 +219,7 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
   return rep;
 }
 
-void check_photo_cache_bytes(std::span<const uint8_t> bytes, const std::string& name) { (void)parse(bytes, name); }
+void check_photo_cache_bytes(std::span<const uint8_t> bytes, const std::string& name) { (void)parse_photo_cache(bytes, name); }
 
 PhotoCache::PhotoCache(const fs::path& file) : path_(file) {
   io::check_user_file(file, io::UserFileKind{"photo cache", uint64_t(1) << 40});
@@ -324,7 +237,7 @@ PhotoCache::PhotoCache(const fs::path& file) : path_(file) {
     ::close(fd);
   }
   try {
-    Parsed p = parse(std::span(map_, map_size_), file.string());
+    PhotoCacheIndex p = parse_photo_cache(std::span(map_, map_size_), file.string());
     classes_ = std::move(p.classes);
     max_side_ = p.max_side;
     entries_.reserve(p.entries.size());
