@@ -14,6 +14,7 @@
 #include <time.h>
 #include <nlohmann/json.hpp>
 
+#include "ember/core/threads.h"
 #include "ember/data/photo_cache.h"
 
 #include "cli.h"
@@ -332,6 +333,8 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
     if (folder.photos) {
       folder.augment = data::parse_augment(c.augment == "auto" ? "standard" : c.augment);
       if (!c.color_jitter.empty()) folder.jitter = data::parse_color_jitter(c.color_jitter);
+      if (!given(train::setting("workers")))
+        c.workers = data::default_loader_workers(true, dev.device.is_cuda(), c.threads, usable_cores());
       if (folder.image_size == 0) folder.image_size = design > 0 ? design : 224;
     }
   }

@@ -2,6 +2,7 @@
 // threads and joins them, and one message for every failed start.
 #include "ember/core/threads.h"
 
+#include <sched.h>
 #include <sys/resource.h>
 
 #include <condition_variable>
@@ -67,6 +68,13 @@ void check_can_start_threads(int n, const std::string& what, const std::string& 
 
 void throw_thread_start_error(const std::system_error& e, const std::string& what, const std::string& limit_hint) {
   throw ResourceError(detail::cat("cannot start ", what, ": ", e.code().message()), limits_hint(limit_hint));
+}
+
+int usable_cores() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
+  return std::max(1, int(std::thread::hardware_concurrency()));
 }
 
 }  // namespace ember

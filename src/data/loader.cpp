@@ -20,6 +20,11 @@
 #include "ops/backends.h"
 
 namespace ember::data {
+
+int default_loader_workers(bool photos, bool cuda, int compute_threads, int cores) {
+  if (!photos) return 1;
+  return std::max(1, cores - (cuda ? 1 : std::max(compute_threads, 1)));
+}
 namespace {
 
 uint64_t splitmix64(uint64_t x) {

@@ -272,7 +272,9 @@ std::vector<Setting> make_table() {
   // ---- how this invocation runs ----
   {
     Setting& s = row("workers", "--workers,--num-workers", &TrainSettings::workers,
-                     "Data-loading threads (0: in-line)", R::Invocation);
+                     "Data-loading threads (0: in-line; default: 1, for photos the cores the compute threads leave, "
+                     "at least 1)",
+                     R::Invocation);
     s.rule = thread_count_rule("0 loads the batches in-line"), s.show_default = false, s.per_rank = true;
   }
   {

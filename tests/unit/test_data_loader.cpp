@@ -3,6 +3,8 @@
 // resident path, the uint8 data held once, accounting, and bad options.
 #include <gtest/gtest.h>
 
+#include "ember/core/threads.h"
+
 #include <set>
 
 #include "support/files.h"
@@ -81,6 +83,17 @@ void expect_same_batches(const Batch& a, const Batch& b) {
 }
 
 }  // namespace
+
+// --workers when not given: photos get the cores the compute threads leave, tensor sets one.
+TEST(DataLoader, DefaultWorkersAreTheCoresTheComputeThreadsLeaveForPhotos) {
+  using ember::data::default_loader_workers;
+  EXPECT_EQ(default_loader_workers(false, true, 1, 16), 1);   // tensors: a gather needs one
+  EXPECT_EQ(default_loader_workers(true, true, 16, 16), 15);  // CUDA: all but the thread driving the GPU
+  EXPECT_EQ(default_loader_workers(true, false, 12, 16), 4);  // CPU: what --threads 12 leaves
+  EXPECT_EQ(default_loader_workers(true, false, 2, 2), 1);    // at least one
+  EXPECT_EQ(default_loader_workers(true, true, 1, 1), 1);
+  EXPECT_GE(ember::usable_cores(), 1);
+}
 
 TEST(DataLoader, EverySampleExactlyOncePerEpoch) {
   for (int workers : {0, 1, 2}) {

@@ -27,6 +27,10 @@ class ResourceError : public Error {
 // values. Thread-safe; n <= 0 does nothing.
 void check_can_start_threads(int n, const std::string& what, const std::string& ask_fewer);
 
+// The cores this process may run on: sched_getaffinity's count (a container's cpuset or taskset's
+// share), else std::thread::hardware_concurrency(); at least 1.
+int usable_cores();
+
 // The ResourceError for a std::thread that failed to start (std::system_error from its
 // constructor): `what` names the threads ("data-loading worker 12 of 1024"), `limit_hint` the flag
 // that asks for fewer.

@@ -54,6 +54,12 @@ class BatchStager {
 // otherwise a plain synchronous `.to(device)` stager.
 std::unique_ptr<BatchStager> make_batch_stager(Device device, int ring_batches = 4);
 
+// `--workers` when the user gives none. Photo sets decode and augment every sample on the CPU, so
+// they get the cores the compute threads leave (at least one): on a CUDA run every core but the one
+// that drives the GPU, on a CPU run cores - compute_threads. Tensor datasets need one (their
+// batches are a gather). cores: usable_cores() (core/threads.h).
+int default_loader_workers(bool photos, bool cuda, int compute_threads, int cores);
+
 struct LoaderOptions {
   int64_t batch_size = 64;
   bool shuffle = true;
