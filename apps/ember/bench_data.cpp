@@ -25,6 +25,7 @@ namespace {
 struct DataBenchOpts {
   std::string data;
   std::string augment = "standard";
+  std::string color_jitter;  // "" none, else parse_color_jitter's form
   int64_t image_size = 224, batch_size = 32, epochs = 2, limit = 0;
   int workers = 2;
   bool json = false;
@@ -70,6 +71,7 @@ int run_data_bench(const DataBenchOpts& o) {
   ds.recipe.size = o.image_size;
   ds.recipe.train = true;
   ds.recipe.augment = data::parse_augment(o.augment);
+  if (!o.color_jitter.empty()) ds.recipe.jitter = data::parse_color_jitter(o.color_jitter);
   ds.mean = data::kImageNetMean, ds.std = data::kImageNetStd;
   const int64_t n = ds.size();
 
@@ -107,7 +109,7 @@ int run_data_bench(const DataBenchOpts& o) {
   const std::string cpu = cpu_model();
   if (o.json) {
     nlohmann::json j = {{"data", o.data},           {"images", n},
-                        {"image_size", o.image_size}, {"augment", o.augment},
+                        {"image_size", o.image_size}, {"augment", o.augment}, {"recipe", ds.recipe.describe()},
                         {"batch_size", o.batch_size}, {"workers", o.workers},
                         {"cpu", cpu},               {"loader_images_per_s", loader_rate},
                         {"loader_epochs_images_per_s", rates},
@@ -137,9 +139,10 @@ void register_bench_data(CLI::App& bench, Runner& run) {
   add_number(d, "-b,--batch-size", o->batch_size, "Batch size", at_least(1))->capture_default_str();
   add_number(d, "--epochs", o->epochs, "Epochs timed (the median is shown)", at_least(1))->capture_default_str();
   add_number(d, "--limit", o->limit, "Use the first N images only (0: all)", at_least(0))->capture_default_str();
-  d->add_option("--augment", o->augment, "standard, light or none")
-      ->check(CLI::IsMember({"standard", "light", "none"}))
+  d->add_option("--augment", o->augment, "standard, light, trivial (+ TrivialAugmentWide) or none")
+      ->check(CLI::IsMember({"standard", "light", "trivial", "none"}))
       ->capture_default_str();
+  d->add_option("--color-jitter", o->color_jitter, "ColorJitter on top: B or B,C,S or B,C,S,H (e.g. 0.4)");
   d->add_flag("--json", o->json, "Print JSON");
   d->callback([&run, o] { run = [o] { return run_data_bench(*o); }; });
 }

@@ -40,19 +40,25 @@ uint8_t clip8(float v) {
 }
 
 // Pillow's Image.blend(degenerate, src, alpha) (Blend.c): in float, truncated; clipped only when
-// extrapolating.
-Image blend(const Image& degenerate, const Image& src, double alpha_in) {
+// extrapolating. degenerate(i): the degenerate picture's byte i.
+template <class Degenerate>
+Image blend_with(Degenerate degenerate, const Image& src, double alpha_in) {
   const float alpha = float(alpha_in);
-  if (alpha == 0.0f) return degenerate;
   if (alpha == 1.0f) return src;
   Image out(src.width, src.height, src.channels);
   const bool inside = alpha >= 0.0f && alpha <= 1.0f;
   for (size_t i = 0; i < src.pixels.size(); ++i) {
-    const int a = degenerate.pixels[i], b = src.pixels[i];
-    const float v = float(a) + alpha * float(b - a);
+    const int a = degenerate(i), b = src.pixels[i];
+    const float v = float(a) + alpha * float(b - a);  // alpha 0 gives a exactly, as Blend.c's copy
     out.pixels[i] = inside ? uint8_t(v) : clip8(v);
   }
   return out;
+}
+Image blend(const Image& degenerate, const Image& src, double alpha) {
+  return blend_with([&](size_t i) { return int(degenerate.pixels[i]); }, src, alpha);
+}
+Image blend(int degenerate, const Image& src, double alpha) {  // a picture of one value
+  return blend_with([degenerate](size_t) { return degenerate; }, src, alpha);
 }
 
 // Pillow's RGB -> L (Convert.c, L24): ITU-R 601-2 luma in 16-bit fixed point, rounded.
@@ -104,7 +110,10 @@ void rgb_to_hsv(const uint8_t* in, uint8_t* out) {
     if (r == maxc) h = bc - gc;
     else if (g == maxc) h = float(2.0 + rc - bc);
     else h = float(4.0 + gc - rc);
-    h = float(std::fmod(h / 6.0 + 1.0, 1.0));
+    // fmod(h / 6 + 1, 1): the sum lies in [5/6, 11/6], where subtracting 1 is fmod, exactly.
+    double wrapped = h / 6.0 + 1.0;
+    if (wrapped >= 1.0) wrapped -= 1.0;
+    h = float(wrapped);
     uh = uint8_t(std::clamp(int(h * 255.0), 0, 255));
     us = uint8_t(std::clamp(int(s * 255.0), 0, 255));
   }
@@ -283,7 +292,7 @@ int below(uint32_t hi, uint32_t lo, int n) { return int(((uint64_t(hi) << 32) | 
 
 Image adjust_brightness(const Image& src, double factor) {
   check_image(src, "adjust_brightness");
-  return blend(Image(src.width, src.height, src.channels), src, factor);
+  return blend(0, src, factor);
 }
 
 Image adjust_contrast(const Image& src, double factor) {
@@ -293,9 +302,7 @@ Image adjust_contrast(const Image& src, double factor) {
   const int64_t n = src.width * src.height;
   for (int64_t i = 0; i < n; ++i) sum += src.channels == 1 ? src.pixels[size_t(i)] : luma(&src.pixels[size_t(i * 3)]);
   const int mean = int(double(sum) / double(n) + 0.5);
-  Image grey(src.width, src.height, src.channels);
-  std::fill(grey.pixels.begin(), grey.pixels.end(), uint8_t(mean));
-  return blend(grey, src, factor);
+  return blend(mean, src, factor);
 }
 
 Image adjust_saturation(const Image& src, double factor) {
