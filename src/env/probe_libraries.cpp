@@ -22,13 +22,15 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// A library by its base name, and the soname major it must have (-1: any, e.g. libcudart.so.12/13).
+// A library by its base name, the soname major it must have (-1: any, e.g. libcudart.so.12/13),
+// and the word in the name of the pip wheel that ships it ("" = no wheel does).
 struct Library {
   const char* base;
   int major;
+  const char* wheel;
 };
-const Library kLibraries[] = {{"libcuda", 1},  {"libcudart", -1}, {"libcublas", -1},
-                              {"libcudnn", -1}, {"libnccl", -1},   {"libnvidia-ml", 1}};
+const Library kLibraries[] = {{"libcuda", 1, ""},       {"libcudart", -1, "cuda-runtime"}, {"libcublas", -1, "cublas"},
+                              {"libcudnn", -1, "cudnn"}, {"libnccl", -1, "nccl"},          {"libnvidia-ml", 1, "nvidia-ml"}};
 
 // The Library `file_name` is the soname of ("libcudnn.so.9"), or nullptr.
 const Library* soname_of(const std::string& name) {
@@ -180,23 +182,23 @@ std::vector<LibraryPlace> library_places(const EnvFacts& f, const std::string& r
   if (const char* ld = std::getenv("LD_LIBRARY_PATH")) {
     std::stringstream ss(ld);
     for (std::string dir; std::getline(ss, dir, ':');)
-      if (!dir.empty()) places.push_back({dir, "LD_LIBRARY_PATH", rank++, ""});
+      if (!dir.empty()) places.push_back({dir, "LD_LIBRARY_PATH", rank++, "", ""});
   }
   if (root.empty())
-    for (const std::string& dir : ld_cache_dirs(run_ldconfig())) places.push_back({dir, "ld.so cache", rank++, ""});
+    for (const std::string& dir : ld_cache_dirs(run_ldconfig())) places.push_back({dir, "ld.so cache", rank++, "", ""});
   if (const char* home = std::getenv("CUDA_HOME"); home != nullptr && *home != '\0')
-    places.push_back({std::string(home) + "/lib64", "CUDA_HOME", -1, ""});
+    places.push_back({std::string(home) + "/lib64", "CUDA_HOME", -1, "", ""});
   std::error_code ec;
   for (auto it = fs::directory_iterator(root + "/usr/local", ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
     const std::string name = it->path().filename().string();
     if (!name.starts_with("cuda")) continue;
     for (const char* sub : {"lib64", "lib", "targets/x86_64-linux/lib"})
-      places.push_back({(it->path() / sub).string(), it->path().string(), -1, ""});
+      places.push_back({(it->path() / sub).string(), it->path().string(), -1, "", ""});
   }
   for (const PythonEnv& p : f.pythons)
     for (const PipWheel& w : p.nvidia_wheels)
       for (const std::string& dir : w.lib_dirs)
-        places.push_back({dir, "pip " + w.name + " " + w.version + " (" + p.path + ")", -1, w.version});
+        places.push_back({dir, "pip " + w.name + " " + w.version + " (" + p.path + ")", -1, w.version, w.name});
   return places;
 }
 
@@ -212,6 +214,9 @@ std::vector<LibraryCopy> scan_library_copies(const std::vector<LibraryPlace>& pl
     for (const std::string& name : names) {
       const Library* lib = soname_of(name);
       if (lib == nullptr) continue;
+      // A wheel's directory may hold other wheels' files: each file is its own wheel's.
+      if (!place.wheel_name.empty() && (*lib->wheel == '\0' || place.wheel_name.find(lib->wheel) == std::string::npos))
+        continue;
       const fs::path path = fs::path(place.dir) / name;
       std::error_code rc;
       const fs::path real = fs::canonical(path, rc);

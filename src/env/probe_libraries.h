@@ -23,6 +23,8 @@ struct LibraryPlace {
   std::string dir, source;
   int loader_rank = -1;
   std::string wheel_version;  // a pip wheel's version, for files whose names carry none
+  std::string wheel_name;     // "nvidia-cudnn-cu12": only its own libraries are taken from the
+                              // directory (CUDA 13 wheels share nvidia/cu13/lib)
 };
 // The libraries whose copies are compared, by soname prefix: libcuda.so.1, libcudart.so.N, ...
 const std::vector<std::string>& provenance_libraries();

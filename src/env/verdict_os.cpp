@@ -204,6 +204,22 @@ void judge_libraries(const EnvFacts& f, std::vector<Check>& checks) {
                                       : pick->source == "LD_LIBRARY_PATH" ? ", first on LD_LIBRARY_PATH"
                                                                           : ", from the ld.so cache")
                         : std::string("none is on the loader's path (each program loads the copy it names)");
+    // They compete when a copy on LD_LIBRARY_PATH differs from another (it shadows the others,
+    // a framework's wheel included: LD_LIBRARY_PATH comes before a library's RUNPATH), or when two
+    // differing copies are both on the loader's path. Otherwise each program loads its own copy (a
+    // framework its wheel through RUNPATH, ember the loader's) and the copies are only named.
+    bool compete = false;
+    for (const LibraryCopy* a : known)
+      for (const LibraryCopy* b : known)
+        if (a != b && !same(a->version, b->version) && a->loader_rank >= 0 &&
+            (a->source == "LD_LIBRARY_PATH" || b->loader_rank >= 0))
+          compete = true;
+    if (!compete) {
+      add(Level::Pass, soname,
+          fmt::format("{} copies: {}; {}; none shadows another (each program loads the one it names)", known.size(),
+                      where, picks));
+      continue;
+    }
     add(Level::Warn, soname,
         fmt::format("{} copies with different versions: {}; {}; a framework loads its own wheel's copy unless "
                     "LD_LIBRARY_PATH puts another first",

@@ -543,11 +543,11 @@ TEST(DoctorOs, LibraryFoundTwiceWithDifferentVersionsIsNamed) {
   const std::string wheel = lib("venv/nvidia/cudnn/lib", "libcudnn.so.9", "libcudnn.so.9");
   const std::string same = lib("usr/local/cuda-13.0/lib64", "libcudnn.so.9.10.2", "libcudnn.so.9");
   const std::vector<detail::LibraryPlace> places = {
-      {ld, "LD_LIBRARY_PATH", 0, ""},
-      {cache, "ld.so cache", 1, ""},
-      {same, (r.dir / "usr/local/cuda-13.0").string(), -1, ""},
-      {wheel, "pip nvidia-cudnn-cu12 9.1.0.70 (/venv/bin/python)", -1, "9.1.0.70"},
-      {(r.dir / "nonexistent").string(), "LD_LIBRARY_PATH", 2, ""}};
+      {ld, "LD_LIBRARY_PATH", 0, "", ""},
+      {cache, "ld.so cache", 1, "", ""},
+      {same, (r.dir / "usr/local/cuda-13.0").string(), -1, "", ""},
+      {wheel, "pip nvidia-cudnn-cu12 9.1.0.70 (/venv/bin/python)", -1, "9.1.0.70", "nvidia-cudnn-cu12"},
+      {(r.dir / "nonexistent").string(), "LD_LIBRARY_PATH", 2, "", ""}};
   EnvFacts f = cuda13_build();
   f.library_copies = detail::scan_library_copies(places);
   ASSERT_EQ(f.library_copies.size(), 5u);
@@ -576,6 +576,26 @@ TEST(DoctorOs, LibraryFoundTwiceWithDifferentVersionsIsNamed) {
   f.library_copies = detail::scan_library_copies({places[0], places[3]});
   const Verdict u = evaluate(f);
   EXPECT_EQ(find(u, "libcudnn.so.9"), nullptr);
+  // The ld.so cache's copy and a wheel's do not compete (the framework loads its wheel through
+  // RUNPATH, which comes before the cache): named, not a WARN.
+  f.library_copies = detail::scan_library_copies({places[1], places[3]});
+  const Verdict s = evaluate(f);
+  ASSERT_NE(find(s, "libcudnn.so.9"), nullptr);
+  EXPECT_EQ(find(s, "libcudnn.so.9")->level, Level::Pass);
+  EXPECT_HAS(find(s, "libcudnn.so.9")->message, "none shadows another");
+  // A wheel directory shared by several wheels (CUDA 13's nvidia/cu13/lib): each file is taken with
+  // its own wheel's version, never a neighbour's.
+  r.write("venv/nvidia/cu13/lib/libcudart.so.13", "");
+  r.write("venv/nvidia/cu13/lib/libcublas.so.13", "");
+  const std::string cu13 = (r.dir / "venv/nvidia/cu13/lib").string();
+  const auto shared = detail::scan_library_copies(
+      {{cu13, "pip nvidia-cublas 13.4.1.3 (py)", -1, "13.4.1.3", "nvidia-cublas"},
+       {cu13, "pip nvidia-cuda-runtime 13.2.86 (py)", -1, "13.2.86", "nvidia-cuda-runtime"}});
+  ASSERT_EQ(shared.size(), 2u);
+  EXPECT_EQ(shared[0].soname, "libcublas.so.13");
+  EXPECT_EQ(shared[0].version, "13.4.1.3");
+  EXPECT_EQ(shared[1].soname, "libcudart.so.13");
+  EXPECT_EQ(shared[1].version, "13.2.86");
 }
 
 // Copies whose names carry no version (wheel-style files) are asked in a child, each in its own.
@@ -587,7 +607,7 @@ TEST(DoctorOs, UnversionedCopiesAreAskedTheirVersion) {
   }
   EnvFacts f = cuda13_build();
   f.library_copies = detail::scan_library_copies(
-      {{(r.dir / "a").string(), "LD_LIBRARY_PATH", 0, ""}, {(r.dir / "b").string(), "CUDA_HOME", -1, ""}});
+      {{(r.dir / "a").string(), "LD_LIBRARY_PATH", 0, "", ""}, {(r.dir / "b").string(), "CUDA_HOME", -1, "", ""}});
   ASSERT_EQ(f.library_copies.size(), 2u);
   EXPECT_EQ(f.library_copies[0].version, "2.28.9");
   EXPECT_EQ(f.library_copies[1].version, "2.28.9");
