@@ -147,7 +147,8 @@ std::string driver_install_fix(const EnvFacts& f, const std::optional<Version>& 
     }
     case Distro::Arch:
       how = fmt::format("`sudo pacman -Syu nvidia-open` (`nvidia-open-dkms` for other kernels; Arch ships the current "
-                        "branch, {} or newer is needed; GPUs before Turing need the legacy 580 branch from the AUR)",
+                        "branch, {} or newer is needed; the open modules need Turing or newer, older GPUs the "
+                        "proprietary 580 branch, the last for them)",
                         b);
       break;
     case Distro::Unknown:
