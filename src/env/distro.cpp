@@ -46,8 +46,8 @@ std::string debian_fix(const EnvFacts& f, const std::optional<Version>& cuda, in
   const std::string floor = advice ? advice->driver : need;
   if (d != nullptr && advice && advice->exact && compat::driver_at_least(d->version, advice->driver))
     return fmt::format("`sudo apt install {} linux-headers-amd64` from Debian {}'s contrib and non-free components "
-                       "(it ships {}, enough for CUDA {}), or {}",
-                       d->package, ver, d->version, Version{cuda->major, cuda->minor, 0}.str(), from_repo);
+                       "(it ships {}, enough for CUDA {}; NVIDIA's CUDA repository has newer branches: cuda-drivers)",
+                       d->package, ver, d->version, Version{cuda->major, cuda->minor, 0}.str());
   if (d != nullptr)
     return fmt::format("Debian {}'s own {} is {}{}, older than {}: use {}", ver, d->package, d->version,
                        d->backports.empty() ? "" : " (backports: " + d->backports + ")",
@@ -133,7 +133,7 @@ std::string driver_install_fix(const EnvFacts& f, const std::optional<Version>& 
       how = fmt::format("add NVIDIA's repository, `sudo dnf config-manager --add-repo https://developer.download.nvidia."
                         "com/compute/cuda/repos/rhel{0}/x86_64/cuda-rhel{0}.repo` (with EPEL for dkms), then `sudo dnf "
                         "install nvidia-open` (Turing and newer) or `sudo dnf module install nvidia-driver:latest-dkms` "
-                        "(the proprietary modules); branch {1} or newer",
+                        "(the proprietary modules, RHEL 8 and 9); branch {1} or newer",
                         v.empty() ? "9" : v, b);
       break;
     }
@@ -158,6 +158,15 @@ std::string driver_install_fix(const EnvFacts& f, const std::optional<Version>& 
       break;
   }
   return head + how + kReboot + secure_boot_note(f);
+}
+
+std::string driver_upgrade(const EnvFacts& f, const Version& cuda) {
+  const std::string mm = Version{cuda.major, cuda.minor, 0}.str();
+  if (f.wsl && f.container.empty())
+    return fmt::format("update the NVIDIA driver on Windows to one that supports CUDA {} (never a Linux driver inside "
+                       "WSL)", mm);
+  return fmt::format("upgrade the {}NVIDIA driver to {} (CUDA {})", f.container.empty() ? "" : "host's ",
+                     compat::driver_requirement(cuda), mm);
 }
 
 std::string cudnn_package_hint(const EnvFacts& f, int cudnn_major, int cuda_major) {

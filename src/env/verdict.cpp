@@ -369,8 +369,7 @@ Verdict evaluate(const EnvFacts& f) {
           fmt::format("{}: ember has only PTX for it, which the driver must JIT-compile, but {} supports CUDA {} "
                       "and the PTX is from CUDA {}: the JIT fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
                       what, driver_label(f), f.driver_cuda->str(), major_minor(*f.cuda_compiled).str()),
-          fmt::format("upgrade the NVIDIA driver to {}, or {}", compat::driver_requirement(*f.cuda_compiled),
-                      rebuild_for(f, cc)));
+          fmt::format("{}, or {}", detail::driver_upgrade(f, *f.cuda_compiled), rebuild_for(f, cc)));
     } else if (f.built_with_cuda && archs_known && !native) {
       add(Level::Warn, name, what + ": runs from PTX (JIT-compiled at start-up, slow first launch)",
           rebuild_for(f, cc) + " for native code");
