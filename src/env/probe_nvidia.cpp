@@ -7,8 +7,8 @@
 #include <fmt/format.h>
 
 #include "env/child_wait.h"
-#include "env/compat.h"
 #include "env/probe_libraries.h"
+#include "env/compat.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>

@@ -8,9 +8,9 @@
 
 #include "ember/env/doctor.h"
 #include "env/compat.h"
+#include "env/verdict_python.h"
 #include "env/distro.h"
 #include "env/verdict_os.h"
-#include "env/verdict_python.h"
 
 namespace ember::env {
 

@@ -234,9 +234,10 @@ void find_library_copies(EnvFacts& facts);
 // Text report, every line within 80 columns (facts, one entry per check with its fix, then the
 // verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
 // docs/doctor.md documents it, kJsonSchema its version).
-// kJsonSchemaMinor counts additions that keep every field of the same major (docs/doctor.md).
 inline constexpr int kJsonSchema = 2;
-inline constexpr int kJsonSchemaMinor = 1;
+// Raised when fields are added (a script may rely on them from that minor on); 2: the OS layer
+// and library provenance (os, library_copies, nvidia.nccl, ...).
+inline constexpr int kJsonSchemaMinor = 2;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);
 
