@@ -14,7 +14,7 @@
 namespace ember::cli {
 
 void register_doctor(CLI::App& root, Runner& run) {
-  auto* sub = root.add_subcommand("doctor", "Check the build, CPU, NVIDIA driver, CUDA, cuDNN, cuBLAS and GPUs");
+  auto* sub = root.add_subcommand("doctor", "Check the build, CPU, OS, NVIDIA driver, CUDA, cuDNN, cuBLAS, NCCL and GPUs");
   auto json = std::make_shared<bool>(false);
   auto require_gpu = std::make_shared<bool>(false);
   sub->add_flag("--json", *json, "Print the findings as JSON (schema in docs/doctor.md)");
@@ -37,6 +37,7 @@ void register_doctor(CLI::App& root, Runner& run) {
         facts.pythons = env::find_pythons(*pythons);
         env::audit_pythons(facts.pythons, *python_timeout * 1000);
       }
+      env::find_library_copies(facts);  // after the audit: its interpreters' nvidia-* wheels are places too
       env::Verdict verdict = env::evaluate(facts);
       if (*json)
         fmt::print("{}\n", env::to_json(facts, verdict));

@@ -58,6 +58,11 @@ Tables parse(const std::string& text) {
   for (const auto& r : j.at("torch_wheels"))
     t.torch_wheels.push_back({r.at("index").get<std::string>(), parse_version(r.at("cuda"), "cuda"),
                               r.at("archs").get<std::vector<int>>(), r.at("ptx").get<bool>()});
+  if (j.contains("distro_drivers"))
+    for (const auto& r : j.at("distro_drivers"))
+      t.distro_drivers.push_back({r.at("id").get<std::string>(), r.at("version_id").get<std::string>(),
+                                  r.at("package").get<std::string>(), r.at("version").get<std::string>(),
+                                  r.value("backports", std::string())});
   return t;
 }
 
@@ -93,6 +98,35 @@ std::string driver_requirement(const Version& cuda) {
 int driver_branch(const std::string& driver_version) {
   int b = 0;
   return std::sscanf(driver_version.c_str(), "%d", &b) == 1 ? b : 0;
+}
+
+bool driver_at_least(const std::string& a, const std::string& b) {
+  auto parts = [](const std::string& v) {
+    std::vector<long> p;
+    long x = 0;
+    bool any = false;
+    for (char c : v + ".") {
+      if (c >= '0' && c <= '9') x = x * 10 + (c - '0'), any = true;
+      else if (c == '.') p.push_back(any ? x : 0), x = 0, any = false;
+      else break;
+    }
+    return p;
+  };
+  std::vector<long> pa = parts(a), pb = parts(b);
+  const size_t n = std::max(pa.size(), pb.size());
+  pa.resize(n), pb.resize(n);
+  return pa >= pb;
+}
+
+int driver_branch_for(const Version& cuda) {
+  const auto d = min_driver_for(Version{cuda.major, cuda.minor, 0});
+  return d ? driver_branch(d->driver) : 0;
+}
+
+const DistroDriver* distro_driver(const std::string& id, const std::string& version_id) {
+  for (const DistroDriver& d : tables().distro_drivers)
+    if (d.id == id && (d.version_id == version_id || version_id.starts_with(d.version_id + "."))) return &d;
+  return nullptr;
 }
 
 const ArchRow* arch(int cc) {

@@ -34,6 +34,12 @@ struct TorchWheel {
   std::vector<int> archs;  // SASS
   bool ptx = false;        // PTX of the newest arch too
 };
+struct DistroDriver {
+  std::string id, version_id;  // os-release ID and VERSION_ID: "debian", "12"
+  std::string package;         // "nvidia-driver"
+  std::string version;         // the newest the distribution's archive has: "535.261.03"
+  std::string backports;       // the newest in its backports ("" = none)
+};
 struct Tables {
   int schema = 0;
   std::string date;
@@ -42,6 +48,7 @@ struct Tables {
   std::vector<MinorCompatRow> minor_compat;
   std::vector<ArchRow> archs;        // ascending cc
   std::vector<TorchWheel> torch_wheels;  // ascending cuda
+  std::vector<DistroDriver> distro_drivers;  // optional in the document
 };
 
 // The tables compiled into this build (parsed once). Throws InternalError if the data is malformed,
@@ -62,6 +69,12 @@ std::string driver_requirement(const Version& cuda);
 
 // The driver's branch: 580 from "580.95.05"; 0 when it does not parse.
 int driver_branch(const std::string& driver_version);
+// Whether driver version `a` is at least `b`, numerically by component ("535.261.03" >= "535.54.03").
+bool driver_at_least(const std::string& a, const std::string& b);
+// The lowest driver branch that runs CUDA `cuda` (580 for 13.0), from the toolkit table; 0 unknown.
+int driver_branch_for(const Version& cuda);
+// The NVIDIA driver a distribution release ships (distro_drivers), or nullptr.
+const DistroDriver* distro_driver(const std::string& id, const std::string& version_id);
 
 const ArchRow* arch(int cc);
 // Whether toolkit `cuda` can compile for `cc` (false for an unknown cc).

@@ -83,17 +83,32 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
                          f.avx512_bf16 ? "yes" : "no", f.amx ? "yes" : "no"));
   row("cores", std::to_string(f.cores));
   row("memory", fmt::format("{:.1f} GiB", double(f.memory_bytes) / double(1ull << 30)));
+  if (!f.os_release.id.empty())
+    row("distribution", f.os_release.id + (f.os_release.version_id.empty() ? "" : " " + f.os_release.version_id));
+  if (!f.container.empty()) row("container", f.container + " (" + f.container_hint + ")");
+  if (f.secure_boot) row("Secure Boot", *f.secure_boot ? "on" : "off");
+  if (!f.conflicting_modules.empty()) {
+    std::string mods;
+    for (const auto& m : f.conflicting_modules) mods += (mods.empty() ? "" : ", ") + m;
+    row("other GPU modules", mods + " loaded");
+  }
   out += "NVIDIA\n";
   row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
                                      (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
                                : "not found (" + f.driver_error + ")");
-  if (!f.driver_path.empty()) row("libcuda", f.driver_path);
+  if (!f.driver_path.empty())
+    row("libcuda", f.driver_path + (!f.libcuda_version.empty() && f.libcuda_version != f.driver_version
+                                        ? " (" + f.libcuda_version + ")"
+                                        : std::string()));
   auto at = [](const std::string& path) { return path.empty() ? std::string() : ", " + path; };
   row("CUDA runtime", opt_str(f.cuda_runtime) + at(f.cudart_path));
   row("cuDNN", (f.cudnn ? f.cudnn->str() + (f.cudnn_cuda_major ? fmt::format(" (for CUDA {})", *f.cudnn_cuda_major) : "")
                         : std::string(f.cudnn_error.empty() ? "not found" : "broken (see checks)")) +
                    at(f.cudnn_path));
   row("cuBLAS", (f.cublas_error.empty() ? opt_str(f.cublas) : std::string("broken (see checks)")) + at(f.cublas_path));
+  if (f.built_with_cuda || f.nccl || !f.nccl_error.empty())
+    row("NCCL", f.nccl ? f.nccl->str() + at(f.nccl_path)
+                       : std::string(f.nccl_error.empty() ? "not found (multi-GPU training only)" : "broken (see checks)"));
   row("GPUs", f.gpus.empty() ? std::string("none") : std::to_string(f.gpus.size()));
   for (const auto& g : f.gpus)
     row(("  cuda:" + std::to_string(g.index)).c_str(),
@@ -106,6 +121,13 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
                     g.processes.size(), g.mig_mode == 1 ? "on" : g.mig_mode == 0 ? "off" : "-",
                     g.ecc_uncorrected < 0 ? std::string("-") : std::to_string(g.ecc_uncorrected)));
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
+  if (!f.library_copies.empty()) {
+    // Every copy found, so a second one with another version is visible before the checks name it.
+    out += "library copies\n";
+    for (const auto& c : f.library_copies)
+      out += wrap(fmt::format("  {:<22}", c.soname), 24,
+                  (c.version.empty() ? std::string("?") : c.version) + " " + c.path + " (" + c.source + ")");
+  }
   if (!f.pythons.empty()) {
     out += "Python\n";
     for (const auto& p : f.pythons) {
@@ -158,6 +180,27 @@ nlohmann::json nvml_json(const EnvFacts& f) {
   return {{"path", f.nvml_path}, {"error", f.nvml_error}, {"gpus", gpus}};
 }
 
+nlohmann::json os_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json nodes = json::array();
+  for (const auto& d : f.device_nodes)
+    nodes.push_back({{"path", d.path}, {"exists", d.exists}, {"usable", d.usable}, {"owner", d.owner}});
+  return {{"id", f.os_release.id}, {"id_like", f.os_release.id_like}, {"version_id", f.os_release.version_id},
+          {"pretty_name", f.os_release.pretty_name}, {"container", f.container},
+          {"container_hint", f.container_hint},
+          {"secure_boot", f.secure_boot ? json(*f.secure_boot) : json(nullptr)},
+          {"conflicting_modules", f.conflicting_modules}, {"device_nodes", nodes}};
+}
+
+nlohmann::json copies_json(const EnvFacts& f) {
+  using nlohmann::json;
+  json all = json::array();
+  for (const auto& c : f.library_copies)
+    all.push_back({{"soname", c.soname}, {"path", c.path}, {"real_path", c.real_path}, {"version", c.version},
+                   {"source", c.source}, {"loader_rank", c.loader_rank}, {"loaded", c.loaded}});
+  return all;
+}
+
 nlohmann::json pythons_json(const EnvFacts& f) {
   using nlohmann::json;
   json all = json::array();
@@ -208,6 +251,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
     checks.push_back({{"level", level_name(c.level)}, {"name", c.name}, {"message", c.message}, {"fix", c.fix}});
   json j = {
       {"schema", kJsonSchema},
+      {"schema_minor", kJsonSchemaMinor},
       {"build", {{"version", f.ember_version}, {"compiler", f.compiler}, {"build_type", f.build_type},
                  {"cuda", f.built_with_cuda}, {"cuda_compiled", ver(f.cuda_compiled)},
                  {"cuda_sass_archs", f.cuda_sass_archs}, {"cuda_ptx_archs", f.cuda_ptx_archs},
@@ -222,9 +266,12 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
                   {"cublas", ver(f.cublas)}, {"cudnn_error", f.cudnn_error}, {"cublas_error", f.cublas_error}, {"physical_gpus", f.physical_gpus}, {"gpus", gpus},
                   {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)},
                   {"kernel_module_loaded", f.kernel_module_loaded ? json(*f.kernel_module_loaded) : json(nullptr)},
-                  {"wsl", f.wsl},
+                  {"wsl", f.wsl}, {"libcuda_version", f.libcuda_version}, {"driver_error_code", f.driver_error_code},
+                  {"nccl", ver(f.nccl)}, {"nccl_error", f.nccl_error},
                   {"paths", {{"libcuda", f.driver_path}, {"cudart", f.cudart_path}, {"cudnn", f.cudnn_path},
-                             {"cublas", f.cublas_path}}}}},
+                             {"cublas", f.cublas_path}, {"nccl", f.nccl_path}}}}},
+      {"os", os_json(f)},
+      {"library_copies", copies_json(f)},
       {"checks", checks},
       {"verdict", {{"can_train", v.can_train()}, {"cpu_usable", v.cpu_usable}, {"gpu_usable", v.gpu_usable},
                    {"training_device", v.training_device}, {"summary", v.summary}, {"first_fix", v.first_fix},

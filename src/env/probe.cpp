@@ -15,7 +15,9 @@
 #include <sstream>
 
 #include "ember/env/doctor.h"
+#include "env/probe_libraries.h"
 #include "env/probe_nvidia.h"
+#include "env/probe_os.h"
 #include "ember/ops.h"
 
 // OpenBLAS's threading model (0 serial, 1 pthreads, 2 OpenMP); not declared by Debian 12's cblas.h.
@@ -159,6 +161,7 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
   // may already be using CUDA (a forked copy of a CUDA process must not call the driver).
   const detail::NvidiaSearch search = detail::NvidiaSearch::defaults();
   detail::probe_driver(f, search.cuda, libraries);
+  detail::probe_os(f, "");  // after the driver: its first cuInit may create /dev/nvidia-uvm
 
   // The libraries are only opened when asked, each in a child process: opening libcublas maps
   // libcublasLt (~150 MB resident), and a broken install may abort (a run's report needs the
@@ -174,6 +177,7 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
   detail::probe_cudnn(f, search.cudnn);
   if (f.driver_found) detail::probe_nvml(f, {"libnvidia-ml.so.1"});
   detail::probe_cublas(f, search.cublas);
+  detail::probe_nccl(f, detail::nccl_search_names());
 }
 
 }  // namespace

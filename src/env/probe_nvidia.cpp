@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "env/child_wait.h"
+#include "env/probe_libraries.h"
 #include "env/compat.h"
 
 #include <dlfcn.h>
@@ -146,6 +147,11 @@ void apply_driver(EnvFacts& f, const Fields& r) {
   }
   f.driver_found = true;
   f.driver_path = provenance(get(r, "path"));
+  {  // the driver version of libcuda's own file (libcuda.so.1 -> libcuda.so.580.95.05)
+    std::error_code ec;
+    const std::filesystem::path real = std::filesystem::canonical(get(r, "path"), ec);
+    if (!ec) f.libcuda_version = version_in_file_name(real.string(), "libcuda");
+  }
   if (auto v = get(r, "driver_cuda"); !v.empty()) f.driver_cuda = Version::from_cuda_int(std::atoi(v.c_str()));
   if (r.count("no_cuinit")) {
     f.driver_error = get(r, "path") + " has no cuInit: it is not an NVIDIA driver library";
@@ -158,6 +164,7 @@ void apply_driver(EnvFacts& f, const Fields& r) {
     DriverErrorText t = cuda_driver_error_text(code, name.empty() ? nullptr : name.c_str(),
                                                str.empty() ? nullptr : str.c_str(), f.cuda_compiled);
     if (code == 100) return;  // CUDA_ERROR_NO_DEVICE: reported as "no device", not as a broken driver
+    f.driver_error_code = code;
     f.driver_error = get(r, "error_call") + " failed: " + t.message;
     if (code == 34 && !get(r, "path").empty()) f.driver_error += " (" + get(r, "path") + ")";
     f.driver_fix = t.fix;

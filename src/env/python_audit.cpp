@@ -71,6 +71,13 @@ def torch_info():
         d["arch_list"] = list(torch.cuda.get_arch_list())
     except BaseException:
         pass
+    # get_arch_list() is [] where CUDA is not available (no GPU, a broken driver): the build's
+    # own flags still say which GPUs the wheel carries.
+    if not d["arch_list"] and d["cuda"]:
+        try:
+            d["arch_list"] = str(torch._C._cuda_getArchFlags() or "").split()
+        except BaseException:
+            pass
     return d
 
 def tf_info():

@@ -9,6 +9,8 @@
 #include "ember/env/doctor.h"
 #include "env/compat.h"
 #include "env/verdict_python.h"
+#include "env/distro.h"
+#include "env/verdict_os.h"
 
 namespace ember::env {
 
@@ -178,19 +180,13 @@ Verdict evaluate(const EnvFacts& f) {
   bool gpu_possible = f.built_with_cuda;
   if (!f.driver_found) {
     const std::optional<Version> want = f.cuda_runtime ? f.cuda_runtime : f.cuda_compiled;
-    std::string fix = want
-        ? fmt::format("install the NVIDIA driver {} (CUDA {}), e.g. `apt install nvidia-driver`, then check `nvidia-smi`",
-                      compat::driver_requirement(*want), major_minor(*want).str())
-        : "install the NVIDIA driver (e.g. `apt install nvidia-driver`), then check `nvidia-smi`";
-    // WSL2 runs the Windows driver: a Linux driver installed inside it breaks CUDA there.
-    if (f.wsl)
-      fix = fmt::format("install or update the NVIDIA driver on Windows{} (WSL2 reaches it through "
-                        "/usr/lib/wsl/lib); never install a Linux NVIDIA driver inside WSL; then check `nvidia-smi` here",
-                        want ? fmt::format(" (one that supports CUDA {}; Windows drivers are numbered apart "
-                                           "from Linux ones)", major_minor(*want).str())
-                             : std::string());
+    // The install line fits the system: the distribution's packages, the Windows driver on WSL2,
+    // the host's driver and --gpus all in a container (detail::driver_install_fix).
+    std::string fix = detail::driver_install_fix(f, want);
     std::string why = f.driver_error.empty() ? "libcuda.so.1 missing" : f.driver_error;
-    add(Level::Fail, "driver", "no NVIDIA driver found (" + why + "); training will use the CPU", fix);
+    const std::string where =
+        f.container.empty() ? "" : " in this " + f.container + " container (" + f.container_hint + "): no GPU was passed in";
+    add(Level::Fail, "driver", "no NVIDIA driver found (" + why + ")" + where + "; training will use the CPU", fix);
     gpu_possible = false;
   } else {
     std::string drv = f.driver_version.empty() ? "" : f.driver_version + ", ";
@@ -200,14 +196,16 @@ Verdict evaluate(const EnvFacts& f) {
       add(Level::Fail, "driver",
           "libcuda.so.1 is installed but the NVIDIA kernel module is not loaded (no /proc/driver/nvidia/version)" +
               (f.driver_error.empty() ? std::string() : "; " + f.driver_error),
-          "load it: `sudo modprobe nvidia`, then check `nvidia-smi`; if modprobe fails, `sudo dmesg | grep -i nvidia` "
-          "tells why (\"Key was rejected\": Secure Boot refuses the unsigned module; enroll its key with mokutil or "
-          "install the distribution's signed driver)");
+          detail::module_not_loaded_fix(f));
       gpu_possible = false;
     } else if (!f.driver_error.empty()) {
+      // Too old for this CUDA (35, 36): the install line for this system, not a generic "upgrade".
+      const bool too_old = f.driver_error_code == 35 || f.driver_error_code == 36;
+      const std::optional<Version> want = f.cuda_runtime ? f.cuda_runtime : f.cuda_compiled;
       add(Level::Fail, "driver", "NVIDIA driver " + drv + "unusable: " + f.driver_error,
-          f.driver_fix.empty() ? "check `nvidia-smi` and `dmesg`; reinstall the driver or reboot after an upgrade"
-                               : f.driver_fix);
+          too_old && want ? detail::driver_install_fix(f, want)
+          : f.driver_fix.empty() ? "check `nvidia-smi` and `dmesg`; reinstall the driver or reboot after an upgrade"
+                                 : f.driver_fix);
       gpu_possible = false;
     } else if (f.driver_cuda && f.cuda_runtime && *f.driver_cuda < *f.cuda_runtime) {
       if (f.driver_cuda->major == f.cuda_runtime->major && f.cuda_runtime->major >= 11) {
@@ -215,20 +213,21 @@ Verdict evaluate(const EnvFacts& f) {
             fmt::format("{} supports CUDA {}, older than the CUDA {} runtime: it runs through minor-version "
                         "compatibility, but PTX JIT and newer runtime features may fail",
                         driver_label(f), f.driver_cuda->str(), f.cuda_runtime->str()),
-            fmt::format("upgrade the NVIDIA driver to {} (CUDA {})", compat::driver_requirement(*f.cuda_runtime),
-                        major_minor(*f.cuda_runtime).str()));
+            detail::driver_install_fix(f, f.cuda_runtime));
       } else {
         add(Level::Fail, "driver",
             fmt::format("{} supports CUDA {} at most, too old for the CUDA {} runtime; training will use the CPU",
                         driver_label(f), f.driver_cuda->str(), f.cuda_runtime->str()),
-            fmt::format("install the NVIDIA driver {} (CUDA {})", compat::driver_requirement(*f.cuda_runtime),
-                        major_minor(*f.cuda_runtime).str()));
+            detail::driver_install_fix(f, f.cuda_runtime));
         gpu_possible = false;
       }
     } else {
       add(Level::Pass, "driver", "NVIDIA driver " + drv + supports);
     }
   }
+
+  // ---- the OS layer: kernel module against libcuda, nouveau, device files, a container ----
+  if (!detail::judge_os(f, v.checks)) gpu_possible = false;
 
   // ---- CUDA runtime ----
   if (f.built_with_cuda) {
@@ -253,10 +252,12 @@ Verdict evaluate(const EnvFacts& f) {
   if (f.built_with_cuda) {
     const int dnn_major = f.cudnn_compiled_major ? f.cudnn_compiled_major : 9;
     const std::string cuda_m = want_major ? std::to_string(want_major) : std::string("13");
+    // The pip wheel works everywhere; the distribution's package only where NVIDIA's repository has one.
+    const std::string dnn_package = detail::cudnn_package_hint(f, dnn_major, std::stoi(cuda_m));
     const std::string install_dnn = fmt::format("cuDNN {} for CUDA {} with all of its libcudnn_*.so.{} parts (`pip install "
-                                                "nvidia-cudnn-cu{}` and its lib directory on LD_LIBRARY_PATH, or "
-                                                "`apt install cudnn{}-cuda-{}`)",
-                                                dnn_major, cuda_m, dnn_major, cuda_m, dnn_major, cuda_m);
+                                                "nvidia-cudnn-cu{}` and its lib directory on LD_LIBRARY_PATH{})",
+                                                dnn_major, cuda_m, dnn_major, cuda_m,
+                                                dnn_package.empty() ? "" : ", or " + dnn_package);
     if (!f.cudnn_error.empty()) {
       add(Level::Fail, "cudnn", f.cudnn_error + "; convolutions on the GPU would fail", "reinstall " + install_dnn);
       gpu_possible = false;
@@ -275,7 +276,11 @@ Verdict evaluate(const EnvFacts& f) {
       add(Level::Fail, "cudnn",
           fmt::format("cuDNN {} was built for CUDA {}, but the CUDA runtime is {}", f.cudnn->str(),
                       *f.cudnn_cuda_major, want_cuda),
-          fmt::format("install the cuDNN build for CUDA {} (e.g. `apt install cudnn9-cuda-{}`)", want_major, want_major));
+          fmt::format("install the cuDNN build for CUDA {} (`pip install nvidia-cudnn-cu{}`{})", want_major, want_major,
+                      [&] {
+                        const std::string p = detail::cudnn_package_hint(f, f.cudnn->major, want_major);
+                        return p.empty() ? std::string() : ", or " + p;
+                      }()));
       gpu_possible = false;
     } else {
       add(Level::Pass, "cudnn",
@@ -300,6 +305,9 @@ Verdict evaluate(const EnvFacts& f) {
       add(Level::Pass, "cublas", "cuBLAS " + f.cublas->str());
     }
   }
+
+  // ---- provenance: NCCL, and the same library found with different versions ----
+  if (f.built_with_cuda || !f.library_copies.empty()) detail::judge_libraries(f, v.checks);
 
   // ---- devices ----
   std::optional<int> visible;
@@ -361,8 +369,7 @@ Verdict evaluate(const EnvFacts& f) {
           fmt::format("{}: ember has only PTX for it, which the driver must JIT-compile, but {} supports CUDA {} "
                       "and the PTX is from CUDA {}: the JIT fails (CUDA_ERROR_UNSUPPORTED_PTX_VERSION)",
                       what, driver_label(f), f.driver_cuda->str(), major_minor(*f.cuda_compiled).str()),
-          fmt::format("upgrade the NVIDIA driver to {}, or {}", compat::driver_requirement(*f.cuda_compiled),
-                      rebuild_for(f, cc)));
+          fmt::format("{}, or {}", detail::driver_upgrade(f, *f.cuda_compiled), rebuild_for(f, cc)));
     } else if (f.built_with_cuda && archs_known && !native) {
       add(Level::Warn, name, what + ": runs from PTX (JIT-compiled at start-up, slow first launch)",
           rebuild_for(f, cc) + " for native code");

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "env/compat.h"
+#include "env/distro.h"
 
 namespace ember::env::detail {
 namespace {
@@ -63,9 +64,8 @@ std::string torch_fix(const Ctx& c, const std::string& py) {
     return fmt::format("{} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{}{}{}",
                        py, w->index, also, after);
   if (const compat::TorchWheel* w = compat::torch_wheel_for(Version{99, 0, 0}, c.ccs))
-    return fmt::format("upgrade the NVIDIA driver to {} (CUDA {}), then {} -m pip install --force-reinstall torch "
-                       "--index-url https://download.pytorch.org/whl/{}{}",
-                       compat::driver_requirement(w->cuda), w->cuda.str(), py, w->index, after);
+    return fmt::format("{}, then {} -m pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/{}{}",
+                       driver_upgrade(c.f, w->cuda), py, w->index, after);
   return fmt::format("no PyTorch wheel index in ember's tables ({}) carries this GPU: build PyTorch from source "
                      "with TORCH_CUDA_ARCH_LIST set to its compute capability", compat::tables().date);
 }
@@ -158,10 +158,9 @@ void judge_tensorflow(Ctx& c, const PythonEnv& p) {
     if (built->minor < 0) built->minor = 0;
     if (auto bad = cuda_vs_driver(*built, c.f.driver_cuda)) {
       c.add(bad->first, "tensorflow", what + " is " + bad->second,
-            fmt::format("upgrade the NVIDIA driver to {} (CUDA {}), or install a TensorFlow built for CUDA {} "
+            fmt::format("{}, or install a TensorFlow built for CUDA {} "
                         "(https://www.tensorflow.org/install/source#gpu lists each release's){}",
-                        compat::driver_requirement(*built), built->str(),
-                        c.f.driver_cuda ? c.f.driver_cuda->str() : "?", after));
+                        driver_upgrade(c.f, *built), c.f.driver_cuda ? c.f.driver_cuda->str() : "?", after));
       if (bad->first == Level::Fail) return;
       warned = true;
     }
@@ -192,8 +191,8 @@ void judge_jax(Ctx& c, const PythonEnv& p) {
   const std::string extra = driver_major >= 13 ? "cuda13" : "cuda12";
   std::string install = fmt::format("{} -m pip install -U 'jax[{}]'{}", py, extra, after);
   if (c.f.driver_cuda && driver_major < 12)
-    install = fmt::format("upgrade the NVIDIA driver to {} (JAX's CUDA wheels need CUDA 12), then {}",
-                          compat::driver_requirement(Version{12, 0, 0}), install);
+    install = fmt::format("{} (JAX's CUDA wheels need CUDA 12), then {}", driver_upgrade(c.f, Version{12, 0, 0}),
+                          install);
   if (j.cuda_plugins.empty()) {
     c.add(c.cpu_only_level(), "jax", what + " has no CUDA plugin (jax-cuda12-plugin / jax-cuda13-plugin): CPU only",
           install);

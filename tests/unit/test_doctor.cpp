@@ -126,6 +126,7 @@ TEST(Doctor, CudnnForAnotherCudaMajorFails) {
                       {std::nullopt, true, Level::Pass}, {12, false, Level::Warn}};
   for (const Row& r : rows) {
     EnvFacts f = healthy();
+    f.os_release.id = "ubuntu";  // NVIDIA's repository has cudnn9-cuda-NN for it (distro.cpp)
     f.cudnn_cuda_major = r.cudnn_major;
     if (!r.loadable) f.cudnn.reset();
     Verdict v = evaluate(f);
@@ -134,6 +135,7 @@ TEST(Doctor, CudnnForAnotherCudaMajorFails) {
     EXPECT_EQ(c->level, r.expect) << c->message;
     if (r.expect == Level::Fail) {
       EXPECT_FALSE(v.gpu_usable);
+      EXPECT_NE(c->fix.find("nvidia-cudnn-cu12"), std::string::npos) << c->fix;
       EXPECT_NE(c->fix.find("cudnn9-cuda-12"), std::string::npos) << c->fix;
     }
   }

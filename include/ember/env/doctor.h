@@ -79,6 +79,35 @@ struct NvmlGpu {
   uint64_t clock_event_reasons = 0;                              // nvmlClocksEventReason* bits
 };
 
+// /etc/os-release, the fields the doctor's fix lines depend on (distro.cpp).
+struct OsRelease {
+  std::string id;                    // "debian", "ubuntu", "rocky", "fedora", "arch"; "" = no os-release
+  std::vector<std::string> id_like;  // ID_LIKE: {"rhel", "centos", "fedora"}
+  std::string version_id;            // "12", "24.04", "9.4"
+  std::string pretty_name;           // "Debian GNU/Linux 12 (bookworm)"
+};
+
+// A /dev/nvidia* node the driver needs (nvidiactl, nvidia-uvm, nvidia<minor>).
+struct DeviceNode {
+  std::string path;        // "/dev/nvidia0" (without the probe's root)
+  bool exists = false;
+  bool usable = false;     // access(2) grants this process read and write
+  std::string owner;       // "root:video crw-rw----": who may open it, for the message
+};
+
+// One copy of an NVIDIA library found on this machine (provenance: the same library in several
+// places, each with its version, and whether the dynamic loader would find it).
+struct LibraryCopy {
+  std::string soname;      // "libcudnn.so.9"
+  std::string path;        // where it was found: "/opt/cudnn/lib/libcudnn.so.9"
+  std::string real_path;   // links resolved
+  std::string version;     // "9.1.0" (its file name, its pip wheel, or asked in a child); "" unknown
+  std::string source;      // "LD_LIBRARY_PATH", "ld.so cache", "CUDA_HOME", "/usr/local/cuda-12.4",
+                           // "pip nvidia-cudnn-cu12 (/usr/bin/python3)"
+  int loader_rank = -1;    // the dynamic loader's search order (0 = first); -1: not on its path
+  bool loaded = false;     // the copy the doctor's own probe loaded
+};
+
 // Everything probe_environment() finds. Optional fields are empty when the thing is not there.
 struct EnvFacts {
   // ember's build
@@ -129,6 +158,24 @@ struct EnvFacts {
   std::string nvml_path, nvml_error;
   // The Python interpreters audited (audit_pythons; empty when not asked for).
   std::vector<PythonEnv> pythons;
+  // The OS layer (probe_os.cpp), read under a root the tests fake: the distribution, the driver
+  // version of libcuda's own file (libcuda.so.580.95.05) to hold against the kernel module's,
+  // modules that keep the NVIDIA one off the GPU, Secure Boot, the device nodes, a container.
+  OsRelease os_release;
+  std::string libcuda_version;               // "580.95.05" from the file libcuda.so.1 resolves to; "" unknown
+  int driver_error_code = 0;                 // the CUresult behind driver_error (35: driver too old); 0 none
+  std::vector<std::string> conflicting_modules;  // "nouveau", "nova_core" listed in /proc/modules
+  std::optional<bool> secure_boot;           // EFI SecureBoot variable; nullopt: not EFI or unreadable
+  std::vector<DeviceNode> device_nodes;      // checked when the module is loaded (not on WSL)
+  std::string container;                     // "docker", "podman", "kubernetes", "lxc", ...; "" = not in one
+  std::string container_hint;                // what said so: "/.dockerenv", "container=podman"
+  // NCCL (libnccl.so.2, probed in a child: ncclGetVersion), for multi-GPU training.
+  std::optional<Version> nccl;
+  std::string nccl_path, nccl_error;
+  // Every copy of libcuda, libcudart, libcublas, libcudnn, libnccl, libnvidia-ml found on
+  // LD_LIBRARY_PATH, in the ld.so cache, under CUDA_HOME and /usr/local/cuda*, and in the audited
+  // interpreters' nvidia-* wheels (find_library_copies, after audit_pythons).
+  std::vector<LibraryCopy> library_copies;
 };
 
 enum class Level { Pass, Warn, Fail };
@@ -180,10 +227,17 @@ std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_pat
 // a hung or crashing interpreter is named in `error`, never waited on). Never throws.
 void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms = 60000);
 
+// Finds every copy of the NVIDIA libraries (EnvFacts::library_copies) in the places the loader and
+// the frameworks look, including the audited interpreters' wheels (call after audit_pythons).
+void find_library_copies(EnvFacts& facts);
+
 // Text report, every line within 80 columns (facts, one entry per check with its fix, then the
 // verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
 // docs/doctor.md documents it, kJsonSchema its version).
 inline constexpr int kJsonSchema = 2;
+// Raised when fields are added (a script may rely on them from that minor on); 2: the OS layer
+// and library provenance (os, library_copies, nvidia.nccl, ...).
+inline constexpr int kJsonSchemaMinor = 2;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);
 
