@@ -13,7 +13,7 @@
 # lines, each other failing step's last lines), together under ~10,500 characters.
 # Steps: the CPU side (unpack, libraries, version, doctor_json, cuobjdump, train_cpu_smoke), the GPU
 # side (gpu_tests_blocking with CUDA_LAUNCH_BLOCKING=1, gpu_tests timed without it, sanitizer =
-# compute-sanitizer memcheck over a few CUDA tests, doctor, benches, Fashion-MNIST training, PyTorch's
+# compute-sanitizer memcheck over a few CUDA tests, doctor, doctor_smoke (`ember doctor --smoke`), benches, Fashion-MNIST training, PyTorch's
 # side and the ratio rows), then cpu_tests (sharded, one OpenMP thread per shard). Every command runs
 # under `timeout`; the whole check is bounded by GPU_CHECK_SECONDS (default 480).
 # No false PASS: when nvidia-smi lists a GPU that ember cannot use (`ember doctor --json`: verdict
@@ -257,7 +257,7 @@ if [[ ${EMBER_GPU_CHECK_FAKE_FAIL:-0} == 1 ]] && (( built )); then
 fi
 
 # ---- GPU steps ------------------------------------------------------------------------------------
-gpu_steps=(gpu_tests_blocking gpu_tests sanitizer doctor bench_matmul bench_matmul_tf32 bench_bandwidth bench_train
+gpu_steps=(gpu_tests_blocking gpu_tests sanitizer doctor doctor_smoke bench_matmul bench_matmul_tf32 bench_bandwidth bench_train
   bench_train_resnet18_224 bench_train_mnistnet128 train_gpu train_gpu_bf16 train_gpu_fp16 torch_side)
 # The CUDA tests compute-sanitizer's memcheck runs (a few, each quick; it slows kernels 10-100x).
 sanitizer_filter=${SANITIZER_FILTER:-'CudaEvents.*:CudaConv.*:CudaLoader.DestroyedWithCopiesInFlight_CUDA:CudaHalf.Cast*'}
@@ -280,6 +280,9 @@ else
     skip sanitizer "no compute-sanitizer on PATH, under /usr/local/cuda* or /opt/nvidia, or in the nvidia wheels"
   fi
   run doctor 30 "$e" doctor
+  # The smoke test (issue 28): context, a checked 64 MiB copy with its bandwidth, an ember kernel, a
+  # cuBLAS GEMM and a cuDNN convolution against the CPU; --require-gpu: a SKIP here is a FAIL.
+  run doctor_smoke 60 bash -c "'$e' doctor --smoke --require-gpu --json > '$logs/doctor_smoke.json'"
   # The guides' seeded sizes 50..8192 (the CPU side up to 4096, each GPU C compared with it).
   run bench_matmul 100 bash -c "'$e' bench matmul --json > '$logs/bench_matmul.json'"
   run bench_matmul_tf32 50 bash -c "'$e' bench matmul --dtype tf32 --json > '$logs/bench_matmul_tf32.json'"

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "ember/env/doctor.h"
+#include "ember/env/gpu_smoke.h"
 
 namespace ember::cli {
 
@@ -28,10 +29,19 @@ void register_doctor(CLI::App& root, Runner& run) {
   sub->add_flag("--no-python", *no_python, "Do not audit Python interpreters")->excludes(python_opt);
   sub->add_option("--python-timeout", *python_timeout, "Seconds each interpreter may take to answer (default 60)")
       ->check(CLI::Range(1, 3600));
+  auto smoke = std::make_shared<bool>(false);
+  sub->add_flag("--smoke", *smoke,
+                "Only run the GPU smoke test on cuda:0 (context, a checked 64 MiB copy and its bandwidth, an ember "
+                "kernel, a cuBLAS GEMM, a cuDNN convolution, each against the CPU); SKIP without a usable GPU");
   sub->footer("Exit code 0 when training can run on some device (the CPU counts; with --require-gpu only the GPU), "
               "1 otherwise, 2 on a usage error.");
-  sub->callback([&run, json, require_gpu, pythons, no_python, python_timeout] {
-    run = [json, require_gpu, pythons, no_python, python_timeout] {
+  sub->callback([&run, json, require_gpu, pythons, no_python, python_timeout, smoke] {
+    run = [json, require_gpu, pythons, no_python, python_timeout, smoke] {
+      if (*smoke) {  // exit 0 when it passed, or was skipped without --require-gpu
+        const env::GpuSmokeResult r = env::gpu_smoke_test(0);
+        fmt::print("{}", *json ? env::smoke_json(r) + "\n" : env::format_smoke(r));
+        return r.passed() || (!r.skipped.empty() && !*require_gpu) ? kExitOk : kExitFailed;
+      }
       env::EnvFacts facts = env::probe_environment();
       if (!*no_python) {
         facts.pythons = env::find_pythons(*pythons);

@@ -9,6 +9,7 @@
 #include <ctime>
 
 #include "ember/env/doctor.h"
+#include "ember/train/gpu_monitor.h"
 #include "ember/train/settings.h"
 
 namespace ember::cli {
@@ -58,6 +59,7 @@ std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, 
                                    {"Learning rate", x_label, "learning rate", {lr}, markers},
                                    {"Throughput", x_label, "samples/s", {sp, sp_epoch}, markers}};
   if (!scale.x.empty()) charts.push_back({"Loss scale (fp16)", x_label, "loss scale", {scale}, markers});
+  for (auto& c : train::gpu_charts(recs, x_label, markers)) charts.push_back(std::move(c));  // CUDA runs
   return charts;
 }
 

@@ -17,6 +17,7 @@ std::string cuda_unavailable_reason();
 struct CudaDeviceArch {
   int major = 0, minor = 0;
   std::string name;
+  std::string uuid;  // "GPU-8932f937-…" as `nvidia-smi -L` prints it (NVML finds the device by it)
 };
 CudaDeviceArch cuda_device_arch(int device);
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute

@@ -2,6 +2,7 @@
 // return code is checked: with no driver, cudaGetDeviceCount returns cudaErrorInsufficientDriver
 // (35) and leaves the count untouched.
 #include <cuda_runtime_api.h>
+#include <fmt/format.h>
 
 #include <cstdlib>
 #include <vector>
@@ -70,7 +71,13 @@ CudaDeviceArch cuda_device_arch(int device) {
     cudaGetLastError();
     return {};
   }
-  return {prop.major, prop.minor, prop.name};
+  // cudaDeviceProp::uuid is the 16 bytes nvidia-smi prints as GPU-xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx.
+  std::string uuid = "GPU-";
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) uuid += '-';
+    uuid += fmt::format("{:02x}", static_cast<unsigned char>(prop.uuid.bytes[i]));
+  }
+  return {prop.major, prop.minor, prop.name, uuid};
 }
 
 double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {

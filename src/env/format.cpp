@@ -4,8 +4,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 #include "ember/env/doctor.h"
 #include "env/compat.h"
+#include "env/nvml.h"
 
 namespace ember::env {
 namespace {
@@ -61,6 +64,23 @@ std::string archs(const std::vector<int>& a) {
     s += std::to_string(x);
   }
   return s.empty() ? "-" : s;
+}
+// ", persistence on, SM 1410/1980 MHz, 312/700 W, 61 C, 87% busy, MIG-…": the rest of what NVML
+// said of a GPU, each part left out when unknown (the checks judge them).
+std::string nvml_health(const NvmlGpu& g) {
+  std::string s;
+  if (g.persistence_mode >= 0) s += g.persistence_mode ? ", persistence on" : ", persistence off";
+  if (g.clock_sm >= 0) s += g.clock_sm_max > 0 ? fmt::format(", SM {}/{} MHz", g.clock_sm, g.clock_sm_max) : fmt::format(", SM {} MHz", g.clock_sm);
+  if (g.power_mw >= 0) s += g.power_limit_mw > 0 ? fmt::format(", {}/{} W", g.power_mw / 1000, g.power_limit_mw / 1000) : fmt::format(", {} W", g.power_mw / 1000);
+  if (g.temperature_c >= 0) s += fmt::format(", {} C", g.temperature_c);
+  if (g.utilization_gpu >= 0) s += fmt::format(", {}% busy", g.utilization_gpu);
+  if (g.retired_pages_sbe > 0 || g.retired_pages_dbe > 0)
+    s += fmt::format(", retired pages {} single-bit + {} double-bit", std::max(0ll, g.retired_pages_sbe), std::max(0ll, g.retired_pages_dbe));
+  if (g.remapped_rows_correctable > 0 || g.remapped_rows_uncorrectable > 0)
+    s += fmt::format(", remapped rows {} + {} uncorrectable", g.remapped_rows_correctable, g.remapped_rows_uncorrectable);
+  for (unsigned long long x : g.xids) s += fmt::format(", Xid {}", x);
+  for (const auto& u : g.mig_instances) s += ", " + u;
+  return s;
 }
 }  // namespace
 
@@ -119,7 +139,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
         fmt::format("{}, {:.1f}/{:.1f} GiB used, {} process(es), MIG {}, ECC uncorrected {}", g.name,
                     double(g.memory_used) / double(1ull << 30), double(g.memory_total) / double(1ull << 30),
                     g.processes.size(), g.mig_mode == 1 ? "on" : g.mig_mode == 0 ? "off" : "-",
-                    g.ecc_uncorrected < 0 ? std::string("-") : std::to_string(g.ecc_uncorrected)));
+                    g.ecc_uncorrected < 0 ? std::string("-") : std::to_string(g.ecc_uncorrected)) +
+            nvml_health(g));
   row("CUDA_VISIBLE_DEVICES", f.cuda_visible_devices ? "'" + *f.cuda_visible_devices + "'" : std::string("(unset)"));
   if (!f.library_copies.empty()) {
     // Every copy found, so a second one with another version is visible before the checks name it.
@@ -168,15 +189,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
 
 namespace {
 nlohmann::json nvml_json(const EnvFacts& f) {
-  using nlohmann::json;
-  json gpus = json::array();
-  for (const auto& g : f.nvml_gpus) {
-    json procs = json::array();
-    for (const auto& [pid, bytes] : g.processes) procs.push_back({{"pid", pid}, {"used_memory", bytes}});
-    gpus.push_back({{"index", g.index}, {"name", g.name}, {"memory_total", g.memory_total}, {"memory_used", g.memory_used},
-                    {"processes", procs}, {"mig_mode", g.mig_mode}, {"ecc_uncorrected", g.ecc_uncorrected},
-                    {"clock_event_reasons", g.clock_event_reasons}});
-  }
+  nlohmann::json gpus = nlohmann::json::array();
+  for (const auto& g : f.nvml_gpus) gpus.push_back(detail::nvml_gpu_json(g));
   return {{"path", f.nvml_path}, {"error", f.nvml_error}, {"gpus", gpus}};
 }
 

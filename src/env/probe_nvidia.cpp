@@ -9,6 +9,7 @@
 #include "env/child_wait.h"
 #include "env/probe_libraries.h"
 #include "env/compat.h"
+#include "env/nvml.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
@@ -236,57 +237,6 @@ std::string cudart_child(const std::vector<std::string>& names) {
   return out;
 }
 
-std::string nvml_child(const std::vector<std::string>& names) {
-  std::ostringstream out;
-  void* ml = open_first(names);
-  if (ml == nullptr) return "missing\t1\n";
-  out << "path\t" << path_of(ml) << "\n";
-  using Dev = void*;
-  struct Memory {
-    unsigned long long total, free, used;
-  };
-  struct Process {
-    unsigned pid;
-    unsigned long long used;
-    unsigned gi, ci;
-  };
-  auto init = sym<int (*)()>(ml, "nvmlInit_v2");
-  auto count = sym<int (*)(unsigned*)>(ml, "nvmlDeviceGetCount_v2");
-  auto handle = sym<int (*)(unsigned, Dev*)>(ml, "nvmlDeviceGetHandleByIndex_v2");
-  if (init == nullptr || count == nullptr || handle == nullptr) return out.str() + "error\tnot an NVML library\n";
-  if (int rc = init(); rc != 0) return out.str() + "error\tnvmlInit failed with " + std::to_string(rc) + "\n";
-  auto name = sym<int (*)(Dev, char*, unsigned)>(ml, "nvmlDeviceGetName");
-  auto mem = sym<int (*)(Dev, Memory*)>(ml, "nvmlDeviceGetMemoryInfo");
-  auto mig = sym<int (*)(Dev, unsigned*, unsigned*)>(ml, "nvmlDeviceGetMigMode");
-  auto ecc = sym<int (*)(Dev, int, int, unsigned long long*)>(ml, "nvmlDeviceGetTotalEccErrors");
-  auto events = sym<int (*)(Dev, unsigned long long*)>(ml, "nvmlDeviceGetCurrentClocksEventReasons");
-  if (events == nullptr) events = sym<int (*)(Dev, unsigned long long*)>(ml, "nvmlDeviceGetCurrentClocksThrottleReasons");
-  auto procs = sym<int (*)(Dev, unsigned*, Process*)>(ml, "nvmlDeviceGetComputeRunningProcesses_v3");
-  unsigned n = 0;
-  if (count(&n) != 0) n = 0;
-  for (unsigned i = 0; i < n; ++i) {
-    Dev d = nullptr;
-    if (handle(i, &d) != 0) continue;
-    char buf[96] = {};
-    if (name == nullptr || name(d, buf, sizeof buf - 1) != 0) buf[0] = '\0';
-    Memory m{};
-    if (mem == nullptr || mem(d, &m) != 0) m = {};
-    unsigned cur = 0, pend = 0;
-    const int mig_mode = mig != nullptr && mig(d, &cur, &pend) == 0 ? int(cur) : -1;
-    unsigned long long e = 0;  // uncorrected (1), volatile (0): since the driver loaded
-    const long long ecc_n = ecc != nullptr && ecc(d, 1, 0, &e) == 0 ? (long long)e : -1;
-    unsigned long long reasons = 0;
-    if (events == nullptr || events(d, &reasons) != 0) reasons = 0;
-    out << "gpu\t" << i << " " << m.total << " " << m.used << " " << mig_mode << " " << ecc_n << " " << reasons
-        << " " << one_line(buf) << "\n";
-    Process p[64];
-    unsigned np = 64;
-    if (procs != nullptr && procs(d, &np, p) == 0)
-      for (unsigned k = 0; k < np && k < 64; ++k) out << "proc\t" << i << " " << p[k].pid << " " << p[k].used << "\n";
-  }
-  return out.str();
-}
-
 // "libcudnn.so.9 (first name tried)": what a crash message calls the library.
 std::string label(const std::vector<std::string>& names) { return names.empty() ? "?" : names.front(); }
 
@@ -493,37 +443,18 @@ void probe_cublas(EnvFacts& f, const std::vector<std::string>& names) {
   if (v.major > 0) f.cublas = v;
 }
 
-void probe_nvml(EnvFacts& f, const std::vector<std::string>& names) {
-  Isolated r = run_isolated([&] { return nvml_child(names); }, 30000);
+void probe_nvml(EnvFacts& f, const std::vector<std::string>& names, int xid_wait_ms) {
+  // The Xid watch waits xid_wait_ms per event; the rest is quick unless the driver hangs.
+  Isolated r = run_isolated([&] { return nvml_report(names, xid_wait_ms); }, 30000 + xid_wait_ms);
   if (!r.ok) {
     f.nvml_error = label(names) + " " + r.failure;
     return;
   }
-  const Fields x = parse(r.payload);
-  if (x.count("missing")) return;
-  f.nvml_path = provenance(get(x, "path"));
-  if (x.count("error")) {
-    f.nvml_error = get(x, "error");
-    return;
-  }
-  auto [lo, hi] = x.equal_range("gpu");
-  for (auto it = lo; it != hi; ++it) {
-    std::istringstream ss(it->second);
-    NvmlGpu g;
-    ss >> g.index >> g.memory_total >> g.memory_used >> g.mig_mode >> g.ecc_uncorrected >> g.clock_event_reasons;
-    std::getline(ss >> std::ws, g.name);
-    f.nvml_gpus.push_back(g);
-  }
-  auto [plo, phi] = x.equal_range("proc");
-  for (auto it = plo; it != phi; ++it) {
-    std::istringstream ss(it->second);
-    int gpu = 0;
-    unsigned pid = 0;
-    uint64_t bytes = 0;
-    ss >> gpu >> pid >> bytes;
-    for (NvmlGpu& g : f.nvml_gpus)
-      if (g.index == gpu) g.processes.emplace_back(pid, bytes);
-  }
+  const nlohmann::json x = nlohmann::json::parse(r.payload, nullptr, /*allow_exceptions=*/false);
+  if (x.is_discarded() || !x.value("loaded", false)) return;
+  f.nvml_path = provenance(x.value("path", ""));
+  f.nvml_error = x.value("error", "");
+  for (const auto& g : x.value("gpus", nlohmann::json::array())) f.nvml_gpus.push_back(nvml_gpu_from_json(g));
 }
 
 void probe_cudart(EnvFacts& f, const std::vector<std::string>& names) {

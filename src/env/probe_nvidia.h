@@ -48,8 +48,11 @@ void probe_driver(EnvFacts& f, const std::vector<std::string>& names, bool isola
 // cuDNN: the parts of a cuDNN 9 install beside libcudnn.so.9 are checked before calling into it.
 void probe_cudnn(EnvFacts& f, const std::vector<std::string>& names);
 void probe_cublas(EnvFacts& f, const std::vector<std::string>& names);
-// NVML (libnvidia-ml.so.1), in a child process: each GPU's memory, processes, MIG, ECC, slowdowns.
-void probe_nvml(EnvFacts& f, const std::vector<std::string>& names);
+// NVML (libnvidia-ml.so.1), in a child process: each GPU's memory, processes, MIG instances, ECC,
+// retired pages / remapped rows, persistence, clocks, power, temperature, utilisation, and the Xid
+// errors raised while it watches for xid_wait_ms (nvml.h).
+inline constexpr int kXidWatchMs = 200;
+void probe_nvml(EnvFacts& f, const std::vector<std::string>& names, int xid_wait_ms = kXidWatchMs);
 void probe_cudart(EnvFacts& f, const std::vector<std::string>& names);
 
 }  // namespace ember::env::detail

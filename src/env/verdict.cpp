@@ -8,6 +8,7 @@
 
 #include "ember/env/doctor.h"
 #include "env/compat.h"
+#include "env/verdict_nvml.h"
 #include "env/verdict_python.h"
 #include "env/distro.h"
 #include "env/verdict_os.h"
@@ -389,44 +390,8 @@ Verdict evaluate(const EnvFacts& f) {
                       row->last_cudnn->str()));
   }
 
-  // ---- NVML: what stops training on a GPU the driver shows (memory held, MIG, ECC, slowdowns) ----
-  if (!f.nvml_error.empty())
-    add(Level::Warn, "nvml", "NVML (" + (f.nvml_path.empty() ? std::string("libnvidia-ml.so.1") : f.nvml_path) +
-                                 ") did not answer: " + f.nvml_error + "; memory, MIG and ECC are unchecked",
-        "check `nvidia-smi` (it uses the same library); reinstall the driver if it fails too");
-  const bool mig_listed = f.cuda_visible_devices && f.cuda_visible_devices->find("MIG-") != std::string::npos;
-  for (const NvmlGpu& g : f.nvml_gpus) {
-    const std::string name = fmt::format("nvml gpu {}", g.index);
-    const double gib = double(1ull << 30);
-    std::string held;
-    for (const auto& [pid, bytes] : g.processes) held += fmt::format("{}pid {} ({:.1f} GiB)", held.empty() ? "" : ", ", pid, bytes / gib);
-    const std::string what = fmt::format("{} (nvidia-smi index {}): {:.1f} of {:.1f} GiB in use{}", g.name, g.index,
-                                         g.memory_used / gib, g.memory_total / gib,
-                                         held.empty() ? std::string() : " by " + held);
-    // nvmlClocksEventReason bits: 0x8 HW slowdown, 0x20 SW thermal, 0x40 HW thermal, 0x80 HW power brake.
-    std::string slow;
-    for (auto [bit, words] : {std::pair{0x8ull, "hardware slowdown"}, std::pair{0x20ull, "software thermal slowdown"},
-                              std::pair{0x40ull, "hardware thermal slowdown"}, std::pair{0x80ull, "power brake"}})
-      if (g.clock_event_reasons & bit) slow += (slow.empty() ? "" : ", ") + std::string(words);
-    if (g.ecc_uncorrected > 0) {
-      add(Level::Fail, name, fmt::format("{}: {} uncorrected ECC error(s) since the driver loaded: kernels on it may "
-                                         "crash (Xid 48/63/94) or return wrong values", what, g.ecc_uncorrected),
-          fmt::format("reset the GPU (`sudo nvidia-smi -r -i {}`) or reboot; if the errors come back, "
-                      "`nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER` shows what to report to the vendor", g.index));
-    } else if (g.mig_mode == 1 && !mig_listed) {
-      add(Level::Warn, name, what + ": MIG mode is on, so CUDA runs on one MIG instance, not the whole GPU",
-          fmt::format("pick the instance: CUDA_VISIBLE_DEVICES=MIG-<uuid> from `nvidia-smi -L`, or turn MIG off: "
-                      "`sudo nvidia-smi -i {} -mig 0` (then reset the GPU)", g.index));
-    } else if (g.memory_total > 0 && double(g.memory_used) > 0.9 * double(g.memory_total)) {
-      add(Level::Warn, name, what + ": less than 10% free, training on it will run out of memory",
-          "stop the processes holding it (`nvidia-smi` lists them), or train on another GPU with CUDA_VISIBLE_DEVICES");
-    } else if (!slow.empty()) {
-      add(Level::Warn, name, what + ": its clocks are held down (" + slow + ")",
-          "check cooling and power: `nvidia-smi -q -d PERFORMANCE,TEMPERATURE,POWER`");
-    } else {
-      add(Level::Pass, name, what);
-    }
-  }
+  // ---- NVML: what stops training on a GPU the driver shows (verdict_nvml.cpp) ----
+  detail::judge_nvml(f, v.checks);
 
   // ---- the Python frameworks (issue 28): judged, but ember's own verdict stands on its checks ----
   detail::judge_pythons(f, v.checks);

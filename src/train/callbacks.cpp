@@ -92,7 +92,13 @@ void MetricsLogger::on_epoch_end(FitContext& ctx, const EpochStats& s) {
 void ProgressCallback::on_epoch_begin(FitContext& ctx) {
   bar_ = std::make_unique<ProgressBar>(std::max<int64_t>(1, ctx.steps_per_epoch), interactive_);
   bar_->set_position({ctx.epoch + 1, ctx.options.epochs, ctx.seconds_per_epoch});
+  bar_->set_status(status_);
   values_.clear();
+}
+
+void ProgressCallback::set_status(std::string status) {
+  status_ = std::move(status);
+  if (bar_) bar_->set_status(status_);
 }
 
 void ProgressCallback::on_step_end(FitContext& ctx) {

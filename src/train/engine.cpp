@@ -13,6 +13,7 @@
 #include "ember/io/run_dir.h"
 #include "ember/ops.h"
 #include "ember/train/fit.h"
+#include "ember/train/gpu_monitor.h"
 #include "ember/train/validation.h"
 #include "ember/train/weights_info.h"
 #include "train/data_parallel.h"
@@ -178,13 +179,23 @@ struct Fitter::Run {
   void make_callbacks() {
     callbacks.push_back(std::make_shared<NanGuard>());
     auto metrics = std::make_shared<MetricsLogger>();
+    std::vector<std::shared_ptr<MetricsSink>> sinks;
     if (writes) {
-      metrics->add_sink(std::make_shared<JsonlSink>(o.run_dir / "metrics.jsonl"));
-      metrics->add_sink(std::make_shared<TensorBoardSink>(o.run_dir));  // events.out.tfevents.*
+      sinks.push_back(std::make_shared<JsonlSink>(o.run_dir / "metrics.jsonl"));
+      sinks.push_back(std::make_shared<TensorBoardSink>(o.run_dir));  // events.out.tfevents.*
     }
-    for (auto& s : f.sinks_) metrics->add_sink(s);
+    sinks.insert(sinks.end(), f.sinks_.begin(), f.sinks_.end());
+    for (auto& s : sinks) metrics->add_sink(s);
     callbacks.push_back(metrics);
-    if (rank == 0) callbacks.push_back(std::make_shared<ProgressCallback>(o.interactive));
+    auto progress = rank == 0 ? std::make_shared<ProgressCallback>(o.interactive) : nullptr;
+    if (progress) callbacks.push_back(progress);
+    // The GPU watch: CUDA runs only (a CPU run starts no thread), rank 0, and only where NVML loads.
+    if (rank == 0 && watches_gpu(o)) {
+      GpuMonitor::Options mo;
+      mo.period_seconds = o.gpu_sample_seconds;
+      if (std::shared_ptr<GpuMonitor> m = GpuMonitor::for_cuda_device(o.device.index, mo))
+        callbacks.push_back(std::make_shared<GpuMonitorCallback>(std::move(m), sinks, progress));
+    }
     if (f.on_epoch) callbacks.push_back(std::make_shared<EpochFunction>(f.on_epoch));
     if (f.on_oom) callbacks.push_back(std::make_shared<OomFunction>(f.on_oom));
     if (writes) callbacks.push_back(std::make_shared<CheckpointCallback>(o.run_dir / "checkpoints"));

@@ -42,7 +42,7 @@ int ProgressBar::terminal_columns(std::FILE* out) {
 namespace {
 // The pieces of a line, most important first; `level` says how many of the optional ones to drop.
 struct Parts {
-  std::string epoch, steps, eta, run_eta, rate;
+  std::string epoch, steps, eta, run_eta, rate, status;
   std::vector<std::string> values;
 };
 
@@ -54,9 +54,12 @@ std::string bar_text(int width, int64_t step, int64_t target) {
   return "[" + bar + "]";
 }
 
-// Levels of degradation: 0 everything; 1 no samples/s; 2 only the first value (the loss); 3 no
-// bar; 4 no values; 5 the run's ETA unlabelled ("(run 4:15)" for "(run ETA 4:15)"); 6 no run ETA.
-std::string compose(const Parts& p, int level, const std::string& bar) {
+// Levels of degradation: 0 everything; 1 no status (the GPU's figures); 2 no samples/s; 3 only the
+// first value (the loss); 4 no bar; 5 no values; 6 the run's ETA unlabelled ("(run 4:15)" for
+// "(run ETA 4:15)"); 7 no run ETA.
+std::string compose(const Parts& p, int full_level, const std::string& bar) {
+  const bool status = full_level == 0 && !p.status.empty();
+  const int level = std::max(0, full_level - 1);
   std::string line = p.epoch.empty() ? "" : p.epoch + " ";
   line += p.steps;
   if (level < 3 && !bar.empty()) line += " " + bar;
@@ -65,6 +68,7 @@ std::string compose(const Parts& p, int level, const std::string& bar) {
   const size_t nv = level < 2 ? p.values.size() : level < 4 ? std::min<size_t>(1, p.values.size()) : 0;
   for (size_t i = 0; i < nv; ++i) line += " - " + p.values[i];
   if (level < 1 && !p.rate.empty()) line += " - " + p.rate;
+  if (status) line += " - " + p.status;
   return line;
 }
 }  // namespace
@@ -88,11 +92,12 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
   }
   for (const auto& [k, v] : values) p.values.push_back(fmt::format("{}: {:.4f}", k, v));
   if (samples_per_s > 0) p.rate = fmt::format("{:.0f} samples/s", samples_per_s);
+  p.status = status_;
 
   const size_t room = size_t(std::max(columns, 2) - 1);
   constexpr int kMinBar = 10;
-  for (int level = 0; level <= 6; ++level) {
-    if (level < 3) {
+  for (int level = 0; level <= 7; ++level) {
+    if (level < 4) {
       // The bar takes what is left, up to its full width; below kMinBar it is not worth showing.
       const size_t without = compose(p, level, "[]").size();
       if (without + kMinBar <= room)
@@ -102,7 +107,7 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
     std::string line = compose(p, level, "");
     if (line.size() <= room) return line;
   }
-  return compose(p, 6, "").substr(0, room);
+  return compose(p, 7, "").substr(0, room);
 }
 
 bool ProgressBar::update(int64_t step, const NamedValues& values, double samples_per_s, double now) {

@@ -128,7 +128,7 @@ echo "dry run 2 (a GPU that ember cannot use): exit $rc in $(( $(date +%s) - t0 
 python3 - "$work/out2/summary.json" <<'PY' || fail=1
 import json, sys
 s = json.load(open(sys.argv[1]))
-gpu = ("gpu_tests_blocking", "gpu_tests", "sanitizer", "doctor", "bench_matmul", "bench_bandwidth", "bench_train",
+gpu = ("gpu_tests_blocking", "gpu_tests", "sanitizer", "doctor", "doctor_smoke", "bench_matmul", "bench_bandwidth", "bench_train",
        "bench_train_resnet18_224", "train_gpu", "torch_side")
 st = {x["step"]: x for x in s["steps"]}
 bad = ["{} is {}: {}".format(n, st.get(n, {}).get("status"), st.get(n, {}).get("reason")) for n in gpu

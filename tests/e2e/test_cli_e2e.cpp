@@ -327,6 +327,20 @@ TEST_F(Cli, DoctorAndBench) {
   r = run("doctor --require-gpu");
   EXPECT_EQ(r.code, j["verdict"]["gpu_usable"] == true ? 0 : 1) << r.out;
   EXPECT_EQ(run("doctor --no-such-flag").code, 2);
+  // The GPU smoke test: without a usable GPU one SKIP line with the reason, exit 0 (1 with
+  // --require-gpu); where a GPU is usable it must pass.
+  r = run("doctor --smoke");
+  if (j["verdict"]["gpu_usable"] == true) {
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "smoke: PASS");
+  } else {
+    EXPECT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "SKIP  gpu smoke test: no usable GPU");
+    EXPECT_EQ(run("doctor --smoke --require-gpu").code, 1);
+    auto sj = nlohmann::json::parse(run("doctor --smoke --json").out);
+    EXPECT_EQ(sj["passed"], false);
+    EXPECT_NE(sj["skipped"].get<std::string>(), "");
+  }
   r = run("bench matmul --sizes 64,128 --threads 2 --min-time 0 --repeats 1 --max-warmup-time 0");
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "cpu GFLOP/s");

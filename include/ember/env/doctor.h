@@ -77,6 +77,22 @@ struct NvmlGpu {
   int mig_mode = -1;                                             // 1 on, 0 off, -1 unknown / not supported
   long long ecc_uncorrected = -1;                                // volatile uncorrected ECC errors; -1 unknown
   uint64_t clock_event_reasons = 0;                              // nvmlClocksEventReason* bits
+  // Below: -1 = unknown (NVML too old, not supported by this GPU, or not asked).
+  std::string uuid;                                              // "GPU-…"
+  int persistence_mode = -1;                                     // 1 on, 0 off
+  int display_active = -1;                                       // 1: a display is driven (not headless)
+  long long ecc_aggregate_uncorrected = -1;                      // uncorrected ECC errors over the GPU's life
+  long long retired_pages_sbe = -1, retired_pages_dbe = -1;      // pages retired (multiple single-bit, double-bit)
+  int retired_pages_pending = -1;                                // 1: a page waits for a reset to be retired
+  long long remapped_rows_correctable = -1, remapped_rows_uncorrectable = -1;  // Ampere+ row remapping
+  int remap_pending = -1;                                        // 1: a row waits for a reset to be remapped
+  int remap_failure = -1;                                        // 1: a remapping failed (no spare rows left)
+  std::vector<unsigned long long> xids;                          // Xid critical errors seen while the doctor watched
+  int clock_sm = -1, clock_sm_max = -1, clock_mem = -1, clock_mem_max = -1;  // MHz
+  int power_mw = -1, power_limit_mw = -1;                        // draw and the enforced limit
+  int temperature_c = -1;
+  int utilization_gpu = -1, utilization_memory = -1;             // %
+  std::vector<std::string> mig_instances;                        // the MIG instances' UUIDs ("MIG-…")
 };
 
 // /etc/os-release, the fields the doctor's fix lines depend on (distro.cpp).
@@ -235,8 +251,8 @@ void find_library_copies(EnvFacts& facts);
 // verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
 // docs/doctor.md documents it, kJsonSchema its version).
 inline constexpr int kJsonSchema = 2;
-// Raised when fields are added (a script may rely on them from that minor on); 2: the OS layer
-// and library provenance (os, library_copies, nvidia.nccl, ...).
+// Raised when fields are added (a script may rely on them from that minor on); 1: NVML in full;
+// 2: the OS layer and library provenance (os, library_copies, nvidia.nccl, ...).
 inline constexpr int kJsonSchemaMinor = 2;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);

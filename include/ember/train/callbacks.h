@@ -184,12 +184,15 @@ class ProgressCallback final : public Callback {
   void on_sync(FitContext& ctx, const IntervalStats& s) override;
   void on_epoch_end(FitContext&, const EpochStats&) override { finish(); }
   void on_train_end(FitContext&, const FitResult&) override { finish(); }
+  // The status field of the line from now on (GpuMonitorCallback: the GPU's figures).
+  void set_status(std::string status);
 
  private:
   void finish();
   bool interactive_;
   std::unique_ptr<ProgressBar> bar_;
   NamedValues values_;
+  std::string status_;
 };
 
 // Calls a function with each epoch's stats (the CLI's table row).

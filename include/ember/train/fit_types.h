@@ -41,6 +41,9 @@ struct FitOptions {
   int64_t eval_batch_size = 0;      // 0: max(batch_size, 256)
   bool recover_oom = true;          // halve the micro-batch on OutOfMemoryError (see fit.h)
   bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
+  // A CUDA run samples its GPU through NVML this often on a background thread (gpu_monitor.h): the
+  // progress line, "gpu" records in metrics.jsonl / TensorBoard, one hint when it idles. 0: off.
+  double gpu_sample_seconds = 5;
   std::filesystem::path run_dir;    // metrics.jsonl and checkpoints/ go here (empty: no files)
   std::string model_name, dataset_name, config_json;
   int64_t stop_after_steps = 0;     // > 0: behave as if interrupted after this many optimizer steps (tests)

@@ -33,6 +33,7 @@ struct MetricRecord {
 //                  test/loss, test/acc, val_loss/val_acc -> val/loss, val/acc, data_wait -> data_wait,
 //                  samples_per_s -> epoch/samples_per_s, seconds -> epoch/seconds, lr -> epoch/lr
 //   data-parallel: step comm_ms_per_step -> dist/comm_ms_per_step, epoch comm_wait -> dist/comm_wait
+//   CUDA runs:     gpu records (gpu_monitor.h) -> gpu/utilization, gpu/memory_used_gib, gpu/power_w, ...
 //   other kinds:   <kind>/<field> ("resume" records are not plotted: they become a SessionLog START
 //                  one step after the checkpoint's, so TensorBoard drops the points a resumed run
 //                  logs again instead of showing them twice)

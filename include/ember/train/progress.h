@@ -2,7 +2,7 @@
 //   "epoch 3/15 120/469 [=====>........] ETA 0:12 (run ETA 2:41) - loss: 0.4512 - acc: 0.8421 - 2310 samples/s"
 // On a terminal it redraws in place with '\r', at most once every `interval` seconds (and always
 // at the last step), and never wraps: when the terminal is narrow it drops fields, least important
-// first (samples/s, acc and further values, the bar, loss, the run's ETA). When the output is not
+// first (the GPU status, samples/s, acc and further values, the bar, loss, the run's ETA). When the output is not
 // a terminal (CI logs, pipes) it prints nothing: the caller prints one summary line per epoch
 // instead. Not thread-safe; drive it from one thread.
 #pragma once
@@ -34,6 +34,9 @@ class ProgressBar {
               int columns = 0);
 
   void set_position(const RunPosition& pos) { pos_ = pos; }
+  // A status field shown last ("GPU 87% 12.1/80G 312W 61C", gpu_monitor.h) and dropped first when
+  // the terminal is narrow; "" shows none.
+  void set_status(std::string status) { status_ = std::move(status); }
 
   // Reports that `step` (1-based) is done, `now` seconds after the epoch started. Redraws when
   // at least `interval` seconds have passed since the last draw, or step == target.
@@ -58,6 +61,7 @@ class ProgressBar {
   int bar_width_;
   int columns_;
   RunPosition pos_;
+  std::string status_;
   double last_draw_ = -1e300;
   size_t last_len_ = 0;
   bool drew_ = false;
