@@ -10,6 +10,7 @@
 
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "cpu/nn_conv.h"
@@ -236,8 +237,10 @@ TEST(FoldBatchNorm, FoldedEvaluationAgreesWithTheUnfoldedOps) {
     Shape x;
   };
   Generator gen(3);
+  // bncnn (the models' own conv_bn_activation), resnet_small (ResidualBlock and its downsample
+  // Sequential), mobilenet_v2 (Sequential's Conv2d, BatchNorm2d, ReLU6 pattern): small, for CI's ASan.
   const std::vector<M> zoo = {{"bncnn48_fc128", models::bncnn48_fc128(10, 1, 28, &gen), {2, 1, 28, 28}},
-                              {"resnet18", models::resnet18(10, 3, 32, &gen), {2, 3, 32, 32}},
+                              {"resnet_small", models::resnet_small(10, 3, 32, &gen), {2, 3, 32, 32}},
                               {"mobilenet_v2", models::mobilenet_v2(10, 3, 32, &gen), {2, 3, 32, 32}}};
   for (const M& m : zoo) {
     SCOPED_TRACE(m.name);
@@ -301,4 +304,32 @@ TEST(Conv2dFusion, SequentialPatternPassEqualsItsChildrenOneByOne) {
   const std::string s = seq->summary({1, 3, 12, 12});
   for (const char* layer : {"Conv2d", "ReLU", "BatchNorm2d", "ReLU6", "SiLU"})
     EXPECT_NE(s.find(layer), std::string::npos) << layer << " missing from\n" << s;
+}
+
+// The folded weights are kept between forwards; a change to any source (load_state_dict, an
+// optimizer step, a copy_ into a running statistic) is seen by the next folded forward.
+TEST(FoldBatchNorm, KeptFoldedWeightsFollowChangedParametersAndStatistics) {
+  Generator gen(6);
+  auto model = models::bncnn48_fc128(10, 1, 28, &gen);
+  model->eval();
+  NoGradGuard ng;
+  Tensor x = rand({2, 1, 28, 28}, {}, &gen);
+  nn::FoldBatchNorm fold;
+  for (uint64_t seed : {1, 2, 3}) {
+    SCOPED_TRACE(seed);
+    randomise_batch_norms(*model, seed);
+    if (seed == 3)
+      for (auto& [name, m] : model->named_modules())
+        if (auto* c = dynamic_cast<nn::Conv2d*>(m.get())) c->weight.mul_(0.5);
+    Tensor folded = (*model)(x);
+    Tensor again = (*model)(x);
+    EXPECT_TRUE(test::close(folded, again, 0.0));
+    // Unfolded reference: the same model outside any FoldBatchNorm scope (it is per thread).
+    Tensor unfolded;
+    std::thread([&] {
+      NoGradGuard ng2;
+      unfolded = (*model)(x);
+    }).join();
+    EXPECT_TRUE(test::close(unfolded, folded, 1e-4));
+  }
 }
