@@ -5,11 +5,10 @@
 // CPU), one backward node taking ReLU's / ReLU6's mask from the output.
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
 #include "ops/autocast.h"
 #include "ops/util.h"
-
-#include "kernels/kernels.h"
 
 namespace ember::nn::functional {
 
@@ -94,7 +93,7 @@ ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 // the pre-activation tensor need not be kept. The same kernels and values as ReluBackward (from its
 // output) and Relu6Backward (from its input; the comparisons give the same mask on the output).
 Tensor activation_grad_from_output(ConvActivation act, const Tensor& g, const Tensor& out) {
-  Tensor gc = g.contiguous();
+  Tensor gc = (g.dtype() == out.dtype() ? g : g.to(out.dtype())).expand(out.sizes()).contiguous();
   Tensor gx = empty(out.sizes(), {.dtype = out.dtype(), .device = out.device()});
   if (act == ConvActivation::Relu && kernels::relu_backward.has(out.device().type)) {
     kernels::relu_backward(out.device())(gc, out, gx);
