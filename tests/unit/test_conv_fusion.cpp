@@ -2,8 +2,11 @@
 // post-ops on the CPU) against conv2d followed by the activation: forward and backward, float32 and
 // bf16 autocast, the geometries of the zoo's models; that the fused kernel really ran; that the
 // result a user sees is a plain contiguous NCHW float32 tensor; mnistnet / lenet5 (which fuse) give
-// the values of their layers run unfused. The op harness (tests/harness/ops_nn.cpp, Conv2dActivation)
-// checks the same op against the reference kernels and by finite differences.
+// the values of their layers run unfused; Sequential's Conv2d [BatchNorm2d] activation pattern pass;
+// nn::FoldBatchNorm (folded evaluation within float32 rounding of the unfolded ops, never in
+// training, kept folded weights that follow changed parameters). The op harness
+// (tests/harness/ops_nn.cpp, Conv2dActivation) checks the same op against the reference kernels and
+// by finite differences.
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
