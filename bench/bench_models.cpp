@@ -2,7 +2,8 @@
 // is bench/torch_models.py; both measure the same things the same way):
 //   train: forward + cross_entropy + backward + SGD (lr 0.01, momentum 0.9), batch 64, one fixed
 //          random batch, 3 warm-up steps excluded; each repetition times `steps` steps; median.
-//   infer: eval mode under NoGradGuard, batch 256, 2 warm-up passes; median over repetitions.
+//   infer: eval mode under NoGradGuard and nn::FoldBatchNorm (as `ember eval` / `predict` run), batch
+//          256, 2 warm-up passes; median over repetitions.
 //   sgemm: OpenBLAS cblas_sgemm GFLOP/s at 1024^3 (the machine's peak as the benchmark sees it)
 //          and at the GEMM shapes mnistnet's layers run; `layers` gives those layers' own GFLOP/s.
 //   --only train|infer: just that part of the model loop (for profiling); --only models: the
@@ -194,6 +195,7 @@ int main(int argc, char** argv) {
       Trainer inf(m, 256);
       inf.model->eval();
       NoGradGuard ng;
+      nn::FoldBatchNorm fold;
       autocast ac(DeviceType::CPU, DType::BFloat16, bf16);
       infer = throughput([&] { (void)inf.model->forward(inf.batch.x); }, 256, 2, infer_steps(m), reps);
     }

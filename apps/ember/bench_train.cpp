@@ -79,6 +79,7 @@ Timing time_inference(const std::string& name, int64_t bs, const BenchColumn& co
   model->eval();
   const Tensor x = randn({bs, ch, size, size}, {.device = dev}, &gen);
   autograd::NoGradGuard ng;
+  nn::FoldBatchNorm fold;  // as `ember eval` and `predict` run the model
   autocast ac(dev.type, col.precision.dtype(), col.precision.autocast());
   return time_steady_state_wall(
       [&] {

@@ -19,6 +19,7 @@ namespace {
 struct ExportOpts {
   std::string path, format, output, model, data;
   std::string checkpoint;  // --checkpoint best|last ("": best)
+  bool fold_bn = false;    // --fold-bn (ONNX only)
 };
 
 // --format, or the output file's extension when it is not given.
@@ -49,7 +50,7 @@ int run_export(const ExportOpts& o) {
   const int64_t params = s.model->num_parameters();
   const std::string input = fmt::format("({}, {}, {})", s.input_shape[0], s.input_shape[1], s.input_shape[2]);
   if (format == "onnx") {
-    const io::OnnxModel m = train::export_onnx(s);
+    const io::OnnxModel m = train::export_onnx(s, o.fold_bn);
     const std::vector<uint8_t> bytes = io::onnx_serialize(m);
     write(bytes, "the ONNX model");
     fmt::print(out, "wrote {} (ONNX opset {}, IR {}, {} nodes, {} parameters, {:.2f} MB)\n", shown, m.opset,
@@ -87,6 +88,9 @@ void register_export(CLI::App& root, Runner& run) {
       ->required();
   e->add_option("--model", o->model, "Model name or spec file (default: from the checkpoint)");
   e->add_option("--data", o->data, "Dataset the model was trained on (default: from the checkpoint)");
+  e->add_flag("--fold-bn", o->fold_bn,
+              "ONNX: fold each convolution's batch norm into its weight and bias (no BatchNormalization nodes "
+              "after a Conv; the same logits within float32 rounding)");
   e->add_option("--checkpoint", o->checkpoint, "Which of a run's checkpoints: best (the epoch validation chose) or last")
       ->check(CLI::IsMember({"best", "last"}))->default_str("best");
   e->footer(

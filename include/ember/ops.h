@@ -118,6 +118,16 @@ struct Conv2dOptions {
 };
 // x (N, C_in, H, W), weight (C_out, C_in/groups, kH, kW), bias (C_out) or undefined
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Conv2dOptions opt = {});
+// act(conv2d(x, weight, bias)): the values and gradients of the two ops, run as one where the
+// backend fuses the activation into the convolution's output pass (the CPU, through oneDNN
+// post-ops: one write of the output instead of a write, a read and a write). ReLU and ReLU6 fuse
+// in training too (the backward takes the mask from the output); SiLU and Hardswish fuse without
+// autograd (inference) and run as the two ops when gradients are recorded. ReLU and ReLU6 give
+// the unfused values exactly; SiLU and Hardswish come from oneDNN's formulas, within a few float32
+// ulps of ember::silu / hardswish (tests/unit/test_conv_fusion.cpp).
+enum class ConvActivation : uint8_t { None, Relu, Relu6, Silu, Hardswish };
+Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt,
+                         ConvActivation act);
 struct Pool2dOptions {
   std::array<int64_t, 2> kernel{2, 2}, stride{0, 0} /* 0: = kernel */, padding{0, 0};
   bool ceil_mode = false;

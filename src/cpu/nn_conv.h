@@ -30,6 +30,10 @@ void conv2d_backward_weight_im2col(const Tensor& grad_out, const Tensor& x,
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias,
                          const kernels::Conv2dParams& p, const Tensor& out);
+// conv2d_forward_dnnl with `act` as a oneDNN post-op (the conv2d_forward_fused slot): false,
+// writing nothing, for float64 and for a geometry oneDNN has no primitive for.
+bool conv2d_forward_fused_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                               const kernels::Conv2dParams& p, kernels::ConvEpilogue act, const Tensor& out);
 void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight,
                                const kernels::Conv2dParams& p, const Tensor& grad_x);
 void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x,

@@ -28,6 +28,9 @@ struct Conv2dParams {
   int64_t groups = 1;
   DType compute = DType::Float32;  // BFloat16 / Float16 (CUDA): multiply in half, accumulate and write float32
 };
+// The element-wise function a fused convolution applies to its output (after the bias): out =
+// act(conv(x) + bias). The same formulas as ember::relu / relu6 / silu / hardswish.
+enum class ConvEpilogue : uint8_t { None, Relu, Relu6, Silu, Hardswish };
 struct Pool2dParams {
   int64_t kernel_h = 1, kernel_w = 1, stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0;
   bool count_include_pad = true;  // avg only
@@ -43,6 +46,13 @@ using Conv2dBackwardDataFn = void (*)(const Tensor& grad_out, const Tensor& weig
 // grad_weight (C_out, C_in/groups, kH, kW), summed over the batch.
 using Conv2dBackwardWeightFn = void (*)(const Tensor& grad_out, const Tensor& x,
                                         const Conv2dParams& p, const Tensor& grad_weight);
+
+// Optional (the CPU fills it, through oneDNN post-ops): out = act(conv2d(x, weight, bias)) in one
+// pass over the output, as conv2d_forward followed by the activation. Returns false, writing
+// nothing, for a case it does not fuse (a geometry served by im2col, float64); the front-end then
+// runs the two ops.
+using Conv2dForwardFusedFn = bool (*)(const Tensor& x, const Tensor& weight, const Tensor& bias,
+                                      const Conv2dParams& p, ConvEpilogue act, const Tensor& out);
 
 // x (N, C, H, W) -> out (N, C, OH, OW); indices (int64, out's shape) hold the flat h*W+w position
 // of each maximum inside its (n, c) plane (the first one on ties). Padding counts as -inf.
@@ -85,6 +95,7 @@ using NllLossBackwardFn = void (*)(const Tensor& grad_out, const Tensor& target,
                                    const Tensor& grad_log_probs);
 
 inline KernelSlot<Conv2dForwardFn> conv2d_forward("conv2d_forward");
+inline KernelSlot<Conv2dForwardFusedFn> conv2d_forward_fused("conv2d_forward_fused");
 inline KernelSlot<Conv2dBackwardDataFn> conv2d_backward_data("conv2d_backward_data");
 inline KernelSlot<Conv2dBackwardWeightFn> conv2d_backward_weight("conv2d_backward_weight");
 inline KernelSlot<MaxPool2dForwardFn> max_pool2d_forward("max_pool2d_forward");

@@ -24,6 +24,7 @@ struct Value {
 class GraphBuilder {
  public:
   io::OnnxGraph graph;
+  bool fold_batch_norm = false;  // OnnxExportOptions::fold_batch_norm
 
   // A float32 initializer holding `t` under `name` (a state_dict key).
   std::string weight(const std::string& name, const Tensor& t) {
@@ -154,8 +155,46 @@ Value emit_conv(GraphBuilder& b, const Conv2d& c, const std::string& prefix, Val
            conv_out(x.shape[2], c.kernel_size[1], o.stride[1], o.padding[1], o.dilation[1])}};
 }
 
+io::OnnxTensor* initializer(GraphBuilder& b, const std::string& name) {
+  for (io::OnnxTensor& t : b.graph.initializers)
+    if (t.name == name) return &t;
+  return nullptr;
+}
+
+// With fold_batch_norm: when x is the output of the last node, a Conv whose weight (and bias) are
+// initializers of this graph, folds `bn` into them and returns true (x then stands for bn's output).
+bool fold_into_conv(GraphBuilder& b, const BatchNorm2d& bn, const Value& x) {
+  if (!b.fold_batch_norm || b.graph.nodes.empty()) return false;
+  io::OnnxNode& conv = b.graph.nodes.back();
+  if (conv.op_type != "Conv" || conv.outputs.size() != 1 || conv.outputs[0] != x.name || conv.inputs.size() < 2) return false;
+  io::OnnxTensor* w = initializer(b, conv.inputs[1]);
+  io::OnnxTensor* bias = conv.inputs.size() > 2 ? initializer(b, conv.inputs[2]) : nullptr;
+  const int64_t c = bn.num_features;
+  if (!w || w->dims.empty() || w->dims[0] != c || (conv.inputs.size() > 2 && !bias)) return false;
+  const std::vector<float> mean = bn.running_mean.to(DType::Float32).to_vector<float>();
+  const std::vector<float> var = bn.running_var.to(DType::Float32).to_vector<float>();
+  const std::vector<float> gamma = bn.affine ? bn.weight.to(DType::Float32).to_vector<float>() : std::vector<float>(size_t(c), 1.0f);
+  const std::vector<float> beta = bn.affine ? bn.bias.to(DType::Float32).to_vector<float>() : std::vector<float>(size_t(c), 0.0f);
+  if (!bias) {
+    std::string name = conv.inputs[1];
+    name = name.size() >= 6 && name.compare(name.size() - 6, 6, "weight") == 0 ? name.substr(0, name.size() - 6) + "bias"
+                                                                            : name + ".folded_bias";
+    conv.inputs.push_back(b.constant(name, {c}, std::vector<float>(size_t(c), 0.0f)));
+    bias = &b.graph.initializers.back();
+    w = initializer(b, conv.inputs[1]);  // push_back may have moved it
+  }
+  const size_t per = w->floats.size() / size_t(c);
+  for (int64_t o = 0; o < c; ++o) {
+    const double s = double(gamma[o]) / std::sqrt(double(var[o]) + bn.eps);
+    for (size_t k = 0; k < per; ++k) w->floats[o * per + k] = float(double(w->floats[o * per + k]) * s);
+    bias->floats[o] = float((double(bias->floats[o]) - double(mean[o])) * s + double(beta[o]));
+  }
+  return true;
+}
+
 Value emit_batch_norm(GraphBuilder& b, const BatchNorm2d& bn, const std::string& prefix, Value x) {
   need_image(bn, prefix, x);
+  if (fold_into_conv(b, bn, x)) return x;
   const int64_t c = bn.num_features;
   std::string scale = bn.affine ? b.weight(prefix + "weight", bn.weight)
                                 : b.constant(prefix + "weight", {c}, std::vector<float>(size_t(c), 1.0f));
@@ -343,6 +382,7 @@ io::OnnxModel to_onnx(const Module& model, const OnnxExportOptions& o) {
     for (float s : o.std) EMBER_CHECK(s > 0, ValueError, "onnx export: std must be > 0, got ", s);
   }
   GraphBuilder b;
+  b.fold_batch_norm = o.fold_batch_norm;
   b.graph.name = o.graph_name;
   Value x{"input", Shape(in.begin(), in.end())};
   if (normalise) {

@@ -27,8 +27,8 @@ class MnistNet : public Module {
     fc2 = register_module("fc2", std::make_shared<Linear>(128, num_classes, true, gen));
   }
   Tensor forward(const Tensor& x) override {
-    Tensor y = relu((*conv1)(x));
-    y = relu((*conv2)(y));
+    Tensor y = conv1->forward_then(F::ConvActivation::Relu, x);
+    y = conv2->forward_then(F::ConvActivation::Relu, y);
     y = F::max_pool2d(y, {.kernel = {2, 2}});
     y = (*dropout1)(y);
     y = flatten(y, 1);
@@ -54,8 +54,8 @@ class LeNet5 : public Module {
     fc3 = register_module("fc3", std::make_shared<Linear>(84, num_classes, true, gen));
   }
   Tensor forward(const Tensor& x) override {
-    Tensor y = F::max_pool2d(relu((*conv1)(x)), {.kernel = {2, 2}});
-    y = F::max_pool2d(relu((*conv2)(y)), {.kernel = {2, 2}});
+    Tensor y = F::max_pool2d(conv1->forward_then(F::ConvActivation::Relu, x), {.kernel = {2, 2}});
+    y = F::max_pool2d(conv2->forward_then(F::ConvActivation::Relu, y), {.kernel = {2, 2}});
     y = flatten(y, 1);
     y = relu((*fc1)(y));
     y = relu((*fc2)(y));
@@ -89,8 +89,8 @@ class BnCnn : public Module {
     }
   }
   Tensor forward(const Tensor& x) override {
-    Tensor y = F::max_pool2d(relu((*bn1)((*conv1)(x))), {.kernel = {2, 2}});
-    y = F::max_pool2d(relu((*bn2)((*conv2)(y))), {.kernel = {2, 2}});
+    Tensor y = F::max_pool2d(conv_bn_activation(*conv1, *bn1, x, F::ConvActivation::Relu), {.kernel = {2, 2}});
+    y = F::max_pool2d(conv_bn_activation(*conv2, *bn2, y, F::ConvActivation::Relu), {.kernel = {2, 2}});
     y = (*fc1)(flatten(y, 1));
     return fc2 ? (*fc2)(relu(y)) : y;
   }
@@ -120,7 +120,7 @@ class ResNetSmall : public Module {
     fc = register_module("fc", std::make_shared<Linear>(64, num_classes, true, gen));
   }
   Tensor forward(const Tensor& x) override {
-    Tensor y = relu((*bn1)((*conv1)(x)));
+    Tensor y = conv_bn_activation(*conv1, *bn1, x, F::ConvActivation::Relu);
     for (auto& layer : layers) y = (*layer)(y);
     y = flatten((*pool)(y), 1);
     return (*fc)(y);

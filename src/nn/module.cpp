@@ -57,10 +57,15 @@ Tensor Module::forward(const Tensor&) {
 
 Tensor Module::operator()(const Tensor& x) {
   if (!g_call_log) return forward(x);
+  return call_logged(x, [&] { return forward(x); });
+}
+
+Tensor Module::call_logged(const Tensor& x, const std::function<Tensor()>& run) {
+  if (!g_call_log) return run();
   // Reserve the slot before running, so the log lists modules in the order they were entered.
   size_t slot = g_call_log->size();
   g_call_log->push_back({this, x.sizes(), {}});
-  Tensor y = forward(x);
+  Tensor y = run();
   (*g_call_log)[slot].output = y.sizes();
   return y;
 }

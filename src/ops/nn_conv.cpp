@@ -1,8 +1,11 @@
 // conv2d front-end: argument checks, output shape, dispatch to the conv kernels, and the backward
 // node (input gradient = transposed conv, weight gradient = correlation with the input, bias
-// gradient = grad_out summed over N, H, W).
+// gradient = grad_out summed over N, H, W). conv2d_activation: the same convolution with its
+// activation fused into the kernel's output pass where the backend can (oneDNN post-ops on the
+// CPU), one backward node taking ReLU's / ReLU6's mask from the output.
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
 #include "ops/autocast.h"
 #include "ops/util.h"
@@ -23,9 +26,15 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const kernels
   kernels::conv2d_backward_weight(gw.device())(grad_out, x, p, gw);
   return gw;
 }
-}  // namespace
+// What one convolution call runs on, after the argument checks: the kernel parameters (the
+// autocast decision included), contiguous detached operands and the output shape.
+struct ConvCall {
+  kernels::Conv2dParams p;
+  Tensor xc, wc, bc;
+  Shape out_shape;
+};
 
-Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
+ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt) {
   check_same_device(x, weight, "conv2d");
   if (bias.defined()) check_same_device(x, bias, "conv2d");
   EMBER_CHECK(x.dim() == 4, ShapeError, "conv2d: input must be 4-D (N, C, H, W), got shape ",
@@ -76,25 +85,90 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
   Tensor xc = x.detach().contiguous();
   Tensor wc = compute == x.dtype() ? weight.detach().contiguous() : autocast_detail::cast(weight, compute);
   Tensor bc = bias.defined() ? bias.detach().contiguous() : Tensor();
-  Tensor out = empty({N, CO, OH, OW}, {.dtype = x.dtype(), .device = x.device()});
-  kernels::conv2d_forward(x.device())(xc, wc, bc, p, out);
+  return {p, xc, wc, bc, {N, CO, OH, OW}};
+}
 
-  if (autograd::any_requires_grad({&x, &weight, &bias})) {
-    const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
-    const bool need_b = bias.defined() && bias.requires_grad();
-    autograd::SavedTensor sx(need_w ? xc : Tensor()), sw(need_x ? wc : Tensor());
-    Shape xs = x.sizes(), ws = weight.sizes();
-    autograd::record(autograd::make_node("Conv2dBackward", [=](const std::vector<Tensor>& g) {
-                       Tensor go = g[0].contiguous();
-                       Tensor gx, gw, gb;
-                       if (need_x) gx = conv2d_input_grad(go, sw.unpack("Conv2dBackward"), p, xs);
-                       if (need_w) gw = conv2d_weight_grad(go, sx.unpack("Conv2dBackward"), p, ws);
-                       if (need_b) gb = sum(go, {0, 2, 3});
-                       return std::vector<Tensor>{gx, gw, gb};
-                     }),
-                     {x, weight, bias}, {out});
+// The gradient of the fused activation, from grad_out and the activation's output: ReLU and ReLU6
+// pass grad_out where 0 < out (< 6), which is where 0 < x (< 6) for the convolution's value x, so
+// the pre-activation tensor need not be kept. The same kernels and values as ReluBackward (from its
+// output) and Relu6Backward (from its input; the comparisons give the same mask on the output).
+Tensor activation_grad_from_output(ConvActivation act, const Tensor& g, const Tensor& out) {
+  Tensor gc = (g.dtype() == out.dtype() ? g : g.to(out.dtype())).expand(out.sizes()).contiguous();
+  Tensor gx = empty(out.sizes(), {.dtype = out.dtype(), .device = out.device()});
+  if (act == ConvActivation::Relu && kernels::relu_backward.has(out.device().type)) {
+    kernels::relu_backward(out.device())(gc, out, gx);
+    return gx;
   }
+  if (act == ConvActivation::Relu) return mul(gc, gt(out, 0.0).to(out.dtype()));
+  kernels::activation_backward(out.device())(kernels::Activation::Relu6, gc, out, gx);
+  return gx;
+}
+
+// The backward node of one convolution (and, for ReLU / ReLU6, its activation; `out` is then the
+// activation's output, from which the mask comes).
+void record_conv2d_backward(const ConvCall& c, const Tensor& x, const Tensor& weight, const Tensor& bias,
+                            const Tensor& out, ConvActivation act) {
+  const bool need_x = x.requires_grad(), need_w = weight.requires_grad();
+  const bool need_b = bias.defined() && bias.requires_grad();
+  const kernels::Conv2dParams p = c.p;
+  autograd::SavedTensor sx(need_w ? c.xc : Tensor()), sw(need_x ? c.wc : Tensor());
+  autograd::SavedTensor so(act == ConvActivation::None ? Tensor() : out);
+  Shape xs = x.sizes(), ws = weight.sizes();
+  const char* name = act == ConvActivation::None   ? "Conv2dBackward"
+                     : act == ConvActivation::Relu ? "Conv2dReluBackward"
+                                                   : "Conv2dRelu6Backward";
+  autograd::record(autograd::make_node(name, [=](const std::vector<Tensor>& g) {
+                     Tensor go = act == ConvActivation::None ? g[0].contiguous()
+                                                             : activation_grad_from_output(act, g[0], so.unpack(name));
+                     Tensor gx, gw, gb;
+                     if (need_x) gx = conv2d_input_grad(go, sw.unpack(name), p, xs);
+                     if (need_w) gw = conv2d_weight_grad(go, sx.unpack(name), p, ws);
+                     if (need_b) gb = sum(go, {0, 2, 3});
+                     return std::vector<Tensor>{gx, gw, gb};
+                   }),
+                   {x, weight, bias}, {out});
+}
+
+Tensor apply_activation(ConvActivation act, const Tensor& y) {
+  switch (act) {
+    case ConvActivation::None: return y;
+    case ConvActivation::Relu: return relu(y);
+    case ConvActivation::Relu6: return relu6(y);
+    case ConvActivation::Silu: return silu(y);
+    case ConvActivation::Hardswish: return hardswish(y);
+  }
+  return y;
+}
+
+}  // namespace
+
+Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
+  const ConvCall c = prepare_conv2d(x, weight, bias, opt);
+  Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
+  kernels::conv2d_forward(x.device())(c.xc, c.wc, c.bc, c.p, out);
+  if (autograd::any_requires_grad({&x, &weight, &bias})) record_conv2d_backward(c, x, weight, bias, out, ConvActivation::None);
   return out;
+}
+
+static_assert(int(ConvActivation::Hardswish) == int(kernels::ConvEpilogue::Hardswish) &&
+              int(ConvActivation::Relu6) == int(kernels::ConvEpilogue::Relu6));
+
+Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt,
+                         ConvActivation act) {
+  if (act == ConvActivation::None) return conv2d(x, weight, bias, opt);
+  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
+  // SiLU's and Hardswish's gradients need the pre-activation values: with autograd recording they
+  // run unfused, the convolution's output kept as today.
+  const bool mask_from_output = act == ConvActivation::Relu || act == ConvActivation::Relu6;
+  if ((!record || mask_from_output) && kernels::conv2d_forward_fused.has(x.device().type)) {
+    const ConvCall c = prepare_conv2d(x, weight, bias, opt);
+    Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
+    if (kernels::conv2d_forward_fused(x.device())(c.xc, c.wc, c.bc, c.p, kernels::ConvEpilogue(act), out)) {
+      if (record) record_conv2d_backward(c, x, weight, bias, out, act);
+      return out;
+    }
+  }
+  return apply_activation(act, conv2d(x, weight, bias, opt));
 }
 
 }  // namespace ember::nn::functional

@@ -112,8 +112,9 @@ std::map<std::string, std::string> export_metadata(const ExportSource& s) {
   return m;
 }
 
-io::OnnxModel export_onnx(const ExportSource& s) {
+io::OnnxModel export_onnx(const ExportSource& s, bool fold_batch_norm) {
   nn::OnnxExportOptions o;
+  o.fold_batch_norm = fold_batch_norm;
   o.input_shape = s.input_shape;
   o.mean = s.mean, o.std = s.std;
   o.graph_name = s.model_name;

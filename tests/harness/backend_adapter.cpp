@@ -109,6 +109,7 @@ using WLinearInference = Wrap<kernels::linear_inference, kernels::LinearInferenc
 using WLinearBackwardWeights = Wrap<kernels::linear_backward_weights, kernels::LinearBackwardWeightsFn, 2, 3>;
 using WLinearBackwardData = Wrap<kernels::linear_backward_data, kernels::LinearBackwardDataFn, 2>;
 using WConvF = Wrap<kernels::conv2d_forward, kernels::Conv2dForwardFn, 4>;
+using WConvFused = Wrap<kernels::conv2d_forward_fused, kernels::Conv2dForwardFusedFn, 5>;
 using WConvBD = Wrap<kernels::conv2d_backward_data, kernels::Conv2dBackwardDataFn, 3>;
 using WConvBW = Wrap<kernels::conv2d_backward_weight, kernels::Conv2dBackwardWeightFn, 3>;
 using WMaxF = Wrap<kernels::max_pool2d_forward, kernels::MaxPool2dForwardFn, 2, 3>;
@@ -135,13 +136,13 @@ struct All {
 };
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
 using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward, WActF, WActB,
-                       WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvBD, WConvBW, WMaxF, WMaxB,
+                       WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvFused, WConvBD, WConvBW, WMaxF, WMaxB,
                        WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WSmF, WSmB, WNllF, WNllB>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
     "activation_forward", "activation_backward",
-    "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_backward_data",
-    "conv2d_backward_weight", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
+    "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_forward_fused",
+    "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
     "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
     "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "softmax_forward",
     "softmax_backward", "nll_loss_forward", "nll_loss_backward"};
@@ -182,14 +183,14 @@ struct BackendScope::State {
 
 std::vector<Backend> cpu_backends() {
   return {{"cpu", Device::cpu(), {}},
-          {"cpu:conv-im2col", Device::cpu(), {"conv2d_forward", "conv2d_backward_data", "conv2d_backward_weight"}},
-          {"cpu:conv-dnnl", Device::cpu(), {"conv2d_forward", "conv2d_backward_data", "conv2d_backward_weight"}}};
+          {"cpu:conv-im2col", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight"}},
+          {"cpu:conv-dnnl", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight"}}};
 }
 
 Backend reference_backend() {
   return {"reference", Device::cpu(),
           {"batched_gemm", "reduce", "relu_backward", "activation_forward", "activation_backward", "linear_inference", "linear_backward_weights",
-           "conv2d_forward", "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward",
+           "conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward",
            "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
            "adaptive_avg_pool2d_backward", "batch_norm_stats", "batch_norm_forward", "batch_norm_backward",
            "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"}};
@@ -222,6 +223,7 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WLinearBackwardWeights::override_cpu(nullptr);
     WLinearBackwardData::override_cpu(nullptr);
     WConvF::override_cpu(&ref::conv2d_forward);
+    WConvFused::override_cpu(nullptr);  // conv2d_activation then runs the reference conv and activation
     WConvBD::override_cpu(&ref::conv2d_backward_data);
     WConvBW::override_cpu(&ref::conv2d_backward_weight);
     WMaxF::override_cpu(&ref::max_pool2d_forward);
@@ -243,10 +245,12 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WUnary::override_cpu(&unary_off);
   } else if (b.name == "cpu:conv-im2col") {
     WConvF::override_cpu(&cpu::conv2d_forward_im2col);
+    WConvFused::override_cpu(nullptr);
     WConvBD::override_cpu(&cpu::conv2d_backward_data_im2col);
     WConvBW::override_cpu(&cpu::conv2d_backward_weight_im2col);
   } else if (b.name == "cpu:conv-dnnl") {
     WConvF::override_cpu(&cpu::conv2d_forward_dnnl);
+    WConvFused::override_cpu(&cpu::conv2d_forward_fused_dnnl);
     WConvBD::override_cpu(&cpu::conv2d_backward_data_dnnl);
     WConvBW::override_cpu(&cpu::conv2d_backward_weight_dnnl);
   }

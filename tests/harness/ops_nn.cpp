@@ -71,6 +71,40 @@ const bool registered = [] {
     register_op(std::move(e));
   }
 
+  // ---- conv2d with a fused activation ------------------------------------------------------------------
+  {
+    // cpu / cpu:conv-dnnl run the oneDNN post-op (forward, and the backward from ReLU's / ReLU6's
+    // output); the reference and im2col backends leave conv2d_forward_fused empty, so the op runs
+    // as conv2d then the activation. float64 always runs unfused (the fused slot is float32 only):
+    // the Gradcheck checks the op's definition, Conv2dFusion.* (test_conv_fusion.cpp) the fused
+    // backward against the unfused one.
+    OpEntry e{"Conv2dActivation", {}, {1e-4, 1e-11}};
+    const std::pair<const char*, F::ConvActivation> acts[] = {{"relu", F::ConvActivation::Relu},
+                                                              {"relu6", F::ConvActivation::Relu6},
+                                                              {"silu", F::ConvActivation::Silu},
+                                                              {"hardswish", F::ConvActivation::Hardswish}};
+    // ReLU over every geometry; the other three (the same post-op path, another formula) over the
+    // MobileNet / EfficientNet shapes they meet, keeping the entry's time small.
+    auto covers = [](F::ConvActivation a, const std::string& label) {
+      return a == F::ConvActivation::Relu || label == "one_input_channel" || label == "groups2" ||
+             label == "depthwise_3x3_pad1" || label == "pointwise" || label == "batch1_nonsquare_stride_pad_dilation";
+    };
+    for (const auto& [name, act] : acts)
+      for (const auto& c : kConvCases) {
+        if (!covers(act, c.label)) continue;
+        std::vector<Input> ins = {in(c.x).uniform(-2, 2), in(c.w).uniform(-2, 2)};
+        if (c.bias) ins.push_back(in({c.w[0]}));
+        const F::Conv2dOptions opt = test::conv_options(c.p);
+        const F::ConvActivation a = act;
+        auto run = [opt, a](auto& v) { return F::conv2d_activation(v[0], v[1], v.size() > 2 ? v[2] : Tensor(), opt, a); };
+        e.cases.push_back({c.label + "_" + name, ins, run, kFloats, shape_numel(c.x) < 200});
+        Case ac{c.label + "_" + name + "_autocast", ins, run, {DType::BFloat16}, false};
+        ac.autocast = true;
+        e.cases.push_back(ac);
+      }
+    register_op(std::move(e));
+  }
+
   // ---- pooling ---------------------------------------------------------------------------------------------
   {
     OpEntry e{"MaxPool2d", {}, {1e-6, 1e-12}};

@@ -3,7 +3,10 @@
 // model, and the exporter's errors. Running the graphs is tests/export/ (onnxruntime, PyTorch).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <map>
+#include <stdexcept>
 
 #include "ember/ember.h"
 #include "ember/io/onnx.h"
@@ -207,5 +210,67 @@ TEST(OnnxExport, ErrorsNameTheProblem) {
     FAIL() << "no error for an unknown module";
   } catch (const NotImplementedError& e) {
     EXPECT_NE(std::string(e.what()).find("'0' (MyBlock)"), std::string::npos) << e.what();
+  }
+}
+
+// --fold-bn: bncnn's two BatchNormalization nodes disappear into the convolutions before them, whose
+// initializers hold w * s and (b - mean) * s + beta (s = gamma / sqrt(var + eps)); the rest of the
+// graph is the unfolded one. Off by default.
+TEST(OnnxExport, FoldBatchNormFoldsEachConvolutionsBatchNorm) {
+  Generator gen(2);
+  auto model = models::bncnn48_fc128(10, 1, 28, &gen);
+  {
+    NoGradGuard ng;
+    for (auto& [name, m] : model->named_modules())
+      if (auto* bn = dynamic_cast<nn::BatchNorm2d*>(m.get())) {
+        const Shape c{bn->num_features};
+        bn->running_mean.copy_(add(rand(c, {}, &gen), -0.5));
+        bn->running_var.copy_(add(rand(c, {}, &gen), 0.5));
+        bn->weight.copy_(add(rand(c, {}, &gen), 0.5));
+        bn->bias.copy_(add(rand(c, {}, &gen), -0.5));
+      }
+  }
+  nn::OnnxExportOptions o;
+  o.input_shape = {1, 28, 28};
+  auto ops = [](const io::OnnxModel& m) {
+    std::vector<std::string> v;
+    for (const auto& n : m.graph.nodes) v.push_back(n.op_type);
+    return v;
+  };
+  const io::OnnxModel plain = nn::to_onnx(*model, o);
+  o.fold_batch_norm = true;
+  const io::OnnxModel folded = nn::to_onnx(*model, o);
+  std::vector<std::string> want = ops(plain);
+  want.erase(std::remove(want.begin(), want.end(), "BatchNormalization"), want.end());
+  EXPECT_NE(want.size(), ops(plain).size());
+  EXPECT_EQ(ops(folded), want);
+  auto init = [&](const std::string& name) -> const io::OnnxTensor& {
+    for (const auto& t : folded.graph.initializers)
+      if (t.name == name) return t;
+    throw std::runtime_error("no initializer " + name);
+  };
+  for (const char* layer : {"conv1", "conv2"}) {
+    SCOPED_TRACE(layer);
+    nn::Module* conv = nullptr;
+    nn::BatchNorm2d* bn = nullptr;
+    for (auto& [name, m] : model->named_modules()) {
+      if (name == layer) conv = m.get();
+      if (name == std::string("bn") + (layer + 4)) bn = dynamic_cast<nn::BatchNorm2d*>(m.get());
+    }
+    ASSERT_TRUE(conv && bn);
+    auto* c = dynamic_cast<nn::Conv2d*>(conv);
+    const auto w = c->weight.to_vector<float>();
+    ASSERT_FALSE(c->bias.defined());  // bncnn's convolutions have none: the fold adds "<conv>.bias"
+    const std::vector<float> b(size_t(c->out_channels), 0.0f);
+    const auto mean = bn->running_mean.to_vector<float>(), var = bn->running_var.to_vector<float>();
+    const auto gamma = bn->weight.to_vector<float>(), beta = bn->bias.to_vector<float>();
+    const io::OnnxTensor& fw = init(std::string(layer) + ".weight");
+    const io::OnnxTensor& fb = init(std::string(layer) + ".bias");
+    const size_t per = w.size() / b.size();
+    for (size_t oc = 0; oc < b.size(); ++oc) {
+      const double s = gamma[oc] / std::sqrt(double(var[oc]) + bn->eps);
+      EXPECT_FLOAT_EQ(fb.floats[oc], float((b[oc] - double(mean[oc])) * s + beta[oc]));
+      for (size_t k = 0; k < per; ++k) EXPECT_FLOAT_EQ(fw.floats[oc * per + k], float(w[oc * per + k] * s));
+    }
   }
 }

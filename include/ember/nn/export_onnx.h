@@ -30,6 +30,12 @@ struct OnnxExportOptions {
   std::string graph_name = "ember";
   std::string doc_string;
   std::vector<std::pair<std::string, std::string>> metadata;  // written as metadata_props
+  // Each BatchNorm2d that directly follows a Conv2d folded into the convolution's weight and bias
+  // (w * s, (b - running_mean) * s + beta, s = gamma / sqrt(running_var + eps), in float64, as
+  // nn::conv_bn_activation folds): the graph has no BatchNormalization node after a Conv, and the
+  // folded initializers keep the convolution's names ("<conv>.bias" added where it had none).
+  // Off by default: the unfolded graph mirrors the state_dict one initializer per tensor.
+  bool fold_batch_norm = false;
 };
 
 // Throws ValueError for bad options (input_shape not 3 positive dims, mean/std sizes != C, std <= 0),

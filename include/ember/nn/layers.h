@@ -8,6 +8,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -17,6 +18,10 @@
 #include "ember/nn/module.h"
 
 namespace ember::nn {
+
+namespace functional {
+enum class ConvActivation : uint8_t;  // ember/ops.h
+}
 
 // y = x W^T + b; weight (out, in), bias (out).
 class Linear : public Module {
@@ -45,6 +50,9 @@ class Conv2d : public Module {
          Generator* gen = nullptr)
       : Conv2d(in_channels, out_channels, {kernel_size, kernel_size}, opt, gen) {}
   Tensor forward(const Tensor& x) override;
+  // act(forward(x)) as one op (nn::functional::conv2d_activation: the activation fused into the
+  // convolution where the backend can), called like operator() (summary() lists this layer).
+  Tensor forward_then(nn::functional::ConvActivation act, const Tensor& x);
   std::string extra_repr() const override;
   int64_t forward_flops(const Shape& in, const Shape& out) const override;
   void reset_parameters(Generator* gen = nullptr);
@@ -71,6 +79,30 @@ class BatchNorm2d : public Module {
   Tensor weight, bias;                    // (C) when affine
   Tensor running_mean, running_var;       // (C) buffers
   Tensor num_batches_tracked;             // 0-d int64 buffer
+};
+
+// act(bn(conv(x))) (act None: bn(conv(x))). In training, and in evaluation outside a
+// FoldBatchNorm scope, the ops as written (conv2d with act fused where the backend can). In
+// evaluation inside a FoldBatchNorm scope, one convolution with the batch norm folded into its
+// weight and bias, w * s and (b - running_mean) * s + beta with s = gamma / sqrt(running_var + eps)
+// (computed in float64, rounded once to float32), and act fused: the values of the unfolded ops
+// within float32 rounding (tests/unit/test_conv_fusion.cpp), one pass over the output instead of
+// three. Both layers are listed by summary() either way.
+Tensor conv_bn_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, nn::functional::ConvActivation act);
+
+// A scope (this thread) in which evaluation-mode conv_bn_activation folds its batch norm into the
+// convolution: `ember eval` and `predict` open one; the golden tests, training and a plain eval()
+// forward keep the unfolded ops. Nestable.
+class FoldBatchNorm {
+ public:
+  FoldBatchNorm();
+  ~FoldBatchNorm();
+  FoldBatchNorm(const FoldBatchNorm&) = delete;
+  FoldBatchNorm& operator=(const FoldBatchNorm&) = delete;
+  static bool active();
+
+ private:
+  bool prev_;
 };
 
 // kernel_size and stride as PyTorch; stride 0 means "= kernel_size".

@@ -47,6 +47,9 @@ class Module : public std::enable_shared_from_this<Module> {
   virtual Tensor forward(const Tensor& x);
   // forward() plus the summary() bookkeeping; prefer this to call a child.
   Tensor operator()(const Tensor& x);
+  // run() (a variant of this module's forward: Conv2d::forward_then, a folded batch norm) with
+  // operator()'s summary() bookkeeping.
+  Tensor call_logged(const Tensor& x, const std::function<Tensor()>& run);
 
   // Registration. Names must be non-empty, contain no '.', and be unique among this module's
   // parameters, buffers and children (ValueError otherwise). register_parameter sets

@@ -49,8 +49,9 @@ ExportSource load_export_source(const std::filesystem::path& path, const ExportO
 // input ("float32 (N, C, H, W), pixel / 255; normalised inside the graph" or the state dict note).
 std::map<std::string, std::string> export_metadata(const ExportSource& source);
 
-// The ONNX graph (nn::to_onnx) with the normalisation folded in as Sub/Div nodes.
-io::OnnxModel export_onnx(const ExportSource& source);
+// The ONNX graph (nn::to_onnx) with the normalisation folded in as Sub/Div nodes; with
+// fold_batch_norm, each convolution's batch norm folded into its weights (`ember export --fold-bn`).
+io::OnnxModel export_onnx(const ExportSource& source, bool fold_batch_norm = false);
 
 // The model's state_dict under PyTorch's key names (no "model/" prefix, no optimizer or scheduler
 // state), float tensors as float32, num_batches_tracked as int64, plus export_metadata() and the
