@@ -9,9 +9,9 @@
 
 #include "cli.h"
 #include "checkpoint_choice.h"
-#include "cli_image_check.h"
-#include "data_source.h"
-#include "device_select.h"
+#include "ember/train/image_check.h"
+#include "ember/train/run_data.h"
+#include "ember/train/device_choice.h"
 #include "ember/autograd/node.h"
 #include "ember/data/photo_transforms.h"
 #include "ember/ember.h"
@@ -24,7 +24,7 @@
 #include "ember/train/init_from.h"
 #include "ember/train/resume.h"
 #include "ember/train/weights_info.h"
-#include "precision_choice.h"
+#include "ember/train/precision_choice.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -52,7 +52,7 @@ struct Loaded {
   std::string data;        // the run's dataset name ("image-folder" for a folder run)
   std::string data_label;  // as shown: "fashion-mnist", "image-folder:/path/to/folder"
   data::Dataset test;      // eval and predict --index only (size 0 otherwise)
-  std::optional<ImageLook> look;  // the training images' look, when known (predict's check)
+  std::optional<train::ImageLook> look;  // the training images' look, when known (predict's check)
   std::vector<std::string> classes;  // names of the model's outputs
   Device device;
   std::string precision = "fp32";  // --precision, as chosen for the device (precision_choice.h)
@@ -131,9 +131,9 @@ Loaded load(const EvalOpts& o, bool need_test) {
   nlohmann::json cfg = config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(config_json);
   const train::RunSettings settings(config_json, o.path, false);
   std::string dir = o.data_dir;
-  normalise_data_arg(data, dir);  // `--data PATH`: an image folder
+  train::normalise_data_arg(data, dir);  // `--data PATH`: an image folder
   if (dir.empty() && settings.contains("data_dir")) dir = settings.get<std::string>("data_dir");
-  if (data != kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
+  if (data != train::kImageFolder && (dir.empty() || !fs::exists(dir))) dir = data::default_data_dir(data).string();
   Loaded l;
   l.chosen = chosen;
   l.manifest = ck.manifest;
@@ -164,8 +164,8 @@ Loaded load(const EvalOpts& o, bool need_test) {
     l.data = "";
     l.data_label = fmt::format("torchvision's evaluation transforms (resize {}, centre crop {}, ImageNet mean/std)",
                                data::resize_for_crop(crop), crop);
-    l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
-    l.precision = choose_precision(o.precision, l.device).name;
+    l.device = train::choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
+    l.precision = train::choose_precision(o.precision, l.device).name;
     Generator gen(0);
     l.model = models::create(model, classes, 3, crop, &gen);
     try {
@@ -188,7 +188,7 @@ Loaded load(const EvalOpts& o, bool need_test) {
   l.model_name = model;
   l.data = data;
   l.input = train::stored_input(info, config_json, data, ck.weights_path.string());
-  l.data_label = data != kImageFolder ? data : dir.empty() ? std::string("an image folder") : "image-folder:" + dir;
+  l.data_label = data != train::kImageFolder ? data : dir.empty() ? std::string("an image folder") : "image-folder:" + dir;
   l.classes = l.input.classes;
   const int64_t channels = l.input.input_shape[0], size = l.input.input_shape[1];
   const nlohmann::json folder = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
@@ -197,10 +197,10 @@ Loaded load(const EvalOpts& o, bool need_test) {
   if (folder.is_object() && folder.contains("look") && folder["look"].is_object()) {
     const nlohmann::json& lk = folder["look"];
     if (lk.value("mean", nlohmann::json()).is_number() && lk.value("border", nlohmann::json()).is_number())
-      l.look = ImageLook{lk["mean"].get<double>(), lk["border"].get<double>()};
+      l.look = train::ImageLook{lk["mean"].get<double>(), lk["border"].get<double>()};
   }
   if (need_test) {
-    l.test = load_run_test_data(data, dir, cfg, o.limit_test, l.input, o.max_pixels);
+    l.test = train::load_run_test_data(data, dir, config_json, o.limit_test, l.input, o.max_pixels);
     if (l.test.channels() != channels || l.test.height() != size || l.test.width() != l.input.input_shape[2] ||
         l.test.num_classes() != int64_t(l.input.classes.size()))
       throw UsageError(fmt::format("the test set of {} is {} of {}x{}x{}, but '{}' takes {}x{}x{} inputs and gives {}",
@@ -210,17 +210,17 @@ Loaded load(const EvalOpts& o, bool need_test) {
                        "pass the --data the model was trained on");
     l.data_label = l.test.name;
     l.classes = l.test.classes;
-  } else if (!l.look && data != kImageFolder) {
+  } else if (!l.look && data != train::kImageFolder) {
     // A known dataset's test set, when it is installed, is cheap to read and shows what the model
     // saw; without it the image is classified unchecked.
     try {
-      const data::Dataset t = load_run_test_data(data, dir, cfg, 2000, l.input, o.max_pixels);
-      l.look = look_of(t.images.slice(0, 0, std::min<int64_t>(t.size(), 2000)));
+      const data::Dataset t = train::load_run_test_data(data, dir, config_json, 2000, l.input, o.max_pixels);
+      l.look = train::look_of(t.images.slice(0, 0, std::min<int64_t>(t.size(), 2000)));
     } catch (const Error&) {
     }
   }
-  l.device = choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
-  l.precision = choose_precision(o.precision, l.device).name;
+  l.device = train::choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
+  l.precision = train::choose_precision(o.precision, l.device).name;
   Generator gen(0);
   const int64_t num_classes = int64_t(l.input.classes.size());
   l.model = spec_from_metadata
@@ -257,7 +257,7 @@ int run_eval(const EvalOpts& o) {
   Loaded l = load(o, /*need_test=*/true);
   // bf16 / fp16: the forward passes run under autocast (the weights, whatever precision trained them,
   // stay f32).
-  autocast ac(l.device.type, PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
+  autocast ac(l.device.type, train::PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
   train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
   const auto& names = l.test.classes;
   if (o.json) {
@@ -312,7 +312,7 @@ void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, c
            const std::string& input, nlohmann::json& json_out) {
   Tensor logits;
   {
-    autocast ac(l.device.type, PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
+    autocast ac(l.device.type, train::PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
     logits = (*l.model)(x.to(l.device));
   }
   auto probs = nn::functional::softmax(logits, 1).to_vector<float>();
@@ -408,18 +408,18 @@ int run_predict(const EvalOpts& given) {
   io.channels = l.input.input_shape[0], io.height = l.input.input_shape[1], io.width = l.input.input_shape[2];
   io.max_pixels = o.max_pixels;  // the header is checked before decoding
   // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
-  if (l.data == kImageFolder) io.resize = data::ResizeMode::CenterCrop;
+  if (l.data == train::kImageFolder) io.resize = data::ResizeMode::CenterCrop;
   for (const std::string& file : o.images) {
     Tensor image = data::load_image(file, io).unsqueeze(0).contiguous();
-    if (o.invert) invert_u8(image);
+    if (o.invert) train::invert_u8(image);
     bool colour = false;
     if (io.channels == 1) {
       data::ImageFolderOptions rgb = io;
       rgb.channels = 3;
-      colour = has_colour(data::load_image(file, rgb).unsqueeze(0));
+      colour = train::has_colour(data::load_image(file, rgb).unsqueeze(0));
     }
     if (l.look)
-      if (std::string why = unlike_training_data(image, *l.look, io.channels, l.data_label, colour, o.invert);
+      if (std::string why = train::unlike_training_data(image, *l.look, io.channels, l.data_label, colour, o.invert);
           !why.empty())
         warn(file + " " + why);
     // A one-sample set normalised by the loader with the training set's mean and std.
