@@ -37,11 +37,15 @@ def test_fit_is_ember_train_bit_for_bit(tmp_path, tiny_data, ember_bin):
     for cfg in (cli_cfg, py_cfg):
         cfg.pop("run_dir"), cfg.pop("name")
     assert py_cfg == cli_cfg
-    cli_epochs = [json.loads(line) for line in (cli_run / "metrics.jsonl").read_text().splitlines()
-                  if json.loads(line).get("type") == "epoch"]
-    py_epochs = [json.loads(line) for line in (py_run / "metrics.jsonl").read_text().splitlines()
-                 if json.loads(line).get("type") == "epoch"]
-    assert [e["train_loss"] for e in py_epochs] == [e["train_loss"] for e in cli_epochs]
+    def records(run_dir, kind):
+        lines = (run_dir / "metrics.jsonl").read_text().splitlines()
+        return [r for r in map(json.loads, lines) if r.get("kind") == kind]
+
+    for kind in ("step", "epoch"):
+        py, cli = records(py_run, kind), records(cli_run, kind)
+        assert len(py) == len(cli) > 0
+        assert [r["loss" if kind == "step" else "train_loss"] for r in py] == \
+               [r["loss" if kind == "step" else "train_loss"] for r in cli]
 
 
 def test_callbacks_get_the_epoch_metrics(tmp_path, tiny_data):
