@@ -120,3 +120,8 @@ def test_settings_are_checked_like_flags(tmp_path):
     with pytest.raises(ember.SettingError, match="--optimizer must be"):
         ember.fit(optimizer="rmsprop")
     assert not (tmp_path / "a").exists()  # nothing written
+
+
+def test_the_plans_warnings_are_python_warnings(tmp_path, tiny_data):
+    with pytest.warns(UserWarning, match="--momentum is SGD's"):
+        ember.fit(**SETTINGS, momentum=0.5, data_dir=str(tiny_data), run_dir=str(tmp_path / "run"))
