@@ -28,6 +28,18 @@ namespace {
 std::atomic<int> g_stop{0};
 constexpr int kCallbackRaised = -1;
 
+// One fit at a time in a process: the stop flag and the SIGINT handler are the process's.
+std::atomic<bool> g_fitting{false};
+class OneFitAtATime {
+ public:
+  OneFitAtATime() {
+    if (g_fitting.exchange(true))
+      throw Error("ember.fit is already running in this process (on another thread)",
+                  "run fits one after another, or in separate processes");
+  }
+  ~OneFitAtATime() { g_fitting = false; }
+};
+
 extern "C" void on_sigint(int sig) {
   int none = 0;
   g_stop.compare_exchange_strong(none, sig);  // the first reason wins
@@ -167,6 +179,7 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
   inputs.config_file = config_file;
   inputs.resume = resume;
 
+  OneFitAtATime only_fit;
   PythonCallbacks py{on_epoch_end, on_step, nb::list(), std::nullopt};
   WarningsToPython warnings;
   g_stop = 0;
