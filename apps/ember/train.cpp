@@ -1,8 +1,8 @@
 // ember train: parse flags (and --config), have the library plan the run (train::plan_run: device,
 // precision, data, model, optimizer, run directory; ember/train/run_plan.h), print the banner from
 // the plan, run the fit loop, and write the report (the plan claims runs/<name>/ and writes its
-// config.json, the engine its metrics and checkpoints). SIGINT/SIGTERM finish the step, checkpoint and exit 130/143; a
-// second one stops at once.
+// config.json, the engine its metrics and checkpoints). SIGINT/SIGTERM finish the step, checkpoint
+// and exit 130/143; a second one stops at once.
 #include <fmt/format.h>
 #include <sys/stat.h>
 #include <unistd.h>
