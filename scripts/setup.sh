@@ -18,4 +18,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   dataset-fashion-mnist chromium \
   libgloo-dev openmpi-bin \
   python3-venv  `# tests/export: a cached venv with onnx + onnxruntime from PyPI` \
+  python3-dev  `# pip install .: the Python package's extension module (docs/python.md)` \
   patchelf xz-utils  # scripts/gpu-bundle.sh

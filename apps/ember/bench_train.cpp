@@ -11,7 +11,7 @@
 
 #include "bench_common.h"
 #include "cli.h"
-#include "precision_choice.h"
+#include "ember/train/precision_choice.h"
 #include "ember/ember.h"
 #include "ember/nn/models.h"
 #include "ember/optim/optimizer.h"
@@ -33,7 +33,7 @@ struct TrainBenchOpts {
 // One column of the table: a device and the precision it trains in there, or why it cannot.
 struct BenchColumn {
   Device device;
-  PrecisionChoice precision;
+  train::PrecisionChoice precision;
   std::string refused;  // --precision this device cannot run (choose_precision's message); "" when it can
   // "cpu fp32", "cuda:0 bf16"; a refused column is named by the flag ("cpu bf16").
   std::string title(const std::string& flag) const {
@@ -102,7 +102,7 @@ Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& c
   batch.y = randint(0, 10, {bs}, {.dtype = DType::Int64, .device = dev}, &gen);
   // The training engine's step (train/step.h), on one fixed batch: what `ember train` runs per step.
   train::TrainStep step(*model, opt);
-  apply_precision(col.precision, dev, step);
+  train::apply_precision(col.precision, dev, step);
   train::DeviceMetrics sums;
   return time_steady_state_wall(
       [&] {
@@ -118,13 +118,13 @@ Timing time_train_step(const std::string& name, int64_t bs, const BenchColumn& c
 // device can, the command line cannot work at all (UsageError, exit 2).
 std::vector<BenchColumn> bench_columns(const std::vector<Device>& devices, const std::string& precision) {
   std::vector<BenchColumn> cols;
-  std::optional<UsageError> first;
+  std::optional<train::SettingError> first;
   size_t refused = 0;
   for (Device d : devices) {
     BenchColumn c{d, {}, ""};
     try {
-      c.precision = choose_precision(precision, d);
-    } catch (const UsageError& e) {
+      c.precision = train::choose_precision(precision, d);
+    } catch (const train::SettingError& e) {
       c.refused = e.what();
       if (!first) first = e;
       ++refused;

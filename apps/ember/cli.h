@@ -15,7 +15,9 @@
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/train/device_choice.h"
 #include "ember/train/settings.h"
+#include "ember/train/wording.h"
 
 namespace ember::cli {
 
@@ -82,16 +84,9 @@ CLI::Option* add_number(CLI::App* app, const std::string& names, T& field, const
 // The largest --threads / --workers ember accepts (see src/train/settings_rules.cpp for why 1024).
 using train::kMaxThreads;
 using train::thread_count_rule;
-// Warns when --threads asks for more threads than this machine has hardware threads (allowed, for
-// a bitwise-identical resume of a run trained elsewhere, but slower: 1024 on 2 cores trained at
-// 12 samples/s).
-void warn_if_oversubscribed(int threads);
-
-// --threads (0: keep the default, all cores) and --workers (data-loading threads; 0: in-line, and
-// -1 for a subcommand without the flag): checks that the process can start them all
-// (ResourceError naming the flags and the limit otherwise, before OpenMP would fail inside a
-// parallel region), then sets the compute thread count, warning when it oversubscribes the cores.
-void set_compute_threads(int threads, int workers = -1);
+// --threads and --workers: the library's (ember/train/device_choice.h).
+using train::set_compute_threads;
+using train::warn_if_oversubscribed;
 
 // ---- text that fits a terminal (cli_text.cpp) ------------------------------------------------------
 // Help, banners and tables stay within 80 columns (the terminal of issues 15 and 22).
@@ -114,10 +109,9 @@ std::string wrap_banner(const std::string& text);
 std::shared_ptr<CLI::Formatter> help_formatter();
 
 // ---- messages ------------------------------------------------------------------------------------
-// 1794 -> "1,794" (negative numbers keep their sign in front).
-std::string thousands(int64_t v);
-// "1 epoch", "2 epochs"; plural defaults to singular + "s".
-std::string plural(int64_t n, const std::string& singular, const std::string& plural_form = {});
+// 1794 -> "1,794", "1 epoch", "2 epochs": the library's words (ember/train/wording.h).
+using train::plural;
+using train::thousands;
 
 // The closest of `candidates` to `typed` (edit distance, transpositions count as one), or "" when
 // none is close enough to be the intended one.

@@ -18,38 +18,6 @@ CLI::Option* check_number(CLI::Option* opt, NumberRule rule, bool whole) {
   return opt->check(CLI::Validator(fn, train::number_rule_word(rule, whole)));
 }
 
-void warn_if_oversubscribed(int threads) {
-  const unsigned hw = std::thread::hardware_concurrency();
-  if (hw > 0 && threads > int(hw))
-    warn(fmt::format("--threads {} is more than this machine's {}: compute will be slower than with --threads {}",
-                     threads, plural(hw, "hardware thread"), hw));
-}
-
-void set_compute_threads(int threads, int workers) {
-  const int compute = threads > 0 ? threads : get_num_threads();
-  std::string what = threads > 0 ? fmt::format("--threads {}", threads) : plural(compute, "compute thread");
-  if (workers > 0) what += fmt::format(" and --workers {}", workers);
-  const int more = compute - 1 + std::max(workers, 0);  // OpenMP's workers beside this thread, the loader's
-  if (workers > 0 || threads > 1) what += fmt::format(" ({} beside this one)", plural(more, "thread"));
-  check_can_start_threads(more, what, workers > 0 ? "pass a smaller --threads or --workers" : "pass a smaller --threads");
-  if (threads > 0) set_num_threads(threads), warn_if_oversubscribed(threads);
-}
-
-std::string thousands(int64_t v) {
-  const std::string digits = std::to_string(v);
-  std::string out;
-  const size_t start = digits[0] == '-' ? 1 : 0;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return out;
-}
-
-std::string plural(int64_t n, const std::string& singular, const std::string& plural_form) {
-  return fmt::format("{} {}", n, n == 1 ? singular : plural_form.empty() ? singular + "s" : plural_form);
-}
-
 const CLI::App* chosen_subcommand(const CLI::App& root) {
   const CLI::App* sub = &root;
   while (!sub->get_subcommands().empty()) sub = sub->get_subcommands().front();

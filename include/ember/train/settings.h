@@ -122,7 +122,7 @@ struct TrainSettings {
   int threads = 0;
   std::string name;
   int64_t early_stop_patience = 0;
-  std::string precision = "auto";  // auto, fp32, bf16, fp16 (apps/ember/precision_choice.h)
+  std::string precision = "auto";  // auto, fp32, bf16, fp16 (ember/train/precision_choice.h)
   // This invocation's only.
   std::string init_from;           // --init-from FILE: a new run's starting weights (ember/train/init_from.h)
   bool init_from_partial = false;
@@ -228,5 +228,11 @@ std::vector<std::string> adopt_run_settings(TrainSettings& v, const std::string&
 // out of range, a key set twice, or a file that is not TOML; IOError when it cannot be read.
 std::vector<const Setting*> apply_settings_file(TrainSettings& v, const std::filesystem::path& file,
                                                 const GivenFn& given);
+
+// Settings given by name with JSON values (a Python keyword argument: `epochs=3`, `batch_size=128`,
+// as the JSON object text {"epochs": 3, "batch_size": 128}). Each is checked for its kind and then
+// like its flag, with the flag's sentence; SettingError naming the name for an unknown one (with
+// "did you mean"), a value of the wrong kind, or a value out of range. Returns the rows it set.
+std::vector<const Setting*> apply_settings_values(TrainSettings& v, const std::string& values_json);
 
 }  // namespace ember::train

@@ -3,32 +3,28 @@
 // are ember/train/settings.h's adopt_run_settings.) Nothing here writes before it is asked to.
 #pragma once
 
-#include <fmt/format.h>
-
 #include <filesystem>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
-#include "cli.h"
 #include "ember/core/generator.h"
 #include "ember/io/run_dir.h"
 #include "ember/nn/module.h"
 #include "ember/train/resume.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 // --resume PATH: the run and manifest to continue (see train::find_resume_point). A resume
 // continues its run in place, so a --run-dir or --name naming another directory is refused
-// (UsageError with the reason and the fix) instead of rewriting that directory's checkpoints.
+// (SettingError with the reason and the fix) instead of rewriting that directory's checkpoints.
 train::ResumePoint resume_point(const std::string& resume, const std::string& run_dir_flag, const std::string& name_flag);
 
-// Owns `run_dir` for this process (io::RunDirLock); another live owner is a UsageError (exit 2)
+// Owns `run_dir` for this process (io::RunDirLock); another live owner is a SettingError (exit 2)
 // naming its pid.
 std::unique_ptr<io::RunDirLock> lock_run_dir(const std::filesystem::path& run_dir);
 
-// A fresh run may not start in a directory that already holds one (UsageError, hint: --resume).
+// A fresh run may not start in a directory that already holds one (SettingError, hint: --resume).
 void refuse_existing_run(const std::filesystem::path& run_dir);
 
 // The model of a run: a zoo name, or a spec file read once, so that the model built and the copy
@@ -50,4 +46,4 @@ std::shared_ptr<nn::Module> build_model(const ModelSource& m, int64_t num_classe
 // Writes the spec copy into the run directory (atomically); nothing for a zoo model.
 void keep_spec_copy(const ModelSource& m, const std::filesystem::path& run_dir);
 
-}  // namespace ember::cli
+}  // namespace ember::train

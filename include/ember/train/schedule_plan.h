@@ -8,7 +8,7 @@
 
 #include "ember/optim/lr_scheduler.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 // The epochs a run's schedule was planned over: a new run's --epochs; a resumed run's
 // "schedule_epochs" in its checkpoint's config (runs from before it was recorded: that config's
@@ -21,4 +21,4 @@ std::string schedule_extension_lines(const std::string& schedule, const optim::L
                                      int64_t planned_epochs, int64_t epochs, int64_t steps_per_epoch,
                                      const std::string& run_dir);
 
-}  // namespace ember::cli
+}  // namespace ember::train

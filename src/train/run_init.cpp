@@ -2,25 +2,27 @@
 // weights in FILE (ember or PyTorch safetensors, a PyTorch .pth/.pt, a run directory); the loading rules are the
 // library's (ember/train/init_from.h), the flags are rows of the settings table, this file holds
 // the checks between them and the banner lines.
-#include "train_init_from.h"
+#include "ember/train/run_init.h"
 
 #include <fmt/format.h>
 
 #include "ember/train/checkpoint.h"
 #include "ember/train/init_from.h"
+#include "ember/train/settings.h"
 #include "ember/train/transfer.h"
+#include "ember/train/wording.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bool resuming,
                             const train::RunGeometry& geometry) {
   const struct { const std::string& file; bool partial; } f{s.init_from, s.init_from_partial};
   if (f.file.empty()) {
-    if (f.partial) throw UsageError("--init-from-partial needs --init-from FILE");
+    if (f.partial) throw SettingError("--init-from-partial needs --init-from FILE");
     return "";
   }
   if (resuming)
-    throw UsageError("--init-from starts a new run; --resume continues one: pass only one of them",
+    throw SettingError("--init-from starts a new run; --resume continues one: pass only one of them",
                      "drop --init-from to continue the run, or --resume to start a new run from the weights");
   const train::Checkpoint ck = train::load_checkpoint(f.file);
   train::WeightLoadReport rep;
@@ -46,20 +48,20 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
 
 std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& s, bool distributed, int64_t start_epoch) {
   if (s.unfreeze_after > 0 && !s.freeze_backbone)
-    throw UsageError(fmt::format("--unfreeze-after {} needs --freeze-backbone (nothing is frozen to unfreeze)",
+    throw SettingError(fmt::format("--unfreeze-after {} needs --freeze-backbone (nothing is frozen to unfreeze)",
                                  s.unfreeze_after),
                      "add --freeze-backbone to train the classifier alone for the first epochs");
   std::string out;
   if (s.lr_backbone > 0) {
     const train::FreezeCounts n = train::count_backbone(model);
     if (n.head.empty() || n.backbone_params == 0)
-      throw UsageError(fmt::format("--lr-backbone: {} has no separate classifier module to keep at --lr",
+      throw SettingError(fmt::format("--lr-backbone: {} has no separate classifier module to keep at --lr",
                                    model.type_name()), "drop --lr-backbone");
     out += fmt::format("fine-tune  backbone lr {:g}, classifier '{}' lr {:g}\n", s.lr_backbone, n.head, s.lr);
   }
   if (!s.freeze_backbone) return out;
   if (distributed)
-    throw UsageError("--freeze-backbone runs on one rank: the gradient all-reduce expects a gradient for every "
+    throw SettingError("--freeze-backbone runs on one rank: the gradient all-reduce expects a gradient for every "
                      "parameter", "drop --nproc-per-node, or train the whole model");
   if (s.unfreeze_after > 0 && start_epoch >= s.unfreeze_after)  // a resumed run past the frozen epochs
     return out + fmt::format("fine-tune  the whole model trains (its backbone was frozen for {} epoch{})\n",
@@ -68,7 +70,7 @@ std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& s, bo
   try {
     n = train::freeze_backbone(model);
   } catch (const ValueError& e) {
-    throw UsageError(e.what(), "drop --freeze-backbone for this model");
+    throw SettingError(e.what(), "drop --freeze-backbone for this model");
   }
   out += fmt::format("fine-tune  backbone frozen ({} parameters, batch norms in eval mode){}\n"
                      "           training the classifier '{}' ({} parameters)\n",
@@ -80,4 +82,4 @@ std::string fine_tune_setup(nn::Module& model, const train::TrainSettings& s, bo
   return out;
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -1,14 +1,14 @@
-// What a resumed run's schedule does when --epochs changes (train_schedule.h). The decision, as
+// What a resumed run's schedule does when --epochs changes (ember/train/schedule_plan.h). The decision, as
 // in Keras (a decay schedule is a function of the step and holds its final value past its end)
 // and unlike rebuilding a PyTorch scheduler over the new length (which jumps): the schedule keeps
 // the plan the run started with; epochs beyond it keep its last learning rate.
-#include "train_schedule.h"
+#include "ember/train/schedule_plan.h"
 
 #include <fmt/format.h>
 
 #include <nlohmann/json.hpp>
 
-namespace ember::cli {
+namespace ember::train {
 
 int64_t planned_schedule_epochs(const std::string* checkpoint_config_json, int64_t epochs) {
   if (!checkpoint_config_json) return epochs;
@@ -40,4 +40,4 @@ std::string schedule_extension_lines(const std::string& schedule, const optim::L
                      plan, added, last_lr, run_dir);
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -1,19 +1,21 @@
 // Known datasets and image folders behind one call for train, eval and predict; a folder run's
 // settings travel in config.json (and so in every checkpoint's manifest).
-#include "data_source.h"
+#include "ember/train/run_data.h"
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cmath>
+#include <nlohmann/json.hpp>
 
-#include "cli.h"
-#include "cli_image_check.h"
+#include "ember/train/image_check.h"
 #include "ember/core/error.h"
 #include "ember/data/photo_cache.h"
 #include "ember/train/dataset.h"
+#include "ember/train/settings.h"
+#include "ember/train/wording.h"
 
-namespace ember::cli {
+namespace ember::train {
 namespace fs = std::filesystem;
 namespace {
 
@@ -61,6 +63,7 @@ std::string data_label(const std::string& data, const std::string& data_dir) {
 RunData load_run_data(const std::string& data, const fs::path& dir, const FolderFlags& flags, uint64_t seed,
                       int64_t limit_train, int64_t limit_test) {
   RunData r;
+  nlohmann::json config;
   if (data != kImageFolder) {
     r.train = train::load_split(data, dir, true, limit_train, seed);
     r.test = train::load_split(data, dir, false, limit_test, seed);
@@ -74,28 +77,30 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   r.train = train::limit_split(s.train, limit_train, seed, true);
   r.test = train::limit_split(s.test, limit_test, seed, false);
   r.val = std::move(s.val);
-  r.config = {{"image_size", r.train.height()}, {"channels", r.train.channels()}, {"test_fraction", flags.test_fraction},
+  config = {{"image_size", r.train.height()}, {"channels", r.train.channels()}, {"test_fraction", flags.test_fraction},
               {"layout", s.layout}, {"classes", r.train.classes}, {"mean", r.train.mean}, {"std", r.train.std}};
   if (flags.photos) {
     // eval and predict rebuild the evaluation transforms from these.
-    r.config["photos"] = true;
-    r.config["augment"] = data::augment_name(flags.augment);
-    if (flags.jitter.any()) r.config["color_jitter"] = flags.jitter.describe();
+    config["photos"] = true;
+    config["augment"] = data::augment_name(flags.augment);
+    if (flags.jitter.any()) config["color_jitter"] = flags.jitter.describe();
   } else {
     // What predict compares a user's image with, kept so it never has to read the folder again.
     const ImageLook look = look_of(r.train.images.slice(0, 0, std::min<int64_t>(r.train.size(), 2000)));
-    r.config["look"] = {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}};
+    config["look"] = {{"mean", std::round(look.mean * 100) / 100}, {"border", std::round(look.border * 100) / 100}};
   }
   r.details = fmt::format("{}\n{}{}\nclasses {}", s.layout,
                           s.size_source.empty() ? std::string("size given") : s.size_source,
                           r.val.size() ? fmt::format("\n{} val images (evaluated each epoch; test/ at the end)", r.val.size())
                                        : "",
                           join(r.train.classes, 8));
+  r.config_json = config.dump();
   return r;
 }
 
-data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, const nlohmann::json& cfg,
+data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, const std::string& run_config_json,
                                  int64_t limit_test, const train::StoredInput& input, int64_t max_pixels) {
+  const nlohmann::json cfg = run_config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(run_config_json);
   const uint64_t seed = cfg.is_object() ? cfg.value("seed", uint64_t(0)) : 0;
   // A quick look (`eval --limit-test 1`) may hold one class: only training refuses that.
   if (data != kImageFolder)
@@ -107,7 +112,7 @@ data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, c
          {"mean", input.mean}, {"std", input.std}};
   }
   if (dir.empty())
-    throw UsageError("the run was trained on an image folder, but no folder is known",
+    throw SettingError("the run was trained on an image folder, but no folder is known",
                      "pass the folder with --data-dir PATH");
   data::ImageFolderSplitOptions o;
   o.size = f.value("image_size", int64_t(0));
@@ -134,4 +139,4 @@ data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, c
   return train::limit_split(test, limit_test, seed, false, true);
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -9,7 +9,7 @@
 #include "ember/core/dtype.h"
 #include "ember/train/fit.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 struct PrecisionChoice {
   std::string name;  // "fp32", "bf16" or "fp16"
@@ -21,7 +21,7 @@ struct PrecisionChoice {
 
 // `auto`: bf16 where the device does it faster than fp32 (AMX-BF16, AMD's AVX512-BF16, a GPU of sm_80
 // or newer; bf16_support's `fast`), else fp32. `bf16` on a device without bf16 hardware, and `fp16`
-// anywhere but a GPU with float16 tensor cores (sm_70+), are refused with the reason (UsageError),
+// anywhere but a GPU with float16 tensor cores (sm_70+), are refused with the reason (SettingError),
 // never emulated slowly; `bf16` on an Intel CPU's AVX512-BF16 without AMX runs (measured slower).
 PrecisionChoice choose_precision(const std::string& flag, Device device);
 
@@ -38,4 +38,4 @@ void apply_precision(const PrecisionChoice& p, Device device, train::TrainStep& 
 // "" unless the run scaled its loss; else one line: the steps skipped and the final scale.
 std::string loss_scaling_summary(const train::FitResult& r);
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -7,7 +7,7 @@
 
 #include "ember/data/dataset.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 // Mean intensity of the whole image and of its outer ring (the background, for centred objects),
 // on the 0..255 scale, over all channels.
@@ -30,4 +30,4 @@ bool has_colour(const Tensor& rgb_u8);
 // 255 - v for every pixel of a uint8 tensor, in place (--invert).
 void invert_u8(Tensor& images_u8);
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -5,13 +5,12 @@
 #pragma once
 
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "ember/data/dataset.h"
 #include "ember/train/weights_info.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 inline constexpr const char* kImageFolder = "image-folder";  // the "data" value of a folder run
 
@@ -37,8 +36,8 @@ struct RunData {
   data::Dataset train, test;
   data::Dataset val;          // size 0 unless the folder has val/
   std::string details;        // extra banner lines for folders, '\n' between them ("" for known datasets)
-  nlohmann::json config;      // for folders: image_size, channels, test_fraction, layout, classes, mean, std,
-                              // look (the training images' brightness, for predict's check)
+  std::string config_json;    // for folders, a JSON object: image_size, channels, test_fraction, layout, classes,
+                              // mean, std, look (the training images' brightness, for predict's check); "" else
 };
 
 // Loads train and test (and val) for `ember train`; limits > 0 keep a seeded, stratified subset of N
@@ -50,7 +49,7 @@ RunData load_run_data(const std::string& data, const std::filesystem::path& dir,
 // description (an older export: classes, mean, std, input shape), from that. dir: --data-dir (or
 // --data PATH), else the run's.
 data::Dataset load_run_test_data(const std::string& data, const std::filesystem::path& dir,
-                                 const nlohmann::json& run_config, int64_t limit_test, const train::StoredInput& input,
+                                 const std::string& run_config_json, int64_t limit_test, const train::StoredInput& input,
                                  int64_t max_pixels);
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -1,7 +1,7 @@
 // Compares an image given to `ember predict` with the dataset the model was trained on: background
 // (border) brightness, overall brightness and colour, so a mismatched input is named instead of
 // silently classified.
-#include "cli_image_check.h"
+#include "ember/train/image_check.h"
 
 #include <fmt/format.h>
 
@@ -9,7 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 
-namespace ember::cli {
+namespace ember::train {
 
 ImageLook look_of(const Tensor& images_u8) {
   const Tensor t = images_u8.contiguous();
@@ -72,4 +72,4 @@ std::string unlike_training_data(const Tensor& image_u8, const ImageLook& want, 
   return s;
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

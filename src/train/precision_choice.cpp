@@ -1,25 +1,25 @@
 // --precision: the choice between fp32, bf16 autocast and fp16 autocast with dynamic loss scaling
 // for a device (precision_choice.h), and how a training run applies it.
-#include "precision_choice.h"
+#include "ember/train/precision_choice.h"
 
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "cli.h"
 #include "ember/autocast.h"
 #include "ember/train/loss_scaling.h"
+#include "ember/train/settings.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 PrecisionChoice choose_precision(const std::string& flag, Device device) {
   if (flag == "fp16") {
     if (device.is_cpu())
-      throw UsageError("--precision fp16: float16 is a GPU mode (with loss scaling); this run is on the cpu",
+      throw SettingError("--precision fp16: float16 is a GPU mode (with loss scaling); this run is on the cpu",
                        "use --precision bf16 (or auto) on a CPU with AMX-BF16/AVX512-BF16, else fp32");
     const PrecisionSupport fp16 = fp16_support(device);
     if (!fp16.fast)
-      throw UsageError(fmt::format("--precision fp16: {} does not run float16 fast ({})", device.str(), fp16.reason),
+      throw SettingError(fmt::format("--precision fp16: {} does not run float16 fast ({})", device.str(), fp16.reason),
                        "use --precision fp32");
     return {"fp16", "--precision fp16: " + fp16.reason};
   }
@@ -28,7 +28,7 @@ PrecisionChoice choose_precision(const std::string& flag, Device device) {
     return {"fp32", bf16.fast ? "this device has fast bf16: --precision auto" : ""};
   if (flag == "bf16") {
     if (!bf16.native)
-      throw UsageError(fmt::format("--precision bf16: {} does not run bfloat16 in hardware ({})", device.str(), bf16.reason),
+      throw SettingError(fmt::format("--precision bf16: {} does not run bfloat16 in hardware ({})", device.str(), bf16.reason),
                        "use --precision fp32 (bf16 emulated without the hardware would be several times slower)");
     return {"bf16", "--precision bf16: " + bf16.reason};
   }
@@ -68,4 +68,4 @@ std::string loss_scaling_summary(const train::FitResult& r) {
                      r.skipped_steps, r.skipped_steps == 1 ? "" : "s", r.loss_scale);
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -1,13 +1,16 @@
-// Run-directory safety for `ember train` (see train_run_dir.h): --resume resolution and its
+// Run-directory safety for `ember train` (see ember/train/run_dir.h): --resume resolution and its
 // --run-dir check, the run lock as a usage error, and the model spec copy.
-#include "train_run_dir.h"
+#include "ember/train/run_dir.h"
+
+#include <fmt/format.h>
 
 #include "ember/io/atomic_file.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
+#include "ember/train/settings.h"
 
-namespace ember::cli {
+namespace ember::train {
 namespace fs = std::filesystem;
 
 namespace {
@@ -23,10 +26,10 @@ train::ResumePoint resume_point(const std::string& resume, const std::string& ru
   try {
     rp = train::find_resume_point(resume);
   } catch (const ValueError& e) {
-    throw UsageError(e.what(), e.hint());
+    throw SettingError(e.what(), e.hint());
   }
   auto refuse = [&](const std::string& flag, const fs::path& other) {
-    throw UsageError(
+    throw SettingError(
         fmt::format("--resume continues the run in its own directory '{}', but {} names another directory '{}'; "
                     "nothing was written",
                     rp.run_dir.string(), flag, other.string()),
@@ -44,13 +47,13 @@ std::unique_ptr<io::RunDirLock> lock_run_dir(const fs::path& run_dir) {
   try {
     return std::make_unique<io::RunDirLock>(run_dir);
   } catch (const io::RunDirInUse& e) {
-    throw UsageError(e.what(), e.hint());
+    throw SettingError(e.what(), e.hint());
   }
 }
 
 void refuse_existing_run(const fs::path& run_dir) {
   if (fs::exists(run_dir / "checkpoints" / "latest.json"))
-    throw UsageError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
+    throw SettingError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
                      fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
                                  run_dir.string()));
 }
@@ -86,4 +89,4 @@ void keep_spec_copy(const ModelSource& m, const fs::path& run_dir) {
                         std::span(reinterpret_cast<const uint8_t*>(m.spec_text.data()), m.spec_text.size()));
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

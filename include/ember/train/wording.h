@@ -1,0 +1,26 @@
+// The words a run's plan uses in its messages and banner lines, shared by the library and the CLI
+// so both say the same thing ("61,706", "3 epochs"), and where its warnings go: a run's plan warns
+// (a setting ignored, a device fallen back to the CPU) through one process-wide sink that the
+// caller chooses — the CLI prints "ember: warning: ..." on stderr, Python turns them into
+// warnings.warn.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace ember::train {
+
+// 61706 -> "61,706".
+std::string thousands(int64_t v);
+// "1 epoch", "3 epochs", plural(2, "class", "classes") -> "2 classes".
+std::string plural(int64_t n, const std::string& singular, const std::string& plural_form = {});
+
+// Where warn() sends a message; the default prints "ember: warning: MESSAGE" on stderr.
+using WarningSink = std::function<void(const std::string&)>;
+// Replaces the sink (an empty one restores the default) and returns the one it replaces. Not
+// thread-safe against a concurrent warn(): set it before a run starts.
+WarningSink set_warning_sink(WarningSink sink);
+void warn(const std::string& message);
+
+}  // namespace ember::train

@@ -1,0 +1,100 @@
+"""ember from Python: check the machine, train a run exactly as ``ember train`` does, look at its
+metrics, predict with it, and hand its weights to PyTorch without a copy.
+
+>>> import ember
+>>> ember.doctor()["verdict"]                       # the doctor's JSON report, as a dict
+>>> run = ember.fit(model="lenet5", epochs=3, seed=0, on_epoch_end=print)
+>>> run.test_accuracy, run.run_dir
+>>> model = ember.load(run.run_dir)
+>>> model.predict("shirt.png").top(3)
+>>> torch.from_dlpack(model.state_dict()["fc1.weight"])   # the same memory, no copy
+
+docs/python.md walks through it.
+"""
+
+from __future__ import annotations
+
+import json as _json
+import os as _os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional, Union
+
+from . import _core
+from . import errors
+from ._core import Device, Tensor, cuda, from_dlpack, from_numpy
+from ._model import Model, Prediction, load
+from .errors import *  # noqa: F401,F403 - ember.ShapeError, ember.SettingError, ...
+
+__version__ = _core.__version__
+
+__all__ = [
+    "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
+    "Prediction", "errors",
+] + errors.__all__
+
+
+def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
+    """The report of ``ember doctor --json`` as a dict (schema in docs/doctor.md).
+
+    ``report["verdict"]`` says whether training can run and where; ``report["first_fix"]`` what to do
+    first. audit_python=False skips asking the machine's Python interpreters for their frameworks
+    (the slow part: each is started once); ``pythons`` names the interpreters to ask instead of
+    $VIRTUAL_ENV, $CONDA_PREFIX and python3 on PATH.
+    """
+    return _json.loads(_core._doctor_json(audit_python, list(pythons or []), python_timeout))
+
+
+@dataclass
+class FitResult:
+    """What ember.fit returns: how the run ended, its per-epoch metrics and where it lives."""
+
+    status: str                  # "completed" or "early_stopped" (other ends raise)
+    run_dir: Path                # runs/<name>: config.json, metrics.jsonl, checkpoints/
+    history: List[Dict[str, Any]]  # one dict per epoch of this call, as on_epoch_end received them
+    test_accuracy: Optional[float]  # the final evaluation of the selected model on the test set
+    test_loss: Optional[float]
+    best_epoch: int              # the epoch model selection chose (1-based)
+    best_test_acc: Optional[float]
+    selected_on: str             # "val" or "test"
+    epoch: int                   # epochs completed
+    step: int                    # optimizer steps completed
+    wall_seconds: float
+    device: str
+    device_why: str
+    precision: str
+    message: str = ""
+    config: Dict[str, Any] = field(default_factory=dict)  # config.json
+
+
+def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
+        on_step: Optional[Callable[[Dict[str, Any]], None]] = None,
+        resume: Union[str, "_os.PathLike[str]", None] = None,
+        config: Union[str, "_os.PathLike[str]", None] = None,
+        **settings: Any) -> FitResult:
+    """Train a run with ``ember train``'s settings: the same names (``batch_size`` for
+    ``--batch-size``), defaults, checks and messages, and the same run bit for bit for the same
+    seed. Returns when the run ends (FitResult).
+
+    on_epoch_end(logs): after each epoch, with its metrics (epoch, train_loss, train_acc, val_loss,
+    val_acc, test_loss, test_acc, lr, samples_per_s, seconds; None where not measured).
+    on_step(logs): after each optimizer step (step, epoch, step_in_epoch, steps_per_epoch).
+    An exception raised by a callback stops the run at the next step with a checkpoint, then is raised
+    again; Ctrl-C (SIGINT) does the same and raises KeyboardInterrupt. Both resume with
+    ``ember.fit(resume=run_dir)``.
+    resume: a run directory (or one of its manifests) to continue; config: a TOML file of settings
+    (``ember train --config``; keywords win over it). A bad setting raises ember.SettingError with the
+    sentence the flag would print.
+    """
+    values = {k: (os_fspath(v) if isinstance(v, _os.PathLike) else v) for k, v in settings.items()}
+    r = _core._fit(_json.dumps(values), os_fspath(resume) if resume else "", os_fspath(config) if config else "",
+                   on_epoch_end, on_step)
+    return FitResult(status=r["status"], run_dir=Path(r["run_dir"]), history=list(r["history"]),
+                     test_accuracy=r["test_accuracy"], test_loss=r["test_loss"], best_epoch=r["best_epoch"],
+                     best_test_acc=r["best_test_acc"], selected_on=r["selected_on"], epoch=r["epoch"],
+                     step=r["step"], wall_seconds=r["wall_seconds"], device=r["device"], device_why=r["device_why"],
+                     precision=r["precision"], message=r["message"], config=_json.loads(r["config_json"]))
+
+
+def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:
+    return str(_os.fspath(p))

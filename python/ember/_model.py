@@ -1,0 +1,163 @@
+"""ember.load: a trained run as a model to predict with, export, or hand to PyTorch."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Dict, List, Sequence, Tuple, Union
+
+import numpy as np
+
+from . import _core
+from .errors import ShapeError
+
+
+@dataclass
+class Prediction:
+    """One input's classes: ``probabilities`` over ``classes``, best first through top()."""
+
+    probabilities: np.ndarray  # (classes,), float32, summing to 1
+    classes: Sequence[str]
+
+    @property
+    def index(self) -> int:
+        return int(np.argmax(self.probabilities))
+
+    @property
+    def label(self) -> str:
+        return self.classes[self.index]
+
+    def top(self, k: int = 5) -> List[Tuple[str, float]]:
+        order = np.argsort(-self.probabilities, kind="stable")[:k]
+        return [(self.classes[i], float(self.probabilities[i])) for i in order]
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    z = logits - logits.max(axis=1, keepdims=True)
+    e = np.exp(z)
+    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
+
+
+class Model:
+    """A trained model: its classes, its input (C, H, W) and normalisation, predict() and export()."""
+
+    def __init__(self, core: Any) -> None:
+        self._m = core
+
+    @property
+    def model_name(self) -> str:
+        return self._m.model_name
+
+    @property
+    def classes(self) -> List[str]:
+        return list(self._m.classes)
+
+    @property
+    def input_shape(self) -> Tuple[int, int, int]:
+        """(C, H, W) of one input."""
+        return tuple(self._m.input_shape)
+
+    @property
+    def device(self) -> _core.Device:
+        return self._m.device
+
+    @property
+    def checkpoint(self) -> Path:
+        return Path(self._m.checkpoint)
+
+    @property
+    def epoch(self) -> int:
+        return self._m.epoch
+
+    @property
+    def notes(self) -> List[str]:
+        return list(self._m.notes)
+
+    def __repr__(self) -> str:
+        return (f"ember.Model({self.model_name}, {len(self.classes)} classes, input {self.input_shape}, "
+                f"epoch {self.epoch}, on {self.device})")
+
+    def _normalise(self, pixels: np.ndarray) -> np.ndarray:
+        """uint8 pixels (N, C, H, W) -> the model's float32 input: (v / 255 - mean) / std per channel."""
+        mean = np.asarray(self._m.mean, dtype=np.float32).reshape(1, -1, 1, 1)
+        std = np.asarray(self._m.std, dtype=np.float32).reshape(1, -1, 1, 1)
+        return ((pixels.astype(np.float32) / 255.0 - mean) / std).astype(np.float32)
+
+    def _array_input(self, a: np.ndarray) -> np.ndarray:
+        c, h, w = self.input_shape
+        if a.dtype == np.uint8:  # pixels: (H, W), (H, W, C), (C, H, W) or (N, C, H, W)
+            if a.ndim == 2:
+                a = a[None, None]
+            elif a.ndim == 3:
+                a = a.transpose(2, 0, 1)[None] if a.shape[-1] == c and a.shape[0] != c else a[None]
+            a = self._normalise(a)
+        else:  # model inputs, normalised: (C, H, W) or (N, C, H, W)
+            a = np.asarray(a, dtype=np.float32)
+            if a.ndim == 3:
+                a = a[None]
+        if a.ndim != 4 or tuple(a.shape[1:]) != (c, h, w):
+            raise ShapeError(f"predict: the model takes ({c}, {h}, {w}) inputs, got an array of shape {a.shape}",
+                             "pass uint8 pixels of that size (H, W[, C]) or normalised float32 (N, C, H, W), "
+                             "or an image file or PIL image (resized for you)")
+        return np.ascontiguousarray(a)
+
+    def _pil_input(self, image: Any) -> np.ndarray:
+        """A PIL image saved losslessly and read as `ember predict FILE` reads files."""
+        import tempfile
+
+        with tempfile.TemporaryDirectory() as d:
+            path = os.path.join(d, "image.png")
+            image.save(path)
+            return np.asarray(self._m.image_input(path, 0))
+
+    def logits(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> np.ndarray:
+        """The model's raw outputs (N, classes) for the inputs predict() takes."""
+        if isinstance(x, (str, os.PathLike)):
+            batch = np.asarray(self._m.image_input(os.fspath(x), 178956970))
+        elif isinstance(x, np.ndarray):
+            batch = self._array_input(x)
+        elif hasattr(x, "save") and hasattr(x, "mode"):  # a PIL.Image
+            batch = self._pil_input(x)
+        else:
+            raise TypeError(f"predict: expected an image file, a PIL image or a numpy array, got {type(x).__name__}")
+        return np.asarray(self._m.forward(_core.from_numpy(np.ascontiguousarray(batch))))
+
+    def predict(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> Union[Prediction, List[Prediction]]:
+        """Classes of an image file (read as ``ember predict FILE`` does: decoded, resized to the
+        model's input, normalised as in training), a PIL image (the same, through a lossless PNG), or a
+        numpy array: uint8 pixels (H, W), (H, W, C), (C, H, W) or (N, C, H, W) at the model's size, or
+        float32 inputs already normalised. One input gives a Prediction, a batch a list of them."""
+        probs = _softmax(self.logits(x))
+        preds = [Prediction(p, self.classes) for p in probs]
+        batched = isinstance(x, np.ndarray) and ((x.dtype == np.uint8 and x.ndim == 4) or
+                                                 (x.dtype != np.uint8 and x.ndim == 4))
+        return preds if batched else preds[0]
+
+    def export(self, path: Union[str, "os.PathLike[str]"], format: str = "") -> Path:
+        """Write the model as ONNX (opset 17) or a PyTorch safetensors state dict, as ``ember export``
+        does; the format from ``format`` or the file's extension (.onnx, .safetensors)."""
+        path = Path(path)
+        fmt = format or {".onnx": "onnx", ".safetensors": "safetensors"}.get(path.suffix, "")
+        if not fmt:
+            from .errors import ValueError as EmberValueError
+            raise EmberValueError(f"export: cannot tell the format from '{path}'",
+                                  "pass format='onnx' or 'safetensors' (or name the file *.onnx / *.safetensors)")
+        self._m.export(str(path), fmt)
+        return path
+
+    def state_dict(self) -> Dict[str, _core.Tensor]:
+        """The parameters and buffers under PyTorch's names, as ember.Tensors sharing the model's
+        memory: ``torch.from_dlpack(t)`` or ``np.asarray(t)`` read them without a copy."""
+        return dict(self._m.named_tensors())
+
+
+def load(path: Union[str, "os.PathLike[str]"], checkpoint: str = "", device: str = "cpu", model: str = "",
+         classes: Union[str, "os.PathLike[str]"] = "") -> Model:
+    """A trained model, opened as ``ember eval`` and ``ember predict`` open it: from a run directory
+    (its best epoch; checkpoint="last" for the last one), a checkpoint manifest or .safetensors file
+    of a run, or a weights file on its own (ember's export; PyTorch's or torchvision's with ``model``,
+    the architecture's zoo name, and ``classes``, a file of class names). On ``device`` ("auto": the
+    GPU when one is usable). What loading noted (casts, prefixes) is in ``model.notes``."""
+    m = Model(_core._load(os.fspath(path), checkpoint, device, model, os.fspath(classes) if classes else ""))
+    return m

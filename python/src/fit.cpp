@@ -1,0 +1,255 @@
+// ember.fit: `ember train`'s run from Python. The settings are the CLI's (the same table, checks and
+// sentences: ember/train/settings.h), the run is the library's plan (ember/train/run_plan.h), so a
+// seed gives the CLI's weights bit for bit. The GIL is released while the plan loads data and the
+// engine trains; it is taken back only for the callbacks. Ctrl-C (SIGINT) stops at the next step
+// boundary with a checkpoint, as in the CLI, then raises KeyboardInterrupt; an exception raised by
+// a callback stops the run the same way and is raised again once the checkpoint is written.
+#include <nanobind/stl/string.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csignal>
+#include <optional>
+#include <string>
+
+#include "bindings.h"
+#include "ember/train/callbacks.h"
+#include "ember/train/fit.h"
+#include "ember/train/run_plan.h"
+#include "ember/train/settings.h"
+#include "ember/train/wording.h"
+
+namespace ember::python {
+namespace {
+
+// Set by SIGINT while a fit runs (the engine's stop_signal), or by a callback that raised.
+std::atomic<int> g_stop{0};
+constexpr int kCallbackRaised = -1;
+
+// One fit at a time in a process: the stop flag and the SIGINT handler are the process's.
+std::atomic<bool> g_fitting{false};
+class OneFitAtATime {
+ public:
+  OneFitAtATime() {
+    if (g_fitting.exchange(true))
+      throw Error("ember.fit is already running in this process (on another thread)",
+                  "run fits one after another, or in separate processes");
+  }
+  ~OneFitAtATime() { g_fitting = false; }
+};
+
+extern "C" void on_sigint(int sig) {
+  int none = 0;
+  g_stop.compare_exchange_strong(none, sig);  // the first reason wins
+}
+
+// Python's SIGINT handler only runs between bytecodes, never while C++ trains: for the fit, the
+// handler is ember's (as in the CLI), and Python's is put back after it. Only the main thread
+// receives signals in Python, so a fit started on another thread keeps Python's.
+class SigintGuard {
+ public:
+  SigintGuard() {
+    nb::object threading = nb::module_::import_("threading");
+    active_ = threading.attr("current_thread")().is(threading.attr("main_thread")());
+    if (!active_) return;
+    struct sigaction sa {};
+    sa.sa_handler = on_sigint;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &previous_);
+  }
+  ~SigintGuard() {
+    if (active_) sigaction(SIGINT, &previous_, nullptr);
+  }
+
+ private:
+  bool active_ = false;
+  struct sigaction previous_ {};
+};
+
+// The plan's warnings as Python warnings (warnings.warn), while the fit runs.
+class WarningsToPython {
+ public:
+  WarningsToPython()
+      : previous_(train::set_warning_sink([](const std::string& msg) {
+          nb::gil_scoped_acquire gil;
+          try {
+            nb::module_::import_("warnings").attr("warn")(msg, nb::handle(PyExc_UserWarning), 2);
+          } catch (nb::python_error& e) {  // a filter turned it into an error: say it, keep training
+            e.discard_as_unraisable("ember warning");
+          }
+        })) {}
+  ~WarningsToPython() { train::set_warning_sink(std::move(previous_)); }
+
+ private:
+  train::WarningSink previous_;
+};
+
+nb::object number(double v) { return std::isnan(v) ? nb::none() : nb::cast(v); }
+
+nb::dict epoch_logs(const train::EpochStats& s) {
+  nb::dict d;
+  d["epoch"] = s.epoch;
+  d["train_loss"] = number(s.train_loss);
+  d["train_acc"] = number(s.train_acc);
+  d["val_loss"] = number(s.val_loss);
+  d["val_acc"] = number(s.val_acc);
+  d["test_loss"] = number(s.test_loss);
+  d["test_acc"] = number(s.test_acc);
+  d["lr"] = s.lr;
+  d["samples_per_s"] = s.samples_per_s;
+  d["data_wait"] = s.data_wait;
+  d["seconds"] = s.seconds;
+  d["improved"] = s.improved;
+  return d;
+}
+
+// The Python callbacks, called with the GIL taken; the first exception is kept and stops the run.
+struct PythonCallbacks {
+  nb::object on_epoch_end, on_step;
+  nb::list history;
+  std::optional<nb::python_error> raised;
+
+  void call(const nb::object& fn, const nb::dict& logs) {
+    if (raised || !fn || fn.is_none()) return;
+    try {
+      fn(logs);
+    } catch (nb::python_error& e) {
+      raised.emplace(std::move(e));
+      int none = 0;
+      g_stop.compare_exchange_strong(none, kCallbackRaised);
+    }
+  }
+};
+
+class StepCallback : public train::Callback {
+ public:
+  explicit StepCallback(PythonCallbacks& py) : py_(py) {}
+  void on_step_end(train::FitContext& ctx) override {
+    nb::gil_scoped_acquire gil;
+    nb::dict logs;
+    logs["step"] = ctx.step;
+    logs["epoch"] = ctx.epoch + 1;
+    logs["step_in_epoch"] = ctx.step_in_epoch;
+    logs["steps_per_epoch"] = ctx.steps_per_epoch;
+    py_.call(py_.on_step, logs);
+  }
+
+ private:
+  PythonCallbacks& py_;
+};
+
+std::string status_name(train::FitStatus s) {
+  switch (s) {
+    case train::FitStatus::Completed: return "completed";
+    case train::FitStatus::Interrupted: return "interrupted";
+    case train::FitStatus::NonFiniteLoss: return "non_finite_loss";
+    case train::FitStatus::EarlyStopped: return "early_stopped";
+    case train::FitStatus::OutOfMemory: return "out_of_memory";
+    case train::FitStatus::RunDirLost: return "run_dir_lost";
+  }
+  return "unknown";
+}
+
+// What ember.fit returns (python/ember/__init__.py makes it a FitResult).
+struct Outcome {
+  train::FitResult fit;
+  std::optional<train::EvalResult> eval;
+  double wall = 0;
+};
+
+nb::dict fit(const std::string& values_json, const std::string& resume, const std::string& config_file,
+             nb::object on_epoch_end, nb::object on_step) {
+  // ---- the settings: keyword arguments, then the config file's (the keywords win) ----
+  train::TrainSettings settings;
+  const std::vector<const train::Setting*> by_keyword = train::apply_settings_values(settings, values_json);
+  auto in = [](const std::vector<const train::Setting*>& rows, const train::Setting& s) {
+    return std::find(rows.begin(), rows.end(), &s) != rows.end();
+  };
+  std::vector<const train::Setting*> from_file;
+  if (!config_file.empty())
+    from_file = train::apply_settings_file(settings, config_file, [&](const train::Setting& s) { return in(by_keyword, s); });
+  if (settings.nproc_per_node > 1)
+    throw train::SettingError("nproc_per_node: ember.fit trains in this process",
+                              "for a data-parallel run use `ember train --nproc-per-node N`");
+  train::PlanInputs inputs;
+  inputs.given = [&](const train::Setting& s) { return in(by_keyword, s) || in(from_file, s); };
+  inputs.given_directly = [&](const train::Setting& s) { return in(by_keyword, s); };
+  inputs.config_file = config_file;
+  inputs.resume = resume;
+
+  OneFitAtATime only_fit;
+  PythonCallbacks py{on_epoch_end, on_step, nb::list(), std::nullopt};
+  WarningsToPython warnings;
+  g_stop = 0;
+  SigintGuard sigint;
+  std::unique_ptr<train::RunPlan> plan;
+  Outcome out;
+  {
+    nb::gil_scoped_release unlocked;
+    plan = train::plan_run(settings, inputs);
+    plan->fit.stop_signal = &g_stop;
+    std::unique_ptr<train::Fitter> fitter = plan->make_fitter();
+    if (!on_step.is_none()) fitter->add_callback(std::make_shared<StepCallback>(py));
+    fitter->on_epoch = [&py](const train::EpochStats& st) {
+      nb::gil_scoped_acquire gil;
+      nb::dict logs = epoch_logs(st);
+      py.history.append(logs);
+      py.call(py.on_epoch_end, logs);
+    };
+    plan->claim_run_dir();
+    const auto t0 = std::chrono::steady_clock::now();
+    out.fit = fitter->run();
+    const bool finished = out.fit.status == train::FitStatus::Completed ||
+                          out.fit.status == train::FitStatus::EarlyStopped;
+    if (finished && g_stop == 0) out.eval = train::evaluate(*plan->model, plan->test, plan->final_eval_options(out.fit));
+    out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  }
+  const std::string latest = (plan->run_dir / "checkpoints" / "latest.json").string();
+  if (py.raised) throw std::move(*py.raised);  // after its checkpoint: the run resumes from there
+  if (out.fit.status == train::FitStatus::Interrupted && out.fit.signal == SIGINT) {
+    const std::string msg = "interrupted (SIGINT) at epoch " + std::to_string(out.fit.epoch + 1) + ", step " +
+                            std::to_string(out.fit.step) + "; checkpoint written to " + latest +
+                            "; resume with ember.fit(resume=\"" + plan->run_dir.string() + "\")";
+    PyErr_SetString(PyExc_KeyboardInterrupt, msg.c_str());
+    throw nb::python_error();
+  }
+  if (out.fit.status == train::FitStatus::RunDirLost || out.fit.status == train::FitStatus::NonFiniteLoss ||
+      out.fit.status == train::FitStatus::OutOfMemory)
+    throw Error(out.fit.message, out.fit.status == train::FitStatus::RunDirLost
+                                     ? "resume from the directory's new place with ember.fit(resume=PATH)"
+                                     : "the last good checkpoint was kept: " + latest);
+  if (out.eval && out.eval->interrupted) {
+    PyErr_SetString(PyExc_KeyboardInterrupt, ("interrupted (SIGINT) during the final evaluation: the training is "
+                                              "complete (" + latest + ")").c_str());
+    throw nb::python_error();
+  }
+  nb::dict r;
+  r["status"] = status_name(out.fit.status);
+  r["message"] = out.fit.message;
+  r["run_dir"] = plan->run_dir.string();
+  r["history"] = py.history;
+  r["epoch"] = out.fit.epoch;
+  r["step"] = out.fit.step;
+  r["best_epoch"] = out.fit.best_epoch;
+  r["best_test_acc"] = number(out.fit.best_test_acc);
+  r["selected_on"] = out.fit.selected_on;
+  r["test_accuracy"] = out.eval ? number(out.eval->accuracy) : nb::none();
+  r["test_loss"] = out.eval ? number(out.eval->loss) : nb::none();
+  r["wall_seconds"] = out.wall;
+  r["device"] = plan->device.device.str();
+  r["device_why"] = plan->device.why;
+  r["precision"] = plan->precision_summary();
+  r["config_json"] = plan->config_json;
+  return r;
+}
+
+}  // namespace
+
+void register_fit(nb::module_& m) {
+  m.def("_fit", &fit, nb::arg("values_json"), nb::arg("resume"), nb::arg("config_file"), nb::arg("on_epoch_end").none(),
+        nb::arg("on_step").none(), "ember.fit's C++ side (python/ember/__init__.py).");
+}
+
+}  // namespace ember::python

@@ -1,0 +1,48 @@
+// ember._core: the extension module behind the `ember` Python package (python/ember/__init__.py
+// re-exports it; docs/python.md). This file: the module itself, the doctor and ember.cuda.
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <string>
+#include <vector>
+
+#include "bindings.h"
+#include "ember/core/tensor.h"
+#include "ember/cuda.h"
+#include "ember/env/doctor.h"
+
+namespace ember::python {
+namespace {
+
+// `ember doctor --json`'s text: probing reads /proc, dlopen()s the NVIDIA libraries and (unless
+// audit_python is false) asks each Python interpreter for its frameworks, so the GIL is released.
+std::string doctor_json(bool audit_python, const std::vector<std::string>& pythons, int python_timeout) {
+  nb::gil_scoped_release unlocked;
+  env::EnvFacts facts = env::probe_environment();
+  if (audit_python) {
+    facts.pythons = env::find_pythons(pythons);
+    env::audit_pythons(facts.pythons, python_timeout * 1000);
+  }
+  return env::to_json(facts, env::evaluate(facts));
+}
+
+}  // namespace
+
+NB_MODULE(_core, m) {
+  m.doc() = "ember's C++ library from Python (the extension module behind `import ember`).";
+  m.attr("__version__") = ember::version();
+  register_errors(m);
+  register_tensor(m);
+  register_fit(m);
+  register_model(m);
+  m.def("_doctor_json", &doctor_json, nb::arg("audit_python") = true, nb::arg("pythons") = std::vector<std::string>{},
+        nb::arg("python_timeout") = 60, "`ember doctor --json`'s report (ember.doctor() parses it).");
+
+  nb::module_ c = m.def_submodule("cuda", "The CUDA runtime as ember sees it.");
+  c.def("is_available", &cuda::is_available, "Whether a CUDA device can be used (a driver, a device, a CUDA build).");
+  c.def("device_count", &cuda::device_count, "The CUDA devices ember can use (0 without a usable driver).");
+  c.def("unavailable_reason", &cuda::unavailable_reason,
+        "Why no CUDA device can be used (\"\" when one can): the doctor's first line on it.");
+}
+
+}  // namespace ember::python

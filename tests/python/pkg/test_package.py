@@ -1,0 +1,61 @@
+"""The doctor, the devices, a trained model's predict and export, its weights in PyTorch."""
+
+import gc
+
+import numpy as np
+import pytest
+
+import ember
+
+
+def test_doctor_is_the_json_report():
+    report = ember.doctor(audit_python=False)
+    assert isinstance(report, dict) and "verdict" in report
+    assert isinstance(ember.cuda.is_available(), bool) and ember.cuda.device_count() >= 0
+    assert str(ember.Device("cuda:1")) == "cuda:1" and ember.Device("cpu").type == "cpu"
+    with pytest.raises(ember.ValueError):
+        ember.Device("tpu")
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, tiny_data):
+    run_dir = tmp_path_factory.mktemp("runs") / "run"
+    ember.fit(model="lenet5", epochs=1, batch_size=32, threads=1, workers=0, seed=1, precision="fp32",
+              data_dir=str(tiny_data), run_dir=str(run_dir))
+    return run_dir
+
+
+def test_load_predict_and_export(trained, tmp_path):
+    model = ember.load(trained)
+    assert model.input_shape == (1, 28, 28) and len(model.classes) == 10
+    p = model.predict(np.zeros((28, 28), dtype=np.uint8))
+    assert isinstance(p, ember.Prediction) and abs(float(p.probabilities.sum()) - 1) < 1e-5
+    assert p.label in model.classes and len(p.top(3)) == 3
+    batch = model.predict(np.zeros((4, 1, 28, 28), dtype=np.uint8))
+    assert len(batch) == 4
+    with pytest.raises(ember.ShapeError, match=r"\(1, 28, 28\)"):
+        model.predict(np.zeros((5, 5), dtype=np.uint8))
+    Image = pytest.importorskip("PIL.Image", reason="Pillow is not installed")
+    img = Image.new("L", (56, 40), 30)
+    path = tmp_path / "x.png"
+    img.save(path)
+    from_file, from_pil = model.predict(path), model.predict(img)
+    assert np.allclose(from_file.probabilities, from_pil.probabilities)
+    assert model.export(tmp_path / "m.onnx").stat().st_size > 1000
+    assert model.export(tmp_path / "m.safetensors").stat().st_size > 1000
+
+
+def test_weights_outlive_the_model(trained):
+    model = ember.load(trained)
+    weights = {k: np.asarray(t) for k, t in model.state_dict().items()}
+    first = weights["conv1.weight"].copy()
+    del model
+    gc.collect()
+    assert np.array_equal(weights["conv1.weight"], first)
+
+
+def test_load_errors_are_typed(tmp_path):
+    with pytest.raises(ember.Error) as e:
+        ember.load(tmp_path / "nothing")
+    assert isinstance(e.value, OSError) or isinstance(e.value, ValueError)
+    assert e.value.hint != "" or str(e.value)
