@@ -137,6 +137,8 @@ std::vector<MetricRecord> read_metrics(const std::filesystem::path& path) {
     while (!out.empty()) {
       auto it = std::find_if(out.rbegin(), out.rend(), [&](const MetricRecord& o) { return o.kind == r.kind; });
       if (it == out.rend() || it->step < r.step || (it->step == r.step && it->epoch < r.epoch)) break;
+      // Two halvings at one step are both real (out of memory again at the smaller micro-batch).
+      if (r.kind == "oom" && it->step == r.step && it->epoch == r.epoch) break;
       out.erase(std::next(it).base());
     }
     out.push_back(std::move(r));

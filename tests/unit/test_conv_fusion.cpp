@@ -18,6 +18,7 @@
 
 #include "cpu/nn_conv.h"
 #include "kernels/nn_kernels.h"
+#include "ops/backends.h"
 #include "support/compare.h"
 
 using namespace ember;
@@ -155,6 +156,7 @@ TEST(Conv2dFusion, ReluUnderBf16AutocastEqualsTheUnfusedOps) {
 // The fused path really runs (the slot is filled and oneDNN builds every geometry above with each
 // post-op); float64 is declined (the front-end then runs the two ops on the reference kernels).
 TEST(Conv2dFusion, TheCpuFusedKernelRunsEveryActivationAndDeclinesFloat64) {
+  ember::ensure_backends();  // the slots fill on the first allocation; this test may run alone (ctest)
   ASSERT_TRUE(kernels::conv2d_forward_fused.has(DeviceType::CPU));
   NoGradGuard ng;
   for (const Geometry& g : kGeometries)
