@@ -28,7 +28,7 @@ from PIL import Image
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from make_golden_torchvision import hash_bits  # noqa: E402  (the shared integer hash)
+from make_golden_photo import picture, write_golden  # noqa: E402  (the hashed pictures, the file format)
 
 try:
     import torchvision.transforms.v2.functional as F
@@ -40,14 +40,6 @@ except ImportError:  # torchvision 0.14: the v1 functional ops (the same PIL ker
 from torchvision.transforms import InterpolationMode
 
 NEAREST = InterpolationMode.NEAREST
-
-
-def picture(kind, w, h, c):
-    noise = (hash_bits("photo/" + kind, w * h * c) >> np.uint64(56)).astype(np.uint8).reshape(h, w, c)
-    if kind == "ramp":
-        y, x, ch = np.meshgrid(np.arange(h), np.arange(w), np.arange(c), indexing="ij")
-        noise = ((5 * x + 3 * y + 60 * ch + (noise >> 5)) % 256).astype(np.uint8)
-    return Image.fromarray(noise[:, :, 0] if c == 1 else noise, "L" if c == 1 else "RGB")
 
 
 INPUTS = {
@@ -136,14 +128,7 @@ def main():
                 put(f"ta/{op}/magnitudes", np.array([float(x) for x in m], dtype=np.float64), 1)
     if check:
         return compare(path, records)
-    with open(path, "wb") as f:
-        f.write(b"EMBGOLD1" + struct.pack("<II", 1, len(records)))
-        for name, a, dtype in records:
-            nb = name.encode()
-            f.write(struct.pack("<I", len(nb)) + nb + struct.pack("<II", dtype, a.ndim))
-            f.write(struct.pack(f"<{a.ndim}q", *a.shape))
-            f.write(a.astype({0: "<f4", 1: "<f8", 2: "<i8"}[dtype]).tobytes())
-    print(f"{path}: {len(records)} records, {os.path.getsize(path)} bytes")
+    write_golden(path, records)
 
 
 def compare(path, records):

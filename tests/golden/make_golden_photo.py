@@ -118,7 +118,11 @@ def main():
         fallback = np.mean((boxes[:, 2] == min(h, round(w * 4 / 3)) if w / h < 3 / 4 else boxes[:, 2] == h) &
                            (boxes[:, 0] == (h - boxes[:, 2]) // 2) & (boxes[:, 1] == (w - boxes[:, 3]) // 2))
         put(f"rrc/{h}x{w}/fallback", np.array([fallback], dtype=np.float64), 1)
-    path = os.path.join(out, "photo_v1.bin")
+    write_golden(os.path.join(out, "photo_v1.bin"), records)
+
+
+def write_golden(path, records):
+    """records: (name, array, dtype 0 f32 / 1 f64 / 2 i64) in the EMBGOLD1 format (make_golden.py)."""
     with open(path, "wb") as f:
         f.write(b"EMBGOLD1" + struct.pack("<II", 1, len(records)))
         for name, a, dtype in records:
