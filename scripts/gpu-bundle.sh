@@ -83,6 +83,8 @@ for f in "$stage"/lib/*.so* "$stage"/cxx/lib/*.so*; do patchelf --set-rpath '$OR
 cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
 # torchvision's transforms on hashed pictures (test_data_photo_transforms.cpp): ~600 KB.
 cp "$root"/tests/golden/photo_v1.bin "$stage/golden/"
+# torchvision's augmentations on hashed pictures (test_data_photo_augment.cpp): ~1 MB.
+cp "$root"/tests/golden/augment_v1.bin "$stage/golden/"
 # The .pth reader's torch.save fixtures (test_io_pth.cpp reads ./fixtures/pth): ~40 KB.
 mkdir -p "$stage/fixtures/pth"
 cp "$root"/tests/fixtures/pth/*.pth "$root"/tests/fixtures/pth/*.safetensors "$stage/fixtures/pth/"
