@@ -36,6 +36,8 @@ int run_export(const ExportOpts& o) {
   const std::string format = export_format(o);
   const train::ChosenCheckpoint chosen = chosen_checkpoint(o.path, o.checkpoint);
   train::ExportSource s = train::load_export_source(chosen.path, {o.model, o.data});
+  for (const auto& note : s.notes) fmt::print(stderr, "ember: note: {}\n", note);
+  const std::string trained_on = s.dataset.empty() ? "data it does not name (bare weights)" : s.dataset;
   std::error_code ec;
   const bool to_stdout = io::names_stdout(o.output);  // -o - (or /dev/stdout): the bytes, the summary on stderr
   if (!to_stdout && fs::exists(o.output) && fs::equivalent(o.output, s.weights, ec))
@@ -55,7 +57,7 @@ int run_export(const ExportOpts& o) {
     write(bytes, "the ONNX model");
     fmt::print(out, "wrote {} (ONNX opset {}, IR {}, {} nodes, {} parameters, {:.2f} MB)\n", shown, m.opset,
                m.ir_version, m.graph.nodes.size(), params, double(bytes.size()) / 1e6);
-    fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n", s.model_name, s.dataset, s.manifest.epoch,
+    fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n", s.model_name, trained_on, s.manifest.epoch,
                s.manifest.step);
     fmt::print(out, "  input  \"input\": float32 (batch, {}, {}, {}), pixel / 255; normalised inside the graph\n"
                "         (mean {}, std {})\n",
@@ -68,7 +70,7 @@ int run_export(const ExportOpts& o) {
     fmt::print(out, "wrote {} (safetensors, {} tensors, {} parameters, PyTorch state_dict keys)\n", shown,
                f.tensors.size(), params);
     fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n  input  {} normalised with mean {}, std {}\n",
-               s.model_name, s.dataset, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "),
+               s.model_name, trained_on, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "),
                fmt::join(s.std, ", "));
     if (!chosen.summary.empty()) fmt::print(out, "  from   {}\n", chosen.summary);
   }

@@ -33,7 +33,7 @@
 #include "ember/train/metrics.h"
 #include "ember/train/settings.h"
 #include "ember/train/transfer.h"
-#include "run_report.h"
+#include "ember/train/run_report.h"
 #include "train_dist.h"
 #include "train_flags.h"
 
@@ -189,36 +189,14 @@ struct EpochTable {
 };
 
 // A rank other than 0: trains, writes nothing, and exits as rank 0 will (its failure message too).
-int finish_rank(TrainWorld& tw, train::Fitter& fitter) {
+int finish_rank(train::DataParallelWorld& world, train::Fitter& fitter) {
   const train::FitResult r = fitter.run();
-  finish_world(tw);
+  world.finish();
   if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory)
-    throw Error(fmt::format("rank {}: {}", tw.world.rank, r.message), "rank 0 kept the last good checkpoint");
+    throw Error(fmt::format("rank {}: {}", world.rank(), r.message), "rank 0 kept the last good checkpoint");
   if (r.status == train::FitStatus::Interrupted) return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   return kExitOk;
 }
-
-// The data-parallel world of train_dist.h, as the run's plan sees it (ember/train/run_plan.h).
-class CliWorld : public train::RunWorld {
- public:
-  explicit CliWorld(TrainWorld& tw) : tw_(tw) {}
-  bool leader() const override { return tw_.leader(); }
-  int size() const override { return tw_.size(); }
-  Device rank_device(Device chosen, const std::string& spec) override { return cli::rank_device(tw_, chosen, spec); }
-  void join(Device device, int threads) override { join_world(tw_, device, threads); }
-  fs::path shared_run_dir(const fs::path& mine) override { return cli::shared_run_dir(tw_, mine); }
-  void check_same_run(const train::TrainSettings& s, const data::Dataset& train, const data::Dataset& test) override {
-    cli::check_same_run(tw_, s, train, test);
-  }
-  std::string config_json() const override { return tw_.distributed() ? world_json(tw_).dump() : ""; }
-  void configure(train::FitOptions& fo) override {
-    fo.process_group = tw_.pg.get();
-    apply_ddp_environment(fo);  // EMBER_DDP_OVERLAP, EMBER_DDP_BUCKET_KB (measuring aids)
-  }
-
- private:
-  TrainWorld& tw_;
-};
 
 int run_train(TrainConfig c, const TrainFlags& flags) {
   flags.apply_shorthands(c);  // --fp16, --bf16, --amp
@@ -227,15 +205,23 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                                                       "out to have one made from the model, data and time");
   Given given{flags, {}};
   apply_config_file(c, given);
-  if (!c.resume.empty() && !given(train::setting("nproc_per_node"))) adopt_checkpoint_world_size(c, c.resume);
+  // `--resume` of a run of W ranks, in a process that is not a rank: W local ranks again.
+  if (!c.resume.empty() && !given(train::setting("nproc_per_node")) && !dist::world_from_env().distributed()) {
+    if (const int w = train::checkpoint_world_size(c.resume); w > 1) {
+      c.nproc_per_node = w;
+      fmt::print("resume     the checkpoint was written by {} ranks: starting {} ranks on this machine again\n"
+                 "           (as --nproc-per-node {})\n", w, w, w);
+      std::fflush(stdout);
+    }
+  }
   if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
   install_signal_handlers();
-  TrainWorld tw = training_world(c);  // one rank of a data-parallel job, or a single process
-  g_announce = tw.leader();
+  train::DataParallelWorld world;  // one rank of a data-parallel job, or a single process
+  silence_other_ranks(world);
+  g_announce = world.leader();
   // The run's plan (ember/train/run_plan.h): every decision below is the library's. Nothing is
   // written until the start is known to work: a resume's run, checkpoint, settings and state are
   // checked, and a new run's data and model are loaded, before the run directory is created.
-  CliWorld world(tw);
   train::PlanInputs in;
   in.given = [&given](const train::Setting& s) { return given(s); };
   in.given_directly = [&flags](const train::Setting& s) { return flags.given(s); };
@@ -260,7 +246,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   fmt::print("ember {}\n", version());
   fmt::print("{}", wrap_banner(fmt::format("device     {} — {}\n", dev.device.str(), dev.why)));
   fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("{}", wrap_banner(world_banner(tw, c.batch_size, c.accumulate)));
+  fmt::print("{}", wrap_banner(world.banner(c.batch_size, c.accumulate)));
   fmt::print("{}", wrap_banner(train::precision_banner(precision)));
   // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
   fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, plan->loaded_train,
@@ -285,7 +271,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
-  const std::string per_rank = tw.distributed() ? fmt::format(" per rank x {} ranks", tw.size()) : "";
+  const std::string per_rank = world.distributed() ? fmt::format(" per rank x {} ranks", world.size()) : "";
   fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
              plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
   fmt::print("{}", plan->schedule_lines);
@@ -327,7 +313,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   });
   train::Fitter& fitter = *fitter_ptr;
 
-  if (!tw.leader()) return finish_rank(tw, fitter);  // rank 0 alone writes the run directory
+  if (!world.leader()) return finish_rank(world, fitter);  // rank 0 alone writes the run directory
   // ---- the run directory: created and owned only now that the start is known to work ----
   plan->claim_run_dir();
   prepare_second_signal_message(run_dir);
@@ -342,33 +328,29 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const auto t0 = std::chrono::steady_clock::now();
   train::FitResult r = fitter.run();
   const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  finish_world(tw);
-  if (tw.distributed() && r.step > 0)
+  world.finish();
+  if (world.distributed() && r.step > 0)
     fmt::print("world      rank 0 waited {:.1f} s on gradient all-reduces ({:.2f} ms per step)\n", r.comm_seconds,
                1000 * r.comm_seconds / double(r.step));
 
-  const std::string data_shown = c.data == train::kImageFolder ? "image folder " + train::data_label(c.data, c.data_dir) : c.data;
-  RunReportInput rep{c.model, data_shown, dev.device.str() + " — " + dev.why, c.threads,
-                     nlohmann::json::parse(plan->config_json), run_dir, wall, summary,
-                     model->num_parameters(), plan->precision_summary(), r.best_epoch,
-                     r.selected_on, r.best_metric, r.best_test_acc};
+  const train::RunReportInput rep = plan->report_input(r, wall);
   if (r.status == train::FitStatus::RunDirLost)  // nothing can be written there any more: no report
     throw Error(r.message, "if the directory was moved rather than deleted, `ember train --resume NEW_PATH` "
                            "continues from its last checkpoint; otherwise start the run again");
   const fs::path latest = run_dir / "checkpoints" / "latest.json";
   if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory) {
-    write_run_report(rep, nullptr, train_ds.classes);
+    train::write_run_report(rep, nullptr, train_ds.classes);
     throw Error(r.message, fs::exists(latest)
                                ? fmt::format("the last finite checkpoint was kept: {}", latest.string())
                                : "no checkpoint was written: the run stopped before the end of its first epoch "
                                  "(checkpoints are written at each epoch's end)");
   }
   if (r.status == train::FitStatus::Interrupted) {
-    write_run_report(rep, nullptr, train_ds.classes);
+    train::write_run_report(rep, nullptr, train_ds.classes);
     const char* what = r.signal == SIGTERM ? "terminated (SIGTERM)" : r.signal == SIGINT ? "interrupted (SIGINT)"
                                                                                          : "stopped (--stop-after-steps)";
     fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step, latest.string());
-    fmt::print("resume with: {}\n", resume_command(tw, run_dir));
+    fmt::print("resume with: {}\n", world.resume_command(run_dir));
     return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
@@ -380,13 +362,13 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
                             run_dir.string(), what),
                 "if the directory was moved rather than deleted, `ember eval NEW_PATH` evaluates the run");
   if (ev.interrupted) {
-    write_run_report(rep, nullptr, train_ds.classes);
+    train::write_run_report(rep, nullptr, train_ds.classes);
     fmt::print("\n{} during the final evaluation: the training is complete ({}); evaluate it with: ember eval {}\n",
                ev.interrupted == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)", latest.string(),
                run_dir.string());
     return ev.interrupted == SIGTERM ? kExitSigterm : kExitSigint;
   }
-  write_run_report(rep, &ev, train_ds.classes);
+  train::write_run_report(rep, &ev, train_ds.classes);
   fmt::print("{}", train::loss_scaling_summary(r));
   fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
              100 * r.best_test_acc, wall);

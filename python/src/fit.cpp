@@ -205,6 +205,12 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
                           out.fit.status == train::FitStatus::EarlyStopped;
     if (finished && g_stop == 0) out.eval = train::evaluate(*plan->model, plan->test, plan->final_eval_options(out.fit));
     out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    // report.html as `ember train` writes it (none where the run directory is gone).
+    if (out.fit.status != train::FitStatus::RunDirLost) {
+      const bool evaluated = out.eval && !out.eval->interrupted;
+      train::write_run_report(plan->report_input(out.fit, out.wall), evaluated ? &*out.eval : nullptr,
+                              plan->train.classes);
+    }
   }
   const std::string latest = (plan->run_dir / "checkpoints" / "latest.json").string();
   if (py.raised) throw std::move(*py.raised);  // after its checkpoint: the run resumes from there

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -53,7 +54,108 @@ std::optional<DType> from_st(io::StDType d) {
 
 const char* kHint = "the checkpoint is damaged; resume from another run or checkpoint, or start a new run";
 
+json fit_state_to_json(const FitState& f) {
+  json j = {{"micro_batch", f.micro_batch}, {"accumulate", f.accumulate}, {"val_split", f.val_split},
+            {"world_size", f.world_size}};
+  if (f.val_size) j["val_size"] = *f.val_size;
+  if (f.best_epoch) j["best_epoch"] = *f.best_epoch;
+  if (f.best_test_acc) j["best_test_acc"] = *f.best_test_acc;
+  if (!f.rank_rng.empty()) {
+    json r = json::array();
+    for (const auto& g : f.rank_rng) r.push_back({{"seed", g.seed}, {"offset", g.offset}});
+    j["rank_rng"] = std::move(r);
+  }
+  if (f.epoch)
+    j["epoch"] = {{"loss_sum", f.epoch->loss_sum}, {"correct", f.epoch->correct}, {"seen", f.epoch->seen},
+                  {"data_time", f.epoch->data_time}, {"train_time", f.epoch->train_time},
+                  {"skipped", f.epoch->skipped}};
+  if (!f.loss_scaler.empty()) j["loss_scaler"] = f.loss_scaler;
+  return j;
+}
+
+FitState fit_state_from_json(const json& j, const std::string& where) {
+  FitState f;
+  auto get = [&](const json& obj, const char* key, auto fallback, const std::string& path) {
+    using T = decltype(fallback);
+    // JSON has no NaN: nlohmann writes it as null (a loss or accuracy of an empty or diverged epoch).
+    if constexpr (std::is_floating_point_v<T>)
+      if (obj.is_object() && obj.contains(key) && obj[key].is_null()) return std::numeric_limits<T>::quiet_NaN();
+    return io::json_get_or<T>(obj, key, fallback, where, kHint, path);
+  };
+  f.micro_batch = get(j, "micro_batch", int64_t(0), "fit_state.micro_batch");
+  f.accumulate = get(j, "accumulate", int64_t(0), "fit_state.accumulate");
+  f.val_split = get(j, "val_split", 0.0, "fit_state.val_split");
+  f.world_size = get(j, "world_size", int64_t(1), "fit_state.world_size");
+  if (j.contains("val_size")) f.val_size = get(j, "val_size", int64_t(0), "fit_state.val_size");
+  if (j.contains("best_epoch")) f.best_epoch = get(j, "best_epoch", int64_t(0), "fit_state.best_epoch");
+  if (j.contains("best_test_acc")) f.best_test_acc = get(j, "best_test_acc", 0.0, "fit_state.best_test_acc");
+  if (f.micro_batch < 0 || f.accumulate < 0 || f.world_size < 1 || f.world_size > 65536)
+    throw FormatError(fmt::format("{} is not valid: fit_state has micro_batch {}, accumulate {}, world_size {}", where,
+                                  f.micro_batch, f.accumulate, f.world_size), kHint);
+  if (j.contains("rank_rng")) {
+    const json& r = j["rank_rng"];
+    if (!r.is_array())
+      throw FormatError(fmt::format("{}: \"fit_state.rank_rng\" must be an array, it is {}", where, r.dump()), kHint);
+    for (size_t i = 0; i < r.size(); ++i) {
+      const std::string at = fmt::format("fit_state.rank_rng[{}]", i);
+      f.rank_rng.push_back({io::json_get<uint64_t>(r[i], "seed", where, kHint, at + ".seed"),
+                            io::json_get<uint64_t>(r[i], "offset", where, kHint, at + ".offset")});
+    }
+  }
+  if (j.contains("epoch")) {
+    const json e = io::json_get<json>(j, "epoch", where, kHint, "fit_state.epoch");
+    FitState::EpochSums s;
+    s.loss_sum = get(e, "loss_sum", 0.0, "fit_state.epoch.loss_sum");
+    s.correct = get(e, "correct", 0.0, "fit_state.epoch.correct");
+    s.seen = get(e, "seen", int64_t(0), "fit_state.epoch.seen");
+    s.data_time = get(e, "data_time", 0.0, "fit_state.epoch.data_time");
+    s.train_time = get(e, "train_time", 0.0, "fit_state.epoch.train_time");
+    s.skipped = get(e, "skipped", int64_t(0), "fit_state.epoch.skipped");
+    f.epoch = s;
+  }
+  f.loss_scaler = get(j, "loss_scaler", std::map<std::string, double>{}, "fit_state.loss_scaler");
+  return f;
+}
+
 }  // namespace
+
+FitState fit_state_from_scalars(std::map<std::string, double>& scalars) {
+  FitState f;
+  auto take = [&](const std::string& key) -> std::optional<double> {
+    auto it = scalars.find("fit." + key);
+    if (it == scalars.end()) return std::nullopt;
+    const double v = it->second;
+    scalars.erase(it);
+    return v;
+  };
+  f.micro_batch = int64_t(take("micro_batch").value_or(0));
+  f.accumulate = int64_t(take("accumulate").value_or(0));
+  f.val_split = take("val_split").value_or(0);
+  if (auto v = take("val_size")) f.val_size = int64_t(*v);
+  if (auto v = take("best_epoch")) f.best_epoch = int64_t(*v);
+  f.best_test_acc = take("best_test_acc");
+  f.world_size = std::max<int64_t>(1, int64_t(take("world_size").value_or(1)));
+  // Each rank > 0's dropout stream, as 32-bit halves (the scalars are doubles).
+  auto word = [&](const std::string& key, int64_t rank) {
+    return (uint64_t(take(fmt::format("{}_hi.rank{}", key, rank)).value_or(0)) << 32) |
+           uint64_t(take(fmt::format("{}_lo.rank{}", key, rank)).value_or(0));
+  };
+  for (int64_t r = 1; r < f.world_size && r < 65536; ++r) f.rank_rng.push_back({word("rng_seed", r), word("rng_offset", r)});
+  const auto loss_sum = take("loss_sum"), seen = take("seen"), correct = take("correct");
+  const auto data_time = take("data_time"), train_time = take("train_time"), skipped = take("skipped_in_epoch");
+  if (loss_sum || seen || correct || data_time || train_time || skipped)
+    f.epoch = FitState::EpochSums{loss_sum.value_or(0), correct.value_or(0), data_time.value_or(0),
+                                  train_time.value_or(0), int64_t(seen.value_or(0)), int64_t(skipped.value_or(0))};
+  for (auto it = scalars.begin(); it != scalars.end();) {
+    if (it->first.rfind("fit.loss_scale", 0) == 0) {
+      f.loss_scaler[it->first.substr(4)] = it->second;
+      it = scalars.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return f;
+}
 
 const Tensor* Checkpoint::find(const std::string& name) const {
   for (const auto& [k, t] : tensors)
@@ -67,6 +169,7 @@ std::string manifest_to_json(const CheckpointManifest& m) {
             {"seed", m.seed}, {"rng", {{"seed", m.rng_seed}, {"offset", m.rng_offset}}}, {"threads", m.threads},
             {"best_metric", m.best_metric}, {"last_metric", m.last_metric},
             {"optimizer", m.optimizer_scalars}, {"weights", m.weights}, {"weights_sha256", m.weights_sha256}};
+  if (m.format >= 2) j["fit_state"] = fit_state_to_json(m.fit);
   j["config"] = m.config_json.empty() ? json::object() : json::parse(m.config_json);
   return j.dump(2) + "\n";
 }
@@ -87,7 +190,7 @@ CheckpointManifest manifest_from_json(const std::string& text, const std::string
   };
   CheckpointManifest m;
   m.format = get("format", int(0), true);
-  if (m.format != 1)
+  if (m.format != 1 && m.format != 2)
     throw FormatError(fmt::format("{} is not valid: unsupported format {}", where, m.format),
                       "it was written by another version of ember; use that version or start a new run");
   m.ember_version = get("ember_version", std::string(), false);
@@ -105,6 +208,12 @@ CheckpointManifest manifest_from_json(const std::string& text, const std::string
   m.best_metric = get("best_metric", 0.0, false);
   m.last_metric = get("last_metric", 0.0, false);
   m.optimizer_scalars = get("optimizer", std::map<std::string, double>{}, false);
+  if (m.format == 1) {
+    m.fit = fit_state_from_scalars(m.optimizer_scalars);
+    m.format = 2;  // read into the current form; written back as it
+  } else if (j.contains("fit_state")) {
+    m.fit = fit_state_from_json(io::json_get<json>(j, "fit_state", where, kHint), where);
+  }
   m.weights = get("weights", std::string(), true);
   m.weights_sha256 = get("weights_sha256", std::string(), true);
   if (j.contains("config")) {

@@ -23,26 +23,17 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-double scalar(const CheckpointManifest& m, const std::string& key, double fallback) {
-  auto it = m.optimizer_scalars.find("fit." + key);
-  return it == m.optimizer_scalars.end() ? fallback : it->second;
-}
 int world_of(const FitOptions& o) { return o.process_group ? o.process_group->size() : 1; }
 // A checkpoint resumes only with the number of ranks that wrote it: the data shards, the position
 // in the epoch and each rank's dropout stream depend on it.
 void check_world_size(const CheckpointManifest& m, int world) {
-  const auto saved = int64_t(scalar(m, "world_size", 1));
+  const int64_t saved = m.fit.world_size;
   if (saved != world)
     throw ValueError(fmt::format("the checkpoint was written by a run of {} rank{}, this one has {}: each rank's share "
                                  "of the data, the position in the epoch and the ranks' dropout streams depend on "
                                  "the number of ranks", saved, saved == 1 ? "" : "s", world),
                      saved == 1 ? "resume it as one process (without --nproc-per-node, mpirun or torchrun)"
                                 : fmt::format("resume with the same number of ranks (--nproc-per-node {})", saved));
-}
-// A 64-bit value saved as two 32-bit halves (the manifest's scalars are doubles).
-uint64_t word(const CheckpointManifest& m, const std::string& key, int rank) {
-  return (uint64_t(scalar(m, fmt::format("{}_hi.rank{}", key, rank), 0)) << 32) |
-         uint64_t(scalar(m, fmt::format("{}_lo.rank{}", key, rank), 0));
 }
 // Rank r's dropout stream: rank 0 keeps a single process's seed.
 uint64_t rank_seed(uint64_t seed, int rank) { return seed + 1 + uint64_t(rank) * 0x9E3779B97F4A7C15ull; }
@@ -138,19 +129,23 @@ struct Fitter::Run {
     ctx.step = m.step;
     ctx.best_metric = m.best_metric;
     last_metric = m.last_metric;
-    ctx.best_epoch = int64_t(scalar(m, "best_epoch", double(m.epoch)));
-    best_test = scalar(m, "best_test_acc", m.best_metric);
+    const FitState& fs = m.fit;
+    ctx.best_epoch = fs.best_epoch.value_or(m.epoch);
+    best_test = fs.best_test_acc.value_or(m.best_metric);
     check_world_size(m, W);
-    if (rank == 0) default_generator().set_state(m.rng_seed, m.rng_offset);
-    else default_generator().set_state(word(m, "rng_seed", rank), word(m, "rng_offset", rank));
+    if (rank == 0) {
+      default_generator().set_state(m.rng_seed, m.rng_offset);
+    } else {
+      const FitState::Rng g = size_t(rank - 1) < fs.rank_rng.size() ? fs.rank_rng[size_t(rank - 1)] : FitState::Rng{};
+      default_generator().set_state(g.seed, g.offset);
+    }
     // An out-of-memory halving carries over when the effective batch is the run's.
-    const auto micro = int64_t(scalar(m, "micro_batch", double(o.batch_size)));
-    const auto acc = int64_t(scalar(m, "accumulate", double(o.accumulate)));
-    if (micro >= 1 && acc >= 1 && micro * acc == E) ctx.micro_batch = micro, ctx.accumulate = acc;
-    if (m.optimizer_scalars.count("fit.val_size") && int64_t(scalar(m, "val_size", 0)) != res.val_size)
+    const int64_t micro = fs.micro_batch > 0 ? fs.micro_batch : o.batch_size;
+    const int64_t acc = fs.accumulate > 0 ? fs.accumulate : o.accumulate;
+    if (micro * acc == E) ctx.micro_batch = micro, ctx.accumulate = acc;
+    if (fs.val_size && *fs.val_size != res.val_size)
       throw ValueError(fmt::format("the checkpoint's run selected on {} validation samples (val_split {:g}), this one "
-                                   "would on {}", int64_t(scalar(m, "val_size", 0)), scalar(m, "val_split", 0),
-                                   res.val_size),
+                                   "would on {}", *fs.val_size, fs.val_split, res.val_size),
                        "resume with the --val-split (and the data) the run was started with");
     // Data position: micro-batches of the checkpoint's micro-batch size (rank 0's, whose shard is
     // the largest).
@@ -165,15 +160,12 @@ struct Fitter::Run {
       ctx.step_in_epoch = samples / E;
     }
     resumed_mid_epoch = ctx.step_in_epoch > 0;
-    ep_loss_sum = scalar(m, "loss_sum", 0), ep_seen = int64_t(scalar(m, "seen", 0));
-    ep_correct = scalar(m, "correct", 0), data_time = scalar(m, "data_time", 0);
-    ctx.epoch_seconds = scalar(m, "train_time", 0);
-    epoch_skipped = int64_t(scalar(m, "skipped_in_epoch", 0));
+    const FitState::EpochSums sums = fs.epoch.value_or(FitState::EpochSums{});
+    ep_loss_sum = sums.loss_sum, ep_seen = sums.seen, ep_correct = sums.correct, data_time = sums.data_time;
+    ctx.epoch_seconds = sums.train_time;
+    epoch_skipped = sums.skipped;
     ctx.resumed_at_batch = m.batch_in_epoch;
-    std::map<std::string, double> scaler_state;  // the loss scaler's "fit.loss_scale*" scalars
-    for (const auto& [k, v] : m.optimizer_scalars)
-      if (k.rfind("fit.loss_scale", 0) == 0) scaler_state[k.substr(4)] = v;
-    f.step_.loss_scaler().load_state(scaler_state);
+    f.step_.loss_scaler().load_state(fs.loss_scaler);
   }
 
   void make_callbacks() {
@@ -518,25 +510,17 @@ struct Fitter::Run {
     m.threads = o.threads;
     m.best_metric = ctx.best_metric;
     m.last_metric = last_metric;
-    auto& s = m.optimizer_scalars;
-    s["lr"] = f.opt_.lr();
-    s["fit.micro_batch"] = double(ctx.micro_batch), s["fit.accumulate"] = double(ctx.accumulate);
-    s["fit.val_split"] = f.split_val_ ? o.val_split : 0.0, s["fit.val_size"] = double(res.val_size);
-    s["fit.best_epoch"] = double(ctx.best_epoch), s["fit.best_test_acc"] = best_test;
-    s["fit.world_size"] = double(W);
+    m.optimizer_scalars["lr"] = f.opt_.lr();
+    FitState& fs = m.fit;
+    fs.micro_batch = ctx.micro_batch, fs.accumulate = ctx.accumulate;
+    fs.val_split = f.split_val_ ? o.val_split : 0.0, fs.val_size = res.val_size;
+    fs.best_epoch = ctx.best_epoch, fs.best_test_acc = best_test;
+    fs.world_size = W;
     // Every rank's dropout stream as of the last read (no draws since: evaluation draws none).
-    // Seeds are sums of 64-bit words: stored as their two 32-bit halves to survive the doubles.
-    for (int r = 1; r < W; ++r) {
-      const auto [seed, offset] = rank_rng[size_t(r)];
-      s[fmt::format("fit.rng_seed_hi.rank{}", r)] = double(seed >> 32), s[fmt::format("fit.rng_seed_lo.rank{}", r)] = double(seed & 0xffffffffu);
-      s[fmt::format("fit.rng_offset_hi.rank{}", r)] = double(offset >> 32), s[fmt::format("fit.rng_offset_lo.rank{}", r)] = double(offset & 0xffffffffu);
-    }
-    if (!epoch_done) {
-      s["fit.loss_sum"] = ep_loss_sum, s["fit.seen"] = double(ep_seen), s["fit.correct"] = ep_correct;
-      s["fit.data_time"] = data_time, s["fit.train_time"] = ctx.epoch_seconds;
-      if (epoch_skipped) s["fit.skipped_in_epoch"] = double(epoch_skipped);
-    }
-    for (const auto& [k, v] : f.step_.loss_scaler().state()) s["fit." + k] = v;
+    for (int r = 1; r < W; ++r) fs.rank_rng.push_back({rank_rng[size_t(r)].first, rank_rng[size_t(r)].second});
+    if (!epoch_done)
+      fs.epoch = FitState::EpochSums{ep_loss_sum, ep_correct, data_time, ctx.epoch_seconds, ep_seen, epoch_skipped};
+    fs.loss_scaler = f.step_.loss_scaler().state();
     m.config_json = o.config_json;
     // __metadata__: enough for `ember eval FILE` and `ember predict FILE` on the weights alone.
     m.weights_metadata = to_metadata(describe_run_weights(o.model_name, o.dataset_name, f.train_, o.run_dir, o.config_json));

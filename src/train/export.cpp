@@ -13,6 +13,7 @@
 #include "ember/nn/export_onnx.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
+#include "ember/train/inference.h"
 #include "ember/train/resume.h"
 #include "ember/train/weights_info.h"
 
@@ -20,82 +21,32 @@ namespace ember::train {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-std::string meta_str(const std::map<std::string, std::string>& meta, const std::string& key) {
-  auto it = meta.find(key);
-  return it == meta.end() ? std::string() : it->second;
-}
-
-}  // namespace
-
 ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov) {
-  Checkpoint ck = load_checkpoint(path);
+  // Opened as eval and predict open it (inference.h): the same model, input and data rules.
+  InferenceOptions o;
+  o.path = path.string();
+  o.model = ov.model, o.data = ov.data;
+  o.device = "cpu", o.precision = "fp32";
+  o.read_look = false;
+  InferenceModel l = open_for_inference(o, /*need_test=*/false);
   ExportSource s;
-  s.manifest = ck.manifest;
-  s.weights = ck.weights_path;
-  // A bare weights file has no manifest: what it says about itself is in its __metadata__.
-  const std::map<std::string, std::string>& meta = ck.metadata;
-  const WeightsInfo info = weights_info_from_metadata(meta, ck.weights_path.string());
-  const std::string config_json = !ck.manifest.config_json.empty() ? ck.manifest.config_json : info.config_json;
-
-  if (ck.manifest.epoch == 0 && ck.manifest.step == 0) {  // an earlier export says where it came from
-    s.manifest.epoch = std::atoll(meta_str(meta, "epoch").c_str());
-    s.manifest.step = std::atoll(meta_str(meta, "step").c_str());
-  }
-  s.dataset = !ov.data.empty() ? ov.data : !ck.manifest.dataset.empty() ? ck.manifest.dataset : info.dataset;
-  const StoredInput in = stored_input(info, config_json, s.dataset, path.string());
-  s.input_shape = in.input_shape, s.mean = in.mean, s.std = in.std, s.classes = in.classes;
+  s.model = std::move(l.model);
+  // The name the run recorded ("net.toml" for a spec run, not the path of the run's copy).
+  s.model_name = !ov.model.empty() ? ov.model : !l.recorded_model.empty() ? l.recorded_model : l.model_name;
+  s.model_spec = l.model_spec;
+  s.dataset = l.data;
+  s.input_shape = l.input.input_shape, s.mean = l.input.mean, s.std = l.input.std, s.classes = l.input.classes;
+  s.manifest = l.manifest;
+  s.weights = l.weights;
+  s.notes = l.notes;
   // The data settings travel with an export, so eval finds the run's test set from the file alone.
-  const json cfg = json::parse(config_json.empty() ? "{}" : config_json, nullptr, false);
+  const json cfg = json::parse(l.config_json.empty() ? "{}" : l.config_json, nullptr, false);
   if (cfg.is_object()) {
     json data = json::object();
     for (const char* key : {"data", "data_dir", "seed", "image_folder"})
       if (cfg.contains(key)) data[key] = cfg[key];
     if (!data.empty()) s.config_json = data.dump();
   }
-
-  // The model: --model, else the manifest's (a spec model from the run's copy), else the metadata's.
-  std::string model_arg;
-  if (!ov.model.empty()) {
-    s.model_name = model_arg = ov.model;
-  } else if (!ck.manifest.model.empty()) {
-    s.model_name = ck.manifest.model;
-    model_arg = run_model(ck.manifest.model, run_dir_of(path).value_or(fs::path()));
-  } else {
-    s.model_name = meta_str(meta, "model");
-    s.model_spec = meta_str(meta, "model_spec");
-    model_arg = s.model_name;
-  }
-  if (s.model_name.empty())
-    throw ValueError(fmt::format("'{}' does not say which model it holds", path.string()),
-                     "pass --model NAME (a zoo model or the model spec file it was trained with)");
-  const int64_t classes = int64_t(s.classes.size());
-  Generator gen(0);  // the initial values are overwritten by the checkpoint's
-  if (!s.model_spec.empty()) {
-    s.model = nn::model_from_spec(s.model_spec, s.model_name, classes, s.input_shape[0], s.input_shape[1], &gen);
-  } else {
-    if (nn::is_spec_file(model_arg)) s.model_spec = io::read_user_text(model_arg, io::kModelSpecFile);
-    s.model = models::create(model_arg, classes, s.input_shape[0], s.input_shape[1], &gen);
-  }
-
-  // Checkpoints keep the model under "model/" next to the optimizer state; exports and other
-  // tools' files hold the bare keys.
-  StateDict sd;
-  const std::vector<std::string> keys = s.model->state_dict().keys();
-  const bool prefixed = !keys.empty() && ck.find("model/" + keys.front()) != nullptr;
-  for (const auto& [k, t] : ck.tensors) {
-    if (prefixed && !k.starts_with("model/")) continue;
-    sd.insert(prefixed ? k.substr(6) : k, t);
-  }
-  try {
-    s.model->load_state_dict(sd);
-  } catch (const Error& e) {
-    throw FormatError(fmt::format("checkpoint '{}' does not fit model '{}' for {} inputs of {}: {}", path.string(),
-                                  s.model_name, s.dataset, shape_str(s.input_shape), e.what()),
-                      "pass the --model (and --data) the checkpoint was trained with");
-  }
-  s.model->eval();
   return s;
 }
 

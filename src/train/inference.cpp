@@ -59,18 +59,27 @@ std::vector<std::string> read_class_names(const std::string& file, int64_t expec
 
 }  // namespace
 
-InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
-  train::ChosenCheckpoint chosen;
+OpenedWeights open_weights(const std::string& path, const std::string& which) {
+  OpenedWeights w;
   try {
-    chosen = train::choose_checkpoint(o.path, o.checkpoint);
+    w.chosen = train::choose_checkpoint(path, which);
   } catch (const ValueError& e) {  // a choice that cannot apply (--checkpoint with a file): a usage error
     throw SettingError(e.what(), e.hint());
   }
-  train::Checkpoint ck = train::load_checkpoint(chosen.path);
+  w.checkpoint = train::load_checkpoint(w.chosen.path);
   // A weights file copied out of its run describes itself (__metadata__, train/weights_info.h).
-  const train::WeightsInfo info = train::weights_info_from_metadata(ck.metadata, ck.weights_path.string());
+  w.info = train::weights_info_from_metadata(w.checkpoint.metadata, w.checkpoint.weights_path.string());
+  w.run_dir = train::run_dir_of(w.chosen.path);
+  return w;
+}
+
+InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
+  OpenedWeights opened = open_weights(o.path, o.checkpoint);
+  const train::ChosenCheckpoint& chosen = opened.chosen;
+  train::Checkpoint& ck = opened.checkpoint;
+  const train::WeightsInfo& info = opened.info;
   // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
-  const std::optional<fs::path> run_dir = train::run_dir_of(chosen.path);
+  const std::optional<fs::path>& run_dir = opened.run_dir;
   const std::string recorded = !ck.manifest.model.empty() ? ck.manifest.model : info.model;
   std::string model = !o.model.empty() ? o.model : train::run_model(recorded, run_dir.value_or(fs::path()));
   std::string data = !o.data.empty()                ? o.data
@@ -93,6 +102,9 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
   InferenceModel l;
   l.chosen = chosen;
   l.manifest = ck.manifest;
+  l.recorded_model = recorded;
+  l.config_json = config_json;
+  l.weights = ck.weights_path;
   // Weights that say nothing of how they were trained, for an architecture of torchvision's: the
   // images get torchvision's evaluation transforms and the class count comes from the head.
   const bool bare = ck.manifest.weights_sha256.empty() && info.model.empty() && info.input_shape.empty() &&
@@ -134,6 +146,9 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
     l.model->eval();
     return l;
   }
+  if (o.data.empty() && ck.manifest.dataset.empty() && info.dataset.empty())
+    l.notes.push_back(fmt::format("'{}' does not say which data it was trained on: fashion-mnist's input is assumed "
+                                  "(pass --data NAME otherwise)", ck.weights_path.string()));
   if (ck.manifest.weights_sha256.empty()) {  // a bare file: where it came from, if it says
     auto number = [&](const char* key) {
       auto it = ck.metadata.find(key);
@@ -166,7 +181,7 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
                        "pass the --data the model was trained on");
     l.data_label = l.test.name;
     l.classes = l.test.classes;
-  } else if (!l.look && data != train::kImageFolder) {
+  } else if (o.read_look && !l.look && data != train::kImageFolder) {
     // A known dataset's test set, when it is installed, is cheap to read and shows what the model
     // saw; without it the image is classified unchecked.
     try {
@@ -183,6 +198,8 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
                 ? nn::model_from_spec(info.model_spec, ck.weights_path.string() + " (__metadata__ model_spec)",
                                       num_classes, channels, size, &gen)
                 : models::create(model, num_classes, channels, size, &gen);
+  if (spec_from_metadata) l.model_spec = info.model_spec;
+  else if (nn::is_spec_file(model)) l.model_spec = io::read_user_text(model, io::kModelSpecFile);
   // Strict: every tensor by name, float16/bfloat16/float64 cast to the model's dtype.
   train::WeightLoadReport rep;
   try {

@@ -16,6 +16,7 @@
 #include "ember/ops.h"
 #include "ember/train/transfer.h"
 #include "ember/train/weights_info.h"
+#include "ember/train/inference.h"
 
 namespace ember::train {
 namespace {
@@ -315,8 +316,8 @@ std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std
 }
 
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path, const WeightLoadOptions& opt) {
-  Checkpoint ck = load_checkpoint(path);
-  return load_weights(model, ck.tensors, ck.weights_path.string(), opt);
+  const OpenedWeights w = open_weights(path.string());  // a run directory: its best checkpoint
+  return load_weights(model, w.checkpoint.tensors, w.checkpoint.weights_path.string(), opt);
 }
 
 }  // namespace ember::train

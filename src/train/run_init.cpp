@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "ember/train/checkpoint.h"
+#include "ember/train/inference.h"
 #include "ember/train/init_from.h"
 #include "ember/train/settings.h"
 #include "ember/train/transfer.h"
@@ -24,7 +25,9 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
   if (resuming)
     throw SettingError("--init-from starts a new run; --resume continues one: pass only one of them",
                      "drop --init-from to continue the run, or --resume to start a new run from the weights");
-  const train::Checkpoint ck = train::load_checkpoint(f.file);
+  // The file a path names by eval's rule (inference.h): a run directory gives its best checkpoint.
+  const train::OpenedWeights opened = train::open_weights(f.file);
+  const train::Checkpoint& ck = opened.checkpoint;
   train::WeightLoadReport rep;
   try {
     rep = train::load_weights(model, ck.tensors, ck.weights_path.string(), {.partial = f.partial, .replace_head = true});
@@ -36,7 +39,14 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
   }
   // A .pth says how it was read (and which key of a checkpoint dict held the state dict).
   const std::string how = ck.source_note.empty() ? "" : " (" + ck.source_note + ")";
-  std::string lines = fmt::format("init from {}{}: {}", f.file, how, rep.summary());
+  // A run directory: which of its checkpoints (the best one, as `ember eval` reads).
+  const std::string which =
+      opened.chosen.which.empty() ? ""
+      : opened.chosen.which == "best"
+          ? fmt::format("\nthe run's best checkpoint: epoch {}, step {}", ck.manifest.epoch, ck.manifest.step)
+          : fmt::format("\nthe run's last checkpoint (no epoch had ended, so no best): epoch {}, step {}",
+                        ck.manifest.epoch, ck.manifest.step);
+  std::string lines = fmt::format("init from {}{}: {}{}", f.file, how, rep.summary(), which);
   std::string out;
   for (size_t a = 0, b; a <= lines.size(); a = b + 1) {  // indent continuation lines under the banner
     b = lines.find('\n', a);

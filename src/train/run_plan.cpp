@@ -335,4 +335,22 @@ EvalOptions RunPlan::final_eval_options(const FitResult& r) const {
 
 std::string RunPlan::precision_summary() const { return train::precision_summary(settings.precision, precision); }
 
+RunReportInput RunPlan::report_input(const FitResult& r, double wall_seconds) const {
+  const TrainSettings& c = settings;
+  RunReportInput in;
+  in.model = c.model;
+  in.dataset = c.data == kImageFolder ? "image folder " + data_label(c.data, c.data_dir) : c.data;
+  in.device = device.device.str() + " — " + device.why;
+  in.threads = c.threads;
+  in.config = nlohmann::json::parse(config_json);
+  in.run_dir = run_dir;
+  in.wall_seconds = wall_seconds;
+  in.model_summary = model_summary;
+  in.num_parameters = model->num_parameters();
+  in.precision = precision_summary();
+  in.best_epoch = r.best_epoch, in.selected_on = r.selected_on;
+  in.best_metric = r.best_metric, in.best_test_acc = r.best_test_acc;
+  return in;
+}
+
 }  // namespace ember::train

@@ -190,6 +190,7 @@ TEST_F(CliInterop, InitFromStartsANewRunFromPyTorchStyleWeights) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, "key prefix 'model/' stripped");
   EXPECT_HAS(r.out, "optimizer/scheduler tensors of the checkpoint not used");
+  EXPECT_HAS(r.out, "the run's best checkpoint: epoch");  // as `ember eval` reads a run (inference.h)
 
   r = run("train --epochs 2 --init-from " + (dir / "torch.safetensors").string() + " --resume " + (dir / "a").string());
   EXPECT_EQ(r.code, 2) << r.out;

@@ -2,8 +2,11 @@
 // mismatched files.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
+#include <map>
 
 #include "ember/ember.h"
 #include "ember/train/checkpoint.h"
@@ -121,4 +124,80 @@ TEST(TrainCheckpoint, RestoreNamesTheMismatchedTensor) {
   Tensor w_ok = zeros({784, 128});
   EXPECT_THROW(restore_tensors(ck, "model/", {{"fc.weight", w_ok}}), FormatError);  // extra fc.bias
   EXPECT_THROW(restore_tensors(ck, "model/", {{"fc.weight", w_ok}, {"fc.bias", b}, {"fc2.bias", b}}), FormatError);
+}
+
+// The loop's state is a typed section of the manifest ("fit_state"): every field survives the
+// JSON, 64-bit seeds and offsets exactly, a NaN accuracy as NaN.
+TEST(TrainCheckpoint, FitStateRoundTripsThroughTheManifest) {
+  CheckpointManifest m = manifest(9);
+  FitState& f = m.fit;
+  f.micro_batch = 16, f.accumulate = 4, f.val_split = 0.1, f.val_size = 600, f.best_epoch = 3;
+  f.best_test_acc = std::numeric_limits<double>::quiet_NaN();
+  f.world_size = 3;
+  f.rank_rng = {{0xFEDCBA9876543210ull, 12345678901234ull}, {1, 2}};
+  f.epoch = FitState::EpochSums{12.5, 40, 0.25, 1.5, 64, 2};
+  f.loss_scaler = {{"loss_scale", 32768}, {"loss_scale_skipped", 1}};
+  m.weights = "step-000000009.safetensors", m.weights_sha256 = "00";
+  const CheckpointManifest back = manifest_from_json(manifest_to_json(m), "m");
+  EXPECT_EQ(back.format, 2);
+  EXPECT_EQ(back.optimizer_scalars, m.optimizer_scalars);
+  ASSERT_TRUE(back.fit.best_test_acc.has_value());
+  EXPECT_TRUE(std::isnan(*back.fit.best_test_acc));
+  FitState a = back.fit, b = m.fit;
+  a.best_test_acc = b.best_test_acc = 0;  // NaN != NaN
+  EXPECT_EQ(a, b);
+  // An epoch's end: no running sums, no ranks.
+  CheckpointManifest e = manifest(10);
+  e.weights = "step-000000010.safetensors", e.weights_sha256 = "00";
+  const CheckpointManifest eb = manifest_from_json(manifest_to_json(e), "m");
+  EXPECT_EQ(eb.fit, FitState{});
+}
+
+// A format-1 manifest (ember before the typed section) is read into the same FitState; the
+// "fit." scalars leave the optimizer's.
+TEST(TrainCheckpoint, Format1FitScalarsAreReadIntoFitState) {
+  const std::string old = R"({"format": 1, "epoch": 2, "step": 30, "batch_in_epoch": 5, "seed": 1,
+    "rng": {"seed": 7, "offset": 8}, "weights": "step-000000030.safetensors", "weights_sha256": "00",
+    "optimizer": {"lr": 0.05, "fit.micro_batch": 32, "fit.accumulate": 2, "fit.val_split": 0.25,
+      "fit.val_size": 20, "fit.best_epoch": 1, "fit.best_test_acc": 0.75, "fit.world_size": 2,
+      "fit.rng_seed_hi.rank1": 4275878552, "fit.rng_seed_lo.rank1": 1985229328,
+      "fit.rng_offset_hi.rank1": 0, "fit.rng_offset_lo.rank1": 99,
+      "fit.loss_sum": 3.5, "fit.seen": 160, "fit.correct": 120, "fit.data_time": 0.5, "fit.train_time": 2.5,
+      "fit.skipped_in_epoch": 1, "fit.loss_scale": 65536, "fit.loss_scale_good": 12}})";
+  const CheckpointManifest m = manifest_from_json(old, "old.json");
+  EXPECT_EQ(m.format, 2);
+  EXPECT_EQ(m.optimizer_scalars, (std::map<std::string, double>{{"lr", 0.05}}));
+  FitState want;
+  want.micro_batch = 32, want.accumulate = 2, want.val_split = 0.25, want.val_size = 20, want.best_epoch = 1;
+  want.best_test_acc = 0.75, want.world_size = 2;
+  want.rank_rng = {{0xFEDCBA9876543210ull, 99}};
+  want.epoch = FitState::EpochSums{3.5, 120, 0.5, 2.5, 160, 1};
+  want.loss_scaler = {{"loss_scale", 65536}, {"loss_scale_good", 12}};
+  EXPECT_EQ(m.fit, want);
+  // The oldest: no "fit." scalars at all.
+  const CheckpointManifest bare = manifest_from_json(
+      R"({"format": 1, "epoch": 1, "step": 3, "batch_in_epoch": 0, "seed": 1, "rng": {"seed": 7, "offset": 8},
+          "weights": "w.safetensors", "weights_sha256": "00", "optimizer": {"lr": 0.1}})", "bare.json");
+  EXPECT_EQ(bare.fit, FitState{});
+}
+
+TEST(TrainCheckpoint, AWrongFitStateNamesTheField) {
+  auto with = [](const std::string& fit) {
+    return R"({"format": 2, "epoch": 1, "step": 3, "batch_in_epoch": 0, "seed": 1, "rng": {"seed": 7, "offset": 8},
+          "weights": "w.safetensors", "weights_sha256": "00", "fit_state": )" + fit + "}";
+  };
+  auto error = [&](const std::string& fit) {
+    try {
+      manifest_from_json(with(fit), "bad.json");
+    } catch (const FormatError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_NE(error(R"({"micro_batch": "32"})").find("\"fit_state.micro_batch\" must be an integer"), std::string::npos)
+      << error(R"({"micro_batch": "32"})");
+  EXPECT_NE(error(R"({"rank_rng": [{"seed": -1, "offset": 0}]})").find("fit_state.rank_rng[0].seed"), std::string::npos);
+  EXPECT_NE(error(R"({"world_size": 0})").find("world_size 0"), std::string::npos);
+  EXPECT_NE(error(R"({"epoch": 3})").find("fit_state.epoch"), std::string::npos);
+  EXPECT_NE(error("[]").find("fit_state"), std::string::npos);
 }

@@ -164,6 +164,57 @@ TEST(TrainEngine, ResumeAtAStepBoundaryIsBitwiseTheStraightRun) {
   EXPECT_EQ(resumed.epochs.back().train_loss, straight.epochs.back().train_loss);
 }
 
+// Checkpoints of earlier ember (manifest format 1) kept the loop's state as doubles among the
+// "optimizer" scalars under "fit.": such a checkpoint still resumes, bit for bit, mid-epoch.
+TEST(TrainEngine, AFormat1CheckpointResumesBitwiseTheStraightRun) {
+  test::TempDir dir("engine_resume_format1");
+  const auto train = test::synthetic_dataset(96), test_set = test::synthetic_dataset(16, 3, 9);
+  auto run = [&](const fs::path& run_dir, int64_t stop_after, const Checkpoint* ck) {
+    auto model = test::tiny_mlp(5, 32, 3, /*dropout=*/0.25);
+    optim::AdamW opt(model->parameters(), {.lr = 0.01});
+    FitOptions o = base_options(8, 3, 2);
+    o.run_dir = run_dir;
+    o.log_every = 2;
+    o.stop_after_steps = stop_after;
+    Fitter f(*model, opt, nullptr, false, train, test_set, o);
+    FitResult r = f.run(ck);
+    return std::make_pair(r, flat_weights(*model));
+  };
+  const auto [straight, w_straight] = run(dir.path() / "straight", 0, nullptr);
+  ASSERT_EQ(straight.status, FitStatus::Completed);
+  const auto [cut, w_cut] = run(dir.path() / "cut", 6, nullptr);  // 2 steps into epoch 2
+  ASSERT_EQ(cut.status, FitStatus::Interrupted);
+  const fs::path latest = dir.path() / "cut" / "checkpoints" / "latest.json";
+  nlohmann::json j = nlohmann::json::parse(std::ifstream(latest));
+  ASSERT_EQ(j["format"], 2);
+  ASSERT_TRUE(j.contains("fit_state"));
+  // As format 1 wrote it.
+  const nlohmann::json fs_json = j["fit_state"];
+  nlohmann::json& opt = j["optimizer"];
+  for (const char* k : {"micro_batch", "accumulate", "val_split", "val_size", "best_epoch", "best_test_acc", "world_size"})
+    opt[std::string("fit.") + k] = fs_json.at(k).get<double>();
+  const nlohmann::json& e = fs_json.at("epoch");
+  for (const char* k : {"loss_sum", "correct", "seen", "data_time", "train_time"})
+    opt[std::string("fit.") + k] = e.at(k).get<double>();
+  if (fs_json.contains("loss_scaler"))
+    for (const auto& [k, v] : fs_json["loss_scaler"].items()) opt["fit." + k] = v;
+  j.erase("fit_state");
+  j["format"] = 1;
+  std::ofstream(latest) << j.dump(2);
+
+  Checkpoint ck = load_checkpoint(latest);
+  EXPECT_EQ(ck.manifest.optimizer_scalars.size(), 1u);  // "lr": the "fit." scalars moved into FitState
+  ASSERT_TRUE(ck.manifest.fit.epoch.has_value());
+  EXPECT_EQ(ck.manifest.fit.epoch->seen, 48);  // 2 steps x 3 micro-batches x 8
+  EXPECT_EQ(ck.manifest.fit.micro_batch, 8);
+  const auto [resumed, w_resumed] = run(dir.path() / "cut", 0, &ck);
+  ASSERT_EQ(resumed.status, FitStatus::Completed);
+  EXPECT_EQ(w_resumed, w_straight);  // bitwise
+  EXPECT_EQ(resumed.epochs.back().train_loss, straight.epochs.back().train_loss);
+  // Written back in the current form.
+  EXPECT_EQ(nlohmann::json::parse(std::ifstream(latest))["format"], 2);
+}
+
 TEST(TrainEngine, DeviceToHostReadsArePerIntervalNotPerStep) {
   const auto train = test::synthetic_dataset(256), test_set = test::synthetic_dataset(32, 3, 9);
   auto model = test::tiny_mlp(2);
@@ -310,8 +361,8 @@ TEST(TrainEngine, ValSplitIsRecordedAndAResumeWithAnotherSplitIsRefused) {
   EXPECT_EQ(r.val_size, 20);
   EXPECT_EQ(r.step, 4);  // 60 training samples in steps of 16
   Checkpoint ck = load_checkpoint(dir.path() / "checkpoints" / "latest.json");
-  EXPECT_EQ(ck.manifest.optimizer_scalars.at("fit.val_size"), 20);
-  EXPECT_EQ(ck.manifest.optimizer_scalars.at("fit.val_split"), 0.25);
+  EXPECT_EQ(ck.manifest.fit.val_size, 20);
+  EXPECT_EQ(ck.manifest.fit.val_split, 0.25);
   EXPECT_EQ(run(0.25, &ck, 2).status, FitStatus::Completed);
   EXPECT_THROW(run(0.5, &ck, 3), ValueError);
 }

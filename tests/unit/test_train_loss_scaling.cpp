@@ -157,8 +157,8 @@ TEST(TrainLossScaling, ResumeContinuesTheScaleAndTheCounts) {
   ASSERT_EQ(cut.status, FitStatus::Interrupted);
   EXPECT_EQ(cut_state.scale, 32768.0);
   Checkpoint ck = load_checkpoint(dir.path() / "checkpoints" / "latest.json");
-  EXPECT_EQ(ck.manifest.optimizer_scalars.at("fit.loss_scale"), 32768.0);
-  EXPECT_EQ(ck.manifest.optimizer_scalars.at("fit.loss_scale_skipped"), 1.0);
+  EXPECT_EQ(ck.manifest.fit.loss_scaler.at("loss_scale"), 32768.0);
+  EXPECT_EQ(ck.manifest.fit.loss_scaler.at("loss_scale_skipped"), 1.0);
   const auto [resumed, state] = run(0, &ck);
   ASSERT_EQ(resumed.status, FitStatus::Completed) << resumed.message;
   EXPECT_EQ(state.scale, 32768.0);  // not back to 2^16

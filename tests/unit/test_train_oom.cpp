@@ -135,7 +135,7 @@ TEST(TrainOom, HalvesTheMicroBatchAndKeepsTheEffectiveBatch) {
     if (rec.kind == "oom") recorded = rec.get("micro_batch") == 32 && rec.get("previous_micro_batch") == 64;
   EXPECT_TRUE(recorded);
   Checkpoint ck = load_checkpoint(dir.path() / "checkpoints" / "latest.json");
-  EXPECT_EQ(ck.manifest.optimizer_scalars.at("fit.micro_batch"), 32);
+  EXPECT_EQ(ck.manifest.fit.micro_batch, 32);
 }
 
 TEST(TrainOom, AtMicroBatchOneTheRunEndsWithTheSizes) {

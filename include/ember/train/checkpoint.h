@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,8 +22,39 @@
 
 namespace ember::train {
 
+// The training loop's own state at a checkpoint (fit.h's engine), besides the position fields of the
+// manifest: written as the manifest's "fit_state" object (format 2). A format-1 manifest kept these
+// as doubles among the "optimizer" scalars under "fit." (64-bit seeds as 32-bit halves); they are
+// read into this struct, so older checkpoints resume as before.
+struct FitState {
+  // The micro-batch and accumulation steps in use (after an out-of-memory halving); 0: the run's own.
+  int64_t micro_batch = 0, accumulate = 0;
+  double val_split = 0;               // the --val-split share the run selected on (0: none)
+  std::optional<int64_t> val_size;    // validation samples (absent in the oldest checkpoints)
+  std::optional<int64_t> best_epoch;  // the epoch of best_metric (absent: the manifest's epoch)
+  std::optional<double> best_test_acc;  // that epoch's test accuracy (absent: best_metric)
+  int64_t world_size = 1;             // data-parallel ranks that wrote it
+  struct Rng {
+    uint64_t seed = 0, offset = 0;
+    bool operator==(const Rng&) const = default;
+  };
+  std::vector<Rng> rank_rng;          // ranks 1 .. world_size-1 (rank 0's is the manifest's "rng")
+  // Mid-epoch only: the epoch's running sums so far (absent at an epoch's end).
+  struct EpochSums {
+    double loss_sum = 0, correct = 0, data_time = 0, train_time = 0;
+    int64_t seen = 0, skipped = 0;    // samples so far; optimizer steps the loss scaler skipped
+    bool operator==(const EpochSums&) const = default;
+  };
+  std::optional<EpochSums> epoch;
+  std::map<std::string, double> loss_scaler;  // the loss scaler's state (step.h: "loss_scale", ...)
+  bool operator==(const FitState&) const = default;
+};
+
+// A format-1 manifest's "fit.*" optimizer scalars as a FitState; they are erased from `scalars`.
+FitState fit_state_from_scalars(std::map<std::string, double>& scalars);
+
 struct CheckpointManifest {
-  int format = 1;
+  int format = 2;  // 2: "fit_state" (FitState); 1: the loop's state among the "optimizer" scalars
   std::string ember_version;
   std::string device;          // where it was trained, "cpu" or "cuda:0"
   std::string model;           // zoo name
@@ -38,12 +70,9 @@ struct CheckpointManifest {
   // its value at the last completed epoch.
   double best_metric = 0.0;
   double last_metric = 0.0;
-  // Every scalar of the training state besides the fields above, written as "optimizer" in the
-  // manifest: "lr" (the optimizer's current rate) and, under "fit.", the fit loop's own — the
-  // micro-batch and accumulate, the validation split and size, the best epoch and its test accuracy,
-  // the world size, each rank > 0's dropout RNG ("fit.rng_seed_hi.rank1", ... as 32-bit halves), the
-  // loss scaler's state ("fit.loss_scale*") and, mid-epoch, the epoch's running loss, count and times.
+  // The optimizer's scalars, written as "optimizer": "lr" (its current rate).
   std::map<std::string, double> optimizer_scalars;
+  FitState fit;  // the training loop's own state
   std::string config_json;     // the resolved run config
   std::string weights;         // file name of the safetensors file, relative to the manifest
   std::string weights_sha256;

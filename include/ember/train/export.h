@@ -28,6 +28,7 @@ struct ExportSource {
   std::string config_json;             // the run's data settings (data, data_dir, seed, image_folder); may be ""
   CheckpointManifest manifest;
   std::filesystem::path weights;       // the safetensors file the weights came from
+  std::vector<std::string> notes;      // what opening it had to say (inference.h), for the user
 };
 
 struct ExportOverrides {
@@ -35,13 +36,14 @@ struct ExportOverrides {
   std::string data;   // --data: a known dataset name, when the checkpoint does not say
 };
 
-// Loads what load_checkpoint accepts (a run directory, its checkpoints/ directory, a manifest, a
-// step-N.safetensors inside a run, or a bare safetensors file with ember's __metadata__). The model
-// comes from the manifest (a spec model from the run's copy of the spec) or the file's metadata;
-// the input from the dataset's known geometry and statistics, or, for image-folder runs, from the
-// run's config (image_folder: image_size, channels, classes, mean, std). No dataset file is read.
-// Throws IOError / FormatError as load_checkpoint, ValueError when the model or data is unknown
-// (the hint names --model / --data), FormatError when the weights do not fit the model.
+// Opens `path` as `ember eval` and `predict` do (train::open_for_inference, on the CPU): a run
+// directory (its best checkpoint), its checkpoints/ directory, a manifest, a step-N.safetensors
+// inside a run, a weights file with ember's __metadata__, or bare torchvision weights given the
+// --model. The model comes from the manifest (a spec model from the run's copy of the spec) or the
+// file's metadata; the input from the dataset's known geometry and statistics, or, for image-folder
+// runs, from the run's config (image_folder: image_size, channels, classes, mean, std). No dataset
+// file is read. Throws IOError / FormatError as load_checkpoint, SettingError when the model or
+// data is unknown (the hint names --model / --data), FormatError when the weights do not fit.
 ExportSource load_export_source(const std::filesystem::path& path, const ExportOverrides& overrides = {});
 
 // The `__metadata__` of an exported file (and the ONNX metadata_props): ember_version, model,

@@ -1,5 +1,6 @@
 // A trained model opened for inference, by one set of rules for every reader: `ember eval`,
-// `ember predict` and the Python package's ember.load. The path is a run directory (its best or
+// `ember predict`, `ember export` and the Python package's ember.load (and, for which file a path
+// names, `ember train --init-from`). The path is a run directory (its best or
 // last checkpoint), a checkpoint manifest or weights file inside a run, or a weights file on its
 // own (ember's, with its __metadata__; PyTorch's or torchvision's, given --model). The model comes
 // from the manifest, the file's metadata or the options; its input (shape, normalisation, classes)
@@ -34,11 +35,17 @@ struct InferenceOptions {
   // Bare torchvision weights: the class names (one per line) and the crop (0: 224).
   std::string classes_file;
   int64_t image_size = 0;
+  // Read a little of a known dataset's test set, when installed, for `look` (predict's check).
+  bool read_look = true;
 };
 
 struct InferenceModel {
   std::shared_ptr<nn::Module> model;
   std::string model_name;  // as shown: the zoo name or the spec's file name
+  std::string recorded_model;  // what the file records ("net.toml" for a spec run; "" when nothing)
+  std::string model_spec;  // a spec model's TOML text ("" for zoo models)
+  std::string config_json; // the run's settings (the manifest's config, or the file's __metadata__)
+  std::filesystem::path weights;  // the weights file read
   // What the model takes and gives, from what the checkpoint stores (no dataset file is read).
   StoredInput input;
   std::string data;        // the run's dataset name ("image-folder" for a folder run)
@@ -58,6 +65,17 @@ struct InferenceModel {
   std::vector<std::string> notes;
 };
 
+// The weights a path names, by the rule every reader shares: a run directory (or its checkpoints/)
+// gives its best checkpoint (`which` "best" or "") or its last ("last"); a manifest or a weights
+// file is read as it is. Verified and parsed (load_checkpoint); SettingError for a `which` that
+// cannot apply (a file given with --checkpoint), IOError/FormatError from the reader.
+struct OpenedWeights {
+  ChosenCheckpoint chosen;
+  Checkpoint checkpoint;
+  WeightsInfo info;  // what the weights file says of itself (__metadata__)
+  std::optional<std::filesystem::path> run_dir;  // the run it belongs to, when inside one
+};
+OpenedWeights open_weights(const std::string& path, const std::string& which = "");
 
 // Opens `o.path`: the model built and its weights loaded (strict: every tensor by name), on its
 // device in eval mode. need_test: also read the run's test set (eval, predict --index), checked to

@@ -75,8 +75,9 @@ struct WeightsFit {
 };
 std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata);
 
-// load_checkpoint(path) (a .safetensors or PyTorch .pth file, a run directory or a manifest; other
-// files are named, with how to convert them) + load_weights.
+// open_weights(path) (inference.h: a .safetensors or PyTorch .pth file, a manifest, or a run
+// directory, whose best checkpoint is read; other files are named, with how to convert them) +
+// load_weights.
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path,
                                 const WeightLoadOptions& options = {});
 

@@ -24,12 +24,13 @@
 #include "ember/train/precision_choice.h"
 #include "ember/train/run_data.h"
 #include "ember/train/run_dir.h"
+#include "ember/train/run_report.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
 
-// The data-parallel job a run belongs to. The default is one process; `ember train` implements it
-// for its ranks (apps/ember/train_dist.h: torchrun/mpirun variables, gloo or nccl).
+// The data-parallel job a run belongs to. The default is one process; train::DataParallelWorld
+// (ember/train/run_world.h: torchrun/mpirun variables, gloo or nccl) is the job `ember train` runs.
 class RunWorld {
  public:
   virtual ~RunWorld() = default;
@@ -114,6 +115,9 @@ struct RunPlan {
   EvalOptions final_eval_options(const FitResult& r) const;
   // The report's "precision" line.
   std::string precision_summary() const;
+  // What report.html shows of the run after `r` (run_report.h: write_run_report), `wall_seconds`
+  // of training.
+  RunReportInput report_input(const FitResult& r, double wall_seconds) const;
 
  private:
   friend std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const struct PlanInputs& inputs);

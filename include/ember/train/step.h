@@ -63,7 +63,7 @@ class LossScalePolicy {
   // Whether the loss is scaled (the engine then logs the scale and the skipped steps), and by what.
   virtual bool scaling() const { return false; }
   virtual double current_scale() const { return 1.0; }
-  // What a checkpoint keeps (named scalars, stored as "fit.<name>"), and its restoration.
+  // What a checkpoint keeps (named scalars: the manifest's fit_state.loss_scaler), and its restoration.
   virtual std::map<std::string, double> state() const { return {}; }
   virtual void load_state(const std::map<std::string, double>& /*state*/) {}
 };

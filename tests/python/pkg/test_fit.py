@@ -46,6 +46,10 @@ def test_fit_is_ember_train_bit_for_bit(tmp_path, tiny_data, ember_bin):
         assert len(py) == len(cli) > 0
         assert [r["loss" if kind == "step" else "train_loss"] for r in py] == \
                [r["loss" if kind == "step" else "train_loss"] for r in cli]
+    # The same report.html, from the same library call (train::write_run_report).
+    for run in (cli_run, py_run):
+        report = (run / "report.html").read_text()
+        assert "confusion" in report.lower() and "best epoch" in report.lower(), run
 
 
 def test_callbacks_get_the_epoch_metrics(tmp_path, tiny_data):

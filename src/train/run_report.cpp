@@ -1,7 +1,7 @@
-// report.html for `ember train`: per-step charts from metrics.jsonl (so a resumed run shows all of
+// report.html of a training run (`ember train`, ember.fit): per-step charts from metrics.jsonl (so a resumed run shows all of
 // it, resume points marked), the epoch table, the model, environment, config and the final
 // confusion matrix.
-#include "run_report.h"
+#include "ember/train/run_report.h"
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include "ember/train/gpu_monitor.h"
 #include "ember/train/settings.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 std::vector<io::Chart> run_charts(const std::vector<train::MetricRecord>& recs, double label_smoothing,
                                   const std::string& set, bool with_val) {
@@ -177,4 +177,4 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   io::write_report(in.run_dir / "report.html", d);
 }
 
-}  // namespace ember::cli
+}  // namespace ember::train

@@ -11,7 +11,7 @@
 #include "ember/train/fit.h"
 #include "ember/train/metrics.h"
 
-namespace ember::cli {
+namespace ember::train {
 
 struct RunReportInput {
   std::string model, dataset, device;
@@ -54,4 +54,4 @@ std::string run_display_name(const RunReportInput& in);
 void write_run_report(const RunReportInput& in, const train::EvalResult* final_eval,
                       const std::vector<std::string>& class_names);
 
-}  // namespace ember::cli
+}  // namespace ember::train
