@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The Python package's tests (tests/python/pkg, pytest): makes a virtual environment (kept between
-# runs), installs the package into it with `pip install .` from this checkout (the library and the
-# module only, built in build-python/ through the compiler cache the Release build filled), and runs
-# pytest. ember.fit is compared with the `ember` command of build/ (EMBER_BIN to name another).
+# runs), builds the wheel with `pip wheel .` from this checkout (the library and the module only,
+# built in build-python/ through the compiler cache the Release build filled), installs that wheel
+# into the venv, and runs pytest. ember.fit is compared with the `ember` command of build/ (EMBER_BIN to name another).
 # Without PyPI (nanobind and scikit-build-core come from there) it says SKIP with the reason and
 # exits 0.
 #   usage: scripts/test-python.sh [PYTEST ARGS...]
@@ -28,9 +28,15 @@ if ! "${pip[@]}" "scikit-build-core>=0.10" "nanobind>=2.0" "numpy>=1.22" pytest 
   echo "SKIP: the Python package's tests need PyPI (nanobind, scikit-build-core, numpy, pytest): $(tail -n 2 "$venv/pip-deps.log" | tr '\n' ' ')"
   exit 0
 fi
-echo "== pip install . (into $venv)"
-# The requirements are in the venv already: no isolated build environment to download again.
-"${pip[@]}" --no-build-isolation "$root"
+echo "== pip wheel . and pip install of that wheel (into $venv)"
+# The wheel CI tests is the one `pip wheel .` builds (what `pip install .` builds and installs, kept
+# as a file). The requirements are in the venv already: no isolated build environment to download again.
+wheels=$root/build-wheels
+rm -rf "$wheels"
+"$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w "$wheels" "$root"
+wheel=$(ls "$wheels"/ember-*.whl)
+echo "built $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1024 / 1024 )) MiB)"
+"${pip[@]}" --force-reinstall --no-deps "$wheel"
 echo "== pytest tests/python/pkg"
 cd "$root/tests/python/pkg"
 exec "$venv/bin/python" -m pytest -q -p no:cacheprovider "$@"
