@@ -20,7 +20,9 @@ constexpr AutocastRule kPolicy[] = {
      "matrix products: bf16 multiplies are exact in f32, the sums run in f32 (AMX/AVX512-BF16); "
      "except, when its weight gradient is wanted, an input of fewer than 4 channels (a first layer on "
      "grey or RGB images), which stays f32: oneDNN 2.6's AMX weight gradient for 1 input channel ran "
-     "3x slower than f32 (lenet5 conv1, mnistnet conv1; docs/benchmarks.md); its forward is as fast"},
+     "3x slower than f32 (lenet5 conv1, mnistnet conv1; docs/benchmarks.md); and, without autograd "
+     "(inference), a dense conv of fewer than 4,096 multiply-adds per output pixel (lenet5's 150 and "
+     "2,400), where oneDNN's avx512_core_bf16 forward is slower than its f32 one"},
     {AutocastOp::Linear, "linear", CastPolicy::Lower, "as conv2d"},
     {AutocastOp::Matmul, "matmul", CastPolicy::Lower,
      "as conv2d (2-D operands or a shared 2-D right operand; a true batch of products stays f32)"},
@@ -115,11 +117,20 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
 // when the weight gradient is computed (oneDNN 2.6's AMX weight gradient for ic=1 ran 3x slower
 // than f32; cuDNN's half convolutions were never measured, so CUDA follows the table).
 constexpr int64_t kConv2dMinLoweredChannels = 4;
+// And without autograd (inference), a dense conv with fewer multiply-adds per output pixel than this
+// (out channels x in channels x kernel area) stays float32 on the CPU: oneDNN's avx512_core_bf16
+// forward loses to its f32 one there (lenet5, batch 256 on Zen 5: conv1 1 -> 6 5x5, 150 per pixel,
+// 0.99 vs 0.77 ms; conv2 6 -> 16 5x5, 2,400, 0.67 vs 0.44 ms; docs/benchmarks.md, issue 24). In
+// training the same rule measured 0.92x on lenet5 (its bf16 backward gains more than the forward
+// loses), so training keeps the table's rule.
+constexpr int64_t kConv2dMinLoweredMacs = 4096;
 
-DType conv2d_compute_dtype(const Tensor& x, bool weight_grad) {
+DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad) {
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
-  if (dt != x.dtype() && weight_grad && x.device().type == DeviceType::CPU && x.dim() == 4 &&
-      x.size(1) < kConv2dMinLoweredChannels)
+  if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
+  if (weight_grad && x.size(1) < kConv2dMinLoweredChannels) return x.dtype();
+  if (!weight_grad && groups == 1 &&
+      weight.size(0) * weight.size(1) * weight.size(2) * weight.size(3) < kConv2dMinLoweredMacs)
     return x.dtype();
   return dt;
 }

@@ -10,9 +10,10 @@ namespace ember::autocast_detail {
 // The dtype `op` multiplies in for a float32 input on x's device: the autocast dtype when
 // autocast is on there and the policy lowers the op, else x's own dtype.
 DType compute_dtype(AutocastOp op, const Tensor& x);
-// conv2d's: compute_dtype's answer, except float32 for an x of fewer than 4 channels when
-// `weight_grad` (the weight gradient will be computed; see the policy table).
-DType conv2d_compute_dtype(const Tensor& x, bool weight_grad);
+// conv2d's: compute_dtype's answer, except float32 on the CPU for an x of fewer than 4 channels when
+// `weight_grad` (the weight gradient will be computed) and, without `weight_grad`, for a dense conv
+// of fewer than 4,096 multiply-adds per output pixel (see autocast.cpp).
+DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad);
 // t (float32, detached) as `dt`: from this thread's cast cache for a parameter (a leaf that
 // requires grad; cast once per autocast scope and storage version), a fresh cast otherwise.
 Tensor cast(const Tensor& t, DType dt);

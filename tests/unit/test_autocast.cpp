@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/dispatch.h"
+#include "support/bf16.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
@@ -153,11 +154,42 @@ TEST(AutocastOps, Conv2dOnFewerThanFourInputChannelsStaysFloat32) {
     EXPECT_TRUE(allclose(out, want, 0, 0)) << c << " channels";
     EXPECT_TRUE(allclose(x.grad(), x2.grad(), 0, 0)) << c << " channels";
     EXPECT_TRUE(allclose(w.grad(), w2.grad(), 0, 0)) << c << " channels";
-    // Inference (no weight gradient): lowered like any conv.
+    // Inference (no weight gradient): lowered like any conv large enough (below: the small ones).
+    Tensor big = randn({64, c, 8, 8}, {}, &g);  // 4,096 multiply-adds per output pixel and up
     NoGradGuard ng;
+    const Tensor big_want = F::conv2d(x, big);
     autocast ac;
-    EXPECT_FALSE(allclose(F::conv2d(x, w), want, 0, 0)) << c << " channels, inference";
+    EXPECT_FALSE(allclose(F::conv2d(x, big), big_want, 0, 0)) << c << " channels, inference";
   }
+}
+
+TEST(AutocastOps, SmallDenseConvsStayFloat32WithoutAutograd) {
+  // The policy's other exception (src/ops/autocast.cpp, issue 24): without autograd, a dense conv of
+  // fewer than 4,096 multiply-adds per output pixel (lenet5's 1 -> 6 and 6 -> 16, 5x5) runs in
+  // float32, to the bit; with its weight gradient wanted, or grouped, it is lowered as before.
+  EMBER_SKIP_WITHOUT_FAST_BF16();
+  Generator g(5);
+  for (auto [ci, co] : {std::pair<int64_t, int64_t>{1, 6}, {6, 16}}) {
+    Tensor x = randn({4, ci, 14, 14}, {}, &g), w = randn({co, ci, 5, 5}, {}, &g);
+    const Tensor want = F::conv2d(x, w);
+    {
+      NoGradGuard ng;
+      autocast ac;
+      EXPECT_TRUE(allclose(F::conv2d(x, w), want, 0, 0)) << ci << " -> " << co << ", inference";
+    }
+    if (ci >= 4) {  // fewer input channels stay float32 in training too (the test above)
+      Tensor wg = w.detach().clone().requires_grad_();
+      autocast ac;
+      EXPECT_FALSE(allclose(F::conv2d(x, wg).detach(), want, 0, 0)) << ci << " -> " << co << ", training";
+    }
+  }
+  // Grouped (depthwise) convolutions keep the table's rule.
+  Tensor x = randn({4, 16, 14, 14}, {}, &g), dw = randn({16, 1, 3, 3}, {}, &g);
+  const F::Conv2dOptions opt{.padding = {1, 1}, .groups = 16};
+  const Tensor want = F::conv2d(x, dw, Tensor(), opt);
+  NoGradGuard ng;
+  autocast ac;
+  EXPECT_FALSE(allclose(F::conv2d(x, dw, Tensor(), opt), want, 0, 0)) << "depthwise, inference";
 }
 
 TEST(AutocastOps, MatmulWithA2dRightOperandRunsAsLinear) {
