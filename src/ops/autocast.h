@@ -14,6 +14,9 @@ DType compute_dtype(AutocastOp op, const Tensor& x);
 // `weight_grad` (the weight gradient will be computed) and, without `weight_grad`, for a dense conv
 // of fewer than 4,096 multiply-adds per output pixel (see autocast.cpp).
 DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad);
+// linear's: compute_dtype's answer, except float32 on the CPU without autograd for a weight of
+// fewer than 65,536 elements (see autocast.cpp).
+DType linear_compute_dtype(const Tensor& x, const Tensor& weight);
 // t (float32, detached) as `dt`: from this thread's cast cache for a parameter (a leaf that
 // requires grad; cast once per autocast scope and storage version), a fresh cast otherwise.
 Tensor cast(const Tensor& t, DType dt);

@@ -113,7 +113,7 @@ Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bi
 }
 
 Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
-  const DType compute = autocast_detail::compute_dtype(AutocastOp::Linear, x);
+  const DType compute = autocast_detail::linear_compute_dtype(x, weight);
   if (compute != x.dtype()) return linear_2d_lowered(x, weight, bias, compute);
   const int64_t N = x.size(0), O = weight.size(0);
   const Device dev = x.device();

@@ -192,6 +192,25 @@ TEST(AutocastOps, SmallDenseConvsStayFloat32WithoutAutograd) {
   EXPECT_FALSE(allclose(F::conv2d(x, dw, Tensor(), opt), want, 0, 0)) << "depthwise, inference";
 }
 
+TEST(AutocastOps, SmallLinearsStayFloat32WithoutAutograd) {
+  // Inference: a weight of fewer than 65,536 elements (lenet5's 400 -> 120) stays float32, to the bit;
+  // a larger one (mlp's 784 -> 256) and any one whose gradient is wanted are lowered.
+  EMBER_SKIP_WITHOUT_FAST_BF16();
+  Generator g(6);
+  Tensor x = randn({64, 400}, {}, &g), w = randn({120, 400}, {}, &g), b = randn({120}, {}, &g);
+  Tensor xl = randn({64, 784}, {}, &g), wl = randn({256, 784}, {}, &g);
+  const Tensor want = linear(x, w, b), want_large = linear(xl, wl, Tensor());
+  {
+    NoGradGuard ng;
+    autocast ac;
+    EXPECT_TRUE(allclose(linear(x, w, b), want, 0, 0)) << "small, inference";
+    EXPECT_FALSE(allclose(linear(xl, wl, Tensor()), want_large, 0, 0)) << "large, inference";
+  }
+  Tensor wg = w.detach().clone().requires_grad_();
+  autocast ac;
+  EXPECT_FALSE(allclose(linear(x, wg, b).detach(), want, 0, 0)) << "small, training";
+}
+
 TEST(AutocastOps, MatmulWithA2dRightOperandRunsAsLinear) {
   Generator g(4);
   Tensor a = randn({2, 3, 40}, {}, &g), b = randn({40, 5}, {}, &g);
