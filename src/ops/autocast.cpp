@@ -132,8 +132,8 @@ DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
   if (weight_grad && x.size(1) < kConv2dMinLoweredChannels) return x.dtype();
-  if (!weight_grad && groups == 1 &&
-      weight.size(0) * weight.size(1) * weight.size(2) * weight.size(3) < kConv2dMinLoweredMacs)
+  if (groups == 1 && weight.size(0) * weight.size(1) * weight.size(2) * weight.size(3) < kConv2dMinLoweredMacs &&
+      !autograd::any_requires_grad({&x, &weight}))
     return x.dtype();
   return dt;
 }

@@ -11,8 +11,9 @@ namespace ember::autocast_detail {
 // autocast is on there and the policy lowers the op, else x's own dtype.
 DType compute_dtype(AutocastOp op, const Tensor& x);
 // conv2d's: compute_dtype's answer, except float32 on the CPU for an x of fewer than 4 channels when
-// `weight_grad` (the weight gradient will be computed) and, without `weight_grad`, for a dense conv
-// of fewer than 4,096 multiply-adds per output pixel (see autocast.cpp).
+// `weight_grad` (the weight gradient will be computed) and, without autograd (neither x nor the
+// weight needs a gradient), for a dense conv of fewer than 4,096 multiply-adds per output pixel
+// (see autocast.cpp).
 DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad);
 // linear's: compute_dtype's answer, except float32 on the CPU without autograd for a weight of
 // fewer than 65,536 elements (see autocast.cpp).

@@ -102,6 +102,10 @@ FitState fit_state_from_json(const json& j, const std::string& where) {
                             io::json_get<uint64_t>(r[i], "offset", where, kHint, at + ".offset")});
     }
   }
+  // Every rank but 0 resumes its own dropout stream: a missing or extra one is a damaged file.
+  if (int64_t(f.rank_rng.size()) != f.world_size - 1)
+    throw FormatError(fmt::format("{} is not valid: fit_state has {} rank_rng entries for world_size {} (one per rank "
+                                  "after rank 0)", where, f.rank_rng.size(), f.world_size), kHint);
   if (j.contains("epoch")) {
     const json e = io::json_get<json>(j, "epoch", where, kHint, "fit_state.epoch");
     FitState::EpochSums s;
@@ -117,8 +121,7 @@ FitState fit_state_from_json(const json& j, const std::string& where) {
   return f;
 }
 
-}  // namespace
-
+// A format-1 manifest's "fit.*" optimizer scalars as a FitState; they are erased from `scalars`.
 FitState fit_state_from_scalars(std::map<std::string, double>& scalars) {
   FitState f;
   auto take = [&](const std::string& key) -> std::optional<double> {
@@ -156,6 +159,8 @@ FitState fit_state_from_scalars(std::map<std::string, double>& scalars) {
   }
   return f;
 }
+
+}  // namespace
 
 const Tensor* Checkpoint::find(const std::string& name) const {
   for (const auto& [k, t] : tensors)

@@ -198,6 +198,8 @@ TEST(TrainCheckpoint, AWrongFitStateNamesTheField) {
       << error(R"({"micro_batch": "32"})");
   EXPECT_NE(error(R"({"rank_rng": [{"seed": -1, "offset": 0}]})").find("fit_state.rank_rng[0].seed"), std::string::npos);
   EXPECT_NE(error(R"({"world_size": 0})").find("world_size 0"), std::string::npos);
+  EXPECT_NE(error(R"({"world_size": 3, "rank_rng": [{"seed": 1, "offset": 2}]})").find("1 rank_rng entries for world_size 3"),
+            std::string::npos);
   EXPECT_NE(error(R"({"epoch": 3})").find("fit_state.epoch"), std::string::npos);
   EXPECT_NE(error("[]").find("fit_state"), std::string::npos);
 }

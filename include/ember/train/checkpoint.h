@@ -50,9 +50,6 @@ struct FitState {
   bool operator==(const FitState&) const = default;
 };
 
-// A format-1 manifest's "fit.*" optimizer scalars as a FitState; they are erased from `scalars`.
-FitState fit_state_from_scalars(std::map<std::string, double>& scalars);
-
 struct CheckpointManifest {
   int format = 2;  // 2: "fit_state" (FitState); 1: the loop's state among the "optimizer" scalars
   std::string ember_version;
