@@ -197,11 +197,29 @@ StorageImpl::StorageImpl(size_t nbytes, Device device) : nbytes_(nbytes), device
 StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, void (*deleter)(void*))
     : data_(data), nbytes_(nbytes), device_(device), deleter_(deleter), owned_(false) {}
 StorageImpl::~StorageImpl() {
+  delete form_.load(std::memory_order_relaxed);
   if (owned_) {
     get_allocator(device_.type)->deallocate(data_, nbytes_, device_);
   } else if (deleter_ != nullptr) {
     deleter_(data_);
   }
+}
+
+
+void StorageImpl::set_form(std::unique_ptr<StorageForm> form) {
+  std::lock_guard<std::mutex> lock(settle_mu_);
+  delete form_.exchange(form.release(), std::memory_order_acq_rel);
+}
+
+void StorageImpl::settle() const {
+  std::lock_guard<std::mutex> lock(settle_mu_);
+  StorageForm* form = form_.load(std::memory_order_acquire);
+  if (form == nullptr) return;  // another thread settled it meanwhile
+  // The form stays readable until the plain bytes are written: write_plain may take a while, and a
+  // caller that peeked form() on this thread is the one waiting here.
+  form->write_plain(data_);
+  form_.store(nullptr, std::memory_order_release);
+  delete form;
 }
 
 }  // namespace ember

@@ -23,12 +23,15 @@
 // bf16 weight. The inner-product backward primitives serve only a case oneDNN has no matmul for.
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
+#include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/linear_matmul_bf16.h"
 #include "ember/core/tensor.h"
@@ -135,8 +138,87 @@ const memory& packed_weight(Cache& c, const Plan& plan, const Tensor& w, dnnl::s
 
 bool contiguous_2d(const Tensor& t) { return t.dim() == 2 && t.is_contiguous(); }
 
+// Under bf16 autocast, a flattened activation held in nChw16c bfloat16 (dnnl_form.h: the pooled
+// output of the convolutions before a classifier) is read where it is: its rows are
+// (C/16, H, W, 16) where linear wants (C, H, W), so the weight's columns are permuted to that order
+// once (padding channels get zero columns) and kept packed as the plain weight is. Saves three passes
+// over the activation (widening it to float32 and transposing it to NCHW when it is read, then the
+// cast back to bfloat16). The same bfloat16 products, summed in float32 in another order: within
+// float32 rounding of the plain path. float32 linears read the plain tensor, so float32 inference
+// keeps its bits.
+struct PermutedWeight {
+  std::weak_ptr<StorageImpl> owner;
+  uint64_t version = 0;
+  int64_t offset = 0, out_features = 0, in_features = 0, channels = 0;
+  memory packed;
+};
+
+const memory& permuted_weight(Cache& c, const Plan& plan, const Tensor& w, int64_t channels, int64_t hw,
+                              dnnl::stream& s) {
+  static std::unordered_map<const StorageImpl*, PermutedWeight> kept;  // under c.mu
+  const Storage& st = w.storage();
+  auto it = kept.find(st.get());
+  if (it != kept.end()) {
+    PermutedWeight& e = it->second;
+    if (e.owner.lock() == st && e.version == st->version() && e.offset == w.storage_offset() &&
+        e.out_features == w.size(0) && e.in_features == w.size(1) && e.channels == channels &&
+        e.packed.get_desc() == plan.w_packed)
+      return e.packed;
+    kept.erase(it);
+  }
+  if (kept.size() >= kMaxWeights) std::erase_if(kept, [](const auto& kv) { return kv.second.owner.expired(); });
+  if (kept.size() >= kMaxWeights) kept.clear();
+  const int64_t O = w.size(0), K = w.size(1), CB = (channels + 15) / 16, Kp = CB * 16 * hw;
+  const size_t item = w.itemsize();
+  std::vector<char> plain(size_t(O * Kp) * item, 0);
+  const char* src = static_cast<const char*>(w.raw_data());
+  for (int64_t o = 0; o < O; ++o)
+    for (int64_t ch = 0; ch < channels; ++ch)
+      for (int64_t i = 0; i < hw; ++i)
+        std::memcpy(plain.data() + size_t(o * Kp + ((ch / 16) * hw + i) * 16 + ch % 16) * item,
+                    src + size_t(o * K + ch * hw + i) * item, item);
+  PermutedWeight e{st, st->version(), w.storage_offset(), O, K, channels, memory(plan.w_packed, engine())};
+  memory user(plan.w_plain, engine(), plain.data());
+  dnnl::reorder(user, e.packed).execute(s, user, e.packed);
+  s.wait();
+  return kept.emplace(st.get(), std::move(e)).first->second.packed;
+}
+
+// true when x (N, K) is the whole of a storage held in nChw16c (N, C, H, W) with C*H*W == K, in
+// w's dtype, and the product ran on it.
+bool linear_inference_held(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (x.dim() != 2 || x.storage_offset() != 0 || !x.is_contiguous() || !contiguous_2d(w)) return false;
+  const StorageForm* f = x.storage()->form();
+  const auto* form = dynamic_cast<const DnnlForm*>(f);
+  if (form == nullptr || form->desc().data.ndims != 4) return false;
+  const memory::dims d(form->desc().data.dims, form->desc().data.dims + 4);
+  const dt type = dt::bf16;
+  if (w.dtype() != DType::BFloat16 || form->desc() != memory::desc(d, type, tag::nChw16c) || d[0] != x.size(0) || d[1] * d[2] * d[3] != x.size(1) ||
+      w.size(1) != x.size(1))
+    return false;
+  const int64_t n = d[0], hw = d[2] * d[3], kp = (d[1] + 15) / 16 * 16 * hw, o = w.size(0);
+  Cache& c = cache();
+  std::lock_guard<std::mutex> lock(c.mu);
+  const Plan* plan = plan_for(c, n, kp, o, b.defined(), true);
+  if (plan == nullptr) return false;
+  dnnl_call("linear", [&] {
+    dnnl::stream s(engine());
+    const memory& wp = permuted_weight(c, *plan, w, d[1], hw, s);
+    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan->x, engine(), form->data())},
+                                         {DNNL_ARG_WEIGHTS, wp},
+                                         {DNNL_ARG_DST, memory(plan->y, engine(), out.raw_data())}};
+    if (b.defined()) args.emplace(DNNL_ARG_BIAS, memory(plan->b, engine(), b.raw_data()));
+    plan->prim.execute(s, args);
+    s.wait();
+  });
+  return true;
+}
+
 // out (N, O) = x (N, I) @ w (O, I)^T + b; false (nothing written) when this path does not apply.
 bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (out.dtype() == DType::Float32 && x.dtype() == DType::Float32 && w.dtype() == DType::BFloat16 &&
+      x.storage()->form() != nullptr && forms_enabled() && linear_inference_held(x, w, b, out))
+    return true;
   if (!f32_or_bf16(x.dtype()) || x.dtype() != w.dtype() || out.dtype() != DType::Float32) return false;
   const bool bf16 = x.dtype() == DType::BFloat16;
   if (b.defined() && (b.dtype() != DType::Float32 || b.dim() != 1 || !b.is_contiguous())) return false;

@@ -39,6 +39,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
 #include "cpu/nn_conv.h"
@@ -170,48 +171,6 @@ const ConvPlan* cached_plan(const ConvKey& key, Build&& build) {
   return it->second ? &*it->second : nullptr;
 }
 
-// from -> to, the same values in another layout (and dtype). The two transpositions of bf16
-// compute go through layout_nhwc.cpp: NCHW f32 -> NHWC bf16 (x and grad_out into the AMX
-// kernels) and NHWC f32 -> NCHW f32 (their outputs back). oneDNN 2.6's reorder for those is its
-// generic jit:uni kernel, which moved mnistnet's 64x64x24x24 conv2 output in 2.2 ms on the 2-core
-// AMX machine (ONEDNN_VERBOSE), 3x the time of the f32 path's blocked nChw16c reorders. Everything
-// else is a oneDNN reorder.
-void reorder_into(memory from, memory to, dnnl::stream& s) {
-  const memory::desc fd = from.get_desc(), td = to.get_desc();
-  if (fd.data.ndims == 4 && td.data.ndims == 4) {
-    const memory::dims dims(fd.data.dims, fd.data.dims + 4);
-    const int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
-    if (fd == memory::desc(dims, dt::f32, tag::nchw) && td == memory::desc(dims, dt::bf16, tag::nhwc)) {
-      s.wait();
-      return nchw_f32_to_nhwc_bf16(static_cast<const float*>(from.get_data_handle()),
-                                   static_cast<uint16_t*>(to.get_data_handle()), n, c, hw);
-    }
-    if (fd == memory::desc(dims, dt::f32, tag::nhwc) && td == memory::desc(dims, dt::f32, tag::nchw)) {
-      s.wait();
-      return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
-                              static_cast<float*>(to.get_data_handle()), n, c, hw);
-    }
-    // nChw16c (aBcd16b, oneDNN's blocked layout on AVX-512 without AMX) is NHWC within each group
-    // of 16 channels: (N, C/16, 16, HW) <-> (N, C/16, HW, 16) is the transposition above over N*C/16
-    // images of 16 channels. oneDNN 2.6 converts NCHW f32 -> nChw16c bf16 with its generic jit:uni
-    // reorder: 42 ms of mnistnet's bf16 inference step at batch 256 on the Zen 5 (ONEDNN_VERBOSE),
-    // more than the convolution it feeds.
-    if (c % 16 == 0 && fd == memory::desc(dims, dt::f32, tag::nchw) &&
-        td == memory::desc(dims, dt::bf16, tag::nChw16c)) {
-      s.wait();
-      return nchw_f32_to_nhwc_bf16(static_cast<const float*>(from.get_data_handle()),
-                                   static_cast<uint16_t*>(to.get_data_handle()), n * c / 16, 16, hw);
-    }
-    if (c % 16 == 0 && fd == memory::desc(dims, dt::f32, tag::nChw16c) &&
-        td == memory::desc(dims, dt::f32, tag::nchw)) {
-      s.wait();
-      return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
-                              static_cast<float*>(to.get_data_handle()), n * c / 16, 16, hw);
-    }
-  }
-  dnnl::reorder(from, to).execute(s, from, to);
-}
-
 // A memory in layout `want` holding `user`'s data: `user` itself when the layouts agree, else a
 // reordered copy (when `copy_in`; an uninitialised buffer otherwise, for outputs). The copy lives
 // in a storage block from ember's caching allocator (kept alive in `keep`), so the same large blocked
@@ -259,9 +218,13 @@ memory converted_in_layout(const Tensor& t, memory user, const memory::desc& wan
   return m;
 }
 
-// x's data in layout `want`: for a float32 -> bfloat16 conversion, through converted_in_layout.
-memory input_in_layout(const Tensor& t, memory user, const memory::desc& want, dnnl::stream& s,
+// x's data in layout `want`: taken from the layout it is held in when the previous op left it
+// there (dnnl_form.h; as it is when that is `want`), else from its plain bytes -- for a float32 ->
+// bfloat16 conversion through converted_in_layout.
+memory input_in_layout(const Tensor& t, const memory::desc& plain, const memory::desc& want, dnnl::stream& s,
                        std::vector<Storage>& keep) {
+  if (const DnnlForm* form = dnnl_form_of(t)) return in_layout(form->memory(), want, s, true, keep);
+  const memory user(plain, cpu_engine(), t.raw_data());
   if (t.dtype() == DType::Float32 && want.data_type() == dt::bf16) return converted_in_layout(t, user, want, s, keep);
   return in_layout(user, want, s, true, keep);
 }
@@ -307,29 +270,52 @@ dnnl::primitive_attr epilogue_attr(kernels::ConvEpilogue act) {
 // The forward convolution with `act` as its post-op; false (nothing written) when oneDNN has no
 // primitive for the geometry (with or without that post-op).
 bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
-                            kernels::ConvEpilogue act, const Tensor& out) {
+                            kernels::ConvEpilogue act, const Tensor& out, bool half_out_allowed = true) {
   const bool has_bias = bias.defined();
-  const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p, user_types(x, weight, out),
-                                 conv_types(ConvKind::Forward, p));
-  // Kinds 0-5 are the three directions in f32 and bf16; a fused forward adds 10 per activation.
-  const int kind = 10 * static_cast<int>(act);
+  // An output nothing keeps for a backward may be left in the primitive's layout (dnnl_form.h);
+  // multiplied in bfloat16 it is then also written in bfloat16, as PyTorch's autocast returns a
+  // bfloat16 convolution output: half the bytes for the next op to read.
+  const bool may_hold = p.out_any_layout && out.dtype() == DType::Float32 && forms_enabled();
+  const bool half_out = may_hold && half_out_allowed && p.compute == DType::BFloat16;
+  ConvTypes prim_types = conv_types(ConvKind::Forward, p);
+  if (half_out) prim_types.out = dt::bf16;
+  const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p, user_types(x, weight, out), prim_types);
+  // Kinds 0-5 are the three directions in f32 and bf16; a fused forward adds 10 per activation, a
+  // bfloat16 output 100.
+  const int kind = 10 * static_cast<int>(act) + (half_out ? 100 : 0);
   const ConvPlan* plan = cached_plan(make_key(kind, x.sizes(), weight.sizes(), out.sizes(), p, has_bias), [&] {
     auto pd = forward_pd(d, has_bias, epilogue_attr(act));
     return ConvPlan{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
                     pd.scratchpad_desc()};
   });
+  // No bfloat16-output primitive: the float32-output one, its output held as it is.
+  if (!plan && half_out) return conv2d_forward_planned(x, weight, bias, p, act, out, false);
   if (!plan) return false;
   dnnl_call("conv2d", [&] {
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
-    memory ux = wrap(d.x, x), uw = wrap(d.w, weight), uo = wrap(d.out, out);
-    memory mx = input_in_layout(x, ux, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
-    memory mo = in_layout(uo, plan->c, s, false, keep);
+    memory uw = wrap(d.w, weight);
+    memory mx = input_in_layout(x, d.x, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    const bool hold = may_hold && plan->c != d.out;
+    memory uo, mo;
+    Storage held;
+    if (hold) {
+      held = std::make_shared<StorageImpl>(plan->c.get_size(), Device::cpu());
+      mo = memory(plan->c, cpu_engine(), held->data());
+    } else {
+      uo = wrap(d.out, out);
+      mo = in_layout(uo, plan->c, s, false, keep);
+    }
     std::unordered_map<int, memory> args{{DNNL_ARG_SRC, mx}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DST, mo}};
     if (has_bias) args.emplace(DNNL_ARG_BIAS, wrap(d.b, bias));
     add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
-    if (mo != uo) reorder_into(mo, uo, s);
+    if (hold) {
+      s.wait();
+      hold_in_form(out, mo, std::move(held));
+    } else if (mo != uo) {
+      reorder_into(mo, uo, s);
+    }
     s.wait();
   });
   return true;
@@ -373,8 +359,8 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
   dnnl_call("conv2d backward (input gradient)", [&] {
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
-    memory ug = wrap(d.out, grad_out), uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
-    memory mg = input_in_layout(grad_out, ug, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
+    memory uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
+    memory mg = input_in_layout(grad_out, d.out, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
     memory mx = in_layout(ux, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}};
     add_scratchpad(*plan, args, keep);
@@ -411,8 +397,8 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   dnnl_call("conv2d backward (weight gradient)", [&] {
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
-    memory ug = wrap(d.out, grad_out), ux = wrap(d.x, x), uw = wrap(d.w, grad_weight);
-    memory mg = input_in_layout(grad_out, ug, plan->a, s, keep), mx = input_in_layout(x, ux, plan->b, s, keep);
+    memory uw = wrap(d.w, grad_weight);
+    memory mg = input_in_layout(grad_out, d.out, plan->a, s, keep), mx = input_in_layout(x, d.x, plan->b, s, keep);
     memory mw = in_layout(uw, plan->c, s, false, keep);
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
     add_scratchpad(*plan, args, keep);

@@ -8,7 +8,10 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
+#include "cpu/dnnl_form.h"
+#include "cpu/dnnl_util.h"
 #include "cpu/reference/nn.h"
 
 namespace ember::cpu {
@@ -23,6 +26,7 @@ namespace {
 // Built for AVX-512, AVX2 and the baseline (function multiversioning picks one at load time), so
 // the selects vectorise on the machines that have the wide units; the library itself is compiled
 // without -march flags.
+// `id` null: values only (inference).
 template <class T>
 inline void max_pool2d_2x2_rows(const T* r0, const T* r1, int64_t base, int64_t W, int64_t OW, T* o,
                                 int64_t* id) {
@@ -39,13 +43,14 @@ inline void max_pool2d_2x2_rows(const T* r0, const T* r1, int64_t base, int64_t 
       arg = take ? offs[k] : arg;
     }
     o[ow] = best;
-    id[ow] = base + 2 * ow + arg;
+    if (id != nullptr) id[ow] = base + 2 * ow + arg;
   }
 }
 __attribute__((target_clones("avx2", "default")))
 void max_pool2d_2x2_plane_f32_generic(const float* plane, int64_t W, int64_t OH, int64_t OW, float* o, int64_t* id) {
   for (int64_t oh = 0; oh < OH; ++oh)
-    max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW, id + oh * OW);
+    max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW,
+                        id == nullptr ? nullptr : id + oh * OW);
 }
 
 // AVX-512: 16 outputs per step with masked loads and stores, so short rows (LeNet-5's 14 and 5
@@ -66,7 +71,7 @@ __attribute__((target("avx512f"))) void max_pool2d_2x2_plane_f32_avx512(const fl
     const float* r0 = plane + 2 * oh * W;
     const float* r1 = r0 + W;
     float* orow = o + oh * OW;
-    int64_t* irow = id + oh * OW;
+    int64_t* irow = id == nullptr ? nullptr : id + oh * OW;
     for (int64_t ow = 0; ow < OW; ow += 16) {
       const int64_t n = std::min<int64_t>(16, OW - ow);
       const int64_t inputs = 2 * n;  // taps read from each row: 2n <= 32
@@ -89,6 +94,7 @@ __attribute__((target("avx512f"))) void max_pool2d_2x2_plane_f32_avx512(const fl
         arg = _mm512_mask_blend_epi32(take, arg, offs[k - 1]);
       }
       _mm512_mask_storeu_ps(orow + ow, out_mask, best);
+      if (irow == nullptr) continue;
       // index = 2*oh*W + 2*(ow + lane) + arg, as int64 in two halves of 8.
       const __m512i local = _mm512_add_epi32(arg, _mm512_add_epi32(lane2, _mm512_set1_epi32(int(2 * ow))));
       const __m512i base = _mm512_set1_epi64(2 * oh * W);
@@ -113,12 +119,106 @@ void max_pool2d_2x2_plane(const T* plane, int64_t W, int64_t OH, int64_t OW, T* 
     max_pool2d_2x2_plane_f32(plane, W, OH, OW, o, id);
   } else {
     for (int64_t oh = 0; oh < OH; ++oh)
-      max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW, id + oh * OW);
+      max_pool2d_2x2_rows(plane + 2 * oh * W, plane + (2 * oh + 1) * W, 2 * oh * W, W, OW, o + oh * OW,
+                          id == nullptr ? nullptr : id + oh * OW);
   }
+}
+
+// Max pooling of an activation held in oneDNN's nChw16c layout (dnnl_form.h), float32 or bfloat16,
+// into the same layout and dtype: each of the 16 lanes is one channel's window, taken in the plain
+// loop's row-major order with its rule (a NaN once seen stays, else the first maximum), so the values
+// equal the plain kernel's (bfloat16 compares as the float32 it widens to exactly, and the maximum is
+// one of its inputs, so narrowing it back is exact). Padding channels (zeros) pool to zeros, as
+// oneDNN requires of them. Values only: inference.
+template <bool kBf16>
+__attribute__((target("avx512f"))) inline __m512 load16(const void* p) {
+  if constexpr (kBf16)
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))), 16));
+  else
+    return _mm512_loadu_ps(static_cast<const float*>(p));
+}
+template <bool kBf16>
+__attribute__((target("avx512f"))) inline void store16(void* p, __m512 v) {
+  if constexpr (kBf16)
+    _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)));
+  else
+    _mm512_storeu_ps(static_cast<float*>(p), v);
+}
+// v replaces best where v > best, or v is NaN while best is a number (the plain kernel's rule).
+__attribute__((target("avx512f"))) inline __m512 take_max(__m512 best, __m512 v) {
+  const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
+                         (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+  return _mm512_mask_blend_ps(take, best, v);
+}
+template <bool kBf16>
+__attribute__((target("avx512f"))) void max_pool2d_nchw16c_avx512(const void* x, void* out, int64_t N, int64_t CB,
+                                                                  int64_t H, int64_t W, int64_t OH, int64_t OW,
+                                                                  const Pool2dParams& p) {
+  using E = std::conditional_t<kBf16, uint16_t, float>;
+  const E* xp = static_cast<const E*>(x);
+  E* op = static_cast<E*>(out);
+  const int64_t planes = N * CB;
+  const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
+                          p.pad_h == 0 && p.pad_w == 0 && 2 * OH <= H && 2 * OW <= W;
+  // 2x2/2: the four taps in row-major order, without the general loop's bounds.
+#pragma omp parallel for schedule(static) if (planes * OH * OW > 256)
+  for (int64_t nc = 0; nc < planes; ++nc) {
+    const E* plane = xp + nc * H * W * 16;
+    E* o = op + nc * OH * OW * 16;
+    if (window_2x2) {
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        const E* r0 = plane + 2 * oh * W * 16;
+        const E* r1 = r0 + W * 16;
+        E* orow = o + oh * OW * 16;
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          __m512 best = load16<kBf16>(r0 + 32 * ow);
+          best = take_max(best, load16<kBf16>(r0 + 32 * ow + 16));
+          best = take_max(best, load16<kBf16>(r1 + 32 * ow));
+          best = take_max(best, load16<kBf16>(r1 + 32 * ow + 16));
+          store16<kBf16>(orow + 16 * ow, best);
+        }
+      }
+      continue;
+    }
+    for (int64_t oh = 0; oh < OH; ++oh) {
+      const int64_t h0 = std::max<int64_t>(oh * p.stride_h - p.pad_h, 0);
+      const int64_t h1 = std::min<int64_t>(oh * p.stride_h - p.pad_h + p.kernel_h, H);
+      for (int64_t ow = 0; ow < OW; ++ow) {
+        const int64_t w0 = std::max<int64_t>(ow * p.stride_w - p.pad_w, 0);
+        const int64_t w1 = std::min<int64_t>(ow * p.stride_w - p.pad_w + p.kernel_w, W);
+        __m512 best = load16<kBf16>(plane + (h0 * W + w0) * 16);
+        for (int64_t h = h0; h < h1; ++h)
+          for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; ++w) {
+            best = take_max(best, load16<kBf16>(plane + (h * W + w) * 16));
+          }
+        store16<kBf16>(o + (oh * OW + ow) * 16, best);
+      }
+    }
+  }
+}
+
+// true (out held in the blocked layout) when x is held in nChw16c and no indices are wanted.
+bool max_pool2d_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (indices.defined() || !forms_enabled() || !avx512) return false;
+  const DnnlForm* form = dnnl_form_of(x);
+  if (form == nullptr) return false;
+  using dnnl::memory;
+  const memory::data_type type = form->desc().data_type();
+  const memory::dims xd{x.size(0), x.size(1), x.size(2), x.size(3)};
+  if (form->desc() != memory::desc(xd, type, memory::format_tag::nChw16c)) return false;
+  const memory::desc od({out.size(0), out.size(1), out.size(2), out.size(3)}, type, memory::format_tag::nChw16c);
+  Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+  const int64_t CB = (x.size(1) + 15) / 16;
+  auto pool = type == memory::data_type::bf16 ? &max_pool2d_nchw16c_avx512<true> : &max_pool2d_nchw16c_avx512<false>;
+  pool(form->data(), buffer->data(), x.size(0), CB, x.size(2), x.size(3), out.size(2), out.size(3), p);
+  hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+  return true;
 }
 
 void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Tensor& out,
                                const Tensor& indices) {
+  if (max_pool2d_held(x, p, out, indices)) return;
   const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
                           p.pad_h == 0 && p.pad_w == 0;
   dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
@@ -126,12 +226,12 @@ void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Ten
     const int64_t OH = out.size(2), OW = out.size(3);
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
-    int64_t* ip = indices.data_ptr<int64_t>();
+    int64_t* ip = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;
 #pragma omp parallel for schedule(static) if (NC * OH * OW > 4096)
     for (int64_t nc = 0; nc < NC; ++nc) {
       const T* plane = xp + nc * H * W;
       T* o = op + nc * OH * OW;
-      int64_t* id = ip + nc * OH * OW;
+      int64_t* id = ip == nullptr ? nullptr : ip + nc * OH * OW;
       if (window_2x2 && 2 * OH <= H && 2 * OW <= W) {
         max_pool2d_2x2_plane(plane, W, OH, OW, o, id);
         continue;
@@ -154,7 +254,7 @@ void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Ten
               }
             }
           o[oh * OW + ow] = best;
-          id[oh * OW + ow] = arg;
+          if (id != nullptr) id[oh * OW + ow] = arg;
         }
       }
     }

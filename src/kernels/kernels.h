@@ -70,6 +70,9 @@ using ActivationBackwardFn = void (*)(Activation f, const Tensor& grad_out, cons
 // forward slot serves training under autocast (the weight is cast once per step anyway). A
 // backend that returns false for bfloat16 makes the front-end compute the same thing in float32
 // from the bfloat16-rounded inputs (the reference).
+// x float32 with w bfloat16 is allowed when x's storage holds a backend form (core/storage.h): the
+// CPU then reads a flattened activation held in bfloat16 where it is (cpu/dnnl_form.h) and returns
+// false for anything else, so the front-end casts x as usual.
 using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
 // linear's forward under autocast while autograd records (training): the same contract as
 // linear_inference with x and w bfloat16, but the weight is a new cast every step and used once,

@@ -27,6 +27,9 @@ struct Conv2dParams {
   int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dilation_h = 1, dilation_w = 1;
   int64_t groups = 1;
   DType compute = DType::Float32;  // BFloat16 / Float16 (CUDA): multiply in half, accumulate and write float32
+  // The output may be left in the backend's own layout (no autograd node keeps it); the CPU then
+  // holds it in oneDNN's blocked layout until something reads its plain bytes (cpu/dnnl_form.h).
+  bool out_any_layout = false;
 };
 // The element-wise function a fused convolution applies to its output (after the bias): out =
 // act(conv(x) + bias). The same formulas as ember::relu / relu6 / silu / hardswish.
@@ -56,6 +59,8 @@ using Conv2dForwardFusedFn = bool (*)(const Tensor& x, const Tensor& weight, con
 
 // x (N, C, H, W) -> out (N, C, OH, OW); indices (int64, out's shape) hold the flat h*W+w position
 // of each maximum inside its (n, c) plane (the first one on ties). Padding counts as -inf.
+// The CPU kernel takes undefined indices (no backward will need them): values only, and out may
+// then be left in oneDNN's blocked layout when x is held in it (cpu/dnnl_form.h).
 using MaxPool2dForwardFn = void (*)(const Tensor& x, const Pool2dParams& p, const Tensor& out,
                                     const Tensor& indices);
 // grad_x (N, C, H, W): grad_out scattered (added) to the recorded positions, zeros elsewhere.

@@ -76,12 +76,18 @@ std::pair<Tensor, Tensor> linear_backward_params(const Tensor& go, const Tensor&
 Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bias, DType half) {
   const int64_t N = x.size(0), O = weight.size(0);
   const Device dev = x.device();
-  const Tensor xh = autocast_detail::cast(x, half), wh = autocast_detail::cast(weight, half);
+  const Tensor wh = autocast_detail::cast(weight, half);
   const Tensor b = bias.defined() ? bias.detach() : bias;
   Tensor out = empty({N, O}, {.dtype = DType::Float32, .device = dev});
+  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
+  // Inference on an activation a backend holds in its own layout (already in half, say): the
+  // backend may read it there instead of x being cast (which reads its plain bytes).
+  if (!record && x.storage()->form() != nullptr && kernels::linear_inference.has(dev.type) &&
+      kernels::linear_inference(dev)(x.detach(), wh, b, out))
+    return out;
+  const Tensor xh = autocast_detail::cast(x, half);
   // Training: the weight is a new cast each step (a backend's matmul on it as it is); inference:
   // the backend may pack the cast weight once and keep it.
-  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
   bool done = record && kernels::linear_forward_lowered.has(dev.type) &&
               kernels::linear_forward_lowered(dev)(xh, wh, b, out);
   if (!done) done = kernels::linear_inference.has(dev.type) && kernels::linear_inference(dev)(xh, wh, b, out);

@@ -143,10 +143,12 @@ Tensor apply_activation(ConvActivation act, const Tensor& y) {
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
-  const ConvCall c = prepare_conv2d(x, weight, bias, opt);
+  ConvCall c = prepare_conv2d(x, weight, bias, opt);
+  const bool record = autograd::any_requires_grad({&x, &weight, &bias});
+  c.p.out_any_layout = !record;  // nothing keeps out for a backward: the kernel may hold it in its layout
   Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
   kernels::conv2d_forward(x.device())(c.xc, c.wc, c.bc, c.p, out);
-  if (autograd::any_requires_grad({&x, &weight, &bias})) record_conv2d_backward(c, x, weight, bias, out, ConvActivation::None);
+  if (record) record_conv2d_backward(c, x, weight, bias, out, ConvActivation::None);
   return out;
 }
 
@@ -161,7 +163,8 @@ Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bi
   // run unfused, the convolution's output kept as today.
   const bool mask_from_output = act == ConvActivation::Relu || act == ConvActivation::Relu6;
   if ((!record || mask_from_output) && kernels::conv2d_forward_fused.has(x.device().type)) {
-    const ConvCall c = prepare_conv2d(x, weight, bias, opt);
+    ConvCall c = prepare_conv2d(x, weight, bias, opt);
+    c.p.out_any_layout = !record;
     Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
     if (kernels::conv2d_forward_fused(x.device())(c.xc, c.wc, c.bc, c.p, kernels::ConvEpilogue(act), out)) {
       if (record) record_conv2d_backward(c, x, weight, bias, out, act);

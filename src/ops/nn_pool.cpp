@@ -69,9 +69,13 @@ Tensor max_pool2d(const Tensor& x, Pool2dOptions opt) {
   auto [p, shape] = pool_geometry(x, opt, "max_pool2d");
   Tensor xc = x.detach().contiguous();
   Tensor out = empty(shape, {.dtype = x.dtype(), .device = x.device()});
-  Tensor indices = empty(shape, {.dtype = DType::Int64, .device = x.device()});
+  const bool record = autograd::any_requires_grad({&x});
+  // Without a backward the CPU kernel writes no indices (8 bytes per output: more than the values).
+  Tensor indices = record || x.device().type != DeviceType::CPU
+                       ? empty(shape, {.dtype = DType::Int64, .device = x.device()})
+                       : Tensor();
   kernels::max_pool2d_forward(x.device())(xc, p, out, indices);
-  if (autograd::any_requires_grad({&x})) {
+  if (record) {
     Shape xs = x.sizes();
     autograd::record(autograd::make_node("MaxPool2dBackward", [indices, xs](const std::vector<Tensor>& g) {
                        return std::vector<Tensor>{max_pool2d_backward(g[0], indices, xs)};

@@ -70,7 +70,8 @@ struct Wrap<Slot, R (*)(A...), Outs...> {
     constexpr size_t first = std::get<0>(std::make_tuple(Outs...));
     const int dev = int(std::get<first>(args).device().type);
     auto poison_one = [&]<size_t O>() {
-      if (!aliased<O>(args, std::index_sequence_for<A...>{})) poison(std::get<O>(args));
+      // An undefined output (max pooling's indices without autograd) is not written.
+      if (std::get<O>(args).defined() && !aliased<O>(args, std::index_sequence_for<A...>{})) poison(std::get<O>(args));
     };
     (poison_one.template operator()<Outs>(), ...);
     return inner[dev](a...);

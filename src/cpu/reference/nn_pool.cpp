@@ -17,7 +17,7 @@ void max_pool2d_forward(const Tensor& x, const Pool2dParams& p, const Tensor& ou
     const int64_t OH = out.size(2), OW = out.size(3);
     const T* xp = x.data_ptr<T>();
     T* op = out.data_ptr<T>();
-    int64_t* ip = indices.data_ptr<int64_t>();
+    int64_t* ip = indices.defined() ? indices.data_ptr<int64_t>() : nullptr;  // undefined: values only
     for (int64_t nc = 0; nc < NC; ++nc)
       for (int64_t oh = 0; oh < OH; ++oh)
         for (int64_t ow = 0; ow < OW; ++ow) {
@@ -38,7 +38,7 @@ void max_pool2d_forward(const Tensor& x, const Pool2dParams& p, const Tensor& ou
             }
           }
           op[(nc * OH + oh) * OW + ow] = best;
-          ip[(nc * OH + oh) * OW + ow] = arg;
+          if (ip != nullptr) ip[(nc * OH + oh) * OW + ow] = arg;
         }
   });
 }

@@ -1,0 +1,115 @@
+// oneDNN layouts held between CPU ops (dnnl_form.h) and the reorders between layouts.
+#include "cpu/dnnl_form.h"
+
+#include <atomic>
+#include <cstdlib>
+#include <cstring>
+
+#include "cpu/convert_bf16.h"
+#include "cpu/dnnl_util.h"
+#include "cpu/layout_nhwc.h"
+
+namespace ember::cpu {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+dnnl::memory DnnlForm::memory() const { return dnnl::memory(desc_, dnnl_cpu_engine(), buffer_->data()); }
+
+void DnnlForm::write_plain(void* plain) const {
+  dnnl_call("reorder (a held layout to NCHW)", [&] {
+    dnnl::stream s(dnnl_cpu_engine());
+    reorder_into(memory(), dnnl::memory(plain_, dnnl_cpu_engine(), plain), s);
+    s.wait();
+  });
+}
+
+const DnnlForm* dnnl_form_of(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::Float32 || t.storage_offset() != 0 || !t.is_contiguous()) return nullptr;
+  const StorageForm* f = t.storage()->form();
+  if (f == nullptr) return nullptr;
+  const auto* form = dynamic_cast<const DnnlForm*>(f);
+  if (form == nullptr || form->desc().data.ndims != t.dim()) return nullptr;
+  for (int i = 0; i < t.dim(); ++i)
+    if (form->desc().data.dims[i] != t.size(i)) return nullptr;
+  return form;
+}
+
+void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer) {
+  const memory::desc d = held.get_desc();
+  const memory::dims dims(d.data.dims, d.data.dims + d.data.ndims);
+  const tag plain = dims.size() == 4 ? tag::nchw : dims.size() == 2 ? tag::ab : tag::a;
+  out.storage()->set_form(std::make_unique<DnnlForm>(d, memory::desc(dims, dt::f32, plain), std::move(buffer)));
+}
+
+namespace {
+std::atomic<bool>& forms_flag() {
+  static std::atomic<bool> on{[] {
+    const char* v = std::getenv("EMBER_PLAIN_LAYOUT");
+    return v == nullptr || std::strcmp(v, "1") != 0;
+  }()};
+  return on;
+}
+}  // namespace
+
+bool forms_enabled() { return forms_flag().load(std::memory_order_relaxed); }
+void set_forms_enabled(bool on) { forms_flag().store(on, std::memory_order_relaxed); }
+
+// oneDNN 2.6's reorder for the conversions below is its generic jit:uni kernel, which moved
+// mnistnet's 64x64x24x24 conv2 output in 2.2 ms on the 2-core AMX machine (ONEDNN_VERBOSE), 3x the
+// time of the f32 path's blocked nChw16c reorders, and 42 ms for NCHW f32 -> nChw16c bf16 of
+// mnistnet's bf16 inference step at batch 256 on the Zen 5 -- more than the convolution it feeds.
+void reorder_into(memory from, memory to, dnnl::stream& s) {
+  const memory::desc fd = from.get_desc(), td = to.get_desc();
+  if (fd.data.ndims == 4 && td.data.ndims == 4) {
+    const memory::dims dims(fd.data.dims, fd.data.dims + 4);
+    const int64_t n = dims[0], c = dims[1], hw = dims[2] * dims[3];
+    // NCHW f32 -> NHWC bf16 (x and grad_out into the AMX kernels), NHWC f32 -> NCHW f32 (their outputs back).
+    if (fd == memory::desc(dims, dt::f32, tag::nchw) && td == memory::desc(dims, dt::bf16, tag::nhwc)) {
+      s.wait();
+      return nchw_f32_to_nhwc_bf16(static_cast<const float*>(from.get_data_handle()),
+                                   static_cast<uint16_t*>(to.get_data_handle()), n, c, hw);
+    }
+    if (fd == memory::desc(dims, dt::f32, tag::nhwc) && td == memory::desc(dims, dt::f32, tag::nchw)) {
+      s.wait();
+      return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
+                              static_cast<float*>(to.get_data_handle()), n, c, hw);
+    }
+    // nChw16c (aBcd16b, oneDNN's blocked layout on AVX-512 without AMX) is NHWC within each group
+    // of 16 channels: (N, C/16, 16, HW) <-> (N, C/16, HW, 16) is the transposition above over N*C/16
+    // images of 16 channels.
+    if (c % 16 == 0 && fd == memory::desc(dims, dt::f32, tag::nchw) &&
+        td == memory::desc(dims, dt::bf16, tag::nChw16c)) {
+      s.wait();
+      return nchw_f32_to_nhwc_bf16(static_cast<const float*>(from.get_data_handle()),
+                                   static_cast<uint16_t*>(to.get_data_handle()), n * c / 16, 16, hw);
+    }
+    if (c % 16 == 0 && fd == memory::desc(dims, dt::f32, tag::nChw16c) &&
+        td == memory::desc(dims, dt::f32, tag::nchw)) {
+      s.wait();
+      return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
+                              static_cast<float*>(to.get_data_handle()), n * c / 16, 16, hw);
+    }
+    // A bf16 activation held in nChw16c back to NCHW f32: widened in its layout (exact), then transposed.
+    if (c % 16 == 0 && fd == memory::desc(dims, dt::bf16, tag::nChw16c) &&
+        td == memory::desc(dims, dt::f32, tag::nchw)) {
+      s.wait();
+      const int64_t count = n * c * hw;
+      Storage wide = std::make_shared<StorageImpl>(size_t(count) * sizeof(float), Device::cpu());
+      bf16_to_f32_array(static_cast<const uint16_t*>(from.get_data_handle()), static_cast<float*>(wide->data()), count);
+      return nhwc_to_nchw_f32(static_cast<const float*>(wide->data()), static_cast<float*>(to.get_data_handle()),
+                              n * c / 16, 16, hw);
+    }
+    // A held nChw16c f32 activation into a bf16 convolution that wants the same layout: the
+    // padding channels (zeros) convert too, so the whole buffer is one array.
+    if (fd == memory::desc(dims, dt::f32, tag::nChw16c) && td == memory::desc(dims, dt::bf16, tag::nChw16c)) {
+      s.wait();
+      return f32_to_bf16_array(static_cast<const float*>(from.get_data_handle()),
+                               static_cast<uint16_t*>(to.get_data_handle()), int64_t(fd.get_size() / sizeof(float)));
+    }
+  }
+  dnnl::reorder(from, to).execute(s, from, to);
+}
+
+}  // namespace ember::cpu

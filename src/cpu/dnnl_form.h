@@ -1,0 +1,56 @@
+// Activations that stay in oneDNN's layout between CPU ops (issue 24, "layouts that persist").
+//
+// Without autograd recording, a oneDNN convolution leaves its output in the blocked layout the
+// primitive wrote (nChw16c on AVX-512) instead of reordering it to NCHW: the output tensor's storage
+// holds a DnnlForm (ember/core/storage.h's StorageForm) and its plain bytes are written only when
+// something reads them through data(). The next convolution takes the blocked values as its source
+// (converting only the dtype where it multiplies in bfloat16) and max pooling pools them in place
+// (nn_pool.cpp), so mnistnet's inference no longer writes and re-reads its two largest activations
+// in NCHW. A float32 convolution's form holds exactly the values the plain tensor would; one that
+// multiplies in bfloat16 (autocast) writes its output in bfloat16, as PyTorch's autocast returns it,
+// and the plain tensor then holds those values widened.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "ember/core/storage.h"
+#include "ember/core/tensor.h"
+
+namespace ember::cpu {
+
+class DnnlForm final : public StorageForm {
+ public:
+  // `desc`: the layout and dtype the values are held in, in `buffer` (>= desc.get_size() bytes);
+  // `plain`: the storage's own layout (NCHW, the tensor's dtype).
+  DnnlForm(dnnl::memory::desc desc, dnnl::memory::desc plain, Storage buffer)
+      : desc_(std::move(desc)), plain_(std::move(plain)), buffer_(std::move(buffer)) {}
+  void write_plain(void* plain) const override;
+  const dnnl::memory::desc& desc() const { return desc_; }
+  void* data() const { return buffer_->data(); }
+  dnnl::memory memory() const;
+
+ private:
+  dnnl::memory::desc desc_, plain_;
+  Storage buffer_;
+};
+
+// The oneDNN form `t`'s values are held in, when `t` is the whole of its storage as the form
+// describes it (offset 0, contiguous, the form's dims, float32); null otherwise (then t.data() is
+// the way to its values, which settles any form).
+const DnnlForm* dnnl_form_of(const Tensor& t);
+
+// Leaves `out`'s values in `held` (memory in a buffer of `buffer`) instead of its plain bytes. `out`
+// must be the whole of a storage no one else has read yet (a fresh kernel output).
+void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer);
+
+// false when EMBER_PLAIN_LAYOUT=1 is set (read once) or after set_forms_enabled(false): every output
+// is then written in NCHW as before (before/after runs of one build; the tests' reference).
+bool forms_enabled();
+void set_forms_enabled(bool on);
+
+// from -> to, the same values in another layout and/or dtype: the transpositions ember does faster
+// than oneDNN 2.6's generic reorders (layout_nhwc.cpp), a same-layout float32 -> bfloat16
+// conversion as one streaming pass, and oneDNN's reorder for everything else.
+void reorder_into(dnnl::memory from, dnnl::memory to, dnnl::stream& s);
+
+}  // namespace ember::cpu
