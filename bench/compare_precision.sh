@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fp32 against bf16 mixed precision on the CPU, ember and PyTorch 2.x side by side in one run:
-# training (batch 64) and inference (batch 256) throughput of mlp / lenet5 / mnistnet, ember's
+# training (batch 64) and inference (batch 256) throughput of mlp / lenet5 / mnistnet / bncnn48_fc128
+# (EMBER_BENCH_MODELS="..." picks others), ember's
 # bench_models with and without --precision bf16 (ember::autocast) and bench/torch_models.py with
 # and without --autocast-bf16 (torch.autocast("cpu", dtype=torch.bfloat16)). The four variants
 # alternate model by model for `rounds` rounds (this machine's load moves within seconds); each
@@ -19,7 +20,7 @@ ROUNDS=${3:-3}
 PY=${4:-/work/venvs/torch/bin/python}
 KPY=${5:-/work/venvs/keras/bin/python}
 HERE=$(cd "$(dirname "$0")" && pwd)
-MODELS="mlp lenet5 mnistnet"
+MODELS=${EMBER_BENCH_MODELS:-"mlp lenet5 mnistnet bncnn48_fc128"}  # issue 24 adds bncnn48_fc128
 unset OPENBLAS_CORETYPE OPENBLAS_L2_SIZE
 export OMP_NUM_THREADS=$THREADS
 # On a shared, loaded machine spinning OpenMP workers lose their time slices to each other (mlp

@@ -26,8 +26,8 @@ import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
 from keras import layers  # noqa: E402
 
-TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8}
-INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4}
+TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8, "bncnn48_fc128": 200}
+INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4, "bncnn48_fc128": 100}
 
 
 def logits(x):
@@ -66,7 +66,21 @@ def mnistnet():
     return keras.Model(inp, logits(layers.Dense(10)(x)))
 
 
-MODELS = {"mlp": mlp, "lenet5": lenet5, "mnistnet": mnistnet}
+def bncnn48_fc128():
+    # ember's bncnn48_fc128: conv (no bias) + batch norm + ReLU + 2x2 max pool, 1 -> 16 -> 48
+    # channels, then 128 -> 10.
+    x = inp = keras.Input((28, 28, 1))
+    for ch in (16, 48):
+        x = layers.Conv2D(ch, 3, padding="same", use_bias=False)(x)
+        x = layers.BatchNormalization()(x)
+        x = layers.ReLU()(x)
+        x = layers.MaxPooling2D(2)(x)
+    x = layers.Flatten()(x)
+    x = layers.Dense(128, activation="relu")(x)
+    return keras.Model(inp, logits(layers.Dense(10)(x)))
+
+
+MODELS = {"mlp": mlp, "lenet5": lenet5, "mnistnet": mnistnet, "bncnn48_fc128": bncnn48_fc128}
 
 
 def build(name):

@@ -33,10 +33,29 @@ def mlp():
     return nn.Sequential(nn.Flatten(), nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
 
 
-MODELS = {"mlp": mlp, "lenet5": LeNet5, "mnistnet": MnistNet}
+class BnCnn48Fc128(nn.Module):
+    """ember's bncnn48_fc128 (src/nn/models.cpp): two conv (no bias) + batch norm + ReLU + 2x2 max
+    pool stages, 1 -> 16 -> 48 channels, then 48*7*7 -> 128 -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 48, 3, padding=1, bias=False)
+        self.bn2 = nn.BatchNorm2d(48)
+        self.fc1 = nn.Linear(48 * 7 * 7, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+MODELS = {"mlp": mlp, "lenet5": LeNet5, "mnistnet": MnistNet, "bncnn48_fc128": BnCnn48Fc128}
 # Same steps per repetition as bench_models.cpp.
-TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8}
-INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4}
+TRAIN_STEPS = {"mlp": 200, "lenet5": 100, "mnistnet": 8, "bncnn48_fc128": 200}
+INFER_STEPS = {"mlp": 100, "lenet5": 50, "mnistnet": 4, "bncnn48_fc128": 100}
 
 
 def precision(bf16):

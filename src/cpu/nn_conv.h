@@ -38,5 +38,9 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight,
                                const kernels::Conv2dParams& p, const Tensor& grad_x);
 void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x,
                                  const kernels::Conv2dParams& p, const Tensor& grad_weight);
+// The weight and bias gradients in one oneDNN primitive (the conv2d_backward_weight_bias slot):
+// false, writing nothing, under ember::deterministic(), for float64 and where oneDNN has no primitive.
+bool conv2d_backward_weight_bias_dnnl(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
+                                      const Tensor& grad_weight, const Tensor& grad_bias);
 
 }  // namespace ember::cpu

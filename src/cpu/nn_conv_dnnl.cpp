@@ -370,6 +370,43 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
   });
 }
 
+namespace {
+// The backward-weights primitive, with the bias gradient when `grad_bias` is defined; false when
+// oneDNN has no primitive for it (nothing written).
+bool conv2d_backward_weight_planned(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                                    const Tensor& grad_weight, const Tensor& grad_bias) {
+  const bool with_bias = grad_bias.defined();
+  const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p,
+                                 user_types(x, grad_weight, grad_out), conv_types(ConvKind::BackwardWeights, p));
+  const ConvPlan* plan =
+      cached_plan(make_key(2, x.sizes(), grad_weight.sizes(), grad_out.sizes(), p, with_bias), [&] {
+        auto hint = forward_pd(hint_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p), with_bias);
+        using cbw = dnnl::convolution_backward_weights;
+        cbw::desc desc = with_bias ? cbw::desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.b, d.out_any,
+                                               d.strides, d.dilates, d.pad_l, d.pad_r)
+                                   : cbw::desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any,
+                                               d.strides, d.dilates, d.pad_l, d.pad_r);
+        cbw::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
+        return ConvPlan{cbw(pd), pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc(), pd.scratchpad_desc()};
+      });
+  if (!plan) return false;
+  dnnl_call("conv2d backward (weight gradient)", [&] {
+    dnnl::stream s(cpu_engine());
+    std::vector<Storage> keep;
+    memory uw = wrap(d.w, grad_weight);
+    memory mg = input_in_layout(grad_out, d.out, plan->a, s, keep), mx = input_in_layout(x, d.x, plan->b, s, keep);
+    memory mw = in_layout(uw, plan->c, s, false, keep);
+    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
+    if (with_bias) args.emplace(DNNL_ARG_DIFF_BIAS, wrap(d.b, grad_bias));
+    add_scratchpad(*plan, args, keep);
+    plan->prim.execute(s, args);
+    if (mw != uw) reorder_into(mw, uw, s);
+    s.wait();
+  });
+  return true;
+}
+}  // namespace
+
 void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
                                  const Tensor& grad_weight) {
   const bool half = p.compute == DType::BFloat16;
@@ -380,32 +417,21 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (deterministic() && half)
     return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
-  const ConvDescs d = make_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p,
-                                 user_types(x, grad_weight, grad_out), conv_types(ConvKind::BackwardWeights, p));
-  const ConvPlan* plan =
-      cached_plan(make_key(2, x.sizes(), grad_weight.sizes(), grad_out.sizes(), p, false), [&] {
-        auto hint = forward_pd(hint_descs(x.sizes(), grad_weight.sizes(), grad_out.sizes(), p), false);
-        using cbw = dnnl::convolution_backward_weights;
-        cbw::desc desc(dnnl::algorithm::convolution_direct, d.x_any, d.w_any, d.out_any, d.strides,
-                       d.dilates, d.pad_l, d.pad_r);
-        cbw::primitive_desc pd(desc, user_scratchpad_attr(), cpu_engine(), hint);
-        return ConvPlan{cbw(pd), pd.diff_dst_desc(), pd.src_desc(), pd.diff_weights_desc(), pd.scratchpad_desc()};
-      });
-  if (!plan && half)
-    return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
-  if (!plan) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
-  dnnl_call("conv2d backward (weight gradient)", [&] {
-    dnnl::stream s(cpu_engine());
-    std::vector<Storage> keep;
-    memory uw = wrap(d.w, grad_weight);
-    memory mg = input_in_layout(grad_out, d.out, plan->a, s, keep), mx = input_in_layout(x, d.x, plan->b, s, keep);
-    memory mw = in_layout(uw, plan->c, s, false, keep);
-    std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_SRC, mx}, {DNNL_ARG_DIFF_WEIGHTS, mw}};
-    add_scratchpad(*plan, args, keep);
-    plan->prim.execute(s, args);
-    if (mw != uw) reorder_into(mw, uw, s);
-    s.wait();
-  });
+  if (conv2d_backward_weight_planned(grad_out, x, p, grad_weight, Tensor())) return;
+  if (half) return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
+  conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
+}
+
+// The bias gradient summed by oneDNN while it reads grad_out for the weight gradient: mnistnet's
+// separate sum over its two convolutions' output gradients was ~5% of a bf16 training step on the
+// Zen 5 (perf, 2026-12-02). The sums are float32 in oneDNN's order (ember's reduce sums in double):
+// within float32 rounding of the separate sum; under bf16 compute they are of the bf16-rounded
+// grad_out the weight gradient multiplies, as PyTorch's autocast sums its bf16 output gradient.
+bool conv2d_backward_weight_bias_dnnl(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                                      const Tensor& grad_weight, const Tensor& grad_bias) {
+  if (x.dtype() != DType::Float32 || deterministic()) return false;
+  if (grad_bias.dtype() != DType::Float32 || grad_bias.dim() != 1 || !grad_bias.is_contiguous()) return false;
+  return conv2d_backward_weight_planned(grad_out, x, p, grad_weight, grad_bias);
 }
 
 // The conv2d slots of the CPU: oneDNN, which falls back to im2col (nn_conv.cpp) for a geometry it
@@ -415,6 +441,7 @@ void register_nn_conv_kernels() {
   kernels::conv2d_forward_fused.set(DeviceType::CPU, &conv2d_forward_fused_dnnl);
   kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_dnnl);
   kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_dnnl);
+  kernels::conv2d_backward_weight_bias.set(DeviceType::CPU, &conv2d_backward_weight_bias_dnnl);
 }
 
 }  // namespace ember::cpu

@@ -49,6 +49,13 @@ using Conv2dBackwardDataFn = void (*)(const Tensor& grad_out, const Tensor& weig
 // grad_weight (C_out, C_in/groups, kH, kW), summed over the batch.
 using Conv2dBackwardWeightFn = void (*)(const Tensor& grad_out, const Tensor& x,
                                         const Conv2dParams& p, const Tensor& grad_weight);
+// Optional (the CPU fills it, oneDNN's backward-weights primitive with its bias): grad_weight as
+// conv2d_backward_weight and grad_bias (C_out) = grad_out summed over N, OH, OW, in the one pass
+// over grad_out the weight gradient makes anyway. Returns false, writing nothing, where it does not
+// apply (ember::deterministic(), float64, a geometry without a primitive); the front-end then runs
+// conv2d_backward_weight and a sum.
+using Conv2dBackwardWeightBiasFn = bool (*)(const Tensor& grad_out, const Tensor& x, const Conv2dParams& p,
+                                            const Tensor& grad_weight, const Tensor& grad_bias);
 
 // Optional (the CPU fills it, through oneDNN post-ops): out = act(conv2d(x, weight, bias)) in one
 // pass over the output, as conv2d_forward followed by the activation. Returns false, writing
@@ -103,6 +110,7 @@ inline KernelSlot<Conv2dForwardFn> conv2d_forward("conv2d_forward");
 inline KernelSlot<Conv2dForwardFusedFn> conv2d_forward_fused("conv2d_forward_fused");
 inline KernelSlot<Conv2dBackwardDataFn> conv2d_backward_data("conv2d_backward_data");
 inline KernelSlot<Conv2dBackwardWeightFn> conv2d_backward_weight("conv2d_backward_weight");
+inline KernelSlot<Conv2dBackwardWeightBiasFn> conv2d_backward_weight_bias("conv2d_backward_weight_bias");
 inline KernelSlot<MaxPool2dForwardFn> max_pool2d_forward("max_pool2d_forward");
 inline KernelSlot<MaxPool2dBackwardFn> max_pool2d_backward("max_pool2d_backward");
 inline KernelSlot<AvgPool2dForwardFn> avg_pool2d_forward("avg_pool2d_forward");

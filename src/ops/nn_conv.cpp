@@ -3,6 +3,9 @@
 // gradient = grad_out summed over N, H, W). conv2d_activation: the same convolution with its
 // activation fused into the kernel's output pass where the backend can (oneDNN post-ops on the
 // CPU), one backward node taking ReLU's / ReLU6's mask from the output.
+#include <tuple>
+#include <utility>
+
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/kernels.h"
@@ -25,6 +28,18 @@ Tensor conv2d_weight_grad(const Tensor& grad_out, const Tensor& x, const kernels
   Tensor gw = empty(w_shape, {.dtype = x.dtype(), .device = x.device()});
   kernels::conv2d_backward_weight(gw.device())(grad_out, x, p, gw);
   return gw;
+}
+// Both parameter gradients in one kernel where the backend has one (oneDNN sums the bias while it
+// reads grad_out for the weight); else gb is undefined and the caller sums grad_out.
+std::pair<Tensor, Tensor> conv2d_weight_bias_grads(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
+                                                   const Shape& w_shape) {
+  const Device dev = x.device();
+  if (kernels::conv2d_backward_weight_bias.has(dev.type)) {
+    Tensor gw = empty(w_shape, {.dtype = x.dtype(), .device = dev});
+    Tensor gb = empty({w_shape[0]}, {.dtype = x.dtype(), .device = dev});
+    if (kernels::conv2d_backward_weight_bias(dev)(grad_out, x, p, gw, gb)) return {gw, gb};
+  }
+  return {conv2d_weight_grad(grad_out, x, p, w_shape), Tensor()};
 }
 // What one convolution call runs on, after the argument checks: the kernel parameters (the
 // autocast decision included), contiguous detached operands and the output shape.
@@ -122,8 +137,9 @@ void record_conv2d_backward(const ConvCall& c, const Tensor& x, const Tensor& we
                                                              : activation_grad_from_output(act, g[0], so.unpack(name));
                      Tensor gx, gw, gb;
                      if (need_x) gx = conv2d_input_grad(go, sw.unpack(name), p, xs);
-                     if (need_w) gw = conv2d_weight_grad(go, sx.unpack(name), p, ws);
-                     if (need_b) gb = sum(go, {0, 2, 3});
+                     if (need_w && need_b) std::tie(gw, gb) = conv2d_weight_bias_grads(go, sx.unpack(name), p, ws);
+                     else if (need_w) gw = conv2d_weight_grad(go, sx.unpack(name), p, ws);
+                     if (need_b && !gb.defined()) gb = sum(go, {0, 2, 3});
                      return std::vector<Tensor>{gx, gw, gb};
                    }),
                    {x, weight, bias}, {out});

@@ -113,6 +113,7 @@ using WConvF = Wrap<kernels::conv2d_forward, kernels::Conv2dForwardFn, 4>;
 using WConvFused = Wrap<kernels::conv2d_forward_fused, kernels::Conv2dForwardFusedFn, 5>;
 using WConvBD = Wrap<kernels::conv2d_backward_data, kernels::Conv2dBackwardDataFn, 3>;
 using WConvBW = Wrap<kernels::conv2d_backward_weight, kernels::Conv2dBackwardWeightFn, 3>;
+using WConvBWB = Wrap<kernels::conv2d_backward_weight_bias, kernels::Conv2dBackwardWeightBiasFn, 3, 4>;
 using WMaxF = Wrap<kernels::max_pool2d_forward, kernels::MaxPool2dForwardFn, 2, 3>;
 using WMaxB = Wrap<kernels::max_pool2d_backward, kernels::MaxPool2dBackwardFn, 2>;
 using WAvgF = Wrap<kernels::avg_pool2d_forward, kernels::AvgPool2dForwardFn, 2>;
@@ -137,14 +138,14 @@ struct All {
 };
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
 using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward, WActF, WActB,
-                       WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvFused, WConvBD, WConvBW, WMaxF, WMaxB,
+                       WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvFused, WConvBD, WConvBW, WConvBWB, WMaxF, WMaxB,
                        WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WSmF, WSmB, WNllF, WNllB>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
     "activation_forward", "activation_backward",
     "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_forward_fused",
-    "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward", "max_pool2d_backward", "avg_pool2d_forward",
-    "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
+    "conv2d_backward_data", "conv2d_backward_weight", "conv2d_backward_weight_bias", "max_pool2d_forward",
+    "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
     "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "softmax_forward",
     "softmax_backward", "nll_loss_forward", "nll_loss_backward"};
 
@@ -184,14 +185,15 @@ struct BackendScope::State {
 
 std::vector<Backend> cpu_backends() {
   return {{"cpu", Device::cpu(), {}},
-          {"cpu:conv-im2col", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight"}},
-          {"cpu:conv-dnnl", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight"}}};
+          {"cpu:conv-im2col", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight", "conv2d_backward_weight_bias"}},
+          {"cpu:conv-dnnl", Device::cpu(), {"conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight", "conv2d_backward_weight_bias"}}};
 }
 
 Backend reference_backend() {
   return {"reference", Device::cpu(),
           {"batched_gemm", "reduce", "relu_backward", "activation_forward", "activation_backward", "linear_inference", "linear_backward_weights",
-           "conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight", "max_pool2d_forward",
+           "conv2d_forward", "conv2d_forward_fused", "conv2d_backward_data", "conv2d_backward_weight",
+           "conv2d_backward_weight_bias", "max_pool2d_forward",
            "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
            "adaptive_avg_pool2d_backward", "batch_norm_stats", "batch_norm_forward", "batch_norm_backward",
            "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"}};
@@ -227,6 +229,7 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WConvFused::override_cpu(nullptr);  // conv2d_activation then runs the reference conv and activation
     WConvBD::override_cpu(&ref::conv2d_backward_data);
     WConvBW::override_cpu(&ref::conv2d_backward_weight);
+    WConvBWB::override_cpu(nullptr);  // the reference weight gradient and a reference sum
     WMaxF::override_cpu(&ref::max_pool2d_forward);
     WMaxB::override_cpu(&ref::max_pool2d_backward);
     WAvgF::override_cpu(&ref::avg_pool2d_forward);
@@ -249,11 +252,13 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WConvFused::override_cpu(nullptr);
     WConvBD::override_cpu(&cpu::conv2d_backward_data_im2col);
     WConvBW::override_cpu(&cpu::conv2d_backward_weight_im2col);
+    WConvBWB::override_cpu(nullptr);
   } else if (b.name == "cpu:conv-dnnl") {
     WConvF::override_cpu(&cpu::conv2d_forward_dnnl);
     WConvFused::override_cpu(&cpu::conv2d_forward_fused_dnnl);
     WConvBD::override_cpu(&cpu::conv2d_backward_data_dnnl);
     WConvBW::override_cpu(&cpu::conv2d_backward_weight_dnnl);
+    WConvBWB::override_cpu(&cpu::conv2d_backward_weight_bias_dnnl);
   }
 }
 
