@@ -120,21 +120,16 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
 // when the weight gradient is computed (oneDNN 2.6's AMX weight gradient for ic=1 ran 3x slower
 // than f32; cuDNN's half convolutions were never measured, so CUDA follows the table).
 constexpr int64_t kConv2dMinLoweredChannels = 4;
-// And without autograd (inference), a dense conv with fewer multiply-adds per output pixel than this
-// (out channels x in channels x kernel area) stays float32 on the CPU: oneDNN's avx512_core_bf16
-// forward loses to its f32 one there (lenet5, batch 256 on Zen 5: conv1 1 -> 6 5x5, 150 per pixel,
-// 0.99 vs 0.77 ms; conv2 6 -> 16 5x5, 2,400, 0.67 vs 0.44 ms; docs/benchmarks.md, issue 24). In
-// training the same rule measured 0.92x on lenet5 (its bf16 backward gains more than the forward
-// loses), so training keeps the table's rule.
-constexpr int64_t kConv2dMinLoweredMacs = 4096;
-
+// (Until 2026-12-02 a dense conv of fewer than 4,096 multiply-adds per output pixel stayed float32
+// without autograd: oneDNN's avx512_core_bf16 forward wrote float32 and lost to its f32 one there.
+// Since inference convolutions write their output in bf16 and leave it in oneDNN's layout
+// (cpu/dnnl_form.h), the bf16 one wins at every size measured: mnistnet's 1 -> 32 conv1 0.38 ms
+// against 1.0-1.4 in f32 at batch 256, lenet5 bf16 inference 185k samples/s against 124k with the
+// rule, bncnn48_fc128 150k against 105k; docs/benchmarks.md, issue 24.)
 DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad) {
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
   if (weight_grad && x.size(1) < kConv2dMinLoweredChannels) return x.dtype();
-  if (groups == 1 && weight.size(0) * weight.size(1) * weight.size(2) * weight.size(3) < kConv2dMinLoweredMacs &&
-      !autograd::any_requires_grad({&x, &weight}))
-    return x.dtype();
   return dt;
 }
 
