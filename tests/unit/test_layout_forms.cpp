@@ -232,17 +232,21 @@ TEST(LayoutForms, RecordedOpsHoldNothing) {
   EXPECT_FALSE(held(F::conv2d(a.x, w, a.b, {})));
 }
 
-// Whole models in evaluation without autograd: mnistnet, lenet5, bncnn48_fc128, resnet_small and
-// alexnet_cifar give the same logits with held activations as with every output written plain,
+// Whole models in evaluation without autograd: mnistnet, lenet5, bncnn48_fc128, resnet_small,
+// alexnet_cifar, resnet18 and mobilenet_v2 (at 32 pixels) give the same logits with held activations as with every output written plain,
 // float32 bit for bit; under bf16 autocast within bfloat16 rounding of them.
 TEST(LayoutForms, ZooModelsGiveTheSameLogitsHeldOrNot) {
   struct PlainAgain {
     ~PlainAgain() { cpu::set_forms_enabled(true); }
   } restore;
-  for (const char* name : {"mnistnet", "lenet5", "bncnn48_fc128", "resnet_small", "alexnet_cifar"}) {
+  for (const char* name :
+       {"mnistnet", "lenet5", "bncnn48_fc128", "resnet_small", "alexnet_cifar", "resnet18", "mobilenet_v2"}) {
     SCOPED_TRACE(name);
     Generator g(12);
-    const int64_t channels = std::string(name) == "alexnet_cifar" ? 3 : 1;
+    const int64_t channels = std::string(name) == "mnistnet" || std::string(name) == "lenet5" ||
+                                     std::string(name).starts_with("bncnn") || std::string(name) == "resnet_small"
+                                 ? 1
+                                 : 3;
     auto model = models::create(name, 10, channels, 32, &g);
     model->eval();
     Tensor x = rand({5, channels, 32, 32}, {}, &g);
