@@ -8,6 +8,7 @@
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
+#include "ember/core/dtype.h"
 
 namespace ember::cpu {
 
@@ -55,6 +56,76 @@ std::atomic<bool>& forms_flag() {
 
 bool forms_enabled() { return forms_flag().load(std::memory_order_relaxed); }
 void set_forms_enabled(bool on) { forms_flag().store(on, std::memory_order_relaxed); }
+
+namespace {
+// A fresh float32 tensor that is the whole of its storage, with nothing held yet.
+bool fresh_whole(const Tensor& out) {
+  return out.dtype() == DType::Float32 && out.storage_offset() == 0 && out.is_contiguous() &&
+         out.storage()->form() == nullptr && out.storage()->nbytes() == size_t(out.numel()) * sizeof(float);
+}
+// t's held nChw16c form (float32 or bfloat16) when t has out's shape; null otherwise.
+const DnnlForm* blocked_form(const Tensor& t, const Tensor& out) {
+  if (t.dim() != 4 || t.sizes() != out.sizes()) return nullptr;
+  const DnnlForm* f = dnnl_form_of(t);
+  if (f == nullptr) return nullptr;
+  const memory::dims d(f->desc().data.dims, f->desc().data.dims + 4);
+  const dt type = f->desc().data_type();
+  if ((type != dt::f32 && type != dt::bf16) || f->desc() != memory::desc(d, type, tag::nChw16c)) return nullptr;
+  return f;
+}
+inline float widen(const void* p, dt type, int64_t i) {
+  return type == dt::f32 ? static_cast<const float*>(p)[i]
+                         : bf16_to_float(static_cast<const uint16_t*>(p)[i]);
+}
+}  // namespace
+
+bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (!forms_enabled() || !fresh_whole(out) || out.dim() != 4) return false;
+  const DnnlForm* fa = blocked_form(a, out);
+  const DnnlForm* fb = fa == nullptr ? nullptr : blocked_form(b, out);
+  if (fb == nullptr) return false;
+  const memory::dims d(out.sizes().begin(), out.sizes().end());
+  const memory::desc od(d, dt::f32, tag::nChw16c);
+  Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+  const int64_t n = int64_t(od.get_size() / sizeof(float));  // the padding channels too (0 + 0)
+  const dt ta = fa->desc().data_type(), tb = fb->desc().data_type();
+  const void *pa = fa->data(), *pb = fb->data();
+  float* po = static_cast<float*>(buffer->data());
+  if (ta == dt::f32 && tb == dt::f32) {
+    const float* x = static_cast<const float*>(pa);
+    const float* y = static_cast<const float*>(pb);
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
+  } else {
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) po[i] = widen(pa, ta, i) + widen(pb, tb, i);
+  }
+  hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+  return true;
+}
+
+bool relu_held(const Tensor& a, const Tensor& out) {
+  if (!forms_enabled() || !fresh_whole(out) || out.dim() != 4) return false;
+  const DnnlForm* fa = blocked_form(a, out);
+  if (fa == nullptr) return false;
+  const memory::desc od = fa->desc();
+  Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+  if (od.data_type() == dt::f32) {
+    const int64_t n = int64_t(od.get_size() / sizeof(float));
+    const float* x = static_cast<const float*>(fa->data());
+    float* o = static_cast<float*>(buffer->data());
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
+  } else {  // bfloat16: the same comparison on the widened value, the bits kept or zeroed
+    const int64_t n = int64_t(od.get_size() / sizeof(uint16_t));
+    const uint16_t* x = static_cast<const uint16_t*>(fa->data());
+    uint16_t* o = static_cast<uint16_t*>(buffer->data());
+#pragma omp parallel for schedule(static) if (n > 32768)
+    for (int64_t i = 0; i < n; ++i) o[i] = bf16_to_float(x[i]) > 0.f ? x[i] : uint16_t(0);
+  }
+  hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+  return true;
+}
 
 // oneDNN 2.6's reorder for the conversions below is its generic jit:uni kernel, which moved
 // mnistnet's 64x64x24x24 conv2 output in 2.2 ms on the 2-core AMX machine (ONEDNN_VERBOSE), 3x the

@@ -48,6 +48,14 @@ void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer);
 bool forms_enabled();
 void set_forms_enabled(bool on);
 
+// Element-wise ops on held activations, the result held too (false, nothing written, where they do
+// not apply; the caller then runs its plain kernel). out must be a fresh tensor, the whole of its
+// storage. add_held: out = a + b for a and b held in the same nChw16c layout (float32 or bfloat16
+// each), out held in nChw16c float32 -- the float32 sums the plain kernel makes (a bfloat16 value
+// widens exactly); a residual block's add. relu_held: out = a > 0 ? a : 0 in a's layout and dtype.
+bool add_held(const Tensor& a, const Tensor& b, const Tensor& out);
+bool relu_held(const Tensor& a, const Tensor& out);
+
 // from -> to, the same values in another layout and/or dtype: the transpositions ember does faster
 // than oneDNN 2.6's generic reorders (layout_nhwc.cpp), a same-layout float32 -> bfloat16
 // conversion as one streaming pass, and oneDNN's reorder for everything else.

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "cpu/convert_bf16.h"
+#include "cpu/dnnl_form.h"
 #include "cpu/loops.h"
 #include "ember/core/generator.h"
 #include "kernels/kernels.h"
@@ -85,6 +86,8 @@ T pow_t(T a, T b) {
 }
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha) {
+  // Two activations held in oneDNN's layout (a residual block's add in inference): added there.
+  if (op == BinaryOp::Add && alpha == 1.0 && a.storage()->form() != nullptr && add_held(a, b, out)) return;
   dispatch_numeric(a.dtype(), "binary op", [&]<class T>() {
     if (kernels::is_comparison(op)) {
       switch (op) {
@@ -150,6 +153,7 @@ T gelu_grad(T x) {
 }
 
 void unary(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1) {
+  if (op == UnaryOp::Relu && a.storage()->form() != nullptr && relu_held(a, out)) return;
   if (op == UnaryOp::Neg || op == UnaryOp::Abs || op == UnaryOp::Sign || op == UnaryOp::Clamp ||
       op == UnaryOp::AddScalar || op == UnaryOp::MulScalar || op == UnaryOp::Relu) {
     // defined for every numeric dtype

@@ -55,7 +55,11 @@ class ResNet : public Module {
       if (auto* c = dynamic_cast<Conv2d*>(m.get())) init::kaiming_normal_(c->weight, 0.0, "fan_out", "relu", gen);
   }
   Tensor forward(const Tensor& x) override {
-    Tensor y = (*relu)((*bn1)((*conv1)(x)));
+    // The stem through conv_bn_activation as the blocks: folded in evaluation under FoldBatchNorm
+    // (one primitive, its output held in oneDNN's layout for the max pool; issue 24), conv -> bn ->
+    // ReLU otherwise; the relu module still sees its call (forward hooks, summaries).
+    Tensor y = nn::conv_bn_activation(*conv1, *bn1, x, nn::functional::ConvActivation::Relu);
+    y = relu->call_logged(y, [&] { return y; });
     if (maxpool) y = (*maxpool)(y);
     for (auto& layer : layers) y = (*layer)(y);
     return (*fc)(flatten((*avgpool)(y), 1));

@@ -14,6 +14,7 @@
 #include <optional>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "cpu/dnnl_form.h"
@@ -262,5 +263,43 @@ TEST(LayoutForms, ZooModelsGiveTheSameLogitsHeldOrNot) {
       if (!bf16) EXPECT_TRUE(same_bits(want, got));
       if (bf16) EXPECT_TRUE(test::close(want, got, 0.02));
     }
+  }
+}
+
+// A residual block's add and ReLU on held activations stay held and give the plain kernels' values
+// on the same operands (float32, or bfloat16 under autocast, added in float32): the held result
+// first, then the plain ops on the same held operands (which settles them); one held and one plain
+// operand, and a broadcast operand, are read plain.
+TEST(LayoutForms, AddAndReluOfHeldActivationsEqualThePlainOps) {
+  struct PlainAgain {
+    ~PlainAgain() { cpu::set_forms_enabled(true); }
+  } restore;
+  const Conv a = conv_operands(3, 8, 10, 32, 13);
+  const Conv b = conv_operands(3, 8, 10, 32, 14);
+  Generator g(15);
+  const Tensor bias = rand({32, 1, 1}, {}, &g);
+  NoGradGuard ng;
+  for (bool bf16 : {false, true}) {
+    SCOPED_TRACE(bf16 ? "bf16" : "fp32");
+    std::optional<autocast> ac;
+    if (bf16) ac.emplace();
+    const Tensor ya = F::conv2d(a.x, a.w, a.b, {}), yb = F::conv2d(b.x, b.w, b.b, {});
+    const Tensor sum = add(ya, yb);
+    const Tensor got = relu(sum);
+    if (avx512()) EXPECT_TRUE(held(sum) && held(got));
+    cpu::set_forms_enabled(false);
+    const Tensor want = relu(add(ya, yb));
+    EXPECT_FALSE(held(want));
+    cpu::set_forms_enabled(true);
+    EXPECT_TRUE(same_bits(want, got));
+    // One held operand, one plain: read plain.
+    const Tensor yc = F::conv2d(a.x, a.w, a.b, {});
+    const Tensor mixed = add(yc, ya);  // ya was settled above
+    EXPECT_FALSE(held(mixed));
+    EXPECT_TRUE(same_bits(add(ya, yc), mixed));
+    const Tensor yd = F::conv2d(a.x, a.w, a.b, {});
+    const Tensor broadcast = add(yd, bias);
+    EXPECT_FALSE(held(broadcast));
+    EXPECT_TRUE(same_bits(add(yd, bias), broadcast));
   }
 }
