@@ -54,6 +54,20 @@ std::atomic<bool>& forms_flag() {
 }
 }  // namespace
 
+void hold_as(const Tensor& src, const Tensor& t, dt type, tag layout) {
+  const memory::dims d(t.sizes().begin(), t.sizes().end());
+  const memory::desc held(d, type, layout);
+  Storage buffer = std::make_shared<StorageImpl>(held.get_size(), Device::cpu());
+  dnnl_call("reorder (hold_as)", [&] {
+    memory plain(memory::desc(d, dt::f32, tag::nchw), dnnl_cpu_engine(), src.raw_data());
+    memory m(held, dnnl_cpu_engine(), buffer->data());
+    dnnl::stream s(dnnl_cpu_engine());
+    dnnl::reorder(plain, m).execute(s, plain, m);
+    s.wait();
+    hold_in_form(t, m, buffer);
+  });
+}
+
 bool forms_enabled() { return forms_flag().load(std::memory_order_relaxed); }
 void set_forms_enabled(bool on) { forms_flag().store(on, std::memory_order_relaxed); }
 
@@ -162,15 +176,18 @@ void reorder_into(memory from, memory to, dnnl::stream& s) {
       return nhwc_to_nchw_f32(static_cast<const float*>(from.get_data_handle()),
                               static_cast<float*>(to.get_data_handle()), n * c / 16, 16, hw);
     }
-    // A bf16 activation held in nChw16c back to NCHW f32: widened in its layout (exact), then transposed.
-    if (c % 16 == 0 && fd == memory::desc(dims, dt::bf16, tag::nChw16c) &&
-        td == memory::desc(dims, dt::f32, tag::nchw)) {
+    // A bf16 activation held in nChw16c (AVX512-BF16) or NHWC (AMX) back to NCHW f32: widened in its
+    // layout (exact), then transposed as above.
+    const bool blocked16 = c % 16 == 0 && fd == memory::desc(dims, dt::bf16, tag::nChw16c);
+    if ((blocked16 || fd == memory::desc(dims, dt::bf16, tag::nhwc)) && td == memory::desc(dims, dt::f32, tag::nchw)) {
       s.wait();
       const int64_t count = n * c * hw;
       Storage wide = std::make_shared<StorageImpl>(size_t(count) * sizeof(float), Device::cpu());
       bf16_to_f32_array(static_cast<const uint16_t*>(from.get_data_handle()), static_cast<float*>(wide->data()), count);
-      return nhwc_to_nchw_f32(static_cast<const float*>(wide->data()), static_cast<float*>(to.get_data_handle()),
-                              n * c / 16, 16, hw);
+      return blocked16 ? nhwc_to_nchw_f32(static_cast<const float*>(wide->data()),
+                                          static_cast<float*>(to.get_data_handle()), n * c / 16, 16, hw)
+                       : nhwc_to_nchw_f32(static_cast<const float*>(wide->data()),
+                                          static_cast<float*>(to.get_data_handle()), n, c, hw);
     }
     // A held nChw16c f32 activation into a bf16 convolution that wants the same layout: the
     // padding channels (zeros) convert too, so the whole buffer is one array.

@@ -43,6 +43,12 @@ const DnnlForm* dnnl_form_of(const Tensor& t);
 // must be the whole of a storage no one else has read yet (a fresh kernel output).
 void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer);
 
+// `t` (a float32 NCHW tensor, the whole of its storage) made to hold `src`'s values (the same shape,
+// contiguous float32) in `layout` and `type`, as a kernel would leave it, oneDNN's own reorder
+// filling the form; t's plain bytes are left as they are (stale). For tests of the layouts this
+// machine's kernels do not pick (NHWC bf16 is AMX's).
+void hold_as(const Tensor& src, const Tensor& t, dnnl::memory::data_type type, dnnl::memory::format_tag layout);
+
 // false when EMBER_PLAIN_LAYOUT=1 is set (read once) or after set_forms_enabled(false): every output
 // is then written in NCHW as before (before/after runs of one build; the tests' reference).
 bool forms_enabled();
