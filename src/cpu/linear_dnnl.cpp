@@ -138,6 +138,17 @@ const memory& packed_weight(Cache& c, const Plan& plan, const Tensor& w, dnnl::s
 
 bool contiguous_2d(const Tensor& t) { return t.dim() == 2 && t.is_contiguous(); }
 
+// Runs the inner product of `plan` on src (its plan->x layout), the packed weight and the bias into out.
+void run_inner_product(const Plan& plan, void* src, const memory& wp, const Tensor& b, const Tensor& out) {
+  dnnl::stream s(engine());
+  std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan.x, engine(), src)},
+                                       {DNNL_ARG_WEIGHTS, wp},
+                                       {DNNL_ARG_DST, memory(plan.y, engine(), out.raw_data())}};
+  if (b.defined()) args.emplace(DNNL_ARG_BIAS, memory(plan.b, engine(), b.raw_data()));
+  plan.prim.execute(s, args);
+  s.wait();
+}
+
 // Under bf16 autocast, a flattened activation held in nChw16c bfloat16 (dnnl_form.h: the pooled
 // output of the convolutions before a classifier) is read where it is: its rows are
 // (C/16, H, W, 16) where linear wants (C, H, W), so the weight's columns are permuted to that order
@@ -203,13 +214,7 @@ bool linear_inference_held(const Tensor& x, const Tensor& w, const Tensor& b, co
   if (plan == nullptr) return false;
   dnnl_call("linear", [&] {
     dnnl::stream s(engine());
-    const memory& wp = permuted_weight(c, *plan, w, d[1], hw, s);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan->x, engine(), form->data())},
-                                         {DNNL_ARG_WEIGHTS, wp},
-                                         {DNNL_ARG_DST, memory(plan->y, engine(), out.raw_data())}};
-    if (b.defined()) args.emplace(DNNL_ARG_BIAS, memory(plan->b, engine(), b.raw_data()));
-    plan->prim.execute(s, args);
-    s.wait();
+    run_inner_product(*plan, form->data(), permuted_weight(c, *plan, w, d[1], hw, s), b, out);
   });
   return true;
 }
@@ -231,13 +236,7 @@ bool linear_inference(const Tensor& x, const Tensor& w, const Tensor& b, const T
   if (plan == nullptr) return false;
   dnnl_call("linear", [&] {
     dnnl::stream s(engine());
-    const memory& wp = packed_weight(c, *plan, w, s);
-    std::unordered_map<int, memory> args{{DNNL_ARG_SRC, memory(plan->x, engine(), x.raw_data())},
-                                         {DNNL_ARG_WEIGHTS, wp},
-                                         {DNNL_ARG_DST, memory(plan->y, engine(), out.raw_data())}};
-    if (b.defined()) args.emplace(DNNL_ARG_BIAS, memory(plan->b, engine(), b.raw_data()));
-    plan->prim.execute(s, args);
-    s.wait();
+    run_inner_product(*plan, x.raw_data(), packed_weight(c, *plan, w, s), b, out);
   });
   return true;
 }

@@ -61,6 +61,12 @@ void max_pool2d_2x2_plane_f32_generic(const float* plane, int64_t W, int64_t OH,
 // upper halves of the cast/extract intrinsics); nothing here is uninitialised.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+// The lanes where v replaces best: v > best, or v is NaN while best is a number (the scalar rule
+// above; a NaN once taken stays, so the first NaN in row-major order wins).
+__attribute__((target("avx512f"))) inline __mmask16 take_mask(__m512 best, __m512 v) {
+  return _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
+         (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+}
 __attribute__((target("avx512f"))) void max_pool2d_2x2_plane_f32_avx512(const float* plane, int64_t W, int64_t OH,
                                                                          int64_t OW, float* o, int64_t* id) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -87,9 +93,7 @@ __attribute__((target("avx512f"))) void max_pool2d_2x2_plane_f32_avx512(const fl
       __m512i arg = _mm512_setzero_si512();
       for (int k = 1; k < 4; ++k) {
         const __m512 v = taps[k];
-        // v > best, or v is NaN while best is a number (the scalar rule above).
-        const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-                               (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+        const __mmask16 take = take_mask(best, v);
         best = _mm512_mask_blend_ps(take, best, v);
         arg = _mm512_mask_blend_epi32(take, arg, offs[k - 1]);
       }
@@ -130,6 +134,9 @@ void max_pool2d_2x2_plane(const T* plane, int64_t W, int64_t OH, int64_t OW, T* 
 // equal the plain kernel's (bfloat16 compares as the float32 it widens to exactly, and the maximum is
 // one of its inputs, so narrowing it back is exact). Padding channels (zeros) pool to zeros, as
 // oneDNN requires of them. Values only: inference.
+// GCC 12's AVX-512 headers trip -Wmaybe-uninitialized in their own helpers (as above).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <bool kBf16>
 __attribute__((target("avx512f"))) inline __m512 load16(const void* p) {
   if constexpr (kBf16)
@@ -146,9 +153,7 @@ __attribute__((target("avx512f"))) inline void store16(void* p, __m512 v) {
 }
 // v replaces best where v > best, or v is NaN while best is a number (the plain kernel's rule).
 __attribute__((target("avx512f"))) inline __m512 take_max(__m512 best, __m512 v) {
-  const __mmask16 take = _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-                         (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
-  return _mm512_mask_blend_ps(take, best, v);
+  return _mm512_mask_blend_ps(take_mask(best, v), best, v);
 }
 template <bool kBf16>
 __attribute__((target("avx512f"))) void max_pool2d_nchw16c_avx512(const void* x, void* out, int64_t N, int64_t CB,
@@ -196,6 +201,8 @@ __attribute__((target("avx512f"))) void max_pool2d_nchw16c_avx512(const void* x,
     }
   }
 }
+
+#pragma GCC diagnostic pop
 
 // true (out held in the blocked layout) when x is held in nChw16c and no indices are wanted.
 bool max_pool2d_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
