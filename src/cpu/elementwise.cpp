@@ -1,5 +1,9 @@
 // CPU elementwise kernels: binary/unary math, copy with dtype conversion, fill, where, and the
 // Philox random fills. The op switch sits outside the loops so each inner loop is one functor.
+#include <immintrin.h>
+#include <omp.h>
+
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <type_traits>
@@ -268,12 +272,98 @@ void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& o
   });
 }
 
+// Bernoulli fills of float32 (dropout's masks), 16 Philox blocks at once on AVX-512: the same
+// rounds as philox4x32_10 on 16 counters (the 32x32 -> 64-bit products of the even and the odd
+// lanes through two vpmuludq), the draw taken as u < p exactly as the scalar loop (u = m * 2^-24 for
+// the word's top 24 bits m, so u < p is m < ceil(p * 2^24)), and the 16 blocks' four words written
+// interleaved as the stream's layout has them. Blocks [b0, b1), elements [4 b0, min(4 b1, n)).
+// The scalar fill (double arithmetic per element) had been 6.7% of mnistnet's bf16 training step
+// for its two dropouts (perf, Zen 5, 2026-12-02).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+__attribute__((target("avx512f"))) inline __m512i mulhi_epu32(__m512i a, __m512i m) {
+  const __m512i even = _mm512_srli_epi64(_mm512_mul_epu32(a, m), 32);
+  const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
+  return _mm512_mask_blend_epi32(0xAAAA, even, odd);
+}
+__attribute__((target("avx512f"))) void bernoulli_f32_avx512(float* o, int64_t n, int64_t b0, int64_t b1,
+                                                              std::array<uint32_t, 2> key, uint64_t offset,
+                                                              uint32_t threshold, float kept) {
+  const __m512i m0 = _mm512_set1_epi32(int(0xD2511F53u)), m1 = _mm512_set1_epi32(int(0xCD9E8D57u));
+  const __m512i lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
+  const __m512i thr = _mm512_set1_epi32(int(threshold));
+  const __m512 one = _mm512_set1_ps(kept), zero = _mm512_setzero_ps();
+  for (int64_t blk = b0; blk < b1; blk += 16) {
+    // Counters offset + blk + lane: low and high words, lanes 0-7 and 8-15 as two int64 vectors.
+    const __m512i ca = _mm512_add_epi64(_mm512_set1_epi64(int64_t(offset + uint64_t(blk))), lanes);
+    const __m512i cb = _mm512_add_epi64(ca, _mm512_set1_epi64(8));
+    const __m512i lo_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i hi_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    __m512i c0 = _mm512_permutex2var_epi32(ca, lo_idx, cb), c1 = _mm512_permutex2var_epi32(ca, hi_idx, cb);
+    __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
+    uint32_t k0 = key[0], k1 = key[1];
+    for (int round = 0; round < 10; ++round) {
+      const __m512i hi0 = mulhi_epu32(c0, m0), lo0 = _mm512_mullo_epi32(c0, m0);
+      const __m512i hi1 = mulhi_epu32(c2, m1), lo1 = _mm512_mullo_epi32(c2, m1);
+      const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(int(k0)));
+      const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(int(k1)));
+      c0 = n0;
+      c1 = lo1;
+      c2 = n2;
+      c3 = lo0;
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const __m512i w[4] = {c0, c1, c2, c3};
+    __m512 f[4];
+    for (int j = 0; j < 4; ++j)
+      f[j] = _mm512_mask_blend_ps(_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[j], 8), thr), zero, one);
+    // Transpose to the stream's order: element 4 * block + word.
+    const __m512 t0 = _mm512_unpacklo_ps(f[0], f[1]), t1 = _mm512_unpackhi_ps(f[0], f[1]);
+    const __m512 t2 = _mm512_unpacklo_ps(f[2], f[3]), t3 = _mm512_unpackhi_ps(f[2], f[3]);
+    const __m512 u[4] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                         _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE)};
+    // u[r] holds blocks r, r + 4, r + 8, r + 12 in its four 128-bit chunks.
+    alignas(64) float tmp[64];
+    for (int r = 0; r < 4; ++r) {
+      _mm_store_ps(tmp + 4 * r, _mm512_extractf32x4_ps(u[r], 0));
+      _mm_store_ps(tmp + 4 * (r + 4), _mm512_extractf32x4_ps(u[r], 1));
+      _mm_store_ps(tmp + 4 * (r + 8), _mm512_extractf32x4_ps(u[r], 2));
+      _mm_store_ps(tmp + 4 * (r + 12), _mm512_extractf32x4_ps(u[r], 3));
+    }
+    const int64_t first = 4 * blk, count = std::min<int64_t>(64, std::min<int64_t>(4 * b1, n) - first);
+    if (count == 64) {
+      for (int q = 0; q < 4; ++q) _mm512_storeu_ps(o + first + 16 * q, _mm512_load_ps(tmp + 16 * q));
+    } else {
+      for (int64_t i = 0; i < count; ++i) o[first + i] = tmp[i];
+    }
+  }
+}
+#pragma GCC diagnostic pop
+
 // Random fills follow generator.h's layout: element i uses word i%4 of block (offset + i/4).
 void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1) {
   EMBER_ASSERT(out.is_contiguous());
   const int64_t n = out.numel();
   const int64_t blocks = (n + 3) / 4;
   const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (dist == RandomDist::Bernoulli && out.dtype() == DType::Float32 && avx512) {
+    // u < p0 for u = m * 2^-24 and integer m in [0, 2^24): m < ceil(p0 * 2^24).
+    const double t = std::ceil(std::clamp(p0, 0.0, 1.0) * 0x1p24);
+    const uint32_t threshold = uint32_t(t);
+    float* o = out.data_ptr<float>();
+    const float kept = float(p1);
+    // Chunks of 16 blocks per thread, contiguous ranges (static schedule).
+    const int64_t chunks = (blocks + 15) / 16;
+#pragma omp parallel if (n > kParallelGrain)
+    {
+      const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+      const int64_t c0 = chunks * id / nt, c1 = chunks * (id + 1) / nt;
+      if (c1 > c0) bernoulli_f32_avx512(o, n, 16 * c0, std::min<int64_t>(16 * c1, blocks), key, offset, threshold, kept);
+    }
+    return;
+  }
   dispatch_numeric(out.dtype(), "random", [&]<class T>() {
     T* o = out.data_ptr<T>();
 #pragma omp parallel for schedule(static) if (n > kParallelGrain)
@@ -300,7 +390,7 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
           break;
         }
         case RandomDist::Bernoulli:
-          for (int j = 0; j < 4; ++j) v[j] = double(w[j] >> 8) * 0x1p-24 < p0 ? 1.0 : 0.0;
+          for (int j = 0; j < 4; ++j) v[j] = double(w[j] >> 8) * 0x1p-24 < p0 ? p1 : 0.0;
           break;
       }
       for (int j = 0; j < 4; ++j) {

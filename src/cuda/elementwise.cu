@@ -394,7 +394,7 @@ __global__ void random_kernel(T* out, int64_t n, RandomDist dist, uint64_t seed,
         break;
       }
       case RandomDist::Bernoulli:
-        for (int j = 0; j < 4; ++j) v[j] = double(w[j] >> 8) * 0x1p-24 < p0 ? 1.0 : 0.0;
+        for (int j = 0; j < 4; ++j) v[j] = double(w[j] >> 8) * 0x1p-24 < p0 ? p1 : 0.0;
         break;
     }
     for (int j = 0; j < 4; ++j) {

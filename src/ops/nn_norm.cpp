@@ -106,12 +106,9 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   Generator& g = gen ? *gen : default_generator();
   Tensor mask = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
   const uint64_t offset = g.reserve(uint64_t(mask.numel()));
-  // Keep with probability 1 - p; survivors are scaled by 1 / (1 - p) so the expectation is x.
-  kernels::random(x.device())(kernels::RandomDist::Bernoulli, mask, g.seed(), offset, 1.0 - p, 0.0);
-  {
-    NoGradGuard ng;
-    mask.mul_(1.0 / (1.0 - p));
-  }
+  // Keep with probability 1 - p; survivors are scaled by 1 / (1 - p) so the expectation is x (the
+  // mask holds the scale where kept: one pass fewer than a 0/1 mask scaled after).
+  kernels::random(x.device())(kernels::RandomDist::Bernoulli, mask, g.seed(), offset, 1.0 - p, 1.0 / (1.0 - p));
   return mul(x, mask);
 }
 
@@ -130,11 +127,9 @@ Tensor stochastic_depth(const Tensor& x, double p, const std::string& mode, bool
   Generator& g = gen ? *gen : default_generator();
   Tensor noise = empty(noise_shape, {.dtype = x.dtype(), .device = x.device()});
   const uint64_t offset = g.reserve(uint64_t(noise.numel()));
-  kernels::random(x.device())(kernels::RandomDist::Bernoulli, noise, g.seed(), offset, 1.0 - p, 0.0);
-  if (p < 1.0) {
-    NoGradGuard ng;
-    noise.mul_(1.0 / (1.0 - p));  // torchvision divides only when a sample can survive
-  }
+  // Kept samples are scaled by 1 / (1 - p) (torchvision divides only when a sample can survive).
+  kernels::random(x.device())(kernels::RandomDist::Bernoulli, noise, g.seed(), offset, 1.0 - p,
+                              p < 1.0 ? 1.0 / (1.0 - p) : 1.0);
   return mul(x, noise);
 }
 

@@ -122,6 +122,21 @@ const bool registered = [] {
     for (Shape s : std::vector<Shape>{{3, 4, 9, 7}, {2, 3, 28, 28}, {2, 3, 10, 10}, {2, 2, 6, 32}, {1, 2, 5, 35}, {1, 1, 4, 81}})
       e.cases.push_back({"2x2_ties_nan_" + shape_str(s), {in(s).ints(0, 3).nans(13)},
                          [](auto& v) { return F::max_pool2d(v[0], {.kernel = {2, 2}}); }, kFloats, false});
+    // Other windows on rows wide enough for the vector kernel's 16 outputs per step (strides 1, 2
+    // and 3: loads, even-lane picks and gathers), with borders, ceil mode, ties and NaNs: ResNet's
+    // stem pool (3x3/2 pad 1), 3x3/1 pad 1, 2x3/(1,3), 5x5/2 pad 2, 3x2/(2,2) with ceil.
+    const std::vector<std::pair<std::string, F::Pool2dOptions>> wide_windows = {
+        {"3x3s2p1", {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}},
+        {"3x3s1p1", {.kernel = {3, 3}, .stride = {1, 1}, .padding = {1, 1}}},
+        {"2x3s1x3", {.kernel = {2, 3}, .stride = {1, 3}}},
+        {"5x5s2p2", {.kernel = {5, 5}, .stride = {2, 2}, .padding = {2, 2}}},
+        {"3x2s2_ceil", {.kernel = {3, 2}, .stride = {2, 2}, .padding = {1, 0}, .ceil_mode = true}}};
+    for (const auto& [label, opt] : wide_windows)
+      for (Shape s : std::vector<Shape>{{2, 3, 9, 40}, {1, 2, 6, 67}})
+        e.cases.push_back({label + "_ties_nan_" + shape_str(s), {in(s).ints(0, 3).nans(13)},
+                           [opt](auto& v) { return F::max_pool2d(v[0], opt); }, kFloats, false});
+    e.cases.push_back({"3x3s2p1_distinct", {in({2, 3, 11, 37}).distinct()},
+                       [](auto& v) { return F::max_pool2d(v[0], {.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}); }});
     // Gradients: distinct values (no ties within eps), ceil mode, a transposed view, a 3-D input.
     e.cases.push_back({"distinct_ceil_padded", {in({2, 3, 7, 6}).distinct()},
                        [](auto& v) { return F::max_pool2d(v[0], {.kernel = {3, 2}, .stride = {2, 1}, .padding = {1, 1}, .ceil_mode = true}); }});

@@ -44,3 +44,32 @@ TEST(Philox, SameSeedSameNumbersAnyThreads) {
   std::sort(pv.begin(), pv.end());
   for (int i = 0; i < 10; ++i) EXPECT_EQ(pv[i], i);
 }
+
+// Dropout's float32 mask comes from a 16-blocks-at-once Philox on AVX-512 (cpu/elementwise.cpp):
+// every element equals the stream's formula (generator.h) computed here one block at a time, for
+// sizes around the 64-element steps, a generator offset and a seed using both key words, keep
+// probabilities on and beside the 2^-24 grid, and one or two threads.
+TEST(Philox, DropoutMasksFollowTheStreamFormulaElementByElement) {
+  const int saved = get_num_threads();
+  const uint64_t seed = 0x1234567890ABCDEFull;
+  for (int threads : {1, 2})
+    for (int64_t n : {1, 3, 4, 5, 63, 64, 65, 127, 1001, 40000, 65536 + 7})
+      for (double p : {0.3, 0.5, 1.0 - 3 * 0x1p-24, 1.0 - (3 * 0x1p-24 + 0x1p-30), 0.9, 1e-9}) {
+        set_num_threads(threads);
+        Generator g(seed);
+        g.reserve(4 * 5 + 2);  // the fill starts at counter block 6
+        const uint64_t offset = g.offset();
+        Tensor got = nn::functional::dropout(ones({n}), p, true, &g);
+        set_num_threads(saved);
+        ASSERT_EQ(g.offset(), offset + uint64_t((n + 3) / 4));
+        const std::vector<float> v = got.to_vector<float>();
+        const double keep = 1.0 - p;
+        const float scale = float(1.0 / keep);
+        for (int64_t i = 0; i < n; ++i) {
+          const uint64_t ctr = offset + uint64_t(i / 4);
+          const auto w = philox4x32_10({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0}, {uint32_t(seed), uint32_t(seed >> 32)});
+          const float want = double(w[i % 4] >> 8) * 0x1p-24 < keep ? scale : 0.f;
+          ASSERT_EQ(v[size_t(i)], want) << "n " << n << " p " << p << " element " << i << " threads " << threads;
+        }
+      }
+}

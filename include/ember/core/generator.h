@@ -11,7 +11,7 @@
 //       r = sqrt(-2 ln u1), z_a = r cos(2 pi u2), z_b = r sin(2 pi u2); value = mean + std * z
 //     (computed in double, then stored in the tensor's dtype)
 //   - randint in [low, high): low + x % (high - low)
-//   - bernoulli(p): 1 when u < p
+//   - bernoulli(p, kept): `kept` when u < p, else 0 (1 for torch.bernoulli; dropout's 1 / (1 - p))
 #pragma once
 
 #include <array>
