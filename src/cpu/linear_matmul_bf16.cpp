@@ -33,7 +33,7 @@ struct MatmulPlan {
   dnnl::matmul prim;
   memory::desc a, b, c, bias, scratchpad;
 };
-enum class Kind { Forward, BackwardData, BackwardWeights };
+enum class Kind { Forward, BackwardData, BackwardWeights, AtB };
 using Key = std::tuple<Kind, int64_t, int64_t, int64_t, bool>;  // (kind, N, I, O, bias)
 
 // a (M, K) @ b (K, N) -> c (M, N) f32, a and b bf16 in the given layouts; nullopt when oneDNN has
@@ -132,6 +132,16 @@ bool linear_backward_weights_matmul_bf16(const Tensor& go, const Tensor& x, cons
       for (int64_t c = 0; c < o; ++c) acc[size_t(c)] += g[r * o + c];
     for (int64_t c = 0; c < o; ++c) out[c] = acc[size_t(c)];
   }
+  return true;
+}
+
+bool matmul_at_b_bf16(const uint16_t* a, const uint16_t* b, float* c, int64_t m, int64_t k, int64_t n) {
+  if (m == 0 || k == 0 || n == 0) return false;
+  const MatmulPlan* plan = plan_for({Kind::AtB, m, k, n, false}, memory::desc({m, k}, dt::bf16, tag::ba),
+                                    memory::desc({k, n}, dt::bf16, tag::ab), memory::desc({m, n}, dt::f32, tag::ab),
+                                    memory::desc());
+  if (plan == nullptr) return false;
+  run("matmul (bf16, a^T b)", *plan, const_cast<uint16_t*>(a), const_cast<uint16_t*>(b), c, nullptr);
   return true;
 }
 

@@ -15,4 +15,8 @@ bool linear_backward_data_matmul_bf16(const Tensor& go, const Tensor& w, const T
 // sums of grad_out (in f32, unrounded) when defined.
 bool linear_backward_weights_matmul_bf16(const Tensor& go, const Tensor& x, const Tensor& gw, const Tensor& gb);
 
+// c (M, N) f32 = a^T @ b for a (K, M) and b (K, N), both bf16 row-major: the product of two
+// tall matrices over their shared rows (a convolution's weight gradient, nn_conv_wgrad.cpp).
+bool matmul_at_b_bf16(const uint16_t* a, const uint16_t* b, float* c, int64_t m, int64_t k, int64_t n);
+
 }  // namespace ember::cpu

@@ -43,4 +43,10 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x,
 bool conv2d_backward_weight_bias_dnnl(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
                                       const Tensor& grad_weight, const Tensor& grad_bias);
 
+// The bf16 weight gradient of a convolution with small output planes as one bf16 GEMM over an
+// im2col matrix (nn_conv_wgrad.cpp): false, writing nothing, outside the shapes it is for (groups
+// 1, output planes of at most 64 pixels, 64+ channels each side) or where oneDNN has no matmul.
+bool conv2d_backward_weight_gemm_bf16(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
+                                      const Tensor& grad_weight);
+
 }  // namespace ember::cpu

@@ -417,6 +417,7 @@ void conv2d_backward_weight_dnnl(const Tensor& grad_out, const Tensor& x, const 
   if (deterministic() && half)
     return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   if (deterministic()) return conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);
+  if (half && conv2d_backward_weight_gemm_bf16(grad_out, x, p, grad_weight)) return;
   if (conv2d_backward_weight_planned(grad_out, x, p, grad_weight, Tensor())) return;
   if (half) return conv2d_backward_weight_im2col(bf16_rounded(grad_out), bf16_rounded(x), as_f32(p), grad_weight);
   conv2d_backward_weight_im2col(grad_out, x, p, grad_weight);

@@ -4,7 +4,7 @@
 // bits on every call, and a weight changed in place between calls is seen at once; and the bf16
 // conv's kept f32 -> bf16 conversions (src/cpu/nn_conv_dnnl.cpp), which must never serve a tensor
 // written since; and the NCHW <-> NHWC transpositions around the bf16 conv (src/cpu/layout_nhwc.cpp)
-// against plain loops, bit for bit.
+// against plain loops, bit for bit; and the small-plane bf16 weight gradient GEMM (src/cpu/nn_conv_wgrad.cpp).
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
@@ -122,6 +122,44 @@ TEST(CpuBf16Conv, KeptConversionIsReusedOnlyWhileTheTensorIsUnchanged) {
   const Tensor gw3 = weight_grad(x);
   EXPECT_FALSE(allclose(gw3, gw2, 1e-3, 1e-3));
   EXPECT_TRUE(allclose(gw3, weight_grad(x.clone()), 0, 0));
+}
+
+// The bf16 weight gradient of small-plane convolutions as one GEMM (src/cpu/nn_conv_wgrad.cpp):
+// the same products as the im2col reference on the bf16-rounded operands, summed in another order
+// (float32 tolerance), for strides, padding, dilation, 1x1 and non-square kernels; and the slot
+// (conv2d_backward_weight_dnnl) takes it. Larger planes and thin layers are declined.
+TEST(CpuBf16Conv, SmallPlaneWeightGradientGemmEqualsTheProductsOfTheRoundedOperands) {
+  if (!bf16_support(Device::cpu()).native) GTEST_SKIP() << "no bf16 hardware: " << bf16_support(Device::cpu()).reason;
+  struct Geo {
+    int64_t n, ci, co, h, w, kh, kw;
+    kernels::Conv2dParams p;
+  };
+  const DType bf = DType::BFloat16;
+  const std::vector<Geo> geos = {
+      {4, 64, 80, 7, 7, 3, 3, {.pad_h = 1, .pad_w = 1, .compute = bf}},
+      {3, 64, 64, 8, 8, 3, 3, {.stride_h = 2, .stride_w = 2, .pad_h = 1, .pad_w = 1, .compute = bf}},
+      {2, 64, 128, 7, 7, 1, 1, {.stride_h = 2, .stride_w = 2, .compute = bf}},
+      {2, 96, 64, 6, 6, 3, 3, {.pad_h = 2, .pad_w = 2, .dilation_h = 2, .dilation_w = 2, .compute = bf}},
+      {3, 64, 72, 5, 9, 3, 2, {.stride_w = 2, .pad_h = 1, .compute = bf}}};
+  Generator g(21);
+  for (const Geo& e : geos) {
+    const int64_t oh = (e.h + 2 * e.p.pad_h - e.p.dilation_h * (e.kh - 1) - 1) / e.p.stride_h + 1;
+    const int64_t ow = (e.w + 2 * e.p.pad_w - e.p.dilation_w * (e.kw - 1) - 1) / e.p.stride_w + 1;
+    const Tensor x = randn({e.n, e.ci, e.h, e.w}, {}, &g), go = randn({e.n, e.co, oh, ow}, {}, &g);
+    Tensor want = empty({e.co, e.ci, e.kh, e.kw}), got = full({e.co, e.ci, e.kh, e.kw}, 12345.0);
+    cpu::conv2d_backward_weight_im2col(cpu::bf16_rounded(go), cpu::bf16_rounded(x), cpu::as_f32(e.p), want);
+    ASSERT_TRUE(cpu::conv2d_backward_weight_gemm_bf16(go, x, e.p, got)) << shape_str(x.sizes());
+    const double scale = std::max(1.0, amax(abs(want)).item<double>());
+    EXPECT_LE(amax(abs(sub(got, want))).item<double>() / scale, 1e-5) << shape_str(x.sizes());
+    Tensor via_slot = full({e.co, e.ci, e.kh, e.kw}, 12345.0);
+    cpu::conv2d_backward_weight_dnnl(go, x, e.p, via_slot);
+    EXPECT_TRUE(allclose(via_slot, got, 0, 0)) << "the slot takes the GEMM for " << shape_str(x.sizes());
+  }
+  const kernels::Conv2dParams p{.pad_h = 1, .pad_w = 1, .compute = bf};
+  Tensor gw = empty({64, 64, 3, 3});
+  EXPECT_FALSE(cpu::conv2d_backward_weight_gemm_bf16(randn({2, 64, 9, 9}), randn({2, 64, 9, 9}), p, gw)) << "81 pixels";
+  EXPECT_FALSE(cpu::conv2d_backward_weight_gemm_bf16(randn({2, 64, 4, 4}), randn({2, 32, 4, 4}), p, empty({64, 32, 3, 3})))
+      << "32 input channels";
 }
 
 TEST(CpuBf16Layout, NhwcTranspositionsMatchThePlainLoopsBitForBit) {
