@@ -128,7 +128,7 @@ class CpuAllocator final : public Allocator {
       return pages > 0 && page > 0 ? size_t(pages) * size_t(page) / 4 : size_t(512) << 20;
     }();
     const size_t peak = size_t(peak_.load(std::memory_order_relaxed));
-    return std::min(std::max(peak, kMinCacheLimit), std::max(quarter_of_memory, kMinCacheLimit));
+    return std::min(std::max(2 * peak, kMinCacheLimit), std::max(quarter_of_memory, kMinCacheLimit));
   }
   static constexpr size_t kMinCacheLimit = size_t(512) << 20;
   mutable std::mutex mu_;

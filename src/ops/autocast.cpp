@@ -3,6 +3,8 @@
 // ops/autocast.h.
 #include "ops/autocast.h"
 
+#include <oneapi/dnnl/dnnl.hpp>
+
 #include <memory>
 #include <unordered_map>
 
@@ -117,9 +119,19 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
 }
 
 // conv2d's exception in the table above: on the CPU, fewer input channels than this stay float32
-// when the weight gradient is computed (oneDNN 2.6's AMX weight gradient for ic=1 ran 3x slower
-// than f32; cuDNN's half convolutions were never measured, so CUDA follows the table).
-constexpr int64_t kConv2dMinLoweredChannels = 4;
+// when the weight gradient is computed (cuDNN's half convolutions were never measured, so CUDA
+// follows the table). With AMX, 4: oneDNN 2.6's AMX weight gradient for ic=1 ran 3x slower than
+// f32 (2 and 3 not measured there). Without (AVX512-BF16, Zen 5), 2: an RGB stem is faster in bf16
+// (resnet18's 7x7/2 at 224 px, batch 32: forward 33 ms against 40-60, weight gradient 14 against
+// 23-30, ONEDNN_VERBOSE, 2026-12-02) while one channel is not (lenet5's bf16 training 22k samples/s
+// with its 1 -> 6 conv lowered against 36-41k kept f32).
+int64_t conv2d_min_lowered_channels() {
+  static const int64_t n = [] {
+    const unsigned amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
+    return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & amx) == amx ? int64_t(4) : int64_t(2);
+  }();
+  return n;
+}
 // (Until 2026-12-02 a dense conv of fewer than 4,096 multiply-adds per output pixel stayed float32
 // without autograd: oneDNN's avx512_core_bf16 forward wrote float32 and lost to its f32 one there.
 // Since inference convolutions write their output in bf16 and leave it in oneDNN's layout
@@ -129,7 +141,7 @@ constexpr int64_t kConv2dMinLoweredChannels = 4;
 DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad) {
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
-  if (weight_grad && x.size(1) < kConv2dMinLoweredChannels) return x.dtype();
+  if (weight_grad && x.size(1) < conv2d_min_lowered_channels()) return x.dtype();
   return dt;
 }
 

@@ -10,11 +10,12 @@ namespace ember::autocast_detail {
 // The dtype `op` multiplies in for a float32 input on x's device: the autocast dtype when
 // autocast is on there and the policy lowers the op, else x's own dtype.
 DType compute_dtype(AutocastOp op, const Tensor& x);
-// conv2d's: compute_dtype's answer, except float32 on the CPU for an x of fewer than 4 channels when
-// `weight_grad` (the weight gradient will be computed) and, without autograd (neither x nor the
-// weight needs a gradient), for a dense conv of fewer than 4,096 multiply-adds per output pixel
-// (see autocast.cpp).
+// conv2d's: compute_dtype's answer, except float32 on the CPU for an x of fewer than
+// conv2d_min_lowered_channels() channels when `weight_grad` (the weight gradient will be computed).
 DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad);
+// Below this many input channels a CPU conv whose weight gradient is wanted stays float32 under
+// autocast: 4 where oneDNN runs AMX, 2 otherwise (autocast.cpp).
+int64_t conv2d_min_lowered_channels();
 // linear's: compute_dtype's answer, except float32 on the CPU without autograd for a weight of
 // fewer than 65,536 elements (see autocast.cpp).
 DType linear_compute_dtype(const Tensor& x, const Tensor& weight);

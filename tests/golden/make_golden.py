@@ -618,8 +618,9 @@ EMBER_CONV2D_MIN_LOWERED_CHANNELS = 4
 def rounded_operands_step(name, state, x, y):
     """autocast_step with ember's policy emulated (RoundedOperands) instead of torch.autocast."""
     def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
-        # ember's policy on the CPU (src/ops/autocast.cpp, kConv2dMinLoweredChannels): a conv on
-        # fewer than 4 input channels whose weight gradient is computed stays float32.
+        # ember's policy on the CPU (src/ops/autocast.cpp, conv2d_min_lowered_channels): a conv on
+        # fewer than 4 input channels (2 without AMX) whose weight gradient is computed stays
+        # float32; the same for BF16_MODELS, whose one-channel first convs stay float32 either way.
         if input.shape[1] < EMBER_CONV2D_MIN_LOWERED_CHANNELS and weight.requires_grad:
             return ORIGINAL_CONV2D(input, weight, bias, stride, padding, dilation, groups)
         return RoundedOperands.apply(input, weight, bias, (stride, padding, dilation, groups))

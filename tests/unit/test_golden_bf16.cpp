@@ -64,8 +64,8 @@ constexpr double kConvStepTol = 32 * kU;
 
 // Against rounded operands: the same bf16 products summed in float32 in another order. Differences
 // of float32 size, except where one flips a later bf16 rounding by a step. A conv on fewer than 4
-// input channels stays float32 when training (src/ops/autocast.cpp; make_golden.py's emulation does
-// the same): its float32 sums differ from PyTorch's in the last bits, and where such an output sits
+// input channels (2 without AMX; lenet5's and mnistnet's one-channel conv1 either way) stays float32
+// when training (src/ops/autocast.cpp; make_golden.py's emulation does the same): its float32 sums differ from PyTorch's in the last bits, and where such an output sits
 // next to a bf16 rounding boundary the next layer's rounded input moves by a whole step (u). lenet5
 // (6 channels out of conv1) saw no such flip: logits 6.4e-8, updates up to 1.8e-5; mnistnet (32
 // channels of 26x26 into conv2) did: logits 4.3e-4 = u/9, updates up to 1.9e-3 = u/2 (fc2.weight).
