@@ -97,7 +97,11 @@ fs::path name_run_dir(TrainSettings& c, const ModelSource& model_src) {
 // references do; a resumed run keeps the pipeline it was trained with (runs from before it: tensors).
 FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, const fs::path& data_dir,
                          const Checkpoint* ck) {
-  FolderFlags folder{c.image_size, c.channels, c.test_fraction, c.max_image_pixels};
+  FolderFlags folder;
+  folder.image_size = c.image_size;
+  folder.channels = c.channels;
+  folder.test_fraction = c.test_fraction;
+  folder.max_pixels = c.max_image_pixels;
   if (c.data != kImageFolder) return folder;
   const int64_t design = model_src.is_spec() ? 0 : models::design_size(model_src.name);
   folder.photos = c.augment != "auto" || design == 224 || data::is_photo_cache(data_dir);
