@@ -141,6 +141,12 @@ Tensor adaptive_avg_pool2d(const Tensor& x, std::array<int64_t, 2> output_size);
 Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                   const Tensor& weight, const Tensor& bias, bool training, double momentum = 0.1,
                   double eps = 1e-5);
+// act(batch_norm(...)): ReLU and ReLU6 in the batch norm's own passes where the backend has them
+// (the CPU: one pass over the output fewer forward and backward), the same values as the two
+// ops; the other activations as the two ops.
+Tensor batch_norm_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                             ConvActivation act);
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 // torchvision.ops.stochastic_depth: in training, mode "row" keeps each sample of x (N, ...) with
 // probability 1 - p (one Bernoulli draw per sample from the Philox stream, as dropout) and scales the

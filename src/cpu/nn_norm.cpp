@@ -30,6 +30,7 @@
 
 #include "cpu/loops.h"
 #include "cpu/reference/nn.h"
+#include "kernels/activation_math.h"
 
 namespace ember::cpu {
 
@@ -97,6 +98,61 @@ __attribute__((target_clones("avx512f", "avx2", "default")))
 void row_scale(const float* g, int64_t n, float k1, float* gx) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) gx[i] = g[i] * k1;
+}
+
+// ---- batch norm + ReLU / ReLU6 (kernels::batch_norm_forward_act / _backward_act) -------------------
+// The forward's pre-activation value t = (x - m) * scale + shift is written as in row_affine, so the
+// fused pass gives the unfused ops' values. The backward needs the activation's mask, 0 < t (< 6):
+// it computes t again from x with the same expression instead of reading the output, so it streams
+// g and x only, as the plain batch-norm backward does, and the activation's backward pass is gone.
+// (mask from t equals the mask from the output: act(t) > 0 iff t > 0, and for ReLU6 0 < relu6(t) < 6
+// iff 0 < t < 6; NaN fails both.) kRelu6 false: ReLU.
+template <bool kRelu6>
+inline float act_value(float t) {
+  if constexpr (kRelu6) return activation_math::relu6(t);
+  else return t > 0.f ? t : 0.f;
+}
+template <bool kRelu6>
+inline float act_masked(float g, float t) {
+  if constexpr (kRelu6) return t > 0.f && t < 6.f ? g : 0.f;
+  else return t > 0.f ? g : 0.f;
+}
+
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void row_affine_act(const float* x, int64_t n, float m, float scale, float shift, float* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = act_value<kRelu6>((x[i] - m) * scale + shift);
+}
+
+// sum(g'), sum(g' * (x - m)) with g' = g masked by the activation at t.
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+Sums2 row_grad_sums_act(const float* g, const float* x, int64_t n, float m, float scale, float shift) {
+  float s = 0.f, q = 0.f;
+#pragma omp simd reduction(+ : s, q)
+  for (int64_t i = 0; i < n; ++i) {
+    const float gm = act_masked<kRelu6>(g[i], (x[i] - m) * scale + shift);
+    s += gm;
+    q += gm * (x[i] - m);
+  }
+  return {s, q};
+}
+
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void row_grad_input_training_act(const float* g, const float* x, int64_t n, float m, float scale, float shift,
+                                 float mean_g, float k1, float k3, float* gx) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    gx[i] = (act_masked<kRelu6>(g[i], (x[i] - m) * scale + shift) - mean_g) * k1 - (x[i] - m) * k3;
+}
+
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void row_scale_act(const float* g, const float* x, int64_t n, float m, float scale, float shift, float k1, float* gx) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) gx[i] = act_masked<kRelu6>(g[i], (x[i] - m) * scale + shift) * k1;
 }
 
 // Chan, Golub and LeVeque's merge of two sets' (count, mean, M2).
@@ -201,10 +257,111 @@ void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const
   }
 }
 
+namespace {
+
+template <bool kRelu6>
+void batch_norm_forward_act_f32(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                const Tensor& bias, const Tensor& out) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const float *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>(), *ip = invstd.data_ptr<float>();
+  const float *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
+  float* op = out.data_ptr<float>();
+#pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
+  for (int64_t r = 0; r < N * C; ++r) {
+    const int64_t c = r % C;
+    const float scale = float(double(ip[c]) * double(wp[c]));
+    row_affine_act<kRelu6>(xp + r * S, S, mp[c], scale, bp[c], op + r * S);
+  }
+}
+
+// batch_norm_backward_channels with the activation's mask applied to g wherever it is read.
+template <bool kRelu6>
+void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                 const Tensor& weight, const Tensor& bias, bool training, const Tensor& grad_x,
+                                 const Tensor& grad_weight, const Tensor& grad_bias) {
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const double M = double(N * S);
+  const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
+  const float *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
+  float *gxp = grad_x.data_ptr<float>(), *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
+#pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
+  for (int64_t c = 0; c < C; ++c) {
+    const float m = mp[c], scale = float(double(ip[c]) * double(wp[c])), shift = bp[c];
+    double sum_g = 0.0, sum_gxm = 0.0;
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t base = (n * C + c) * S;
+      for_blocks(S, [&](int64_t off, int64_t len) {
+        const Sums2 s = row_grad_sums_act<kRelu6>(gp + base + off, xp + base + off, len, m, scale, shift);
+        sum_g += double(s.a);
+        sum_gxm += double(s.b);
+      });
+    }
+    const double is = double(ip[c]), w = double(wp[c]);
+    const float k1 = float(w * is);
+    if (training) {
+      const float mean_g = float(sum_g / M), k3 = float(w * is * is * is * sum_gxm / M);
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t base = (n * C + c) * S;
+        row_grad_input_training_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, mean_g, k1, k3, gxp + base);
+      }
+    } else {
+      for (int64_t n = 0; n < N; ++n) {
+        const int64_t base = (n * C + c) * S;
+        row_scale_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, k1, gxp + base);
+      }
+    }
+    gwp[c] = float(is * sum_gxm);
+    gbp[c] = float(sum_g);
+  }
+}
+
+}  // namespace
+
+void batch_norm_forward_act_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                     const Tensor& bias, kernels::ConvEpilogue act, const Tensor& out) {
+  EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
+              "batch_norm_forward_act: only ReLU and ReLU6 fuse");
+  const bool relu6 = act == kernels::ConvEpilogue::Relu6;
+  if (x.dtype() == DType::Float32)
+    return relu6 ? batch_norm_forward_act_f32<true>(x, mean, invstd, weight, bias, out)
+                 : batch_norm_forward_act_f32<false>(x, mean, invstd, weight, bias, out);
+  // float64: the two reference ops, the activation in place.
+  reference::batch_norm_forward(x, mean, invstd, weight, bias, out);
+  double* o = out.data_ptr<double>();
+  for (int64_t i = 0, n = out.numel(); i < n; ++i)
+    o[i] = relu6 ? activation_math::relu6(o[i]) : (o[i] > 0.0 ? o[i] : 0.0);
+}
+
+void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                      const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
+                                      kernels::ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
+                                      const Tensor& grad_bias) {
+  EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
+              "batch_norm_backward_act: only ReLU and ReLU6 fuse");
+  const bool relu6 = act == kernels::ConvEpilogue::Relu6;
+  if (x.dtype() == DType::Float32)
+    return relu6 ? batch_norm_backward_act_f32<true>(grad_out, x, mean, invstd, weight, bias, training, grad_x,
+                                                     grad_weight, grad_bias)
+                 : batch_norm_backward_act_f32<false>(grad_out, x, mean, invstd, weight, bias, training, grad_x,
+                                                      grad_weight, grad_bias);
+  // float64: the forward again for the mask (the reference's own values), the masked gradient,
+  // then the reference backward.
+  Tensor y = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
+  reference::batch_norm_forward(x, mean, invstd, weight, bias, y);
+  Tensor gm = empty(grad_out.sizes(), {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  const double *g = grad_out.data_ptr<double>(), *t = y.data_ptr<double>();
+  double* d = gm.data_ptr<double>();
+  for (int64_t i = 0, n = gm.numel(); i < n; ++i)
+    d[i] = (relu6 ? t[i] > 0.0 && t[i] < 6.0 : t[i] > 0.0) ? g[i] : 0.0;
+  reference::batch_norm_backward(gm, x, mean, invstd, weight, training, grad_x, grad_weight, grad_bias);
+}
+
 void register_nn_norm_kernels() {
   kernels::batch_norm_stats.set(DeviceType::CPU, &batch_norm_stats_channels);
   kernels::batch_norm_forward.set(DeviceType::CPU, &batch_norm_forward_channels);
   kernels::batch_norm_backward.set(DeviceType::CPU, &batch_norm_backward_channels);
+  kernels::batch_norm_forward_act.set(DeviceType::CPU, &batch_norm_forward_act_channels);
+  kernels::batch_norm_backward_act.set(DeviceType::CPU, &batch_norm_backward_act_channels);
 }
 
 }  // namespace ember::cpu

@@ -16,5 +16,11 @@ void batch_norm_forward_channels(const Tensor& x, const Tensor& mean, const Tens
 void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
                                   const Tensor& weight, bool training, const Tensor& grad_x,
                                   const Tensor& grad_weight, const Tensor& grad_bias);
+void batch_norm_forward_act_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                     const Tensor& bias, kernels::ConvEpilogue act, const Tensor& out);
+void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                      const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
+                                      kernels::ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
+                                      const Tensor& grad_bias);
 
 }  // namespace ember::cpu

@@ -91,6 +91,20 @@ using BatchNormBackwardFn = void (*)(const Tensor& grad_out, const Tensor& x, co
                                      const Tensor& invstd, const Tensor& weight, bool training,
                                      const Tensor& grad_x, const Tensor& grad_weight,
                                      const Tensor& grad_bias);
+// Batch norm followed by ReLU or ReLU6 (act Relu / Relu6 only) in one pass: out = act(the
+// forward above), the same values as the two ops. Optional slots (the front-end composes the two
+// ops where a backend has none).
+using BatchNormForwardActFn = void (*)(const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                       const Tensor& weight, const Tensor& bias, ConvEpilogue act,
+                                       const Tensor& out);
+// Its gradients, the activation's mask (0 < t, and t < 6 for ReLU6, t the batch norm's value)
+// applied to grad_out inside the batch-norm passes: the values of the activation's backward
+// followed by BatchNormBackwardFn's. The backend may recompute t from x (the CPU does, so the
+// output need not be kept).
+using BatchNormBackwardActFn = void (*)(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
+                                        const Tensor& invstd, const Tensor& weight, const Tensor& bias,
+                                        bool training, ConvEpilogue act, const Tensor& grad_x,
+                                        const Tensor& grad_weight, const Tensor& grad_bias);
 
 // softmax (or log_softmax when `log`) of x along `dim`; out has x's shape.
 using SoftmaxForwardFn = void (*)(const Tensor& x, int64_t dim, bool log, const Tensor& out);
@@ -120,6 +134,8 @@ inline KernelSlot<AdaptiveAvgPool2dBackwardFn> adaptive_avg_pool2d_backward("ada
 inline KernelSlot<BatchNormStatsFn> batch_norm_stats("batch_norm_stats");
 inline KernelSlot<BatchNormForwardFn> batch_norm_forward("batch_norm_forward");
 inline KernelSlot<BatchNormBackwardFn> batch_norm_backward("batch_norm_backward");
+inline KernelSlot<BatchNormForwardActFn> batch_norm_forward_act("batch_norm_forward_act");
+inline KernelSlot<BatchNormBackwardActFn> batch_norm_backward_act("batch_norm_backward_act");
 inline KernelSlot<SoftmaxForwardFn> softmax_forward("softmax_forward");
 inline KernelSlot<SoftmaxBackwardFn> softmax_backward("softmax_backward");
 inline KernelSlot<NllLossForwardFn> nll_loss_forward("nll_loss_forward");

@@ -133,6 +133,19 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   }
   return F::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum, eps);
 }
+Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x) {
+  return call_logged(x, [&] {
+    EMBER_CHECK(x.dim() == 4, ShapeError, "BatchNorm2d: expected a 4-D input (N, C, H, W), got shape ",
+                shape_str(x.sizes()));
+    EMBER_CHECK(x.size(1) == num_features, ShapeError, "BatchNorm2d(", num_features,
+                "): input has ", x.size(1), " channels (shape ", shape_str(x.sizes()), ")");
+    if (is_training()) {
+      NoGradGuard g;
+      num_batches_tracked.add_(1.0);
+    }
+    return F::batch_norm_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps, act);
+  });
+}
 
 // ---- conv + batch norm (+ activation) ----------------------------------------------------------
 namespace {
@@ -206,15 +219,8 @@ Tensor conv_bn_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, F::Con
   const F::Conv2dOptions opt{.stride = conv.options.stride, .padding = conv.options.padding,
                              .dilation = conv.options.dilation, .groups = conv.options.groups};
   if (conv.is_training() || bn.is_training() || !FoldBatchNorm::active() || bn.num_features != conv.out_channels) {
-    Tensor y = bn(conv(x));
-    switch (act) {
-      case F::ConvActivation::None: return y;
-      case F::ConvActivation::Relu: return relu(y);
-      case F::ConvActivation::Relu6: return relu6(y);
-      case F::ConvActivation::Silu: return silu(y);
-      case F::ConvActivation::Hardswish: return hardswish(y);
-    }
-    return y;
+    // The activation in the batch norm's passes (ReLU, ReLU6; batch_norm_activation).
+    return bn.forward_then(act, conv(x));
   }
   const auto [w, b] = cached_folded_weights(conv, bn);
   Tensor y = conv.call_logged(x, [&] { return F::conv2d_activation(x, w, b, opt, act); });

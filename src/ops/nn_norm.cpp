@@ -33,10 +33,27 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
                                             gx.view({N, C, S}), gw, gb);
   return {gx, gw, gb};
 }
+// The same with the activation's mask applied to grad_out (batch_norm_backward_act).
+std::tuple<Tensor, Tensor, Tensor> batch_norm_activation_backward(const Tensor& grad_out, const Tensor& x3,
+                                                                  const Tensor& mean, const Tensor& invstd,
+                                                                  const Tensor& weight, const Tensor& bias,
+                                                                  bool training, kernels::ConvEpilogue act,
+                                                                  const Shape& x_shape) {
+  const int64_t N = x3.size(0), C = x3.size(1), S = x3.size(2);
+  const TensorOptions copt{.dtype = x3.dtype(), .device = x3.device()};
+  Tensor gx = empty(x_shape, copt), gw = empty({C}, copt), gb = empty({C}, copt);
+  kernels::batch_norm_backward_act(gx.device())(grad_out.expand(x_shape).contiguous().view({N, C, S}), x3, mean,
+                                                invstd, weight, bias, training, act, gx.view({N, C, S}), gw, gb);
+  return {gx, gw, gb};
+}
 }  // namespace
 
-Tensor batch_norm(const Tensor& x_in, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                  const Tensor& bias, bool training, double momentum, double eps) {
+namespace {
+// batch_norm, and with act Relu / Relu6 batch_norm_activation's fused path (the backend's
+// batch_norm_forward_act / _backward_act: the activation's pass gone each way; its mask is
+// recomputed from x in the backward, so the output is not kept).
+Tensor batch_norm_impl(const Tensor& x_in, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                       const Tensor& bias, bool training, double momentum, double eps, ConvActivation act) {
   const Tensor x = autocast_detail::to_float32(AutocastOp::BatchNorm, x_in);
   EMBER_CHECK(x.dim() >= 2, ShapeError, "batch_norm: input must be (N, C) or (N, C, ...), got shape ",
               shape_str(x.sizes()));
@@ -79,22 +96,61 @@ Tensor batch_norm(const Tensor& x_in, const Tensor& running_mean, const Tensor& 
   Tensor w = weight.defined() ? weight.detach().contiguous() : ones({C}, copt);
   Tensor b = bias.defined() ? bias.detach().contiguous() : zeros({C}, copt);
   Tensor out = empty(x.sizes(), copt);
-  kernels::batch_norm_forward(x.device())(x3, mean, invstd, w, b, out.view({N, C, S}));
+  const auto epi = kernels::ConvEpilogue(act);
+  if (act == ConvActivation::None)
+    kernels::batch_norm_forward(x.device())(x3, mean, invstd, w, b, out.view({N, C, S}));
+  else
+    kernels::batch_norm_forward_act(x.device())(x3, mean, invstd, w, b, epi, out.view({N, C, S}));
 
   if (autograd::any_requires_grad({&x, &weight, &bias})) {
     const bool need_w = weight.defined() && weight.requires_grad();
     const bool need_b = bias.defined() && bias.requires_grad();
     // weight is saved too: an in-place update of it before backward must fail loudly.
     autograd::SavedTensor sx(x3), sw(w);
+    // The fused backward recomputes the activation's mask from x, w and b (not the output).
+    autograd::SavedTensor sb(act == ConvActivation::None ? Tensor() : b);
     Shape xs = x.sizes();
-    autograd::record(autograd::make_node("BatchNormBackward", [=](const std::vector<Tensor>& g) {
-                       auto [gx, gw, gb] = batch_norm_backward(g[0], sx.unpack("BatchNormBackward"), mean, invstd,
-                                                               sw.unpack("BatchNormBackward"), training, xs);
+    const char* name = act == ConvActivation::None   ? "BatchNormBackward"
+                       : act == ConvActivation::Relu ? "BatchNormReluBackward"
+                                                     : "BatchNormRelu6Backward";
+    autograd::record(autograd::make_node(name, [=](const std::vector<Tensor>& g) {
+                       if (act == ConvActivation::None) {
+                         auto [gx, gw, gb] = batch_norm_backward(g[0], sx.unpack(name), mean, invstd, sw.unpack(name),
+                                                                 training, xs);
+                         return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
+                       }
+                       auto [gx, gw, gb] = batch_norm_activation_backward(g[0], sx.unpack(name), mean, invstd,
+                                                                          sw.unpack(name), sb.unpack(name),
+                                                                          training, epi, xs);
                        return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
                      }),
                      {x, weight, bias}, {out});
   }
   return out;
+}
+}  // namespace
+
+Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
+                  const Tensor& bias, bool training, double momentum, double eps) {
+  return batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps, ConvActivation::None);
+}
+
+Tensor batch_norm_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                             const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                             ConvActivation act) {
+  const bool fusable = act == ConvActivation::Relu || act == ConvActivation::Relu6;
+  if (fusable && x.defined() && kernels::batch_norm_forward_act.has(x.device().type) &&
+      kernels::batch_norm_backward_act.has(x.device().type))
+    return batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps, act);
+  Tensor y = batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps);
+  switch (act) {
+    case ConvActivation::None: return y;
+    case ConvActivation::Relu: return relu(y);
+    case ConvActivation::Relu6: return relu6(y);
+    case ConvActivation::Silu: return silu(y);
+    case ConvActivation::Hardswish: return hardswish(y);
+  }
+  return y;
 }
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {

@@ -123,6 +123,8 @@ using WAdaB = Wrap<kernels::adaptive_avg_pool2d_backward, kernels::AdaptiveAvgPo
 using WBnS = Wrap<kernels::batch_norm_stats, kernels::BatchNormStatsFn, 1, 2>;
 using WBnF = Wrap<kernels::batch_norm_forward, kernels::BatchNormForwardFn, 5>;
 using WBnB = Wrap<kernels::batch_norm_backward, kernels::BatchNormBackwardFn, 6, 7, 8>;
+using WBnFA = Wrap<kernels::batch_norm_forward_act, kernels::BatchNormForwardActFn, 6>;
+using WBnBA = Wrap<kernels::batch_norm_backward_act, kernels::BatchNormBackwardActFn, 8, 9, 10>;
 using WSmF = Wrap<kernels::softmax_forward, kernels::SoftmaxForwardFn, 3>;
 using WSmB = Wrap<kernels::softmax_backward, kernels::SoftmaxBackwardFn, 4>;
 using WNllF = Wrap<kernels::nll_loss_forward, kernels::NllLossForwardFn, 3>;
@@ -139,15 +141,15 @@ struct All {
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
 using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward, WActF, WActB,
                        WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvFused, WConvBD, WConvBW, WConvBWB, WMaxF, WMaxB,
-                       WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WSmF, WSmB, WNllF, WNllB>;
+                       WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WBnFA, WBnBA, WSmF, WSmB, WNllF, WNllB>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
     "activation_forward", "activation_backward",
     "linear_inference", "linear_backward_weights", "linear_backward_data", "conv2d_forward", "conv2d_forward_fused",
     "conv2d_backward_data", "conv2d_backward_weight", "conv2d_backward_weight_bias", "max_pool2d_forward",
     "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
-    "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "softmax_forward",
-    "softmax_backward", "nll_loss_forward", "nll_loss_backward"};
+    "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "batch_norm_forward_act",
+    "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"};
 
 // ---- reference kernels with the slot signatures -------------------------------------------------
 void reference_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -196,7 +198,7 @@ Backend reference_backend() {
            "conv2d_backward_weight_bias", "max_pool2d_forward",
            "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
            "adaptive_avg_pool2d_backward", "batch_norm_stats", "batch_norm_forward", "batch_norm_backward",
-           "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"}};
+           "batch_norm_forward_act", "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"}};
 }
 
 Backend cuda_backend(std::string* why) {
@@ -239,6 +241,8 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WBnS::override_cpu(&ref::batch_norm_stats);
     WBnF::override_cpu(&ref::batch_norm_forward);
     WBnB::override_cpu(&ref::batch_norm_backward);
+    WBnFA::override_cpu(nullptr);  // batch_norm_activation then runs the reference batch norm and activation
+    WBnBA::override_cpu(nullptr);
     WSmF::override_cpu(&ref::softmax_forward);
     WSmB::override_cpu(&ref::softmax_backward);
     WNllF::override_cpu(&ref::nll_loss_forward);

@@ -245,6 +245,30 @@ const bool registered = [] {
     register_op(std::move(e));
   }
 
+  // ---- batch norm + ReLU / ReLU6 in one op (the CPU's fused passes; the others compose) -------------------------
+  {
+    OpEntry e{"BatchNormActivation", {}, {1e-4, 5e-11}};
+    const std::pair<const char*, F::ConvActivation> acts[] = {{"relu", F::ConvActivation::Relu},
+                                                              {"relu6", F::ConvActivation::Relu6},
+                                                              {"silu", F::ConvActivation::Silu}};
+    for (const auto& [name, act] : acts)
+      for (bool training : {true, false})
+        // A small plane (finite differences), planes longer than the summation block, resnet's
+        // first block at a small batch. Inputs in [-4, 8): ReLU6 meets both of its kinks.
+        for (Shape s : std::vector<Shape>{{3, 4, 2, 3}, {2, 3, 70, 70}, {4, 16, 14, 14}}) {
+          if (act == F::ConvActivation::Silu && s[2] > 2) continue;
+          std::vector<Input> ins = {in(s).uniform(-4, 8), in({s[1]}).no_grad(), in({s[1]}).uniform(0.5, 1.5).no_grad(),
+                                    in({s[1]}).uniform(0.5, 4), in({s[1]}).uniform(-1, 3)};
+          const F::ConvActivation a = act;
+          e.cases.push_back({std::string(name) + (training ? "_training_" : "_eval_") + shape_str(s), ins,
+                             [training, a](auto& v) {
+                               return F::batch_norm_activation(v[0], v[1], v[2], v[3], v[4], training, 0.1, 1e-5, a);
+                             },
+                             kFloats, shape_numel(s) <= 72});
+        }
+    register_op(std::move(e));
+  }
+
   // ---- softmax ------------------------------------------------------------------------------------------------
   for (bool log : {false, true}) {
     OpEntry e{log ? "LogSoftmax" : "Softmax", {}, {2e-6, 1e-12}};

@@ -71,6 +71,8 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1,
                        bool affine = true);
   Tensor forward(const Tensor& x) override;
+  // act(forward(x)), ReLU and ReLU6 in the batch norm's own passes (F::batch_norm_activation).
+  Tensor forward_then(nn::functional::ConvActivation act, const Tensor& x);
   std::string extra_repr() const override;
 
   int64_t num_features;
