@@ -147,6 +147,12 @@ Tensor batch_norm(const Tensor& x, const Tensor& running_mean, const Tensor& run
 Tensor batch_norm_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                              const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
                              ConvActivation act);
+// act(batch_norm(...) + residual): a residual block's tail. ReLU and ReLU6 with a residual of x's
+// shape and dtype run in the batch norm's passes where the backend has them (the CPU), the values
+// of the three ops (the batch norm rounded before the add); otherwise the three ops.
+Tensor batch_norm_add_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                                 const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                                 const Tensor& residual, ConvActivation act);
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen = nullptr);
 // torchvision.ops.stochastic_depth: in training, mode "row" keeps each sample of x (N, ...) with
 // probability 1 - p (one Bernoulli draw per sample from the Philox stream, as dropout) and scales the

@@ -155,6 +155,36 @@ void row_scale_act(const float* g, const float* x, int64_t n, float m, float sca
   for (int64_t i = 0; i < n; ++i) gx[i] = act_masked<kRelu6>(g[i], (x[i] - m) * scale + shift) * k1;
 }
 
+// With a residual r added before the activation (a residual block's tail, act(bn(x) + r)): t =
+// ((x - m) * scale + shift) + r, the batch norm's value rounded before the add as the unfused ops
+// round it. The backward's first pass writes the masked gradient g' (the residual's gradient) and
+// the second reads it with the plain loops.
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void row_affine_add_act(const float* x, const float* r, int64_t n, float m, float scale, float shift, float* out) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    const float y = (x[i] - m) * scale + shift;
+    out[i] = act_value<kRelu6>(y + r[i]);
+  }
+}
+
+template <bool kRelu6>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+Sums2 row_grad_sums_add_act(const float* g, const float* x, const float* r, int64_t n, float m, float scale,
+                            float shift, float* gm_out) {
+  float s = 0.f, q = 0.f;
+#pragma omp simd reduction(+ : s, q)
+  for (int64_t i = 0; i < n; ++i) {
+    const float y = (x[i] - m) * scale + shift;
+    const float gm = act_masked<kRelu6>(g[i], y + r[i]);
+    gm_out[i] = gm;
+    s += gm;
+    q += gm * (x[i] - m);
+  }
+  return {s, q};
+}
+
 // Chan, Golub and LeVeque's merge of two sets' (count, mean, M2).
 struct Moments {
   double count = 0.0, mean = 0.0, m2 = 0.0;
@@ -261,28 +291,33 @@ namespace {
 
 template <bool kRelu6>
 void batch_norm_forward_act_f32(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
-                                const Tensor& bias, const Tensor& out) {
+                                const Tensor& bias, const Tensor& residual, const Tensor& out) {
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   const float *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>(), *ip = invstd.data_ptr<float>();
   const float *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
+  const float* rp = residual.defined() ? residual.data_ptr<float>() : nullptr;
   float* op = out.data_ptr<float>();
 #pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
   for (int64_t r = 0; r < N * C; ++r) {
     const int64_t c = r % C;
     const float scale = float(double(ip[c]) * double(wp[c]));
-    row_affine_act<kRelu6>(xp + r * S, S, mp[c], scale, bp[c], op + r * S);
+    if (rp) row_affine_add_act<kRelu6>(xp + r * S, rp + r * S, S, mp[c], scale, bp[c], op + r * S);
+    else row_affine_act<kRelu6>(xp + r * S, S, mp[c], scale, bp[c], op + r * S);
   }
 }
 
 // batch_norm_backward_channels with the activation's mask applied to g wherever it is read.
 template <bool kRelu6>
-void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
-                                 const Tensor& weight, const Tensor& bias, bool training, const Tensor& grad_x,
-                                 const Tensor& grad_weight, const Tensor& grad_bias) {
+void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const Tensor& residual, const Tensor& mean,
+                                 const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
+                                 const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                                 const Tensor& grad_residual) {
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   const double M = double(N * S);
   const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
   const float *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
+  const float* rp = residual.defined() ? residual.data_ptr<float>() : nullptr;
+  float* grp = rp ? grad_residual.data_ptr<float>() : nullptr;  // the masked gradient, then read back
   float *gxp = grad_x.data_ptr<float>(), *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
 #pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
   for (int64_t c = 0; c < C; ++c) {
@@ -291,7 +326,9 @@ void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const 
     for (int64_t n = 0; n < N; ++n) {
       const int64_t base = (n * C + c) * S;
       for_blocks(S, [&](int64_t off, int64_t len) {
-        const Sums2 s = row_grad_sums_act<kRelu6>(gp + base + off, xp + base + off, len, m, scale, shift);
+        const Sums2 s = rp ? row_grad_sums_add_act<kRelu6>(gp + base + off, xp + base + off, rp + base + off, len, m,
+                                                           scale, shift, grp + base + off)
+                           : row_grad_sums_act<kRelu6>(gp + base + off, xp + base + off, len, m, scale, shift);
         sum_g += double(s.a);
         sum_gxm += double(s.b);
       });
@@ -302,12 +339,14 @@ void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const 
       const float mean_g = float(sum_g / M), k3 = float(w * is * is * is * sum_gxm / M);
       for (int64_t n = 0; n < N; ++n) {
         const int64_t base = (n * C + c) * S;
-        row_grad_input_training_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, mean_g, k1, k3, gxp + base);
+        if (rp) row_grad_input_training(grp + base, xp + base, S, mean_g, m, k1, k3, gxp + base);
+        else row_grad_input_training_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, mean_g, k1, k3, gxp + base);
       }
     } else {
       for (int64_t n = 0; n < N; ++n) {
         const int64_t base = (n * C + c) * S;
-        row_scale_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, k1, gxp + base);
+        if (rp) row_scale(grp + base, S, k1, gxp + base);
+        else row_scale_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, k1, gxp + base);
       }
     }
     gwp[c] = float(is * sum_gxm);
@@ -318,41 +357,50 @@ void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const 
 }  // namespace
 
 void batch_norm_forward_act_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
-                                     const Tensor& bias, kernels::ConvEpilogue act, const Tensor& out) {
+                                     const Tensor& bias, const Tensor& residual, kernels::ConvEpilogue act,
+                                     const Tensor& out) {
   EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
               "batch_norm_forward_act: only ReLU and ReLU6 fuse");
   const bool relu6 = act == kernels::ConvEpilogue::Relu6;
   if (x.dtype() == DType::Float32)
-    return relu6 ? batch_norm_forward_act_f32<true>(x, mean, invstd, weight, bias, out)
-                 : batch_norm_forward_act_f32<false>(x, mean, invstd, weight, bias, out);
-  // float64: the two reference ops, the activation in place.
+    return relu6 ? batch_norm_forward_act_f32<true>(x, mean, invstd, weight, bias, residual, out)
+                 : batch_norm_forward_act_f32<false>(x, mean, invstd, weight, bias, residual, out);
+  // float64: the reference ops (batch norm, the add, the activation) in place.
   reference::batch_norm_forward(x, mean, invstd, weight, bias, out);
   double* o = out.data_ptr<double>();
-  for (int64_t i = 0, n = out.numel(); i < n; ++i)
-    o[i] = relu6 ? activation_math::relu6(o[i]) : (o[i] > 0.0 ? o[i] : 0.0);
+  const double* r = residual.defined() ? residual.data_ptr<double>() : nullptr;
+  for (int64_t i = 0, n = out.numel(); i < n; ++i) {
+    const double t = r ? o[i] + r[i] : o[i];
+    o[i] = relu6 ? activation_math::relu6(t) : (t > 0.0 ? t : 0.0);
+  }
 }
 
-void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
-                                      const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
-                                      kernels::ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
-                                      const Tensor& grad_bias) {
+void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& residual,
+                                      const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                      const Tensor& bias, bool training, kernels::ConvEpilogue act,
+                                      const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                                      const Tensor& grad_residual) {
   EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
               "batch_norm_backward_act: only ReLU and ReLU6 fuse");
   const bool relu6 = act == kernels::ConvEpilogue::Relu6;
   if (x.dtype() == DType::Float32)
-    return relu6 ? batch_norm_backward_act_f32<true>(grad_out, x, mean, invstd, weight, bias, training, grad_x,
-                                                     grad_weight, grad_bias)
-                 : batch_norm_backward_act_f32<false>(grad_out, x, mean, invstd, weight, bias, training, grad_x,
-                                                      grad_weight, grad_bias);
-  // float64: the forward again for the mask (the reference's own values), the masked gradient,
-  // then the reference backward.
+    return relu6 ? batch_norm_backward_act_f32<true>(grad_out, x, residual, mean, invstd, weight, bias, training,
+                                                     grad_x, grad_weight, grad_bias, grad_residual)
+                 : batch_norm_backward_act_f32<false>(grad_out, x, residual, mean, invstd, weight, bias, training,
+                                                      grad_x, grad_weight, grad_bias, grad_residual);
+  // float64: the forward again for the mask (the reference's own values), the masked gradient
+  // (the residual's), then the reference backward.
   Tensor y = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
   reference::batch_norm_forward(x, mean, invstd, weight, bias, y);
-  Tensor gm = empty(grad_out.sizes(), {.dtype = grad_out.dtype(), .device = grad_out.device()});
+  Tensor gm = residual.defined() ? grad_residual
+                                 : empty(grad_out.sizes(), {.dtype = grad_out.dtype(), .device = grad_out.device()});
   const double *g = grad_out.data_ptr<double>(), *t = y.data_ptr<double>();
+  const double* r = residual.defined() ? residual.data_ptr<double>() : nullptr;
   double* d = gm.data_ptr<double>();
-  for (int64_t i = 0, n = gm.numel(); i < n; ++i)
-    d[i] = (relu6 ? t[i] > 0.0 && t[i] < 6.0 : t[i] > 0.0) ? g[i] : 0.0;
+  for (int64_t i = 0, n = gm.numel(); i < n; ++i) {
+    const double v = r ? t[i] + r[i] : t[i];
+    d[i] = (relu6 ? v > 0.0 && v < 6.0 : v > 0.0) ? g[i] : 0.0;
+  }
   reference::batch_norm_backward(gm, x, mean, invstd, weight, training, grad_x, grad_weight, grad_bias);
 }
 

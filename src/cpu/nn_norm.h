@@ -17,10 +17,12 @@ void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const
                                   const Tensor& weight, bool training, const Tensor& grad_x,
                                   const Tensor& grad_weight, const Tensor& grad_bias);
 void batch_norm_forward_act_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
-                                     const Tensor& bias, kernels::ConvEpilogue act, const Tensor& out);
-void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
-                                      const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
-                                      kernels::ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
-                                      const Tensor& grad_bias);
+                                     const Tensor& bias, const Tensor& residual, kernels::ConvEpilogue act,
+                                     const Tensor& out);
+void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, const Tensor& residual,
+                                      const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                      const Tensor& bias, bool training, kernels::ConvEpilogue act,
+                                      const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                                      const Tensor& grad_residual);
 
 }  // namespace ember::cpu

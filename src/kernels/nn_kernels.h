@@ -91,20 +91,22 @@ using BatchNormBackwardFn = void (*)(const Tensor& grad_out, const Tensor& x, co
                                      const Tensor& invstd, const Tensor& weight, bool training,
                                      const Tensor& grad_x, const Tensor& grad_weight,
                                      const Tensor& grad_bias);
-// Batch norm followed by ReLU or ReLU6 (act Relu / Relu6 only) in one pass: out = act(the
-// forward above), the same values as the two ops. Optional slots (the front-end composes the two
-// ops where a backend has none).
+// Batch norm followed by ReLU or ReLU6 (act Relu / Relu6 only) in one pass, a residual added
+// before the activation where `residual` is defined (x's shape, contiguous): out = act(the forward
+// above [+ residual]), the values of the separate ops (the batch norm's value rounded before the
+// add). Optional slots: the front-end composes the ops where a backend has none.
 using BatchNormForwardActFn = void (*)(const Tensor& x, const Tensor& mean, const Tensor& invstd,
-                                       const Tensor& weight, const Tensor& bias, ConvEpilogue act,
-                                       const Tensor& out);
-// Its gradients, the activation's mask (0 < t, and t < 6 for ReLU6, t the batch norm's value)
-// applied to grad_out inside the batch-norm passes: the values of the activation's backward
-// followed by BatchNormBackwardFn's. The backend may recompute t from x (the CPU does, so the
-// output need not be kept).
-using BatchNormBackwardActFn = void (*)(const Tensor& grad_out, const Tensor& x, const Tensor& mean,
-                                        const Tensor& invstd, const Tensor& weight, const Tensor& bias,
-                                        bool training, ConvEpilogue act, const Tensor& grad_x,
-                                        const Tensor& grad_weight, const Tensor& grad_bias);
+                                       const Tensor& weight, const Tensor& bias, const Tensor& residual,
+                                       ConvEpilogue act, const Tensor& out);
+// Its gradients: grad_out masked by the activation (0 < t, and t < 6 for ReLU6, t its input) inside
+// the batch-norm passes, the values of the activation's backward followed by BatchNormBackwardFn's;
+// grad_residual (with a residual) receives the masked grad_out. The backend may recompute t from x
+// (and the residual), as the CPU does, so the output need not be kept.
+using BatchNormBackwardActFn = void (*)(const Tensor& grad_out, const Tensor& x, const Tensor& residual,
+                                        const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                        const Tensor& bias, bool training, ConvEpilogue act,
+                                        const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
+                                        const Tensor& grad_residual);
 
 // softmax (or log_softmax when `log`) of x along `dim`; out has x's shape.
 using SoftmaxForwardFn = void (*)(const Tensor& x, int64_t dim, bool log, const Tensor& out);

@@ -133,7 +133,7 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
   }
   return F::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum, eps);
 }
-Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x) {
+Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x, const Tensor& residual) {
   return call_logged(x, [&] {
     EMBER_CHECK(x.dim() == 4, ShapeError, "BatchNorm2d: expected a 4-D input (N, C, H, W), got shape ",
                 shape_str(x.sizes()));
@@ -143,6 +143,9 @@ Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x) {
       NoGradGuard g;
       num_batches_tracked.add_(1.0);
     }
+    if (residual.defined())
+      return F::batch_norm_add_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps,
+                                          residual, act);
     return F::batch_norm_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps, act);
   });
 }
@@ -225,6 +228,26 @@ Tensor conv_bn_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, F::Con
   const auto [w, b] = cached_folded_weights(conv, bn);
   Tensor y = conv.call_logged(x, [&] { return F::conv2d_activation(x, w, b, opt, act); });
   return bn.call_logged(y, [&] { return y; });
+}
+
+Tensor conv_bn_add_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, const std::function<Tensor()>& shortcut,
+                              F::ConvActivation act) {
+  const bool fold = !conv.is_training() && !bn.is_training() && FoldBatchNorm::active();
+  if (fold || Module::recording_calls()) {
+    Tensor y = conv_bn_activation(conv, bn, x, F::ConvActivation::None);
+    Tensor sum = add(y, shortcut());
+    switch (act) {
+      case F::ConvActivation::None: return sum;
+      case F::ConvActivation::Relu: return relu(sum);
+      case F::ConvActivation::Relu6: return relu6(sum);
+      case F::ConvActivation::Silu: return silu(sum);
+      case F::ConvActivation::Hardswish: return hardswish(sum);
+    }
+    return sum;
+  }
+  Tensor z = conv(x);
+  Tensor s = shortcut();
+  return bn.forward_then(act, z, s);
 }
 
 std::string BatchNorm2d::extra_repr() const {
@@ -371,9 +394,8 @@ ResidualBlock::ResidualBlock(int64_t in, int64_t out, int64_t stride, Generator*
 }
 Tensor ResidualBlock::forward(const Tensor& x) {
   Tensor y = conv_bn_activation(*conv1, *bn1, x, F::ConvActivation::Relu);
-  y = conv_bn_activation(*conv2, *bn2, y, F::ConvActivation::None);
-  Tensor shortcut = downsample ? (*downsample)(x) : x;
-  return relu(add(y, shortcut));
+  return conv_bn_add_activation(*conv2, *bn2, y, [&] { return downsample ? (*downsample)(x) : x; },
+                                F::ConvActivation::Relu);
 }
 
 // ---- Bottleneck ---------------------------------------------------------------------------------
@@ -398,9 +420,8 @@ Bottleneck::Bottleneck(int64_t in, int64_t planes, int64_t stride, Generator* ge
 Tensor Bottleneck::forward(const Tensor& x) {
   Tensor y = conv_bn_activation(*conv1, *bn1, x, F::ConvActivation::Relu);
   y = conv_bn_activation(*conv2, *bn2, y, F::ConvActivation::Relu);
-  y = conv_bn_activation(*conv3, *bn3, y, F::ConvActivation::None);
-  Tensor shortcut = downsample ? (*downsample)(x) : x;
-  return relu(add(y, shortcut));
+  return conv_bn_add_activation(*conv3, *bn3, y, [&] { return downsample ? (*downsample)(x) : x; },
+                                F::ConvActivation::Relu);
 }
 
 }  // namespace ember::nn

@@ -60,6 +60,8 @@ Tensor Module::operator()(const Tensor& x) {
   return call_logged(x, [&] { return forward(x); });
 }
 
+bool Module::recording_calls() { return g_call_log != nullptr; }
+
 Tensor Module::call_logged(const Tensor& x, const std::function<Tensor()>& run) {
   if (!g_call_log) return run();
   // Reserve the slot before running, so the log lists modules in the order they were entered.

@@ -33,18 +33,23 @@ std::tuple<Tensor, Tensor, Tensor> batch_norm_backward(const Tensor& grad_out, c
                                             gx.view({N, C, S}), gw, gb);
   return {gx, gw, gb};
 }
-// The same with the activation's mask applied to grad_out (batch_norm_backward_act).
-std::tuple<Tensor, Tensor, Tensor> batch_norm_activation_backward(const Tensor& grad_out, const Tensor& x3,
-                                                                  const Tensor& mean, const Tensor& invstd,
-                                                                  const Tensor& weight, const Tensor& bias,
-                                                                  bool training, kernels::ConvEpilogue act,
-                                                                  const Shape& x_shape) {
+// The same with the activation's mask applied to grad_out (batch_norm_backward_act), and the
+// residual's gradient (the masked grad_out) where r3 is defined.
+struct BatchNormActGrads {
+  Tensor gx, gw, gb, gr;
+};
+BatchNormActGrads batch_norm_activation_backward(const Tensor& grad_out, const Tensor& x3, const Tensor& r3,
+                                                 const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                                                 const Tensor& bias, bool training, kernels::ConvEpilogue act,
+                                                 const Shape& x_shape) {
   const int64_t N = x3.size(0), C = x3.size(1), S = x3.size(2);
   const TensorOptions copt{.dtype = x3.dtype(), .device = x3.device()};
-  Tensor gx = empty(x_shape, copt), gw = empty({C}, copt), gb = empty({C}, copt);
-  kernels::batch_norm_backward_act(gx.device())(grad_out.expand(x_shape).contiguous().view({N, C, S}), x3, mean,
-                                                invstd, weight, bias, training, act, gx.view({N, C, S}), gw, gb);
-  return {gx, gw, gb};
+  BatchNormActGrads r{empty(x_shape, copt), empty({C}, copt), empty({C}, copt),
+                      r3.defined() ? empty(x_shape, copt) : Tensor()};
+  kernels::batch_norm_backward_act(r.gx.device())(grad_out.expand(x_shape).contiguous().view({N, C, S}), x3, r3, mean,
+                                                  invstd, weight, bias, training, act, r.gx.view({N, C, S}), r.gw,
+                                                  r.gb, r3.defined() ? r.gr.view({N, C, S}) : Tensor());
+  return r;
 }
 }  // namespace
 
@@ -53,7 +58,8 @@ namespace {
 // batch_norm_forward_act / _backward_act: the activation's pass gone each way; its mask is
 // recomputed from x in the backward, so the output is not kept).
 Tensor batch_norm_impl(const Tensor& x_in, const Tensor& running_mean, const Tensor& running_var, const Tensor& weight,
-                       const Tensor& bias, bool training, double momentum, double eps, ConvActivation act) {
+                       const Tensor& bias, bool training, double momentum, double eps, ConvActivation act,
+                       const Tensor& residual = Tensor()) {
   const Tensor x = autocast_detail::to_float32(AutocastOp::BatchNorm, x_in);
   EMBER_CHECK(x.dim() >= 2, ShapeError, "batch_norm: input must be (N, C) or (N, C, ...), got shape ",
               shape_str(x.sizes()));
@@ -97,36 +103,50 @@ Tensor batch_norm_impl(const Tensor& x_in, const Tensor& running_mean, const Ten
   Tensor b = bias.defined() ? bias.detach().contiguous() : zeros({C}, copt);
   Tensor out = empty(x.sizes(), copt);
   const auto epi = kernels::ConvEpilogue(act);
+  const Tensor r3 = residual.defined() ? residual.detach().contiguous().view({N, C, S}) : Tensor();
   if (act == ConvActivation::None)
     kernels::batch_norm_forward(x.device())(x3, mean, invstd, w, b, out.view({N, C, S}));
   else
-    kernels::batch_norm_forward_act(x.device())(x3, mean, invstd, w, b, epi, out.view({N, C, S}));
+    kernels::batch_norm_forward_act(x.device())(x3, mean, invstd, w, b, r3, epi, out.view({N, C, S}));
 
-  if (autograd::any_requires_grad({&x, &weight, &bias})) {
+  if (autograd::any_requires_grad({&x, &weight, &bias, &residual})) {
     const bool need_w = weight.defined() && weight.requires_grad();
     const bool need_b = bias.defined() && bias.requires_grad();
+    const bool need_r = residual.defined() && residual.requires_grad();
     // weight is saved too: an in-place update of it before backward must fail loudly.
     autograd::SavedTensor sx(x3), sw(w);
-    // The fused backward recomputes the activation's mask from x, w and b (not the output).
-    autograd::SavedTensor sb(act == ConvActivation::None ? Tensor() : b);
+    // The fused backward recomputes the activation's mask from x, w, b and the residual (not the
+    // output).
+    autograd::SavedTensor sb(act == ConvActivation::None ? Tensor() : b), sr(r3);
     Shape xs = x.sizes();
-    const char* name = act == ConvActivation::None   ? "BatchNormBackward"
-                       : act == ConvActivation::Relu ? "BatchNormReluBackward"
-                                                     : "BatchNormRelu6Backward";
+    const char* name = act == ConvActivation::None ? "BatchNormBackward"
+                       : r3.defined() ? (act == ConvActivation::Relu ? "BatchNormAddReluBackward" : "BatchNormAddRelu6Backward")
+                                      : (act == ConvActivation::Relu ? "BatchNormReluBackward" : "BatchNormRelu6Backward");
     autograd::record(autograd::make_node(name, [=](const std::vector<Tensor>& g) {
                        if (act == ConvActivation::None) {
                          auto [gx, gw, gb] = batch_norm_backward(g[0], sx.unpack(name), mean, invstd, sw.unpack(name),
                                                                  training, xs);
-                         return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
+                         return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor(), Tensor()};
                        }
-                       auto [gx, gw, gb] = batch_norm_activation_backward(g[0], sx.unpack(name), mean, invstd,
-                                                                          sw.unpack(name), sb.unpack(name),
-                                                                          training, epi, xs);
-                       return std::vector<Tensor>{gx, need_w ? gw : Tensor(), need_b ? gb : Tensor()};
+                       BatchNormActGrads r = batch_norm_activation_backward(
+                           g[0], sx.unpack(name), sr.unpack(name), mean, invstd, sw.unpack(name), sb.unpack(name),
+                           training, epi, xs);
+                       return std::vector<Tensor>{r.gx, need_w ? r.gw : Tensor(), need_b ? r.gb : Tensor(),
+                                                  need_r ? r.gr : Tensor()};
                      }),
-                     {x, weight, bias}, {out});
+                     {x, weight, bias, residual}, {out});
   }
   return out;
+}
+Tensor apply_activation(ConvActivation act, const Tensor& y) {
+  switch (act) {
+    case ConvActivation::None: return y;
+    case ConvActivation::Relu: return relu(y);
+    case ConvActivation::Relu6: return relu6(y);
+    case ConvActivation::Silu: return silu(y);
+    case ConvActivation::Hardswish: return hardswish(y);
+  }
+  return y;
 }
 }  // namespace
 
@@ -142,15 +162,21 @@ Tensor batch_norm_activation(const Tensor& x, const Tensor& running_mean, const 
   if (fusable && x.defined() && kernels::batch_norm_forward_act.has(x.device().type) &&
       kernels::batch_norm_backward_act.has(x.device().type))
     return batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps, act);
-  Tensor y = batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps);
-  switch (act) {
-    case ConvActivation::None: return y;
-    case ConvActivation::Relu: return relu(y);
-    case ConvActivation::Relu6: return relu6(y);
-    case ConvActivation::Silu: return silu(y);
-    case ConvActivation::Hardswish: return hardswish(y);
-  }
-  return y;
+  return apply_activation(act, batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps));
+}
+
+Tensor batch_norm_add_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
+                                 const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
+                                 const Tensor& residual, ConvActivation act) {
+  const bool fusable = (act == ConvActivation::Relu || act == ConvActivation::Relu6) && x.defined() &&
+                       residual.defined() && residual.sizes() == x.sizes() && residual.dtype() == x.dtype() &&
+                       residual.device() == x.device() && !is_half(x.dtype()) &&
+                       kernels::batch_norm_forward_act.has(x.device().type) &&
+                       kernels::batch_norm_backward_act.has(x.device().type);
+  if (fusable)
+    return batch_norm_impl(x, running_mean, running_var, weight, bias, training, momentum, eps, act, residual);
+  return apply_activation(act, add(batch_norm(x, running_mean, running_var, weight, bias, training, momentum, eps),
+                                   residual));
 }
 
 Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {

@@ -265,6 +265,15 @@ const bool registered = [] {
                                return F::batch_norm_activation(v[0], v[1], v[2], v[3], v[4], training, 0.1, 1e-5, a);
                              },
                              kFloats, shape_numel(s) <= 72});
+          if (act == F::ConvActivation::Silu) continue;
+          // With a residual added before the activation (a residual block's tail).
+          ins.push_back(in(s).uniform(-3, 3));
+          e.cases.push_back({std::string(name) + "_add" + (training ? "_training_" : "_eval_") + shape_str(s), ins,
+                             [training, a](auto& v) {
+                               return F::batch_norm_add_activation(v[0], v[1], v[2], v[3], v[4], training, 0.1, 1e-5,
+                                                                   v[5], a);
+                             },
+                             kFloats, shape_numel(s) <= 72});
         }
     register_op(std::move(e));
   }

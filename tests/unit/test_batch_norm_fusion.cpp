@@ -168,3 +168,112 @@ TEST(BatchNormActivation, ConvBnActivationTrainingEqualsItsLayersOneByOne) {
     EXPECT_EQ(b1->num_batches_tracked.item<int64_t>(), 1);
   }
 }
+
+// act(bn(x) + r): the batch norm rounded, the add, the activation, as the three ops compute them,
+// and the residual's gradient the activation's masked gradient, all equal to the unfused ops'.
+TEST(BatchNormAddActivation, EqualsBatchNormAddThenTheActivationExactly) {
+  const std::pair<F::ConvActivation, Tensor (*)(const Tensor&)> acts[] = {{F::ConvActivation::Relu, &relu},
+                                                                          {F::ConvActivation::Relu6, &relu6}};
+  for (DType dt : {DType::Float32, DType::Float64})
+    for (const auto& [act, unfused_act] : acts)
+      for (bool training : {true, false})
+        for (const Shape& s : kShapes) {
+          SCOPED_TRACE(std::string(dtype_name(dt)) + (act == F::ConvActivation::Relu ? " relu " : " relu6 ") +
+                       (training ? "training " : "eval ") + shape_str(s));
+          auto go = [&](bool fused) {
+            Operands o = operands(s, dt, 11);
+            Generator gen(31);
+            Tensor r = add(mul(rand(s, {.dtype = dt}, &gen), 6.0), -3.0);
+            r.requires_grad_(true);
+            Tensor out = fused ? F::batch_norm_add_activation(o.x, o.rm, o.rv, o.w, o.b, training, 0.1, 1e-5, r, act)
+                               : unfused_act(add(F::batch_norm(o.x, o.rm, o.rv, o.w, o.b, training, 0.1, 1e-5), r));
+            Generator sg(5);
+            Tensor seed = add(rand(out.sizes(), {.dtype = dt}, &sg), -0.5);
+            auto g = autograd::grad({out}, {o.x, o.w, o.b, r}, {seed});
+            return std::tuple{out, o.rm, o.rv, g, out.grad_fn()->name()};
+          };
+          auto [fo, frm, frv, fg, fname] = go(true);
+          auto [uo, urm, urv, ug, uname] = go(false);
+          EXPECT_EQ(fname, act == F::ConvActivation::Relu ? "BatchNormAddReluBackward" : "BatchNormAddRelu6Backward");
+          EXPECT_TRUE(test::close(uo, fo, 0.0));
+          EXPECT_TRUE(test::close(urm, frm, 0.0));
+          EXPECT_TRUE(test::close(urv, frv, 0.0));
+          for (size_t i = 0; i < 4; ++i) EXPECT_TRUE(test::close(ug[i], fg[i], 0.0)) << "gradient " << i;
+        }
+}
+
+TEST(BatchNormAddActivation, ABroadcastResidualOrAnotherActivationComposesTheOps) {
+  Operands o = operands({4, 8, 5, 5}, DType::Float32, 2);
+  Tensor r = rand({8, 1, 1});  // broadcast over (N, ., H, W)
+  Tensor a = F::batch_norm_add_activation(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5, r, F::ConvActivation::Relu);
+  Tensor b = relu(add(F::batch_norm(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5), r));
+  EXPECT_TRUE(test::close(b, a, 0.0));
+  Tensor r2 = rand({4, 8, 5, 5});
+  Tensor c = F::batch_norm_add_activation(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5, r2, F::ConvActivation::Silu);
+  Tensor d = silu(add(F::batch_norm(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5), r2));
+  EXPECT_TRUE(test::close(d, c, 0.0));
+  EXPECT_THROW(F::batch_norm_add_activation(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5, rand({3, 8, 5, 5}),
+                                            F::ConvActivation::Relu),
+               ShapeError);
+}
+
+// ResidualBlock / Bottleneck (torchvision's BasicBlock / Bottleneck) in training run their tail as
+// one op; output, every parameter gradient, the input's gradient and the running statistics equal
+// the same blocks' layers called one by one, in float32 and under bf16 autocast.
+TEST(BatchNormAddActivation, ResidualBlocksEqualTheirLayersOneByOne) {
+  for (bool bf16 : {false, true})
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(std::string(bf16 ? "bf16 " : "float32 ") + std::to_string(kind));
+      auto build = [&]() -> std::shared_ptr<nn::Module> {
+        Generator gen(3);
+        if (kind == 0) return std::make_shared<nn::ResidualBlock>(16, 16, 1, &gen);
+        if (kind == 1) return std::make_shared<nn::ResidualBlock>(16, 32, 2, &gen);
+        return std::make_shared<nn::Bottleneck>(16, 8, 2, &gen);
+      };
+      auto fused_m = build(), plain_m = build();
+      auto unfused = [&](nn::Module& m, const Tensor& x) {
+        if (auto* b = dynamic_cast<nn::ResidualBlock*>(&m)) {
+          Tensor y = relu((*b->bn1)((*b->conv1)(x)));
+          y = (*b->bn2)((*b->conv2)(y));
+          return relu(add(y, b->downsample ? (*b->downsample)(x) : x));
+        }
+        auto* b = dynamic_cast<nn::Bottleneck*>(&m);
+        Tensor y = relu((*b->bn1)((*b->conv1)(x)));
+        y = relu((*b->bn2)((*b->conv2)(y)));
+        y = (*b->bn3)((*b->conv3)(y));
+        return relu(add(y, b->downsample ? (*b->downsample)(x) : x));
+      };
+      Generator gen(8);
+      Tensor x1 = add(rand({4, 16, 10, 10}, {}, &gen), -0.5), x2 = x1.clone();
+      x1.requires_grad_(true);
+      x2.requires_grad_(true);
+      Tensor fused, plain;
+      {
+        std::optional<autocast> ac;
+        if (bf16) ac.emplace();
+        fused = (*fused_m)(x1);
+        plain = unfused(*plain_m, x2);
+      }
+      EXPECT_EQ(fused.grad_fn()->name(), "BatchNormAddReluBackward");
+      EXPECT_TRUE(test::close(plain, fused, 0.0));
+      fused.sum().backward();
+      plain.sum().backward();
+      EXPECT_TRUE(test::close(x2.grad(), x1.grad(), 0.0));
+      auto fp = fused_m->named_parameters(), pp = plain_m->named_parameters();
+      ASSERT_EQ(fp.size(), pp.size());
+      for (size_t i = 0; i < fp.size(); ++i) EXPECT_TRUE(test::close(pp[i].second.grad(), fp[i].second.grad(), 0.0)) << fp[i].first;
+      auto fb = fused_m->named_buffers(), pb = plain_m->named_buffers();
+      for (size_t i = 0; i < fb.size(); ++i) EXPECT_TRUE(test::close(pb[i].second, fb[i].second, 0.0, true)) << fb[i].first;
+    }
+}
+
+// summary() lists a block's layers in the order of their own forwards (PyTorch's hooks order:
+// conv2, bn2, then the downsample), so under it the tail runs unfused.
+TEST(BatchNormAddActivation, SummaryListsTheBlocksLayersInTheirForwardOrder) {
+  nn::ResidualBlock b(8, 16, 2);
+  const std::string s = b.summary({2, 8, 12, 12});
+  const auto bn2 = s.find("bn2"), down = s.find("downsample");
+  ASSERT_NE(bn2, std::string::npos) << s;
+  ASSERT_NE(down, std::string::npos) << s;
+  EXPECT_LT(bn2, down) << s;
+}

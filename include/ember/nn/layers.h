@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <memory>
 #include <string>
@@ -71,8 +72,9 @@ class BatchNorm2d : public Module {
   explicit BatchNorm2d(int64_t num_features, double eps = 1e-5, double momentum = 0.1,
                        bool affine = true);
   Tensor forward(const Tensor& x) override;
-  // act(forward(x)), ReLU and ReLU6 in the batch norm's own passes (F::batch_norm_activation).
-  Tensor forward_then(nn::functional::ConvActivation act, const Tensor& x);
+  // act(forward(x) [+ residual]), ReLU and ReLU6 in the batch norm's own passes
+  // (F::batch_norm_activation, F::batch_norm_add_activation).
+  Tensor forward_then(nn::functional::ConvActivation act, const Tensor& x, const Tensor& residual = Tensor());
   std::string extra_repr() const override;
 
   int64_t num_features;
@@ -91,6 +93,13 @@ class BatchNorm2d : public Module {
 // within float32 rounding (tests/unit/test_conv_fusion.cpp), one pass over the output instead of
 // three. Both layers are listed by summary() either way.
 Tensor conv_bn_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, nn::functional::ConvActivation act);
+
+// act(bn(conv(x)) + shortcut()), a residual block's tail: conv, then shortcut() (the block's
+// downsample or its input), then the batch norm, the add and act as one op where
+// F::batch_norm_add_activation fuses them (training, and evaluation outside FoldBatchNorm; folded:
+// the folded convolution, the add, act). Under summary() the ops as written, in their order.
+Tensor conv_bn_add_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, const std::function<Tensor()>& shortcut,
+                              nn::functional::ConvActivation act);
 
 // A scope (this thread) in which evaluation-mode conv_bn_activation folds its batch norm into the
 // convolution: `ember eval` and `predict` open one; the golden tests, training and a plain eval()

@@ -50,6 +50,9 @@ class Module : public std::enable_shared_from_this<Module> {
   // run() (a variant of this module's forward: Conv2d::forward_then, a folded batch norm) with
   // operator()'s summary() bookkeeping.
   Tensor call_logged(const Tensor& x, const std::function<Tensor()>& run);
+  // True while summary() records calls on this thread: a fused forward that would enter its
+  // children in another order than their own forwards (a residual block's tail) runs them unfused.
+  static bool recording_calls();
 
   // Registration. Names must be non-empty, contain no '.', and be unique among this module's
   // parameters, buffers and children (ValueError otherwise). register_parameter sets
