@@ -5,10 +5,13 @@
 // statistics + normalisation, backward is the three gradients. Median of --reps calls after 5
 // warm-up calls, in ms; the oneDNN line names the implementation oneDNN picked.
 //   ./build/bench/bench_batch_norm [--threads 2] [--batch 128] [--reps 50]
+// Then the fused batch norm + ReLU (+ residual add) of issue 24 against the separate ops, through
+// autograd, on training layers.
 #include <oneapi/dnnl/dnnl.hpp>
 #include <omp.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -119,6 +122,32 @@ void run_dnnl(Buffers& B, int reps) {
               bpd.impl_info_str());
 }
 
+// The op front-ends with autograd, forward + backward of one training step's layer: batch norm
+// then ReLU (then the residual's add and ReLU) as separate ops, against batch_norm_activation /
+// batch_norm_add_activation (one op; src/cpu/nn_norm.cpp's fused passes).
+void run_fused_ops(int64_t N, int64_t C, int64_t H, int reps) {
+  namespace F = ember::nn::functional;
+  Generator gen(2);
+  Tensor x = randn({N, C, H, H}, {}, &gen), r = randn({N, C, H, H}, {}, &gen), seed = randn({N, C, H, H}, {}, &gen);
+  Tensor rm = zeros({C}), rv = ones({C}), w = add(rand({C}, {}, &gen), 0.5), b = randn({C}, {}, &gen);
+  for (Tensor* t : {&x, &r, &w, &b}) t->requires_grad_(true);
+  auto step = [&](auto f) {
+    return median_ms([&] { autograd::grad({f()}, {x, w, b}, {seed}); }, reps);
+  };
+  const double relu_ops = step([&] { return relu(F::batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5)); });
+  const double relu_one = step([&] {
+    return F::batch_norm_activation(x, rm, rv, w, b, true, 0.1, 1e-5, F::ConvActivation::Relu);
+  });
+  const double add_ops = step([&] { return relu(add(F::batch_norm(x, rm, rv, w, b, true, 0.1, 1e-5), r)); });
+  const double add_one = step([&] {
+    return F::batch_norm_add_activation(x, rm, rv, w, b, true, 0.1, 1e-5, r, F::ConvActivation::Relu);
+  });
+  std::printf("(%lld, %lld, %lld, %lld)  bn+relu: ops %7.3f  one op %7.3f ms (x%.2f)   bn+add+relu: ops %7.3f  one op "
+              "%7.3f ms (x%.2f)\n",
+              (long long)N, (long long)C, (long long)H, (long long)H, relu_ops, relu_one, relu_ops / relu_one, add_ops,
+              add_one, add_ops / add_one);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -151,5 +180,10 @@ int main(int argc, char** argv) {
               &cpu::batch_norm_backward_channels, reps);
     run_dnnl(B, reps);
   }
+  // Training layers: bncnn48_fc128's first (batch 64), resnet18's stem output and first stage at 112
+  // and 224 pixels (batch 32).
+  std::printf("fused batch norm + activation, forward + backward through autograd, median of %d\n", reps);
+  for (auto [N, C, H] : std::vector<std::array<int64_t, 3>>{{64, 48, 28}, {32, 64, 28}, {32, 64, 56}, {32, 128, 14}})
+    run_fused_ops(N, C, H, reps);
   return 0;
 }
