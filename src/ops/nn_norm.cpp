@@ -168,6 +168,9 @@ Tensor batch_norm_activation(const Tensor& x, const Tensor& running_mean, const 
 Tensor batch_norm_add_activation(const Tensor& x, const Tensor& running_mean, const Tensor& running_var,
                                  const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps,
                                  const Tensor& residual, ConvActivation act) {
+  EMBER_CHECK(residual.defined(), ValueError,
+              "batch_norm_add_activation: the residual is an undefined tensor (pass the shortcut's value, or call "
+              "batch_norm_activation for no residual)");
   const bool fusable = (act == ConvActivation::Relu || act == ConvActivation::Relu6) && x.defined() &&
                        residual.defined() && residual.sizes() == x.sizes() && residual.dtype() == x.dtype() &&
                        residual.device() == x.device() && !is_half(x.dtype()) &&

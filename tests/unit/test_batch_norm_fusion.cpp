@@ -215,6 +215,8 @@ TEST(BatchNormAddActivation, ABroadcastResidualOrAnotherActivationComposesTheOps
   EXPECT_THROW(F::batch_norm_add_activation(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5, rand({3, 8, 5, 5}),
                                             F::ConvActivation::Relu),
                ShapeError);
+  EXPECT_THROW(F::batch_norm_add_activation(o.x, {}, {}, o.w, o.b, true, 0.1, 1e-5, Tensor(), F::ConvActivation::Relu),
+               ValueError);
 }
 
 // ResidualBlock / Bottleneck (torchvision's BasicBlock / Bottleneck) in training run their tail as
