@@ -126,6 +126,8 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias = {}, Co
 // the unfused values exactly; SiLU and Hardswish come from oneDNN's formulas, within a few float32
 // ulps of ember::silu / hardswish (tests/unit/test_conv_fusion.cpp).
 enum class ConvActivation : uint8_t { None, Relu, Relu6, Silu, Hardswish };
+// act(y) by the op of that name (None: y itself).
+Tensor apply_activation(ConvActivation act, const Tensor& y);
 Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt,
                          ConvActivation act);
 struct Pool2dOptions {

@@ -246,26 +246,25 @@ void batch_norm_forward_channels(const Tensor& x, const Tensor& mean, const Tens
   }
 }
 
-void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
-                                  const Tensor& weight, bool training, const Tensor& grad_x,
-                                  const Tensor& grad_weight, const Tensor& grad_bias) {
-  if (x.dtype() != DType::Float32)
-    return reference::batch_norm_backward(grad_out, x, mean, invstd, weight, training, grad_x, grad_weight,
-                                          grad_bias);
-  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+namespace {
+
+// The backward's channel loop, shared by the plain and the fused kernels: per channel c, pass 1
+// sums(c, base, off, len) returns sum(g') and sum(g' * (x - m)) over one block of a row (g' the
+// gradient the batch norm sees), then pass 2 writes the input gradient of each row,
+// input_training(c, base, mean_g, k1, k3) or input_eval(c, base, k1), and the parameter gradients
+// follow from the sums.
+template <class Sums, class InputTraining, class InputEval>
+void backward_channels(int64_t N, int64_t C, int64_t S, const float* ip, const float* wp, bool training,
+                       float* gwp, float* gbp, Sums&& sums, InputTraining&& input_training, InputEval&& input_eval) {
   const double M = double(N * S);
-  const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
-  const float *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>();
-  float *gxp = grad_x.data_ptr<float>(), *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
 #pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
   for (int64_t c = 0; c < C; ++c) {
-    const float m = mp[c];
-    // Pass 1: sum(g) and sum(g * (x - mean)); the channel's rows stay in L2 for pass 2.
+    // Pass 1; the channel's rows stay in L2 for pass 2.
     double sum_g = 0.0, sum_gxm = 0.0;
     for (int64_t n = 0; n < N; ++n) {
       const int64_t base = (n * C + c) * S;
       for_blocks(S, [&](int64_t off, int64_t len) {
-        const Sums2 s = row_grad_sums(gp + base + off, xp + base + off, len, m);
+        const Sums2 s = sums(c, base, off, len);
         sum_g += double(s.a);
         sum_gxm += double(s.b);
       });
@@ -275,16 +274,36 @@ void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const
     // Pass 2: the input gradient.
     if (training) {
       const float mean_g = float(sum_g / M), k3 = float(w * is * is * is * sum_gxm / M);
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t base = (n * C + c) * S;
-        row_grad_input_training(gp + base, xp + base, S, mean_g, m, k1, k3, gxp + base);
-      }
+      for (int64_t n = 0; n < N; ++n) input_training(c, (n * C + c) * S, mean_g, k1, k3);
     } else {
-      for (int64_t n = 0; n < N; ++n) row_scale(gp + (n * C + c) * S, S, k1, gxp + (n * C + c) * S);
+      for (int64_t n = 0; n < N; ++n) input_eval(c, (n * C + c) * S, k1);
     }
     gwp[c] = float(is * sum_gxm);
     gbp[c] = float(sum_g);
   }
+}
+
+}  // namespace
+
+void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const Tensor& mean, const Tensor& invstd,
+                                  const Tensor& weight, bool training, const Tensor& grad_x,
+                                  const Tensor& grad_weight, const Tensor& grad_bias) {
+  if (x.dtype() != DType::Float32)
+    return reference::batch_norm_backward(grad_out, x, mean, invstd, weight, training, grad_x, grad_weight,
+                                          grad_bias);
+  const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
+  const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
+  float* gxp = grad_x.data_ptr<float>();
+  backward_channels(
+      N, C, S, invstd.data_ptr<float>(), weight.data_ptr<float>(), training, grad_weight.data_ptr<float>(),
+      grad_bias.data_ptr<float>(),
+      [&](int64_t c, int64_t base, int64_t off, int64_t len) {
+        return row_grad_sums(gp + base + off, xp + base + off, len, mp[c]);
+      },
+      [&](int64_t c, int64_t base, float mean_g, float k1, float k3) {
+        row_grad_input_training(gp + base, xp + base, S, mean_g, mp[c], k1, k3, gxp + base);
+      },
+      [&](int64_t, int64_t base, float k1) { row_scale(gp + base, S, k1, gxp + base); });
 }
 
 namespace {
@@ -306,52 +325,36 @@ void batch_norm_forward_act_f32(const Tensor& x, const Tensor& mean, const Tenso
   }
 }
 
-// batch_norm_backward_channels with the activation's mask applied to g wherever it is read.
+// batch_norm_backward_channels with the activation's mask applied to g wherever it is read; with a
+// residual, pass 1 also writes the masked gradient (the residual's) and pass 2 reads it back.
 template <bool kRelu6>
 void batch_norm_backward_act_f32(const Tensor& grad_out, const Tensor& x, const Tensor& residual, const Tensor& mean,
                                  const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
                                  const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
                                  const Tensor& grad_residual) {
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
-  const double M = double(N * S);
   const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
   const float *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
   const float* rp = residual.defined() ? residual.data_ptr<float>() : nullptr;
-  float* grp = rp ? grad_residual.data_ptr<float>() : nullptr;  // the masked gradient, then read back
-  float *gxp = grad_x.data_ptr<float>(), *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
-#pragma omp parallel for schedule(static) if (worth_threads(N * C * S))
-  for (int64_t c = 0; c < C; ++c) {
-    const float m = mp[c], scale = float(double(ip[c]) * double(wp[c])), shift = bp[c];
-    double sum_g = 0.0, sum_gxm = 0.0;
-    for (int64_t n = 0; n < N; ++n) {
-      const int64_t base = (n * C + c) * S;
-      for_blocks(S, [&](int64_t off, int64_t len) {
-        const Sums2 s = rp ? row_grad_sums_add_act<kRelu6>(gp + base + off, xp + base + off, rp + base + off, len, m,
-                                                           scale, shift, grp + base + off)
-                           : row_grad_sums_act<kRelu6>(gp + base + off, xp + base + off, len, m, scale, shift);
-        sum_g += double(s.a);
-        sum_gxm += double(s.b);
-      });
-    }
-    const double is = double(ip[c]), w = double(wp[c]);
-    const float k1 = float(w * is);
-    if (training) {
-      const float mean_g = float(sum_g / M), k3 = float(w * is * is * is * sum_gxm / M);
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t base = (n * C + c) * S;
-        if (rp) row_grad_input_training(grp + base, xp + base, S, mean_g, m, k1, k3, gxp + base);
-        else row_grad_input_training_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, mean_g, k1, k3, gxp + base);
-      }
-    } else {
-      for (int64_t n = 0; n < N; ++n) {
-        const int64_t base = (n * C + c) * S;
+  float* grp = rp ? grad_residual.data_ptr<float>() : nullptr;
+  float* gxp = grad_x.data_ptr<float>();
+  auto scale = [&](int64_t c) { return float(double(ip[c]) * double(wp[c])); };
+  backward_channels(
+      N, C, S, ip, wp, training, grad_weight.data_ptr<float>(), grad_bias.data_ptr<float>(),
+      [&](int64_t c, int64_t base, int64_t off, int64_t len) {
+        const int64_t i = base + off;
+        return rp ? row_grad_sums_add_act<kRelu6>(gp + i, xp + i, rp + i, len, mp[c], scale(c), bp[c], grp + i)
+                  : row_grad_sums_act<kRelu6>(gp + i, xp + i, len, mp[c], scale(c), bp[c]);
+      },
+      [&](int64_t c, int64_t base, float mean_g, float k1, float k3) {
+        if (rp) row_grad_input_training(grp + base, xp + base, S, mean_g, mp[c], k1, k3, gxp + base);
+        else row_grad_input_training_act<kRelu6>(gp + base, xp + base, S, mp[c], scale(c), bp[c], mean_g, k1, k3,
+                                                 gxp + base);
+      },
+      [&](int64_t c, int64_t base, float k1) {
         if (rp) row_scale(grp + base, S, k1, gxp + base);
-        else row_scale_act<kRelu6>(gp + base, xp + base, S, m, scale, shift, k1, gxp + base);
-      }
-    }
-    gwp[c] = float(is * sum_gxm);
-    gbp[c] = float(sum_g);
-  }
+        else row_scale_act<kRelu6>(gp + base, xp + base, S, mp[c], scale(c), bp[c], k1, gxp + base);
+      });
 }
 
 }  // namespace

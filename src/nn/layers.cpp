@@ -122,7 +122,11 @@ BatchNorm2d::BatchNorm2d(int64_t c, double eps_, double momentum_, bool affine_)
   running_var = register_buffer("running_var", ones({c}));
   num_batches_tracked = register_buffer("num_batches_tracked", zeros({}, {.dtype = DType::Int64}));
 }
-Tensor BatchNorm2d::forward(const Tensor& x) {
+Tensor BatchNorm2d::forward(const Tensor& x) { return run(F::ConvActivation::None, x, Tensor()); }
+Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x, const Tensor& residual) {
+  return call_logged(x, [&] { return run(act, x, residual); });
+}
+Tensor BatchNorm2d::run(F::ConvActivation act, const Tensor& x, const Tensor& residual) {
   EMBER_CHECK(x.dim() == 4, ShapeError, "BatchNorm2d: expected a 4-D input (N, C, H, W), got shape ",
               shape_str(x.sizes()));
   EMBER_CHECK(x.size(1) == num_features, ShapeError, "BatchNorm2d(", num_features,
@@ -131,23 +135,10 @@ Tensor BatchNorm2d::forward(const Tensor& x) {
     NoGradGuard g;
     num_batches_tracked.add_(1.0);
   }
-  return F::batch_norm(x, running_mean, running_var, weight, bias, is_training(), momentum, eps);
-}
-Tensor BatchNorm2d::forward_then(F::ConvActivation act, const Tensor& x, const Tensor& residual) {
-  return call_logged(x, [&] {
-    EMBER_CHECK(x.dim() == 4, ShapeError, "BatchNorm2d: expected a 4-D input (N, C, H, W), got shape ",
-                shape_str(x.sizes()));
-    EMBER_CHECK(x.size(1) == num_features, ShapeError, "BatchNorm2d(", num_features,
-                "): input has ", x.size(1), " channels (shape ", shape_str(x.sizes()), ")");
-    if (is_training()) {
-      NoGradGuard g;
-      num_batches_tracked.add_(1.0);
-    }
-    if (residual.defined())
-      return F::batch_norm_add_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps,
-                                          residual, act);
-    return F::batch_norm_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps, act);
-  });
+  if (residual.defined())
+    return F::batch_norm_add_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps,
+                                        residual, act);
+  return F::batch_norm_activation(x, running_mean, running_var, weight, bias, is_training(), momentum, eps, act);
 }
 
 // ---- conv + batch norm (+ activation) ----------------------------------------------------------
@@ -235,15 +226,7 @@ Tensor conv_bn_add_activation(Conv2d& conv, BatchNorm2d& bn, const Tensor& x, co
   const bool fold = !conv.is_training() && !bn.is_training() && FoldBatchNorm::active();
   if (fold || Module::recording_calls()) {
     Tensor y = conv_bn_activation(conv, bn, x, F::ConvActivation::None);
-    Tensor sum = add(y, shortcut());
-    switch (act) {
-      case F::ConvActivation::None: return sum;
-      case F::ConvActivation::Relu: return relu(sum);
-      case F::ConvActivation::Relu6: return relu6(sum);
-      case F::ConvActivation::Silu: return silu(sum);
-      case F::ConvActivation::Hardswish: return hardswish(sum);
-    }
-    return sum;
+    return F::apply_activation(act, add(y, shortcut()));
   }
   Tensor z = conv(x);
   Tensor s = shortcut();

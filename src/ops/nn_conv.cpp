@@ -145,6 +145,9 @@ void record_conv2d_backward(const ConvCall& c, const Tensor& x, const Tensor& we
                    {x, weight, bias}, {out});
 }
 
+
+}  // namespace
+
 Tensor apply_activation(ConvActivation act, const Tensor& y) {
   switch (act) {
     case ConvActivation::None: return y;
@@ -155,8 +158,6 @@ Tensor apply_activation(ConvActivation act, const Tensor& y) {
   }
   return y;
 }
-
-}  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
   ConvCall c = prepare_conv2d(x, weight, bias, opt);

@@ -51,9 +51,7 @@ BatchNormActGrads batch_norm_activation_backward(const Tensor& grad_out, const T
                                                   r.gb, r3.defined() ? r.gr.view({N, C, S}) : Tensor());
   return r;
 }
-}  // namespace
 
-namespace {
 // batch_norm, and with act Relu / Relu6 batch_norm_activation's fused path (the backend's
 // batch_norm_forward_act / _backward_act: the activation's pass gone each way; its mask is
 // recomputed from x in the backward, so the output is not kept).
@@ -137,16 +135,6 @@ Tensor batch_norm_impl(const Tensor& x_in, const Tensor& running_mean, const Ten
                      {x, weight, bias, residual}, {out});
   }
   return out;
-}
-Tensor apply_activation(ConvActivation act, const Tensor& y) {
-  switch (act) {
-    case ConvActivation::None: return y;
-    case ConvActivation::Relu: return relu(y);
-    case ConvActivation::Relu6: return relu6(y);
-    case ConvActivation::Silu: return silu(y);
-    case ConvActivation::Hardswish: return hardswish(y);
-  }
-  return y;
 }
 }  // namespace
 

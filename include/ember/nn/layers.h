@@ -83,6 +83,10 @@ class BatchNorm2d : public Module {
   Tensor weight, bias;                    // (C) when affine
   Tensor running_mean, running_var;       // (C) buffers
   Tensor num_batches_tracked;             // 0-d int64 buffer
+
+ private:
+  // The shape checks, num_batches_tracked, and the op (forward's and forward_then's one body).
+  Tensor run(nn::functional::ConvActivation act, const Tensor& x, const Tensor& residual);
 };
 
 // act(bn(conv(x))) (act None: bn(conv(x))). In training, and in evaluation outside a
