@@ -217,7 +217,7 @@ StorageImpl::StorageImpl(void* data, size_t nbytes, Device device, void (*delete
 StorageImpl::~StorageImpl() {
   delete form_.load(std::memory_order_relaxed);
   if (owned_) {
-    get_allocator(device_.type)->deallocate(data_, nbytes_, device_);
+    if (data_ != nullptr) get_allocator(device_.type)->deallocate(data_, nbytes_, device_);
   } else if (deleter_ != nullptr) {
     deleter_(data_);
   }
@@ -227,6 +227,10 @@ StorageImpl::~StorageImpl() {
 void StorageImpl::set_form(std::unique_ptr<StorageForm> form) {
   std::lock_guard<std::mutex> lock(settle_mu_);
   delete form_.exchange(form.release(), std::memory_order_acq_rel);
+  if (owned_ && data_ != nullptr && form_.load(std::memory_order_relaxed) != nullptr) {
+    get_allocator(device_.type)->deallocate(data_, nbytes_, device_);
+    data_ = nullptr;
+  }
 }
 
 void StorageImpl::settle() const {
@@ -235,6 +239,7 @@ void StorageImpl::settle() const {
   if (form == nullptr) return;  // another thread settled it meanwhile
   // The form stays readable until the plain bytes are written: write_plain may take a while, and a
   // caller that peeked form() on this thread is the one waiting here.
+  if (data_ == nullptr) data_ = get_allocator(device_.type)->allocate(nbytes_, device_);
   form->write_plain(data_);
   form_.store(nullptr, std::memory_order_release);
   delete form;

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cpu/dnnl_form.h"
 #include "cpu/loops.h"
 #include "kernels/activation_math.h"
 #include "kernels/kernels.h"
@@ -86,7 +87,33 @@ void backward_row_f32(Activation f, const float* g, const float* x, float* gx, i
   }
 }
 
+// x (and g) held in one float32 layout (training's activations stay in their convolution's layout,
+// dnnl_form.h): the same rows over the held array, out held in it too.
+bool forward_held(Activation f, const Tensor& x, const Tensor& out) {
+  const DnnlForm* fx = x.storage()->form() == nullptr ? nullptr : common_f32_form(out, {&x}, true);
+  if (fx == nullptr) return false;
+  Storage buffer = std::make_shared<StorageImpl>(fx->desc().get_size(), Device::cpu());
+  const float* in = static_cast<const float*>(fx->data());
+  float* o = static_cast<float*>(buffer->data());
+  for_chunks(out.numel(), [&](int64_t b, int64_t e) { forward_row_f32(f, in + b, o + b, e - b); });
+  hold_array(out, fx->desc(), std::move(buffer));
+  return true;
+}
+bool backward_held(Activation f, const Tensor& grad_out, const Tensor& x, const Tensor& grad_x) {
+  const DnnlForm* fx =
+      x.storage()->form() == nullptr ? nullptr : common_f32_form(grad_x, {&grad_out, &x}, true);
+  if (fx == nullptr) return false;
+  Storage buffer = std::make_shared<StorageImpl>(fx->desc().get_size(), Device::cpu());
+  const float* g = static_cast<const float*>(dnnl_form_of(grad_out)->data());
+  const float* in = static_cast<const float*>(fx->data());
+  float* gx = static_cast<float*>(buffer->data());
+  for_chunks(grad_x.numel(), [&](int64_t b, int64_t e) { backward_row_f32(f, g + b, in + b, gx + b, e - b); });
+  hold_array(grad_x, fx->desc(), std::move(buffer));
+  return true;
+}
+
 void activation_forward(Activation f, const Tensor& x, const Tensor& out) {
+  if (forward_held(f, x, out)) return;
   dispatch_floating(x.dtype(), "activation_forward", [&]<class T>() {
     strided_loop<2>(out.sizes(), {&out, &x}, [f](std::array<char*, 2> p, std::array<int64_t, 2> s, int64_t n) {
       T* o = reinterpret_cast<T*>(p[0]);
@@ -99,6 +126,7 @@ void activation_forward(Activation f, const Tensor& x, const Tensor& out) {
 }
 
 void activation_backward(Activation f, const Tensor& grad_out, const Tensor& x, const Tensor& grad_x) {
+  if (backward_held(f, grad_out, x, grad_x)) return;
   dispatch_floating(x.dtype(), "activation_backward", [&]<class T>() {
     strided_loop<3>(grad_x.sizes(), {&grad_x, &grad_out, &x},
                     [f](std::array<char*, 3> p, std::array<int64_t, 3> s, int64_t n) {

@@ -37,6 +37,38 @@ const DnnlForm* dnnl_form_of(const Tensor& t) {
   return form;
 }
 
+ChannelBlocked channel_blocked_f32(const Tensor& t) {
+  if (!t.defined() || t.dtype() != DType::Float32 || t.dim() < 2 || t.storage_offset() != 0 || !t.is_contiguous())
+    return {};
+  const auto* form = dynamic_cast<const DnnlForm*>(t.storage()->form());
+  if (form == nullptr) return {};
+  const memory::desc& d = form->desc();
+  if (d.data.ndims != 4 || d.data_type() != dt::f32) return {};
+  const memory::dims dims(d.data.dims, d.data.dims + 4);
+  const int64_t N = dims[0], C = dims[1], S = dims[2] * dims[3];
+  if (t.size(0) != N || t.size(1) != C || t.numel() != N * C * S) return {};
+  if (d == memory::desc(dims, dt::f32, tag::nhwc)) return {form, N, C, S, C};
+  if (C % 16 == 0 && d == memory::desc(dims, dt::f32, tag::nChw16c)) return {form, N, C, S, 16};
+  return {};
+}
+
+Storage channel_blocked_buffer(const ChannelBlocked& like) {
+  return std::make_shared<StorageImpl>(like.form->desc().get_size(), Device::cpu());
+}
+
+bool can_hold(const Tensor& out, const ChannelBlocked& like) {
+  return out.dtype() == DType::Float32 && out.storage_offset() == 0 && out.is_contiguous() &&
+         out.storage()->form() == nullptr && out.numel() == like.N * like.C * like.S &&
+         out.storage()->nbytes() == size_t(out.numel()) * sizeof(float);
+}
+
+void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer) {
+  // The memory first: the order a call's arguments are built in is unspecified, and the move
+  // empties buffer.
+  dnnl::memory held(like.form->desc(), dnnl_cpu_engine(), buffer->data());
+  hold_in_form(out, held, std::move(buffer));
+}
+
 void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer) {
   const memory::desc d = held.get_desc();
   const memory::dims dims(d.data.dims, d.data.dims + d.data.ndims);
@@ -93,8 +125,44 @@ inline float widen(const void* p, dt type, int64_t i) {
 }
 }  // namespace
 
+const DnnlForm* common_f32_form(const Tensor& out, std::initializer_list<const Tensor*> ins, bool unpadded) {
+  if (!forms_enabled() || !fresh_whole(out) || ins.size() == 0) return nullptr;
+  const DnnlForm* common = nullptr;
+  for (const Tensor* t : ins) {
+    if (t->sizes() != out.sizes()) return nullptr;
+    const DnnlForm* f = dnnl_form_of(*t);
+    if (f == nullptr || f->desc().data_type() != dt::f32 || (common != nullptr && f->desc() != common->desc()))
+      return nullptr;
+    common = f;
+  }
+  if (unpadded && common->desc().get_size() != size_t(out.numel()) * sizeof(float)) return nullptr;
+  return common;
+}
+
+void hold_array(const Tensor& out, const memory::desc& desc, Storage buffer) {
+  dnnl::memory held(desc, dnnl_cpu_engine(), buffer->data());  // before the move empties buffer
+  hold_in_form(out, held, std::move(buffer));
+}
+
 bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
   if (!forms_enabled() || !fresh_whole(out) || out.dim() != 4) return false;
+  // Both float32 in one layout (training's NHWC / nChw16c activations and gradients): one array.
+  if (a.sizes() == out.sizes() && b.sizes() == out.sizes()) {
+    const DnnlForm* fa = dnnl_form_of(a);
+    const DnnlForm* fb = fa == nullptr ? nullptr : dnnl_form_of(b);
+    if (fb != nullptr && fa->desc() == fb->desc() && fa->desc().data_type() == dt::f32) {
+      const memory::desc od = fa->desc();
+      Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+      const int64_t n = int64_t(od.get_size() / sizeof(float));
+      const float* x = static_cast<const float*>(fa->data());
+      const float* y = static_cast<const float*>(fb->data());
+      float* po = static_cast<float*>(buffer->data());
+#pragma omp parallel for schedule(static) if (n > 32768)
+      for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
+      hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+      return true;
+    }
+  }
   const DnnlForm* fa = blocked_form(a, out);
   const DnnlForm* fb = fa == nullptr ? nullptr : blocked_form(b, out);
   if (fb == nullptr) return false;
@@ -121,6 +189,10 @@ bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
 bool relu_held(const Tensor& a, const Tensor& out) {
   if (!forms_enabled() || !fresh_whole(out) || out.dim() != 4) return false;
   const DnnlForm* fa = blocked_form(a, out);
+  if (fa == nullptr && a.sizes() == out.sizes()) {  // float32 in any layout (training's NHWC too)
+    fa = dnnl_form_of(a);
+    if (fa != nullptr && fa->desc().data_type() != dt::f32) fa = nullptr;
+  }
   if (fa == nullptr) return false;
   const memory::desc od = fa->desc();
   Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
@@ -138,6 +210,20 @@ bool relu_held(const Tensor& a, const Tensor& out) {
     for (int64_t i = 0; i < n; ++i) o[i] = bf16_to_float(x[i]) > 0.f ? x[i] : uint16_t(0);
   }
   hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+  return true;
+}
+
+bool relu_backward_held(const Tensor& g, const Tensor& out, const Tensor& grad_x) {
+  const DnnlForm* fo = common_f32_form(grad_x, {&g, &out});
+  if (fo == nullptr) return false;
+  Storage buffer = std::make_shared<StorageImpl>(fo->desc().get_size(), Device::cpu());
+  const int64_t n = int64_t(fo->desc().get_size() / sizeof(float));  // padding too: 0 stays 0
+  const float* pg = static_cast<const float*>(dnnl_form_of(g)->data());
+  const float* po = static_cast<const float*>(fo->data());
+  float* px = static_cast<float*>(buffer->data());
+#pragma omp parallel for schedule(static) if (n > 32768)
+  for (int64_t i = 0; i < n; ++i) px[i] = po[i] > 0.f ? pg[i] : 0.f;
+  hold_array(grad_x, fo->desc(), std::move(buffer));
   return true;
 }
 

@@ -13,6 +13,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <algorithm>
+#include <initializer_list>
+
 #include "ember/core/storage.h"
 #include "ember/core/tensor.h"
 
@@ -54,13 +57,56 @@ void hold_as(const Tensor& src, const Tensor& t, dnnl::memory::data_type type, d
 bool forms_enabled();
 void set_forms_enabled(bool on);
 
+// A float32 activation held channel-blocked, the layouts oneDNN's convolutions write on AVX-512:
+// NHWC (one block of all C channels: AMX's bf16 layout) or nChw16c (blocks of 16, C a multiple of
+// 16: without AMX). Viewed as N * C/V images of S pixels, each pixel V contiguous channels: value
+// (n, c, s) is at data[((n * (C / V) + c / V) * S + s) * V + c % V]. Training's batch norm reads
+// and writes it (nn_norm_held.cpp), so a convolution's output and input gradient stay in it.
+struct ChannelBlocked {
+  const DnnlForm* form = nullptr;
+  int64_t N = 0, C = 0, S = 0, V = 0;
+  float* data() const { return static_cast<float*>(form->data()); }
+  bool same_layout(const ChannelBlocked& o) const { return form != nullptr && o.form != nullptr && form->desc() == o.form->desc(); }
+};
+// t's channel-blocked float32 form, when t is the whole of its storage (offset 0, contiguous,
+// float32) with its first two dims the form's N and C -- the 4-D tensor or an (N, C, S) view of
+// it; form null otherwise.
+ChannelBlocked channel_blocked_f32(const Tensor& t);
+// Storage for values laid out as `like`'s, and out (fresh, the whole of its storage, like's
+// N * C * S float32 values in whatever shape) made to hold them from `buffer` once they are written.
+Storage channel_blocked_buffer(const ChannelBlocked& like);
+bool can_hold(const Tensor& out, const ChannelBlocked& like);
+void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer);
+
+// For element-wise kernels on held float32 operands (training's activations and gradients stay in
+// the layout their convolution wrote): the form every tensor of `ins` is held in -- one desc,
+// float32, each of out's sizes, the whole of its storage -- when out is fresh (the whole of a
+// storage without a form) and forms are on; null otherwise. `unpadded` also asks that the layout
+// has no padding channels (kernels that map 0 to something else: hardsigmoid).
+const DnnlForm* common_f32_form(const Tensor& out, std::initializer_list<const Tensor*> ins, bool unpadded = false);
+// out made to hold the values of `desc` written into `buffer`.
+void hold_array(const Tensor& out, const dnnl::memory::desc& desc, Storage buffer);
+// Runs row(begin, end) over [0, n) in chunks, on the threads where n is large.
+template <class Row>
+void for_chunks(int64_t n, Row&& row) {
+  constexpr int64_t kBlock = 16384;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (n > 32768)
+  for (int64_t b = 0; b < blocks; ++b) row(b * kBlock, std::min(n, (b + 1) * kBlock));
+}
+
 // Element-wise ops on held activations, the result held too (false, nothing written, where they do
 // not apply; the caller then runs its plain kernel). out must be a fresh tensor, the whole of its
 // storage. add_held: out = a + b for a and b held in the same nChw16c layout (float32 or bfloat16
-// each), out held in nChw16c float32 -- the float32 sums the plain kernel makes (a bfloat16 value
-// widens exactly); a residual block's add. relu_held: out = a > 0 ? a : 0 in a's layout and dtype.
+// each), or both float32 in the same layout of any kind, out held in that layout as float32 -- the
+// float32 sums the plain kernel makes (a bfloat16 value widens exactly); a residual block's add,
+// and in training the sum of a block input's two gradients. relu_held: out = a > 0 ? a : 0 in a's layout and dtype (nChw16c, or
+// float32 in any layout).
 bool add_held(const Tensor& a, const Tensor& b, const Tensor& out);
 bool relu_held(const Tensor& a, const Tensor& out);
+// grad_x = out > 0 ? g : 0 for g and out float32 held in one layout (a ReLU's backward in training
+// between a batch norm and a convolution that keep it), grad_x held in it too.
+bool relu_backward_held(const Tensor& g, const Tensor& out, const Tensor& grad_x);
 
 // from -> to, the same values in another layout and/or dtype: the transpositions ember does faster
 // than oneDNN 2.6's generic reorders (layout_nhwc.cpp), a same-layout float32 -> bfloat16

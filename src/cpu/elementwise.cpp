@@ -403,6 +403,9 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
 
 // ReLU backward in one pass (see kernels.h).
 void relu_backward(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x) {
+  if (out.storage()->form() != nullptr && grad_out.storage()->form() != nullptr &&
+      relu_backward_held(grad_out, out, grad_x))
+    return;
   dispatch_floating(out.dtype(), "relu_backward", [&]<class T>() {
     if constexpr (std::is_same_v<T, float>) {
       strided_loop<3>(grad_x.sizes(), {&grad_x, &grad_out, &out},

@@ -223,7 +223,13 @@ memory converted_in_layout(const Tensor& t, memory user, const memory::desc& wan
 // bfloat16 conversion through converted_in_layout.
 memory input_in_layout(const Tensor& t, const memory::desc& plain, const memory::desc& want, dnnl::stream& s,
                        std::vector<Storage>& keep) {
-  if (const DnnlForm* form = dnnl_form_of(t)) return in_layout(form->memory(), want, s, true, keep);
+  if (const DnnlForm* form = dnnl_form_of(t)) {
+    // A held float32 activation or gradient converts to bfloat16 twice too (forward and weight
+    // gradient; backward-data and weight gradient).
+    if (form->desc().data_type() == dt::f32 && want.data_type() == dt::bf16)
+      return converted_in_layout(t, form->memory(), want, s, keep);
+    return in_layout(form->memory(), want, s, true, keep);
+  }
   const memory user(plain, cpu_engine(), t.raw_data());
   if (t.dtype() == DType::Float32 && want.data_type() == dt::bf16) return converted_in_layout(t, user, want, s, keep);
   return in_layout(user, want, s, true, keep);
@@ -275,8 +281,9 @@ bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor&
   // An output nothing keeps for a backward may be left in the primitive's layout (dnnl_form.h);
   // multiplied in bfloat16 it is then also written in bfloat16, as PyTorch's autocast returns a
   // bfloat16 convolution output: half the bytes for the next op to read.
-  const bool may_hold = p.out_any_layout && out.dtype() == DType::Float32 && forms_enabled();
-  const bool half_out = may_hold && half_out_allowed && p.compute == DType::BFloat16;
+  // In training (keep_layout) it may be held too, but at float32: the values the plain tensor has.
+  const bool may_hold = (p.out_any_layout || p.keep_layout) && out.dtype() == DType::Float32 && forms_enabled();
+  const bool half_out = may_hold && p.out_any_layout && half_out_allowed && p.compute == DType::BFloat16;
   ConvTypes prim_types = conv_types(ConvKind::Forward, p);
   if (half_out) prim_types.out = dt::bf16;
   const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p, user_types(x, weight, out), prim_types);
@@ -359,13 +366,30 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
   dnnl_call("conv2d backward (input gradient)", [&] {
     dnnl::stream s(cpu_engine());
     std::vector<Storage> keep;
-    memory uw = wrap(d.w, weight), ux = wrap(d.x, grad_x);
+    memory uw = wrap(d.w, weight);
     memory mg = input_in_layout(grad_out, d.out, plan->a, s, keep), mw = in_layout(uw, plan->b, s, true, keep);
-    memory mx = in_layout(ux, plan->c, s, false, keep);
+    // In training the input gradient may stay in the primitive's layout (float32), for the batch
+    // norm or the convolution before to read as it is (Conv2dParams::keep_layout).
+    const bool hold = p.keep_layout && forms_enabled() && grad_x.dtype() == DType::Float32 &&
+                      grad_x.storage()->form() == nullptr && plan->c != d.x;
+    memory ux, mx;
+    Storage held;
+    if (hold) {
+      held = std::make_shared<StorageImpl>(plan->c.get_size(), Device::cpu());
+      mx = memory(plan->c, cpu_engine(), held->data());
+    } else {
+      ux = wrap(d.x, grad_x);
+      mx = in_layout(ux, plan->c, s, false, keep);
+    }
     std::unordered_map<int, memory> args{{DNNL_ARG_DIFF_DST, mg}, {DNNL_ARG_WEIGHTS, mw}, {DNNL_ARG_DIFF_SRC, mx}};
     add_scratchpad(*plan, args, keep);
     plan->prim.execute(s, args);
-    if (mx != ux) reorder_into(mx, ux, s);
+    if (hold) {
+      s.wait();
+      hold_in_form(grad_x, mx, std::move(held));
+    } else if (mx != ux) {
+      reorder_into(mx, ux, s);
+    }
     s.wait();
   });
 }

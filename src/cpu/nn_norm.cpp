@@ -211,6 +211,7 @@ bool worth_threads(int64_t elements) {
 
 void batch_norm_stats_channels(const Tensor& x, const Tensor& mean, const Tensor& var) {
   if (x.dtype() != DType::Float32) return reference::batch_norm_stats(x, mean, var);
+  if (batch_norm_stats_held(x, mean, var)) return;
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   const float* xp = x.data_ptr<float>();
   float *mp = mean.data_ptr<float>(), *vp = var.data_ptr<float>();
@@ -234,6 +235,7 @@ void batch_norm_stats_channels(const Tensor& x, const Tensor& mean, const Tensor
 void batch_norm_forward_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
                                  const Tensor& bias, const Tensor& out) {
   if (x.dtype() != DType::Float32) return reference::batch_norm_forward(x, mean, invstd, weight, bias, out);
+  if (batch_norm_forward_held(x, mean, invstd, weight, bias, Tensor(), kernels::ConvEpilogue::None, out)) return;
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   const float *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>(), *ip = invstd.data_ptr<float>();
   const float *wp = weight.data_ptr<float>(), *bp = bias.data_ptr<float>();
@@ -291,6 +293,9 @@ void batch_norm_backward_channels(const Tensor& grad_out, const Tensor& x, const
   if (x.dtype() != DType::Float32)
     return reference::batch_norm_backward(grad_out, x, mean, invstd, weight, training, grad_x, grad_weight,
                                           grad_bias);
+  if (batch_norm_backward_held(grad_out, x, Tensor(), mean, invstd, weight, Tensor(), training,
+                               kernels::ConvEpilogue::None, grad_x, grad_weight, grad_bias, Tensor()))
+    return;
   const int64_t N = x.size(0), C = x.size(1), S = x.size(2);
   const float *gp = grad_out.data_ptr<float>(), *xp = x.data_ptr<float>(), *mp = mean.data_ptr<float>();
   float* gxp = grad_x.data_ptr<float>();
@@ -365,6 +370,7 @@ void batch_norm_forward_act_channels(const Tensor& x, const Tensor& mean, const 
   EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
               "batch_norm_forward_act: only ReLU and ReLU6 fuse");
   const bool relu6 = act == kernels::ConvEpilogue::Relu6;
+  if (x.dtype() == DType::Float32 && batch_norm_forward_held(x, mean, invstd, weight, bias, residual, act, out)) return;
   if (x.dtype() == DType::Float32)
     return relu6 ? batch_norm_forward_act_f32<true>(x, mean, invstd, weight, bias, residual, out)
                  : batch_norm_forward_act_f32<false>(x, mean, invstd, weight, bias, residual, out);
@@ -386,6 +392,10 @@ void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, c
   EMBER_CHECK(act == kernels::ConvEpilogue::Relu || act == kernels::ConvEpilogue::Relu6, ValueError,
               "batch_norm_backward_act: only ReLU and ReLU6 fuse");
   const bool relu6 = act == kernels::ConvEpilogue::Relu6;
+  if (x.dtype() == DType::Float32 && batch_norm_backward_held(grad_out, x, residual, mean, invstd, weight, bias,
+                                                              training, act, grad_x, grad_weight, grad_bias,
+                                                              grad_residual))
+    return;
   if (x.dtype() == DType::Float32)
     return relu6 ? batch_norm_backward_act_f32<true>(grad_out, x, residual, mean, invstd, weight, bias, training,
                                                      grad_x, grad_weight, grad_bias, grad_residual)

@@ -25,4 +25,15 @@ void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, c
                                       const Tensor& grad_x, const Tensor& grad_weight, const Tensor& grad_bias,
                                       const Tensor& grad_residual);
 
+// The same on activations held channel-blocked (NHWC / nChw16c float32, nn_norm_held.cpp), the
+// outputs held in that layout too; false, nothing written, unless every large operand (x, grad_out,
+// the residual) is held in one such layout. The *_channels kernels try these first.
+bool batch_norm_stats_held(const Tensor& x, const Tensor& mean, const Tensor& var);
+bool batch_norm_forward_held(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                             const Tensor& bias, const Tensor& residual, kernels::ConvEpilogue act, const Tensor& out);
+bool batch_norm_backward_held(const Tensor& grad_out, const Tensor& x, const Tensor& residual, const Tensor& mean,
+                              const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
+                              kernels::ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
+                              const Tensor& grad_bias, const Tensor& grad_residual);
+
 }  // namespace ember::cpu

@@ -30,6 +30,10 @@ struct Conv2dParams {
   // The output may be left in the backend's own layout (no autograd node keeps it); the CPU then
   // holds it in oneDNN's blocked layout until something reads its plain bytes (cpu/dnnl_form.h).
   bool out_any_layout = false;
+  // Training (an autograd node keeps the output): the output, and backward the input gradient, may
+  // be held in the backend's layout at float32 -- the plain tensor's values exactly -- for the
+  // batch norm after it and the convolution before it to read as they are (cpu/nn_norm_held.cpp).
+  bool keep_layout = false;
 };
 // The element-wise function a fused convolution applies to its output (after the bias): out =
 // act(conv(x) + bias). The same formulas as ember::relu / relu6 / silu / hardswish.

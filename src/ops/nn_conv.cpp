@@ -163,6 +163,7 @@ Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dO
   ConvCall c = prepare_conv2d(x, weight, bias, opt);
   const bool record = autograd::any_requires_grad({&x, &weight, &bias});
   c.p.out_any_layout = !record;  // nothing keeps out for a backward: the kernel may hold it in its layout
+  c.p.keep_layout = record;      // kept: it may still hold it, at float32
   Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
   kernels::conv2d_forward(x.device())(c.xc, c.wc, c.bc, c.p, out);
   if (record) record_conv2d_backward(c, x, weight, bias, out, ConvActivation::None);
@@ -182,6 +183,7 @@ Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bi
   if ((!record || mask_from_output) && kernels::conv2d_forward_fused.has(x.device().type)) {
     ConvCall c = prepare_conv2d(x, weight, bias, opt);
     c.p.out_any_layout = !record;
+    c.p.keep_layout = record;
     Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
     if (kernels::conv2d_forward_fused(x.device())(c.xc, c.wc, c.bc, c.p, kernels::ConvEpilogue(act), out)) {
       if (record) record_conv2d_backward(c, x, weight, bias, out, act);

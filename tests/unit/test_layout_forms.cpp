@@ -4,7 +4,9 @@
 // through .data() is the plain NCHW float32 tensor with the values the unheld ops give (bit for bit
 // in float32; under bf16 autocast the convolution's output rounded to bfloat16, as PyTorch's autocast
 // returns it); views, in-place ops, NaNs, other threads and channel counts that the blocked layout
-// pads all see the same values; training never holds anything.
+// pads all see the same values. Training holds too: a convolution's output, the batch norm, ReLU and
+// add that follow it and the gradients back through them stay in the primitive's layout
+// (test_held_training.cpp).
 #include <gtest/gtest.h>
 
 #include <ember/ember.h>
@@ -73,7 +75,6 @@ TEST(LayoutForms, AnInferenceConvolutionIsHeldAndReadsAsThePlainTensor) {
   {
     Tensor x = a.x.detach().requires_grad_(true);
     want = F::conv2d(x, a.w, a.b, {}).detach();
-    EXPECT_FALSE(held(want));
   }
   NoGradGuard ng;
   Tensor got = F::conv2d(a.x, a.w, a.b, {});
@@ -222,15 +223,35 @@ TEST(LayoutForms, UnderBf16AutocastAHeldConvolutionIsTheRecordedOneRoundedToBflo
   EXPECT_GT(differ, 0);  // it was rounded (the float32 outputs are not all bfloat16 numbers)
 }
 
-// Training holds nothing: a recorded convolution's output and its pooling are plain tensors.
-TEST(LayoutForms, RecordedOpsHoldNothing) {
+// Training holds too (keep_layout): a recorded convolution's output, the ReLU of it and the input
+// gradient its backward writes may stay in the primitive's layout, and each reads as the tensor the
+// unheld ops give, bit for bit (the same primitives; only where the reorder to NCHW happens moves).
+// Pooling reads plain and writes plain.
+TEST(LayoutForms, RecordedOpsReadAsTheUnheldOps) {
+  struct PlainAgain {
+    ~PlainAgain() { cpu::set_forms_enabled(true); }
+  } restore;
   const Conv a = conv_operands(2, 4, 10, 32, 11);
-  Tensor x = a.x.detach().requires_grad_(true);
-  Tensor y = F::conv2d_activation(x, a.w, a.b, {}, F::ConvActivation::Relu);
-  EXPECT_FALSE(held(y));
-  EXPECT_FALSE(held(F::max_pool2d(y, {.kernel = {2, 2}})));
-  Tensor w = a.w.detach().requires_grad_(true);
-  EXPECT_FALSE(held(F::conv2d(a.x, w, a.b, {})));
+  auto step = [&](bool forms, bool* held_out, bool* held_grad) {
+    cpu::set_forms_enabled(forms);
+    Tensor x = a.x.detach().requires_grad_(true);
+    Tensor w = a.w.detach().requires_grad_(true);
+    Tensor y = F::conv2d(x, w, a.b, {});
+    Tensor r = relu(y);
+    if (held_out) *held_out = held(y) && held(r);
+    Tensor p = F::max_pool2d(r, {.kernel = {2, 2}});
+    EXPECT_FALSE(held(p));
+    Tensor gy = autograd::grad({sum(p * p)}, {y})[0];
+    if (held_grad) *held_grad = held(gy);
+    auto g = autograd::grad({sum(F::conv2d(x, w, a.b, {}) * gy.detach())}, {x, w});
+    return std::vector<Tensor>{y.detach(), r.detach(), gy.detach(), g[0], g[1]};
+  };
+  const auto want = step(false, nullptr, nullptr);
+  bool held_out = false, held_grad = false;
+  const auto got = step(true, &held_out, &held_grad);
+  if (avx512()) EXPECT_TRUE(held_out);  // nChw16c float32 on every AVX-512 CPU
+  (void)held_grad;                      // the pooling's gradient is plain; its relu backward reads plain
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_TRUE(same_bits(want[i], got[i])) << i;
 }
 
 // Whole models in evaluation without autograd: mnistnet, lenet5, bncnn48_fc128, resnet_small,

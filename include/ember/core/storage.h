@@ -59,7 +59,9 @@ class StorageImpl {
   // The form the values are held in, or null when the plain bytes are current. For the kernels of
   // the thread that runs the ops (a data() call from another thread drops the form).
   const StorageForm* form() const { return form_.load(std::memory_order_acquire); }
-  // Holds the values in `form` from now on; the plain bytes are stale until data() is called.
+  // Holds the values in `form` from now on; the plain bytes are stale until data() is called. An
+  // owned block goes back to the allocator meanwhile (a training step holds most of its
+  // activations: keeping both blocks doubled their memory) and is allocated again to settle.
   void set_form(std::unique_ptr<StorageForm> form);
   size_t nbytes() const { return nbytes_; }
   Device device() const { return device_; }
@@ -68,7 +70,7 @@ class StorageImpl {
   void bump_version() { version_.fetch_add(1, std::memory_order_relaxed); }
 
  private:
-  void* data_ = nullptr;
+  mutable void* data_ = nullptr;  // null while an owned storage holds a form
   size_t nbytes_ = 0;
   Device device_;
   void (*deleter_)(void*) = nullptr;

@@ -1,0 +1,364 @@
+// Batch norm on activations held channel-blocked (dnnl_form.h's ChannelBlocked: NHWC or nChw16c,
+// float32), issue 24's layouts that persist in training. A convolution in training leaves its
+// output in the layout its primitive wrote (nn_conv_dnnl.cpp); the batch norm that follows reads it
+// there and writes its own output (and, backward, the input gradient) in the same layout, so the
+// next convolution takes it without a transposition. Before, each convolution's output went
+// NHWC -> NCHW and each input NCHW -> NHWC: 10% of resnet18's bf16 training step at 224 px on the
+// Zen 5 (perf, 2026-12-03), 23% of mobilenet_v2's.
+//
+// Values. Per element the same expressions as nn_norm.cpp's row loops: (x - m) * scale + shift, the
+// activation's mask from that value, (g' - mean_g) * k1 - (x - m) * k3 -- so with the same
+// statistics the outputs are the plain kernels' bit for bit. The statistics and the gradient sums
+// are the same sums in another order: float within a chunk of at most kChunk pixels of one image,
+// vectorised across the channels, double across chunks, merged in a fixed chunk order (so the
+// result does not depend on the thread count, as the plain kernels' does not). They differ from
+// the plain kernels' in the last bits.
+//
+// Each function returns false, with nothing written, where its operands are not all held in one
+// such layout; the caller then runs the plain kernel, which settles them (data()).
+#include <omp.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "cpu/dnnl_form.h"
+#include "cpu/loops.h"
+#include "cpu/nn_norm.h"
+#include "kernels/activation_math.h"
+
+namespace ember::cpu {
+
+namespace {
+
+constexpr int64_t kChunk = 256;  // pixels summed in float before the sums move to double
+
+using kernels::ConvEpilogue;
+
+struct Chunks {
+  int64_t N, CB, S, V, K;  // K chunks per image of V channels
+  explicit Chunks(const ChannelBlocked& b)
+      : N(b.N), CB(b.C / b.V), S(b.S), V(b.V), K((b.S + kChunk - 1) / kChunk) {}
+  int64_t count() const { return N * CB * K; }
+  // Chunk j: its first element's offset, its pixel count, and the first channel of its block.
+  int64_t offset(int64_t j) const { return ((j / K) * S + (j % K) * kChunk) * V; }
+  int64_t pixels(int64_t j) const { return std::min(kChunk, S - (j % K) * kChunk); }
+  int64_t channel0(int64_t j) const { return ((j / K) % CB) * V; }
+};
+
+bool threads_pay(int64_t elements) {
+  return elements >= kParallelGrain && omp_get_max_threads() > 1 && !omp_in_parallel();
+}
+
+template <ConvEpilogue kAct>
+inline float act_value(float t) {
+  if constexpr (kAct == ConvEpilogue::Relu6) return activation_math::relu6(t);
+  else if constexpr (kAct == ConvEpilogue::Relu) return t > 0.f ? t : 0.f;
+  else return t;
+}
+template <ConvEpilogue kAct>
+inline float act_masked(float g, float t) {
+  if constexpr (kAct == ConvEpilogue::Relu6) return t > 0.f && t < 6.f ? g : 0.f;
+  else if constexpr (kAct == ConvEpilogue::Relu) return t > 0.f ? g : 0.f;
+  else return g;
+}
+
+// ---- per-chunk loops: pixels outer, the V channels of a pixel inner (vectorised) ----------------------
+
+// Per channel of the chunk: mean and M2 (sum of squared deviations), the deviations taken from the
+// chunk's own float mean as nn_norm.cpp's blocks take them. `s` and `d` are V floats of scratch.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void chunk_moments(const float* x, int64_t len, int64_t V, float* s, float* d, double* mean, double* m2) {
+  std::fill(s, s + V, 0.f);
+  for (int64_t p = 0; p < len; ++p) {
+    const float* row = x + p * V;
+#pragma omp simd
+    for (int64_t v = 0; v < V; ++v) s[v] += row[v];
+  }
+  for (int64_t v = 0; v < V; ++v) s[v] = s[v] / float(len);  // the shift
+  std::fill(d, d + V, 0.f);
+  float* q = d + V;
+  std::fill(q, q + V, 0.f);
+  for (int64_t p = 0; p < len; ++p) {
+    const float* row = x + p * V;
+#pragma omp simd
+    for (int64_t v = 0; v < V; ++v) {
+      const float e = row[v] - s[v];
+      d[v] += e;
+      q[v] += e * e;
+    }
+  }
+  const double dl = double(len);
+  for (int64_t v = 0; v < V; ++v) {
+    const double sd = double(d[v]);
+    mean[v] = double(s[v]) + sd / dl;
+    m2[v] = std::max(0.0, double(q[v]) - sd * sd / dl);
+  }
+}
+
+template <ConvEpilogue kAct, bool kResidual>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void chunk_affine(const float* x, const float* r, int64_t len, int64_t V, const float* m, const float* scale,
+                  const float* shift, float* out) {
+  for (int64_t p = 0; p < len; ++p) {
+    const float* xr = x + p * V;
+    float* o = out + p * V;
+    if constexpr (kResidual) {
+      const float* rr = r + p * V;
+#pragma omp simd
+      for (int64_t v = 0; v < V; ++v) {
+        const float y = (xr[v] - m[v]) * scale[v] + shift[v];
+        o[v] = act_value<kAct>(y + rr[v]);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t v = 0; v < V; ++v) o[v] = act_value<kAct>((xr[v] - m[v]) * scale[v] + shift[v]);
+    }
+  }
+}
+
+// sum(g'), sum(g' * (x - m)) per channel of the chunk, g' the gradient the batch norm sees (g masked
+// by the activation at t); with a residual g' is also written to gr (the residual's gradient).
+template <ConvEpilogue kAct, bool kResidual>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void chunk_grad_sums(const float* g, const float* x, const float* r, int64_t len, int64_t V, const float* m,
+                     const float* scale, const float* shift, float* gr, float* s, float* q) {
+  std::fill(s, s + V, 0.f);
+  std::fill(q, q + V, 0.f);
+  for (int64_t p = 0; p < len; ++p) {
+    const float *gp = g + p * V, *xp = x + p * V;
+    if constexpr (kResidual) {
+      const float* rp = r + p * V;
+      float* grp = gr + p * V;
+#pragma omp simd
+      for (int64_t v = 0; v < V; ++v) {
+        const float y = (xp[v] - m[v]) * scale[v] + shift[v];
+        const float gm = act_masked<kAct>(gp[v], y + rp[v]);
+        grp[v] = gm;
+        s[v] += gm;
+        q[v] += gm * (xp[v] - m[v]);
+      }
+    } else {
+#pragma omp simd
+      for (int64_t v = 0; v < V; ++v) {
+        const float gm = act_masked<kAct>(gp[v], (xp[v] - m[v]) * scale[v] + shift[v]);
+        s[v] += gm;
+        q[v] += gm * (xp[v] - m[v]);
+      }
+    }
+  }
+}
+
+// The input gradient: training (g' - mean_g) * k1 - (x - m) * k3, eval g' * k1; g' recomputed from
+// g, or (the residual case, kAct None) read back from gr.
+template <ConvEpilogue kAct, bool kTraining>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void chunk_grad_input(const float* g, const float* x, int64_t len, int64_t V, const float* m, const float* scale,
+                      const float* shift, const float* mean_g, const float* k1, const float* k3, float* gx) {
+  for (int64_t p = 0; p < len; ++p) {
+    const float *gp = g + p * V, *xp = x + p * V;
+    float* o = gx + p * V;
+#pragma omp simd
+    for (int64_t v = 0; v < V; ++v) {
+      const float gm = act_masked<kAct>(gp[v], (xp[v] - m[v]) * scale[v] + shift[v]);
+      if constexpr (kTraining) o[v] = (gm - mean_g[v]) * k1[v] - (xp[v] - m[v]) * k3[v];
+      else o[v] = gm * k1[v];
+    }
+  }
+}
+
+// Chan, Golub and LeVeque's merge of two sets' (count, mean, M2), as in nn_norm.cpp.
+struct Moments {
+  double count = 0.0, mean = 0.0, m2 = 0.0;
+  void merge(double n, double block_mean, double block_m2) {
+    const double total = count + n;
+    const double delta = block_mean - mean;
+    mean += delta * (n / total);
+    m2 += block_m2 + delta * delta * (count * n / total);
+    count = total;
+  }
+};
+
+// Per channel: m, scale = invstd * w and shift = b, as float (nn_norm.cpp's row loops take them so).
+struct ChannelAffine {
+  std::vector<float> m, scale, shift;
+  ChannelAffine(const Tensor& mean, const Tensor& invstd, const Tensor& weight, const Tensor& bias, int64_t C)
+      : m(C), scale(C), shift(C, 0.f) {
+    const float *mp = mean.data_ptr<float>(), *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>();
+    const float* bp = bias.defined() ? bias.data_ptr<float>() : nullptr;
+    for (int64_t c = 0; c < C; ++c) {
+      m[c] = mp[c];
+      scale[c] = float(double(ip[c]) * double(wp[c]));
+      if (bp) shift[c] = bp[c];
+    }
+  }
+};
+
+template <ConvEpilogue kAct, bool kResidual>
+void forward_chunks(const Chunks& ch, const float* x, const float* r, const ChannelAffine& a, float* out) {
+#pragma omp parallel for schedule(static) if (threads_pay(ch.count() * kChunk * ch.V))
+  for (int64_t j = 0; j < ch.count(); ++j) {
+    const int64_t o = ch.offset(j), c0 = ch.channel0(j);
+    chunk_affine<kAct, kResidual>(x + o, kResidual ? r + o : nullptr, ch.pixels(j), ch.V, a.m.data() + c0,
+                                  a.scale.data() + c0, a.shift.data() + c0, out + o);
+  }
+}
+
+template <ConvEpilogue kAct>
+void forward_act(const Chunks& ch, const float* x, const float* r, const ChannelAffine& a, float* out) {
+  if (r) forward_chunks<kAct, true>(ch, x, r, a, out);
+  else forward_chunks<kAct, false>(ch, x, r, a, out);
+}
+
+template <ConvEpilogue kAct>
+void backward_act(const Chunks& ch, int64_t C, const float* g, const float* x, const float* r, const ChannelAffine& a,
+                  const Tensor& invstd, const Tensor& weight, bool training, float* gx, float* gr, float* gwp,
+                  float* gbp) {
+  const int64_t V = ch.V, J = ch.count();
+  std::vector<double> cs(static_cast<size_t>(J * V)), cq(static_cast<size_t>(J * V));
+  // Pass 1: per chunk and channel, the two sums (and g' into gr with a residual).
+#pragma omp parallel if (threads_pay(J * kChunk * V))
+  {
+    std::vector<float> s(static_cast<size_t>(V)), q(static_cast<size_t>(V));
+#pragma omp for schedule(static)
+    for (int64_t j = 0; j < J; ++j) {
+      const int64_t o = ch.offset(j), c0 = ch.channel0(j);
+      if (r)
+        chunk_grad_sums<kAct, true>(g + o, x + o, r + o, ch.pixels(j), V, a.m.data() + c0, a.scale.data() + c0,
+                                    a.shift.data() + c0, gr + o, s.data(), q.data());
+      else
+        chunk_grad_sums<kAct, false>(g + o, x + o, nullptr, ch.pixels(j), V, a.m.data() + c0, a.scale.data() + c0,
+                                     a.shift.data() + c0, nullptr, s.data(), q.data());
+      for (int64_t v = 0; v < V; ++v) {
+        cs[size_t(j * V + v)] = double(s[size_t(v)]);
+        cq[size_t(j * V + v)] = double(q[size_t(v)]);
+      }
+    }
+  }
+  // Per channel, the chunks' sums in a fixed order (image, then chunk).
+  const double M = double(ch.N * ch.S);
+  const float *ip = invstd.data_ptr<float>(), *wp = weight.data_ptr<float>();
+  std::vector<float> mean_g(static_cast<size_t>(C)), k1(static_cast<size_t>(C)), k3(static_cast<size_t>(C));
+  for (int64_t c = 0; c < C; ++c) {
+    const int64_t cb = c / V, v = c % V;
+    double sum_g = 0.0, sum_gxm = 0.0;
+    for (int64_t n = 0; n < ch.N; ++n)
+      for (int64_t k = 0; k < ch.K; ++k) {
+        const int64_t j = (n * ch.CB + cb) * ch.K + k;
+        sum_g += cs[size_t(j * V + v)];
+        sum_gxm += cq[size_t(j * V + v)];
+      }
+    const double is = double(ip[c]), w = double(wp[c]);
+    k1[size_t(c)] = float(w * is);
+    mean_g[size_t(c)] = float(sum_g / M);
+    k3[size_t(c)] = float(w * is * is * is * sum_gxm / M);
+    gwp[c] = float(is * sum_gxm);
+    gbp[c] = float(sum_g);
+  }
+  // Pass 2: the input gradient; with a residual from g' (gr), unmasked.
+#pragma omp parallel for schedule(static) if (threads_pay(J * kChunk * V))
+  for (int64_t j = 0; j < J; ++j) {
+    const int64_t o = ch.offset(j), c0 = ch.channel0(j), len = ch.pixels(j);
+    const float *pm = a.m.data() + c0, *ps = a.scale.data() + c0, *pb = a.shift.data() + c0;
+    const float *pg = mean_g.data() + c0, *p1 = k1.data() + c0, *p3 = k3.data() + c0;
+    if (r) {
+      if (training) chunk_grad_input<ConvEpilogue::None, true>(gr + o, x + o, len, V, pm, ps, pb, pg, p1, p3, gx + o);
+      else chunk_grad_input<ConvEpilogue::None, false>(gr + o, x + o, len, V, pm, ps, pb, pg, p1, p3, gx + o);
+    } else if (training) {
+      chunk_grad_input<kAct, true>(g + o, x + o, len, V, pm, ps, pb, pg, p1, p3, gx + o);
+    } else {
+      chunk_grad_input<kAct, false>(g + o, x + o, len, V, pm, ps, pb, pg, p1, p3, gx + o);
+    }
+  }
+}
+
+}  // namespace
+
+bool batch_norm_stats_held(const Tensor& x, const Tensor& mean, const Tensor& var) {
+  const ChannelBlocked b = channel_blocked_f32(x);
+  if (b.form == nullptr) return false;
+  const Chunks ch(b);
+  const int64_t V = ch.V, J = ch.count();
+  std::vector<double> cm(static_cast<size_t>(J * V)), c2(static_cast<size_t>(J * V));
+  const float* xp = b.data();
+#pragma omp parallel if (threads_pay(J * kChunk * V))
+  {
+    std::vector<float> s(static_cast<size_t>(V)), q(static_cast<size_t>(2 * V));
+#pragma omp for schedule(static)
+    for (int64_t j = 0; j < J; ++j)
+      chunk_moments(xp + ch.offset(j), ch.pixels(j), V, s.data(), q.data(), cm.data() + j * V, c2.data() + j * V);
+  }
+  float *mp = mean.data_ptr<float>(), *vp = var.data_ptr<float>();
+  for (int64_t c = 0; c < b.C; ++c) {
+    const int64_t cb = c / V, v = c % V;
+    Moments mo;
+    for (int64_t n = 0; n < ch.N; ++n)
+      for (int64_t k = 0; k < ch.K; ++k) {
+        const int64_t j = (n * ch.CB + cb) * ch.K + k;
+        mo.merge(double(ch.pixels(j)), cm[size_t(j * V + v)], c2[size_t(j * V + v)]);
+      }
+    mp[c] = float(mo.mean);
+    vp[c] = float(mo.m2 / mo.count);
+  }
+  return true;
+}
+
+bool batch_norm_forward_held(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
+                             const Tensor& bias, const Tensor& residual, ConvEpilogue act, const Tensor& out) {
+  if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
+  const ChannelBlocked b = channel_blocked_f32(x);
+  if (b.form == nullptr || !can_hold(out, b)) return false;
+  ChannelBlocked rb;
+  if (residual.defined() && !b.same_layout(rb = channel_blocked_f32(residual))) return false;
+  const ChannelAffine a(mean, invstd, weight, bias, b.C);
+  Storage buffer = channel_blocked_buffer(b);
+  const Chunks ch(b);
+  const float* r = residual.defined() ? rb.data() : nullptr;
+  float* o = static_cast<float*>(buffer->data());
+  switch (act) {
+    case ConvEpilogue::Relu: forward_act<ConvEpilogue::Relu>(ch, b.data(), r, a, o); break;
+    case ConvEpilogue::Relu6: forward_act<ConvEpilogue::Relu6>(ch, b.data(), r, a, o); break;
+    default: forward_act<ConvEpilogue::None>(ch, b.data(), r, a, o); break;
+  }
+  hold_channel_blocked(out, b, std::move(buffer));
+  return true;
+}
+
+bool batch_norm_backward_held(const Tensor& grad_out, const Tensor& x, const Tensor& residual, const Tensor& mean,
+                              const Tensor& invstd, const Tensor& weight, const Tensor& bias, bool training,
+                              ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
+                              const Tensor& grad_bias, const Tensor& grad_residual) {
+  if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
+  const ChannelBlocked b = channel_blocked_f32(x);
+  if (b.form == nullptr || !b.same_layout(channel_blocked_f32(grad_out)) || !can_hold(grad_x, b)) return false;
+  ChannelBlocked rb;
+  if (residual.defined() && (!b.same_layout(rb = channel_blocked_f32(residual)) || !can_hold(grad_residual, b)))
+    return false;
+  const ChannelBlocked gb = channel_blocked_f32(grad_out);
+  const ChannelAffine a(mean, invstd, weight, bias, b.C);
+  Storage gx = channel_blocked_buffer(b);
+  Storage gr = residual.defined() ? channel_blocked_buffer(b) : Storage();
+  const Chunks ch(b);
+  float* gxp = static_cast<float*>(gx->data());
+  float* grp = gr ? static_cast<float*>(gr->data()) : nullptr;
+  const float* r = residual.defined() ? rb.data() : nullptr;
+  float *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
+  switch (act) {
+    case ConvEpilogue::Relu:
+      backward_act<ConvEpilogue::Relu>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+                                       gbp);
+      break;
+    case ConvEpilogue::Relu6:
+      backward_act<ConvEpilogue::Relu6>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+                                        gbp);
+      break;
+    default:
+      backward_act<ConvEpilogue::None>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+                                       gbp);
+      break;
+  }
+  hold_channel_blocked(grad_x, b, std::move(gx));
+  if (gr) hold_channel_blocked(grad_residual, b, std::move(gr));
+  return true;
+}
+
+}  // namespace ember::cpu
