@@ -9,6 +9,13 @@
 // in NCHW. A float32 convolution's form holds exactly the values the plain tensor would; one that
 // multiplies in bfloat16 (autocast) writes its output in bfloat16, as PyTorch's autocast returns it,
 // and the plain tensor then holds those values widened.
+//
+// In training (Conv2dParams::keep_layout) a convolution holds its output too, at float32 (NHWC or
+// nChw16c, whatever its primitive wrote), and backward its input gradient; batch norm
+// (nn_norm_held.cpp), ReLU / ReLU6 / SiLU / Hardswish (activation.cpp) and the residual add read and
+// write that layout forward and backward, so a conv-BN-ReLU chain reorders to NCHW only where
+// something else reads it (pooling, a flatten, the user). A held storage gives its plain block back
+// to the allocator until it settles (storage.h).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
