@@ -69,6 +69,29 @@ void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage
   hold_in_form(out, held, std::move(buffer));
 }
 
+const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch) {
+  if (!t.defined() || t.dtype() != DType::Float32 || t.numel() != like.N * like.C * like.S || t.dim() < 2 ||
+      t.size(0) != like.N || t.size(1) != like.C)
+    return nullptr;
+  const ChannelBlocked tb = channel_blocked_f32(t);
+  if (like.same_layout(tb)) return tb.data();
+  const memory::desc& want = like.form->desc();
+  const memory::dims dims(want.data.dims, want.data.dims + 4);
+  scratch = std::make_shared<StorageImpl>(want.get_size(), Device::cpu());
+  dnnl_call("reorder (into a held layout)", [&] {
+    dnnl::stream s(dnnl_cpu_engine());
+    memory dst(want, dnnl_cpu_engine(), scratch->data());
+    if (tb.form != nullptr) {
+      reorder_into(tb.form->memory(), dst, s);
+    } else {
+      const Tensor c = t.contiguous();  // settles any other form
+      reorder_into(memory(memory::desc(dims, dt::f32, tag::nchw), dnnl_cpu_engine(), c.raw_data()), dst, s);
+    }
+    s.wait();
+  });
+  return static_cast<const float*>(scratch->data());
+}
+
 void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer) {
   const memory::desc d = held.get_desc();
   const memory::dims dims(d.data.dims, d.data.dims + d.data.ndims);
@@ -160,6 +183,47 @@ bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
 #pragma omp parallel for schedule(static) if (n > 32768)
       for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
       hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+      return true;
+    }
+  }
+  // One float32 operand held, the other plain (a residual block's tail without an activation,
+  // whose skip input came from a pooling) or held in another layout (two gradients from
+  // convolutions whose primitives chose differently): the other one is reordered into the first
+  // one's layout, one pass over it, as reading the first plain would cost, and the sum stays held.
+  if (a.sizes() == out.sizes() && b.sizes() == out.sizes() && a.dtype() == DType::Float32 &&
+      b.dtype() == DType::Float32) {
+    const DnnlForm* fh = dnnl_form_of(a);
+    const Tensor* other = &b;
+    if (fh == nullptr || fh->desc().data_type() != dt::f32) {
+      fh = dnnl_form_of(b);
+      other = &a;
+    }
+    const DnnlForm* fo = dnnl_form_of(*other);  // held in another layout (a's: b's form is a's desc)
+    if (fo != nullptr && fo->desc().data_type() != dt::f32) fo = nullptr;
+    if (fh != nullptr && fh->desc().data_type() == dt::f32 && (fo != nullptr || other->storage()->form() == nullptr) &&
+        other->is_contiguous()) {  // not a broadcast (an expanded bias): that one reads plain
+      const memory::desc od = fh->desc();
+      const memory::dims d(out.sizes().begin(), out.sizes().end());
+      Storage scratch = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+      if (od.get_size() != size_t(out.numel()) * sizeof(float))  // padding channels: 0, as the held one's
+        std::memset(scratch->data(), 0, od.get_size());
+      const Tensor& oc = *other;
+      dnnl_call("reorder (into a held layout)", [&] {
+        dnnl::stream s(dnnl_cpu_engine());
+        memory dst(od, dnnl_cpu_engine(), scratch->data());
+        if (fo != nullptr) reorder_into(fo->memory(), dst, s);
+        else reorder_into(memory(memory::desc(d, dt::f32, tag::nchw), dnnl_cpu_engine(), oc.raw_data()), dst, s);
+        s.wait();
+      });
+      Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+      const int64_t n = int64_t(od.get_size() / sizeof(float));
+      const float* x = static_cast<const float*>(fh->data());
+      const float* y = static_cast<const float*>(scratch->data());
+      float* po = static_cast<float*>(buffer->data());
+      // a + b in the order given (float addition commutes: the same bits either way)
+#pragma omp parallel for schedule(static) if (n > 32768)
+      for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
+      hold_array(out, od, std::move(buffer));
       return true;
     }
   }

@@ -84,6 +84,11 @@ ChannelBlocked channel_blocked_f32(const Tensor& t);
 Storage channel_blocked_buffer(const ChannelBlocked& like);
 bool can_hold(const Tensor& out, const ChannelBlocked& like);
 void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer);
+// t's values (float32, like's N * C * S of them: the 4-D tensor or an (N, C, S) view, the whole of
+// its storage) laid out as like's: t's own array where it is held so, else reordered into `scratch`
+// from its form or its plain bytes (one pass, as reading it plain would cost, but the consumer's
+// output stays held). Null where t is not such a tensor.
+const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch);
 
 // For element-wise kernels on held float32 operands (training's activations and gradients stay in
 // the layout their convolution wrote): the form every tensor of `ins` is held in -- one desc,
@@ -104,11 +109,14 @@ void for_chunks(int64_t n, Row&& row) {
 
 // Element-wise ops on held activations, the result held too (false, nothing written, where they do
 // not apply; the caller then runs its plain kernel). out must be a fresh tensor, the whole of its
-// storage. add_held: out = a + b for a and b held in the same nChw16c layout (float32 or bfloat16
-// each), or both float32 in the same layout of any kind, out held in that layout as float32 -- the
-// float32 sums the plain kernel makes (a bfloat16 value widens exactly); a residual block's add,
-// and in training the sum of a block input's two gradients. relu_held: out = a > 0 ? a : 0 in a's layout and dtype (nChw16c, or
-// float32 in any layout).
+// storage. add_held: out = a + b for
+//  - both float32 held in one layout of any kind (training's NHWC / nChw16c activations, the sum of
+//    a block input's two gradients): one pass over the arrays, out held in that layout;
+//  - one float32 held, the other plain and contiguous or held at float32 in another layout: the
+//    other reordered into the first's layout;
+//  - both in nChw16c, float32 or bfloat16 (inference under autocast): out nChw16c float32 -- the
+//    float32 sums the plain kernel makes (a bfloat16 value widens exactly).
+// relu_held: out = a > 0 ? a : 0 in a's layout and dtype (nChw16c, or float32 in any layout).
 bool add_held(const Tensor& a, const Tensor& b, const Tensor& out);
 bool relu_held(const Tensor& a, const Tensor& out);
 // grad_x = out > 0 ? g : 0 for g and out float32 held in one layout (a ReLU's backward in training

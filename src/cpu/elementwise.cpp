@@ -91,7 +91,9 @@ T pow_t(T a, T b) {
 
 void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha) {
   // Two activations held in oneDNN's layout (a residual block's add in inference): added there.
-  if (op == BinaryOp::Add && alpha == 1.0 && a.storage()->form() != nullptr && add_held(a, b, out)) return;
+  if (op == BinaryOp::Add && alpha == 1.0 && (a.storage()->form() != nullptr || b.storage()->form() != nullptr) &&
+      add_held(a, b, out))
+    return;
   dispatch_numeric(a.dtype(), "binary op", [&]<class T>() {
     if (kernels::is_comparison(op)) {
       switch (op) {

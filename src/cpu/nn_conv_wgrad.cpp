@@ -15,9 +15,12 @@
 #include <algorithm>
 #include <cstring>
 
+#include "cpu/convert_bf16.h"
+#include "cpu/dnnl_form.h"
 #include "cpu/layout_nhwc.h"
 #include "cpu/linear_matmul_bf16.h"
 #include "cpu/nn_conv.h"
+#include "ember/core/dtype.h"
 #include "ember/core/storage.h"
 
 namespace ember::cpu {
@@ -29,6 +32,31 @@ namespace {
 constexpr int64_t kMaxPlane = 64;
 // Channel counts below these leave the GEMM too thin to beat the direct kernel.
 constexpr int64_t kMinChannels = 64;
+
+// t (N, C, H, W) float32 as NHWC bfloat16 in dst. Held in training's layouts (dnnl_form.h) it is read
+// where it is: NHWC f32 is one conversion of the array, nChw16c f32 a gather of 16-channel blocks;
+// otherwise (plain) the NCHW transposition. The same rounding (to nearest even) every way.
+void to_nhwc_bf16(const Tensor& t, uint16_t* dst) {
+  const int64_t N = t.size(0), C = t.size(1), S = t.size(2) * t.size(3);
+  const ChannelBlocked b = channel_blocked_f32(t);
+  if (b.form != nullptr && b.V == C) return f32_to_bf16_array(b.data(), dst, N * S * C);
+  if (b.form != nullptr) {
+    const int64_t V = b.V, CB = C / V;
+    const float* src = b.data();
+#pragma omp parallel for schedule(static) collapse(2) if (N * S * C > 32768)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s) {
+        uint16_t* d = dst + (n * S + s) * C;
+        for (int64_t cb = 0; cb < CB; ++cb) {
+          const float* row = src + ((n * CB + cb) * S + s) * V;
+          for (int64_t v = 0; v < V; ++v) d[cb * V + v] = float_to_bf16(row[v]);
+        }
+      }
+    return;
+  }
+  nchw_f32_to_nhwc_bf16(t.data_ptr<float>(), dst, N, C, S);
+}
+
 }  // namespace
 
 bool conv2d_backward_weight_gemm_bf16(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
@@ -52,8 +80,8 @@ bool conv2d_backward_weight_gemm_bf16(const Tensor& grad_out, const Tensor& x, c
   auto* x_h = static_cast<uint16_t*>(x_buf->data());
   auto* col = static_cast<uint16_t*>(col_buf->data());
   auto* gw_t = static_cast<float*>(gw_buf->data());
-  nchw_f32_to_nhwc_bf16(grad_out.data_ptr<float>(), go_h, N, CO, OH * OW);
-  nchw_f32_to_nhwc_bf16(x.data_ptr<float>(), x_h, N, CI, H * W);
+  to_nhwc_bf16(grad_out, go_h);
+  to_nhwc_bf16(x, x_h);
 
   // col row (n, oh, ow): the KH*KW taps' C_in values in (kh, kw, c) order, zeros in the padding.
 #pragma omp parallel for schedule(static) collapse(2)

@@ -14,8 +14,10 @@
 // result does not depend on the thread count, as the plain kernels' does not). They differ from
 // the plain kernels' in the last bits.
 //
-// Each function returns false, with nothing written, where its operands are not all held in one
-// such layout; the caller then runs the plain kernel, which settles them (data()).
+// Each function returns false, with nothing written, where x is not held in such a layout; the
+// caller then runs the plain kernel, which settles them (data()). A residual or a gradient in
+// another layout (or plain) is reordered into x's (data_in_layout): one pass over it, where reading
+// x plain would cost a pass over x and leave the output plain for the next convolution to convert.
 #include <omp.h>
 
 #include <algorithm>
@@ -307,12 +309,13 @@ bool batch_norm_forward_held(const Tensor& x, const Tensor& mean, const Tensor& 
   if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
   const ChannelBlocked b = channel_blocked_f32(x);
   if (b.form == nullptr || !can_hold(out, b)) return false;
-  ChannelBlocked rb;
-  if (residual.defined() && !b.same_layout(rb = channel_blocked_f32(residual))) return false;
+  // A residual in another layout, or plain (the block after a pooling), is reordered into x's.
+  Storage r_scratch;
+  const float* r = residual.defined() ? data_in_layout(residual, b, r_scratch) : nullptr;
+  if (residual.defined() && r == nullptr) return false;
   const ChannelAffine a(mean, invstd, weight, bias, b.C);
   Storage buffer = channel_blocked_buffer(b);
   const Chunks ch(b);
-  const float* r = residual.defined() ? rb.data() : nullptr;
   float* o = static_cast<float*>(buffer->data());
   switch (act) {
     case ConvEpilogue::Relu: forward_act<ConvEpilogue::Relu>(ch, b.data(), r, a, o); break;
@@ -329,30 +332,31 @@ bool batch_norm_backward_held(const Tensor& grad_out, const Tensor& x, const Ten
                               const Tensor& grad_bias, const Tensor& grad_residual) {
   if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
   const ChannelBlocked b = channel_blocked_f32(x);
-  if (b.form == nullptr || !b.same_layout(channel_blocked_f32(grad_out)) || !can_hold(grad_x, b)) return false;
-  ChannelBlocked rb;
-  if (residual.defined() && (!b.same_layout(rb = channel_blocked_f32(residual)) || !can_hold(grad_residual, b)))
-    return false;
-  const ChannelBlocked gb = channel_blocked_f32(grad_out);
+  if (b.form == nullptr || !can_hold(grad_x, b) || (residual.defined() && !can_hold(grad_residual, b))) return false;
+  // grad_out or the residual in another layout or plain (the gradient from a pooling, or a sum of two
+  // gradients in different layouts) is reordered into x's: x, held, is not read plain.
+  Storage g_scratch, r_scratch;
+  const float* g = data_in_layout(grad_out, b, g_scratch);
+  const float* r = residual.defined() ? data_in_layout(residual, b, r_scratch) : nullptr;
+  if (g == nullptr || (residual.defined() && r == nullptr)) return false;
   const ChannelAffine a(mean, invstd, weight, bias, b.C);
   Storage gx = channel_blocked_buffer(b);
   Storage gr = residual.defined() ? channel_blocked_buffer(b) : Storage();
   const Chunks ch(b);
   float* gxp = static_cast<float*>(gx->data());
   float* grp = gr ? static_cast<float*>(gr->data()) : nullptr;
-  const float* r = residual.defined() ? rb.data() : nullptr;
   float *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
   switch (act) {
     case ConvEpilogue::Relu:
-      backward_act<ConvEpilogue::Relu>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+      backward_act<ConvEpilogue::Relu>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
                                        gbp);
       break;
     case ConvEpilogue::Relu6:
-      backward_act<ConvEpilogue::Relu6>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+      backward_act<ConvEpilogue::Relu6>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
                                         gbp);
       break;
     default:
-      backward_act<ConvEpilogue::None>(ch, b.C, gb.data(), b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
+      backward_act<ConvEpilogue::None>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
                                        gbp);
       break;
   }

@@ -48,7 +48,8 @@ const char* layout_name(memory::format_tag t) { return t == memory::format_tag::
 // Batch norm (+ residual) (+ ReLU / ReLU6) on held operands, training and evaluation, forward and
 // backward, against the plain kernels on the same values: outputs and every gradient within float32
 // rounding of the sums, the running statistics too; the outputs and the input gradients held where
-// the layout is one the held kernels take (NHWC; nChw16c with whole blocks), read plain otherwise.
+// the layout is one the held kernels take (NHWC; nChw16c with whole blocks), read plain otherwise
+// -- also where the residual and the output gradient come plain (reordered into x's layout).
 TEST(HeldTraining, BatchNormOnHeldOperandsEqualsThePlainKernels) {
   using Act = F::ConvActivation;
   Generator gen(3);
@@ -66,16 +67,18 @@ TEST(HeldTraining, BatchNormOnHeldOperandsEqualsThePlainKernels) {
             SCOPED_TRACE(std::to_string(c) + " channels, " + layout_name(layout) + ", act " +
                          std::to_string(int(act)) + (residual ? ", residual" : "") + (training ? ", training" : ", eval"));
             bool y_held = false, gx_held = false;
-            auto run = [&](bool hold) {
+            // hold: 0 nothing held, 1 every operand, 2 x only (the residual and the gradient plain:
+            // the block after a pooling, the gradient from one)
+            auto run = [&](int hold) {
               Tensor x = (hold ? held_copy(xv, layout) : xv.clone()).requires_grad_(true);
-              Tensor r = residual ? (hold ? held_copy(rv, layout) : rv.clone()).requires_grad_(true) : Tensor();
+              Tensor r = residual ? (hold == 1 ? held_copy(rv, layout) : rv.clone()).requires_grad_(true) : Tensor();
               Tensor w = wv.clone().requires_grad_(true), b = bv.clone().requires_grad_(true);
               Tensor rm = mean0.clone(), rvar = var0.clone();
               Tensor y = residual ? F::batch_norm_add_activation(x, rm, rvar, w, b, training, 0.1, 1e-5, r, act)
                                   : F::batch_norm_activation(x, rm, rvar, w, b, training, 0.1, 1e-5, act);
               std::vector<Tensor> inputs{x, w, b};
               if (residual) inputs.push_back(r);
-              auto g = autograd::grad({y}, inputs, {hold ? held_copy(gv, layout) : gv});
+              auto g = autograd::grad({y}, inputs, {hold == 1 ? held_copy(gv, layout) : gv});
               if (hold) {
                 y_held = held(y);
                 gx_held = held(g[0]);
@@ -84,14 +87,17 @@ TEST(HeldTraining, BatchNormOnHeldOperandsEqualsThePlainKernels) {
               all.insert(all.end(), g.begin(), g.end());
               return all;
             };
-            const auto want = run(false);
-            const auto got = run(true);
-            const bool takes = layout == memory::format_tag::nhwc || c % 16 == 0;
-            EXPECT_EQ(y_held, takes);
-            EXPECT_EQ(gx_held, takes);
-            for (size_t i = 0; i < want.size(); ++i) {
-              EXPECT_TRUE(test::close(want[i], got[i], 2e-5, true)) << "result " << i;
-              EXPECT_FALSE(held(got[i])) << i;  // read as a user reads it, the form is gone
+            const auto want = run(0);
+            for (int hold : {1, 2}) {
+              const auto got = run(hold);
+              const bool takes = layout == memory::format_tag::nhwc || c % 16 == 0;
+              // act None with a residual is the batch norm, then add: a held residual keeps the sum held
+              EXPECT_EQ(y_held, takes || (act == Act::None && residual && hold == 1)) << hold;
+              EXPECT_EQ(gx_held, takes) << hold;
+              for (size_t i = 0; i < want.size(); ++i) {
+                EXPECT_TRUE(test::close(want[i], got[i], 2e-5, true)) << "result " << i << ", hold " << hold;
+                EXPECT_FALSE(held(got[i])) << i;  // read as a user reads it, the form is gone
+              }
             }
           }
   }
@@ -200,5 +206,32 @@ TEST(HeldTraining, ZooTrainingStepsAreAsExactAsThePlainLayoutSteps) {
       }
     EXPECT_LE(held_err, 2.0 * plain_err + 1e-5) << "plain float32 is " << plain_err << " off float64";
     EXPECT_NEAR(got[0][0], plain[0][0], 1e-4 * (1.0 + std::abs(plain[0][0])));  // the loss
+  }
+}
+
+// add() of a held float32 operand and one in another layout, or plain: the other is reordered into
+// the first one's layout and the sum stays held there, the plain kernel's bits (one rounding, a + b);
+// a broadcast operand reads plain.
+TEST(HeldTraining, AddAcrossLayoutsStaysHeldWithThePlainSum) {
+  FormsOn restore;
+  Generator gen(9);
+  for (int64_t c : {32, 20}) {
+    SCOPED_TRACE(std::to_string(c) + " channels");
+    const Tensor av = randn({2, c, 5, 6}, {}, &gen), bv = randn({2, c, 5, 6}, {}, &gen);
+    const Tensor want = add(av, bv);
+    for (auto [la, lb] : {std::pair{memory::format_tag::nhwc, memory::format_tag::nChw16c},
+                          {memory::format_tag::nChw16c, memory::format_tag::nhwc},
+                          {memory::format_tag::nhwc, memory::format_tag::undef},
+                          {memory::format_tag::undef, memory::format_tag::nChw16c}}) {
+      const Tensor a = la == memory::format_tag::undef ? av.clone() : held_copy(av, la);
+      const Tensor b = lb == memory::format_tag::undef ? bv.clone() : held_copy(bv, lb);
+      const Tensor got = add(a, b);
+      EXPECT_TRUE(held(got));
+      EXPECT_TRUE(same_bits(want, got));
+    }
+    const Tensor bias = randn({c, 1, 1}, {}, &gen);
+    const Tensor broadcast = add(held_copy(av, memory::format_tag::nhwc), bias);
+    EXPECT_FALSE(held(broadcast));
+    EXPECT_TRUE(same_bits(add(av, bias), broadcast));
   }
 }
