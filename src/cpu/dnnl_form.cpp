@@ -127,6 +127,28 @@ bool forms_enabled() { return forms_flag().load(std::memory_order_relaxed); }
 void set_forms_enabled(bool on) { forms_flag().store(on, std::memory_order_relaxed); }
 
 namespace {
+// The float32 loops of the held element-wise ops, in AVX-512 / AVX2 clones (the library is built
+// without -march: the plain loop ran SSE2, and a held ReLU backward took 19% of a bf16 mnistnet
+// training step against the plain kernel's 8%), on the threads in blocks (for_chunks).
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void add_rows(const float* x, const float* y, float* o, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_rows(const float* x, float* o, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_backward_rows(const float* g, const float* out, float* gx, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) gx[i] = out[i] > 0.f ? g[i] : 0.f;
+}
+void add_f32(const float* x, const float* y, float* o, int64_t n) {
+  for_chunks(n, [&](int64_t b, int64_t e) { add_rows(x + b, y + b, o + b, e - b); });
+}
+
 // A fresh float32 tensor that is the whole of its storage, with nothing held yet.
 bool fresh_whole(const Tensor& out) {
   return out.dtype() == DType::Float32 && out.storage_offset() == 0 && out.is_contiguous() &&
@@ -180,9 +202,8 @@ bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
       const float* x = static_cast<const float*>(fa->data());
       const float* y = static_cast<const float*>(fb->data());
       float* po = static_cast<float*>(buffer->data());
-#pragma omp parallel for schedule(static) if (n > 32768)
-      for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
-      hold_in_form(out, dnnl::memory(od, dnnl_cpu_engine(), buffer->data()), buffer);
+      add_f32(x, y, po, n);
+      hold_array(out, od, std::move(buffer));
       return true;
     }
   }
@@ -221,8 +242,7 @@ bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
       const float* y = static_cast<const float*>(scratch->data());
       float* po = static_cast<float*>(buffer->data());
       // a + b in the order given (float addition commutes: the same bits either way)
-#pragma omp parallel for schedule(static) if (n > 32768)
-      for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
+      add_f32(x, y, po, n);
       hold_array(out, od, std::move(buffer));
       return true;
     }
@@ -240,8 +260,7 @@ bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
   if (ta == dt::f32 && tb == dt::f32) {
     const float* x = static_cast<const float*>(pa);
     const float* y = static_cast<const float*>(pb);
-#pragma omp parallel for schedule(static) if (n > 32768)
-    for (int64_t i = 0; i < n; ++i) po[i] = x[i] + y[i];
+    add_f32(x, y, po, n);
   } else {
 #pragma omp parallel for schedule(static) if (n > 32768)
     for (int64_t i = 0; i < n; ++i) po[i] = widen(pa, ta, i) + widen(pb, tb, i);
@@ -264,8 +283,7 @@ bool relu_held(const Tensor& a, const Tensor& out) {
     const int64_t n = int64_t(od.get_size() / sizeof(float));
     const float* x = static_cast<const float*>(fa->data());
     float* o = static_cast<float*>(buffer->data());
-#pragma omp parallel for schedule(static) if (n > 32768)
-    for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
+    for_chunks(n, [&](int64_t b, int64_t e) { relu_rows(x + b, o + b, e - b); });
   } else {  // bfloat16: the same comparison on the widened value, the bits kept or zeroed
     const int64_t n = int64_t(od.get_size() / sizeof(uint16_t));
     const uint16_t* x = static_cast<const uint16_t*>(fa->data());
@@ -285,8 +303,7 @@ bool relu_backward_held(const Tensor& g, const Tensor& out, const Tensor& grad_x
   const float* pg = static_cast<const float*>(dnnl_form_of(g)->data());
   const float* po = static_cast<const float*>(fo->data());
   float* px = static_cast<float*>(buffer->data());
-#pragma omp parallel for schedule(static) if (n > 32768)
-  for (int64_t i = 0; i < n; ++i) px[i] = po[i] > 0.f ? pg[i] : 0.f;
+  for_chunks(n, [&](int64_t b, int64_t e) { relu_backward_rows(pg + b, po + b, px + b, e - b); });
   hold_array(grad_x, fo->desc(), std::move(buffer));
   return true;
 }

@@ -9,6 +9,7 @@
 
 #include <ember/ember.h>
 
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -233,5 +234,38 @@ TEST(HeldTraining, AddAcrossLayoutsStaysHeldWithThePlainSum) {
     const Tensor broadcast = add(held_copy(av, memory::format_tag::nhwc), bias);
     EXPECT_FALSE(held(broadcast));
     EXPECT_TRUE(same_bits(add(av, bias), broadcast));
+  }
+}
+
+// Max pooling in training of a held activation reads it where it is and writes the output and the
+// indices plain: the plain kernel's values and gradient bit for bit, ties (first maximum) and NaNs
+// (the first NaN) included, for the 2x2/2 window and resnet's 3x3/2 padded stem window.
+TEST(HeldTraining, MaxPoolingOfAHeldActivationEqualsThePlainKernel) {
+  FormsOn restore;
+  Generator gen(10);
+  for (int64_t c : {32, 24}) {
+    Tensor xv = randn({2, c, 9, 11}, {}, &gen);
+    float* px = xv.data_ptr<float>();
+    for (int64_t i = 0; i < xv.numel(); ++i) px[i] = std::round(px[i] * 2.f);  // integers: ties in most windows
+    px[5] = std::nanf("");
+    px[c * 99 + 40] = std::nanf("");
+    const Tensor gv = randn({2, c, 9, 11}, {}, &gen);
+    for (auto layout : {memory::format_tag::nhwc, memory::format_tag::nChw16c})
+      for (F::Pool2dOptions opt : {F::Pool2dOptions{.kernel = {2, 2}},
+                                   F::Pool2dOptions{.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}}) {
+        SCOPED_TRACE(std::to_string(c) + " channels, " + layout_name(layout) + ", kernel " +
+                     std::to_string(opt.kernel[0]));
+        Tensor xp = xv.clone().requires_grad_(true);
+        Tensor yp = F::max_pool2d(xp, opt);
+        Tensor gp = autograd::grad({yp}, {xp}, {ones(yp.sizes())})[0];
+        Tensor xh = held_copy(xv, layout).requires_grad_(true);
+        Tensor yh = F::max_pool2d(xh, opt);
+        EXPECT_FALSE(held(yh));
+        const bool takes = layout == memory::format_tag::nhwc || c % 16 == 0;
+        EXPECT_EQ(held(xh), takes);  // read where it is, not settled
+        Tensor gh = autograd::grad({yh}, {xh}, {ones(yh.sizes())})[0];
+        EXPECT_TRUE(same_bits(yp, yh));
+        EXPECT_TRUE(same_bits(gp, gh));
+      }
   }
 }
