@@ -118,7 +118,7 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
   return s.dtype[d];
 }
 
-// conv2d's exception in the table above: on the CPU, fewer input channels than this stay float32
+// conv2d's exceptions in the table above: on the CPU, fewer input channels than this stay float32
 // when the weight gradient is computed (cuDNN's half convolutions were never measured, so CUDA
 // follows the table). With AMX, 4: oneDNN 2.6's AMX weight gradient for ic=1 ran 3x slower than
 // f32 (2 and 3 not measured there). Without (AVX512-BF16, Zen 5), 2: an RGB stem is faster in bf16
@@ -142,6 +142,13 @@ DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
   if (weight_grad && x.size(1) < conv2d_min_lowered_channels()) return x.dtype();
+  // Depthwise convolutions (one group per channel) stay float32 in training: memory-bound, they gain
+  // nothing from bf16 multiplies, and lowered they first convert their float32 input (held in the
+  // previous batch norm's layout, cpu/dnnl_form.h) -- f32_to_bf16 was 14% of mobilenet_v2's bf16
+  // step at 224 px. Kept float32, mobilenet_v2's bf16 training went 68.5 -> 74 images/s at 224 px and
+  // 252 -> 270 at 112 (batch 32, Zen 5, medians of 4 alternated rounds; fp32: 70 and 264), where it had
+  // been slower than fp32. The AMX machine was not measured.
+  if (weight_grad && groups > 1 && groups == x.size(1)) return x.dtype();
   return dt;
 }
 

@@ -198,10 +198,21 @@ TEST(AutocastOps, InferenceConvsAreLoweredAtEverySize) {
       EXPECT_FALSE(allclose(F::conv2d(x, wg).detach(), want, 0, 0)) << ci << " -> " << co << ", training";
     }
   }
-  // Grouped (depthwise) convolutions keep the table's rule.
+  // Depthwise convolutions are lowered without autograd (the table's rule) and stay float32, to the
+  // bit, in training (memory-bound: the input's conversion costs more than bf16 saves); a grouped
+  // convolution of several channels per group is lowered in training.
   Tensor x = randn({4, 16, 14, 14}, {}, &g), dw = randn({16, 1, 3, 3}, {}, &g);
   const F::Conv2dOptions opt{.padding = {1, 1}, .groups = 16};
   const Tensor want = F::conv2d(x, dw, Tensor(), opt);
+  {
+    Tensor dwg = dw.detach().clone().requires_grad_();
+    autocast ac;
+    EXPECT_TRUE(allclose(F::conv2d(x, dwg, Tensor(), opt).detach(), want, 0, 0)) << "depthwise, training";
+    Tensor gw = randn({16, 4, 3, 3}, {}, &g).requires_grad_();
+    const F::Conv2dOptions grouped{.padding = {1, 1}, .groups = 4};
+    const Tensor want_grouped = F::conv2d(x, gw.detach(), Tensor(), grouped);
+    EXPECT_FALSE(allclose(F::conv2d(x, gw, Tensor(), grouped).detach(), want_grouped, 0, 0)) << "groups of 4";
+  }
   NoGradGuard ng;
   autocast ac;
   EXPECT_FALSE(allclose(F::conv2d(x, dw, Tensor(), opt), want, 0, 0)) << "depthwise, inference";
