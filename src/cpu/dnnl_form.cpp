@@ -8,6 +8,7 @@
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
+#include "cpu/rows_f32.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
@@ -69,20 +70,26 @@ void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage
   hold_in_form(out, held, std::move(buffer));
 }
 
-const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch) {
-  if (!t.defined() || t.dtype() != DType::Float32 || t.numel() != like.N * like.C * like.S || t.dim() < 2 ||
-      t.size(0) != like.N || t.size(1) != like.C)
+const float* f32_in_layout(const Tensor& t, const memory::desc& want, Storage& scratch) {
+  const memory::dims dims(want.data.dims, want.data.dims + want.data.ndims);
+  int64_t count = 1;
+  for (int64_t d : dims) count *= d;
+  if (!t.defined() || t.dtype() != DType::Float32 || want.data_type() != dt::f32 || dims.size() != 4 ||
+      t.numel() != count)
     return nullptr;
-  const ChannelBlocked tb = channel_blocked_f32(t);
-  if (like.same_layout(tb)) return tb.data();
-  const memory::desc& want = like.form->desc();
-  const memory::dims dims(want.data.dims, want.data.dims + 4);
+  // t's own float32 form, when t is the whole of its storage (any view shape of it).
+  const auto* form = t.storage_offset() == 0 && t.is_contiguous() ? dynamic_cast<const DnnlForm*>(t.storage()->form())
+                                                                   : nullptr;
+  if (form != nullptr && form->desc().data_type() != dt::f32) form = nullptr;
+  if (form != nullptr && form->desc() == want) return static_cast<const float*>(form->data());
   scratch = std::make_shared<StorageImpl>(want.get_size(), Device::cpu());
+  if (want.get_size() != size_t(count) * sizeof(float))  // padding channels: 0, as a convolution leaves them
+    std::memset(scratch->data(), 0, want.get_size());
   dnnl_call("reorder (into a held layout)", [&] {
     dnnl::stream s(dnnl_cpu_engine());
     memory dst(want, dnnl_cpu_engine(), scratch->data());
-    if (tb.form != nullptr) {
-      reorder_into(tb.form->memory(), dst, s);
+    if (form != nullptr) {
+      reorder_into(form->memory(), dst, s);
     } else {
       const Tensor c = t.contiguous();  // settles any other form
       reorder_into(memory(memory::desc(dims, dt::f32, tag::nchw), dnnl_cpu_engine(), c.raw_data()), dst, s);
@@ -90,6 +97,11 @@ const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage
     s.wait();
   });
   return static_cast<const float*>(scratch->data());
+}
+
+const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch) {
+  if (!t.defined() || t.dim() < 2 || t.size(0) != like.N || t.size(1) != like.C) return nullptr;
+  return f32_in_layout(t, like.form->desc(), scratch);
 }
 
 void hold_in_form(const Tensor& out, const dnnl::memory& held, Storage buffer) {
@@ -127,26 +139,10 @@ bool forms_enabled() { return forms_flag().load(std::memory_order_relaxed); }
 void set_forms_enabled(bool on) { forms_flag().store(on, std::memory_order_relaxed); }
 
 namespace {
-// The float32 loops of the held element-wise ops, in AVX-512 / AVX2 clones (the library is built
-// without -march: the plain loop ran SSE2, and a held ReLU backward took 19% of a bf16 mnistnet
-// training step against the plain kernel's 8%), on the threads in blocks (for_chunks).
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void add_rows(const float* x, const float* y, float* o, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
-}
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void relu_rows(const float* x, float* o, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
-}
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void relu_backward_rows(const float* g, const float* out, float* gx, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) gx[i] = out[i] > 0.f ? g[i] : 0.f;
-}
+// The held element-wise ops run the plain kernels' float32 rows (rows_f32.h) over the held arrays,
+// on the threads in blocks (for_chunks).
 void add_f32(const float* x, const float* y, float* o, int64_t n) {
-  for_chunks(n, [&](int64_t b, int64_t e) { add_rows(x + b, y + b, o + b, e - b); });
+  for_chunks(n, [&](int64_t b, int64_t e) { add_row_f32(x + b, y + b, o + b, e - b); });
 }
 
 // A fresh float32 tensor that is the whole of its storage, with nothing held yet.
@@ -191,60 +187,36 @@ void hold_array(const Tensor& out, const memory::desc& desc, Storage buffer) {
 
 bool add_held(const Tensor& a, const Tensor& b, const Tensor& out) {
   if (!forms_enabled() || !fresh_whole(out) || out.dim() != 4) return false;
-  // Both float32 in one layout (training's NHWC / nChw16c activations and gradients): one array.
-  if (a.sizes() == out.sizes() && b.sizes() == out.sizes()) {
-    const DnnlForm* fa = dnnl_form_of(a);
-    const DnnlForm* fb = fa == nullptr ? nullptr : dnnl_form_of(b);
-    if (fb != nullptr && fa->desc() == fb->desc() && fa->desc().data_type() == dt::f32) {
-      const memory::desc od = fa->desc();
-      Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
-      const int64_t n = int64_t(od.get_size() / sizeof(float));
-      const float* x = static_cast<const float*>(fa->data());
-      const float* y = static_cast<const float*>(fb->data());
-      float* po = static_cast<float*>(buffer->data());
-      add_f32(x, y, po, n);
-      hold_array(out, od, std::move(buffer));
-      return true;
-    }
-  }
-  // One float32 operand held, the other plain (a residual block's tail without an activation,
-  // whose skip input came from a pooling) or held in another layout (two gradients from
-  // convolutions whose primitives chose differently): the other one is reordered into the first
-  // one's layout, one pass over it, as reading the first plain would cost, and the sum stays held.
+  // Float32 with one operand held (training's NHWC / nChw16c activations and gradients): the other
+  // -- held in the same layout, in another (two gradients from convolutions whose primitives chose
+  // differently), or plain (a residual block's tail without an activation, whose skip input came
+  // from a pooling) -- read in the first one's layout, reordered into it where it is not (one pass,
+  // as reading the first plain would cost), and the sum stays held. A broadcast operand (an
+  // expanded bias) and a bfloat16 form (inference, below) are not taken here.
   if (a.sizes() == out.sizes() && b.sizes() == out.sizes() && a.dtype() == DType::Float32 &&
-      b.dtype() == DType::Float32) {
-    const DnnlForm* fh = dnnl_form_of(a);
+      b.dtype() == DType::Float32 && a.is_contiguous() && b.is_contiguous()) {
+    auto f32_form = [](const Tensor& t) {
+      const DnnlForm* f = dnnl_form_of(t);
+      return f != nullptr && f->desc().data_type() == dt::f32 ? f : nullptr;
+    };
+    const DnnlForm* fh = f32_form(a);
     const Tensor* other = &b;
-    if (fh == nullptr || fh->desc().data_type() != dt::f32) {
-      fh = dnnl_form_of(b);
+    if (fh == nullptr) {
+      fh = f32_form(b);
       other = &a;
     }
-    const DnnlForm* fo = dnnl_form_of(*other);  // held in another layout (a's: b's form is a's desc)
-    if (fo != nullptr && fo->desc().data_type() != dt::f32) fo = nullptr;
-    if (fh != nullptr && fh->desc().data_type() == dt::f32 && (fo != nullptr || other->storage()->form() == nullptr) &&
-        other->is_contiguous()) {  // not a broadcast (an expanded bias): that one reads plain
+    if (fh != nullptr && (other->storage()->form() == nullptr || f32_form(*other) != nullptr)) {
       const memory::desc od = fh->desc();
-      const memory::dims d(out.sizes().begin(), out.sizes().end());
-      Storage scratch = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
-      if (od.get_size() != size_t(out.numel()) * sizeof(float))  // padding channels: 0, as the held one's
-        std::memset(scratch->data(), 0, od.get_size());
-      const Tensor& oc = *other;
-      dnnl_call("reorder (into a held layout)", [&] {
-        dnnl::stream s(dnnl_cpu_engine());
-        memory dst(od, dnnl_cpu_engine(), scratch->data());
-        if (fo != nullptr) reorder_into(fo->memory(), dst, s);
-        else reorder_into(memory(memory::desc(d, dt::f32, tag::nchw), dnnl_cpu_engine(), oc.raw_data()), dst, s);
-        s.wait();
-      });
-      Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
-      const int64_t n = int64_t(od.get_size() / sizeof(float));
-      const float* x = static_cast<const float*>(fh->data());
-      const float* y = static_cast<const float*>(scratch->data());
-      float* po = static_cast<float*>(buffer->data());
-      // a + b in the order given (float addition commutes: the same bits either way)
-      add_f32(x, y, po, n);
-      hold_array(out, od, std::move(buffer));
-      return true;
+      Storage scratch;
+      const float* y = f32_in_layout(*other, od, scratch);
+      if (y != nullptr) {
+        Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
+        // a + b or b + a: float addition commutes, the same bits either way
+        add_f32(static_cast<const float*>(fh->data()), y, static_cast<float*>(buffer->data()),
+                int64_t(od.get_size() / sizeof(float)));
+        hold_array(out, od, std::move(buffer));
+        return true;
+      }
     }
   }
   const DnnlForm* fa = blocked_form(a, out);
@@ -283,7 +255,7 @@ bool relu_held(const Tensor& a, const Tensor& out) {
     const int64_t n = int64_t(od.get_size() / sizeof(float));
     const float* x = static_cast<const float*>(fa->data());
     float* o = static_cast<float*>(buffer->data());
-    for_chunks(n, [&](int64_t b, int64_t e) { relu_rows(x + b, o + b, e - b); });
+    for_chunks(n, [&](int64_t b, int64_t e) { relu_row_f32(x + b, o + b, e - b); });
   } else {  // bfloat16: the same comparison on the widened value, the bits kept or zeroed
     const int64_t n = int64_t(od.get_size() / sizeof(uint16_t));
     const uint16_t* x = static_cast<const uint16_t*>(fa->data());
@@ -303,7 +275,7 @@ bool relu_backward_held(const Tensor& g, const Tensor& out, const Tensor& grad_x
   const float* pg = static_cast<const float*>(dnnl_form_of(g)->data());
   const float* po = static_cast<const float*>(fo->data());
   float* px = static_cast<float*>(buffer->data());
-  for_chunks(n, [&](int64_t b, int64_t e) { relu_backward_rows(pg + b, po + b, px + b, e - b); });
+  for_chunks(n, [&](int64_t b, int64_t e) { relu_backward_row_f32(pg + b, po + b, px + b, e - b); });
   hold_array(grad_x, fo->desc(), std::move(buffer));
   return true;
 }

@@ -89,6 +89,9 @@ void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage
 // from its form or its plain bytes (one pass, as reading it plain would cost, but the consumer's
 // output stays held). Null where t is not such a tensor.
 const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch);
+// The same for any float32 layout `want` (padding channels zeroed): t's float32 form's array where
+// it is `want`, else t (held at float32 in another layout, or plain) reordered into scratch.
+const float* f32_in_layout(const Tensor& t, const dnnl::memory::desc& want, Storage& scratch);
 
 // For element-wise kernels on held float32 operands (training's activations and gradients stay in
 // the layout their convolution wrote): the form every tensor of `ins` is held in -- one desc,

@@ -11,10 +11,32 @@
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/loops.h"
+#include "cpu/rows_f32.h"
 #include "ember/core/generator.h"
 #include "kernels/kernels.h"
 
 namespace ember::cpu {
+
+// ReLU forward and backward on float32 rows, vectorised with AVX-512 / AVX2 clones (the library is
+// built without -march, so the generic loop1 below runs 4 floats per SSE2 step). Same select as the
+// generic path (x > 0 ? x : 0, NaN -> 0), so the same bits. They sit between a batch norm or a conv
+// and a pooling layer in every zoo CNN: ~10% of a bncnn training step before.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_row_f32(const float* x, float* o, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void relu_backward_row_f32(const float* g, const float* out, float* gx, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) gx[i] = out[i] > 0.f ? g[i] : 0.f;
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void add_row_f32(const float* x, const float* y, float* o, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) o[i] = x[i] + y[i];
+}
+
 
 using kernels::BinaryOp;
 using kernels::RandomDist;
@@ -52,20 +74,6 @@ void loop1(const Tensor& a, const Tensor& out, F f) {
   });
 }
 
-// ReLU forward and backward on float32 rows, vectorised with AVX-512 / AVX2 clones (the library is
-// built without -march, so the generic loop above runs 4 floats per SSE2 step). Same select as the
-// generic path (x > 0 ? x : 0, NaN -> 0), so the same bits. They sit between a batch norm or a conv
-// and a pooling layer in every zoo CNN: ~10% of a bncnn training step before.
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void relu_row_f32(const float* x, float* o, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) o[i] = x[i] > 0.f ? x[i] : 0.f;
-}
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void relu_backward_row_f32(const float* g, const float* out, float* gx, int64_t n) {
-#pragma omp simd
-  for (int64_t i = 0; i < n; ++i) gx[i] = out[i] > 0.f ? g[i] : 0.f;
-}
 void relu_f32(const Tensor& a, const Tensor& out) {
   strided_loop<2>(out.sizes(), {&out, &a}, [](std::array<char*, 2> p, std::array<int64_t, 2> s, int64_t n) {
     float* o = reinterpret_cast<float*>(p[0]);

@@ -185,18 +185,6 @@ Sums2 row_grad_sums_add_act(const float* g, const float* x, const float* r, int6
   return {s, q};
 }
 
-// Chan, Golub and LeVeque's merge of two sets' (count, mean, M2).
-struct Moments {
-  double count = 0.0, mean = 0.0, m2 = 0.0;
-  void merge(double n, double block_mean, double block_m2) {
-    const double total = count + n;
-    const double delta = block_mean - mean;
-    mean += delta * (n / total);
-    m2 += block_m2 + delta * delta * (count * n / total);
-    count = total;
-  }
-};
-
 // Calls f(block pointer offset, length) for the blocks of one row of S elements.
 template <class F>
 inline void for_blocks(int64_t S, F&& f) {

@@ -10,6 +10,19 @@
 
 namespace ember::cpu {
 
+// Chan, Golub and LeVeque's merge of two sets' (count, mean, M2): how the batch-norm kernels
+// (nn_norm.cpp, nn_norm_held.cpp) combine their blocks' statistics.
+struct Moments {
+  double count = 0.0, mean = 0.0, m2 = 0.0;
+  void merge(double n, double block_mean, double block_m2) {
+    const double total = count + n;
+    const double delta = block_mean - mean;
+    mean += delta * (n / total);
+    m2 += block_m2 + delta * delta * (count * n / total);
+    count = total;
+  }
+};
+
 void batch_norm_stats_channels(const Tensor& x, const Tensor& mean, const Tensor& var);
 void batch_norm_forward_channels(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
                                  const Tensor& bias, const Tensor& out);

@@ -278,18 +278,6 @@ void chunk_grad_input(const float* g, const float* x, int64_t len, int64_t V, co
   });
 }
 
-// Chan, Golub and LeVeque's merge of two sets' (count, mean, M2), as in nn_norm.cpp.
-struct Moments {
-  double count = 0.0, mean = 0.0, m2 = 0.0;
-  void merge(double n, double block_mean, double block_m2) {
-    const double total = count + n;
-    const double delta = block_mean - mean;
-    mean += delta * (n / total);
-    m2 += block_m2 + delta * delta * (count * n / total);
-    count = total;
-  }
-};
-
 // Per channel: m, scale = invstd * w and shift = b, as float (nn_norm.cpp's row loops take them so).
 struct ChannelAffine {
   std::vector<float> m, scale, shift;

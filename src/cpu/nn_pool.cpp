@@ -313,68 +313,50 @@ bool max_pool2d_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, 
   return true;
 }
 
-// Training's max pooling of an activation held channel-blocked at float32 (dnnl_form.h's
-// ChannelBlocked: NHWC or nChw16c, the layout a convolution, batch norm and ReLU left it in): the
-// windows are read where the values are, 16 channels a step, and the output and the indices written
-// plain (NCHW, indices h * W + w in the plane, as the plain kernel writes them) for the backward and
-// for whatever reads the pooled tensor -- a quarter of the input's size. Before, reading the input
-// plain reordered all of it (NHWC -> NCHW: 5% of a bncnn48_fc128 bf16 training step, perf, Zen 5).
-// The taps in row-major order with the plain kernel's rule (v > best, or v NaN while best is a
-// number), so the same values and indices.
-template <bool kFull>
-__attribute__((target_clones("avx512f", "avx2", "default")))
+// A row of outputs, held as OW x 16 (value, index) pairs, written out one channel's row at a time
+// (contiguous stores, not 16 planes per pixel).
+inline void write_pooled_row(const float* row_best, const int32_t* row_at, int64_t w, int64_t OW, int64_t plane,
+                             float* out, int64_t* idx) {
+  for (int64_t v = 0; v < w; ++v)
+    for (int64_t ow = 0; ow < OW; ++ow) {
+      out[v * plane + ow] = row_best[ow * 16 + v];
+      idx[v * plane + ow] = row_at[ow * 16 + v];
+    }
+}
+
+// The windows of w <= 16 channels (a channel-blocked image's group: stride V between pixels), one
+// output row at a time. Plain loops: the NHWC tail group and CPUs without AVX-512.
 void max_pool2d_group(const float* img, int64_t V, int64_t H, int64_t W, int64_t OH, int64_t OW, const Pool2dParams& p,
-                      int wr, float* out, int64_t* idx, float* row_best, int32_t* row_at) {
-  const int w = kFull ? 16 : wr;
-  const int64_t plane = OH * OW;
+                      int64_t w, float* out, int64_t* idx, float* row_best, int32_t* row_at) {
   for (int64_t oh = 0; oh < OH; ++oh) {
     const int64_t h0 = std::max<int64_t>(oh * p.stride_h - p.pad_h, 0);
     const int64_t h1 = std::min<int64_t>(oh * p.stride_h - p.pad_h + p.kernel_h, H);
-    // The row's windows, 16 channels each, into row_best / row_at (OW x 16)...
     for (int64_t ow = 0; ow < OW; ++ow) {
       const int64_t w0 = std::max<int64_t>(ow * p.stride_w - p.pad_w, 0);
       const int64_t w1 = std::min<int64_t>(ow * p.stride_w - p.pad_w + p.kernel_w, W);
-      // Local (register) accumulators: updated in place in row_best the masked stores stalled the
-      // next window's loads (store forwarding; a third of the kernel's time).
-      float best[16];
-      int32_t at[16];
-      const float* t0 = img + (h0 * W + w0) * V;
-#pragma omp simd
-      for (int v = 0; v < w; ++v) {
-        best[v] = t0[v];
+      float* best = row_best + ow * 16;
+      int32_t* at = row_at + ow * 16;
+      for (int64_t v = 0; v < w; ++v) {
+        best[v] = img[(h0 * W + w0) * V + v];
         at[v] = int32_t(h0 * W + w0);
       }
       for (int64_t h = h0; h < h1; ++h)
-        for (int64_t x = (h == h0 ? w0 + 1 : w0); x < w1; ++x) {
-          const float* t = img + (h * W + x) * V;
-          const int32_t k = int32_t(h * W + x);
-#pragma omp simd
-          for (int v = 0; v < w; ++v) {
-            const bool take = t[v] > best[v] || (t[v] != t[v] && best[v] == best[v]);
-            best[v] = take ? t[v] : best[v];
-            at[v] = take ? k : at[v];
+        for (int64_t x = (h == h0 ? w0 + 1 : w0); x < w1; ++x)
+          for (int64_t v = 0; v < w; ++v) {
+            const float t = img[(h * W + x) * V + v];
+            if (t > best[v] || (t != t && best[v] == best[v])) {
+              best[v] = t;
+              at[v] = int32_t(h * W + x);
+            }
           }
-        }
-      for (int v = 0; v < w; ++v) {
-        row_best[ow * 16 + v] = best[v];
-        row_at[ow * 16 + v] = at[v];
-      }
     }
-    // ...then written one channel's row at a time (contiguous stores, not 16 planes per pixel).
-    for (int v = 0; v < w; ++v) {
-      float* o = out + v * plane + oh * OW;
-      int64_t* id = idx + v * plane + oh * OW;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        o[ow] = row_best[ow * 16 + v];
-        id[ow] = row_at[ow * 16 + v];
-      }
-    }
+    write_pooled_row(row_best, row_at, w, OW, OH * OW, out + oh * OW, idx + oh * OW);
   }
 }
 
-// The same for 16 channels with AVX-512 intrinsics: the best values and their indices in registers
-// (GCC kept the auto-vectorised loop's accumulators on the stack and updated them with masked stores,
-// whose forwarding stalled each next load: a third of the kernel's time, perf annotate).
+// A whole group of 16 channels with AVX-512 intrinsics, the best values and their indices in
+// registers (an auto-vectorised version of the loop above kept them on the stack behind masked
+// stores, whose forwarding stalled each next load: a third of the kernel's time, perf annotate).
 __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* img, int64_t V, int64_t H, int64_t W,
                                                                    int64_t OH, int64_t OW, const Pool2dParams& p,
                                                                    float* out, int64_t* idx, float* row_best,
@@ -398,17 +380,18 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* i
       _mm512_storeu_ps(row_best + ow * 16, best);
       _mm512_storeu_si512(row_at + ow * 16, at);
     }
-    for (int v = 0; v < 16; ++v) {
-      float* o = out + v * plane + oh * OW;
-      int64_t* id = idx + v * plane + oh * OW;
-      for (int64_t ow = 0; ow < OW; ++ow) {
-        o[ow] = row_best[ow * 16 + v];
-        id[ow] = row_at[ow * 16 + v];
-      }
-    }
+    write_pooled_row(row_best, row_at, 16, OW, plane, out + oh * OW, idx + oh * OW);
   }
 }
 
+// Training's max pooling of an activation held channel-blocked at float32 (dnnl_form.h's
+// ChannelBlocked: NHWC or nChw16c, the layout a convolution, batch norm and ReLU left it in): the
+// windows are read where the values are, 16 channels a step, and the output and the indices written
+// plain (NCHW, indices h * W + w in the plane, as the plain kernel writes them) for the backward and
+// for whatever reads the pooled tensor -- a quarter of the input's size. Before, reading the input
+// plain reordered all of it (NHWC -> NCHW: 5% of a bncnn48_fc128 bf16 training step, perf, Zen 5).
+// The taps in row-major order with the plain kernel's rule (v > best, or v NaN while best is a
+// number), so the same values and indices.
 bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
   if (!indices.defined() || x.dtype() != DType::Float32 || !forms_enabled()) return false;
   const ChannelBlocked b = channel_blocked_f32(x);
@@ -432,11 +415,8 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
         const int64_t first = (nb * V + c0) * OH * OW;  // channel (nb / CB) * C + (nb % CB) * V + c0's plane
         if (w == 16 && avx512)
           max_pool2d_group16_avx512(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
-        else if (w == 16)
-          max_pool2d_group<true>(img, V, H, W, OH, OW, p, 16, op + first, ip + first, row_best.data(), row_at.data());
         else
-          max_pool2d_group<false>(img, V, H, W, OH, OW, p, int(w), op + first, ip + first, row_best.data(),
-                                  row_at.data());
+          max_pool2d_group(img, V, H, W, OH, OW, p, w, op + first, ip + first, row_best.data(), row_at.data());
       }
   }
   return true;
