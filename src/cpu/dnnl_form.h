@@ -10,12 +10,14 @@
 // multiplies in bfloat16 (autocast) writes its output in bfloat16, as PyTorch's autocast returns it,
 // and the plain tensor then holds those values widened.
 //
-// In training (Conv2dParams::keep_layout) a convolution holds its output too, at float32 (NHWC or
-// nChw16c, whatever its primitive wrote), and backward its input gradient; batch norm
-// (nn_norm_held.cpp), ReLU / ReLU6 / SiLU / Hardswish (activation.cpp) and the residual add read and
-// write that layout forward and backward, so a conv-BN-ReLU chain reorders to NCHW only where
-// something else reads it (pooling, a flatten, the user). A held storage gives its plain block back
-// to the allocator until it settles (storage.h).
+// In training (Conv2dParams::keep_layout) a convolution holds its output too (NHWC or nChw16c,
+// whatever its primitive wrote) -- at float32, or under autocast in bfloat16, its bf16-rounded
+// result as PyTorch's autocast returns it -- and backward its input gradient (float32); batch norm
+// (nn_norm_held.cpp: bf16 in, bf16 out), ReLU / ReLU6 / SiLU / Hardswish (activation.cpp), max
+// pooling (nn_pool.cpp) and the residual add read and write that layout forward and backward, so a
+// conv-BN-ReLU chain reorders to NCHW only where something else reads it (a flatten, the user), and
+// under autocast the next convolution and the weight gradient take the bf16 values as they are. A
+// held storage gives its plain block back to the allocator until it settles (storage.h).
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -64,31 +66,41 @@ void hold_as(const Tensor& src, const Tensor& t, dnnl::memory::data_type type, d
 bool forms_enabled();
 void set_forms_enabled(bool on);
 
-// A float32 activation held channel-blocked, the layouts oneDNN's convolutions write on AVX-512:
-// NHWC (one block of all C channels: AMX's bf16 layout) or nChw16c (blocks of 16, C a multiple of
-// 16: without AMX). Viewed as N * C/V images of S pixels, each pixel V contiguous channels: value
-// (n, c, s) is at data[((n * (C / V) + c / V) * S + s) * V + c % V]. Training's batch norm reads
-// and writes it (nn_norm_held.cpp), so a convolution's output and input gradient stay in it.
+// An activation held channel-blocked, the layouts oneDNN's convolutions write on AVX-512: NHWC (one
+// block of all C channels: AMX's bf16 layout) or nChw16c (blocks of 16, C a multiple of 16: without
+// AMX), float32 -- or bfloat16, a convolution's output in training under autocast (its values are
+// then those bf16 values, as PyTorch's autocast returns a bf16 convolution output). Viewed as
+// N * C/V images of S pixels, each pixel V contiguous channels: value (n, c, s) is at
+// data[((n * (C / V) + c / V) * S + s) * V + c % V]. Training's batch norm reads and writes it
+// (nn_norm_held.cpp), so a convolution's output and input gradient stay in it.
 struct ChannelBlocked {
   const DnnlForm* form = nullptr;
   int64_t N = 0, C = 0, S = 0, V = 0;
+  bool bf16 = false;  // the values are bfloat16 (uint16_t); float32 otherwise
   float* data() const { return static_cast<float*>(form->data()); }
+  const void* raw() const { return form->data(); }
   bool same_layout(const ChannelBlocked& o) const { return form != nullptr && o.form != nullptr && form->desc() == o.form->desc(); }
+  // The same layout in float32 (a bf16 activation's gradients are float32).
+  dnnl::memory::desc f32_desc() const;
 };
 // t's channel-blocked float32 form, when t is the whole of its storage (offset 0, contiguous,
 // float32) with its first two dims the form's N and C -- the 4-D tensor or an (N, C, S) view of
-// it; form null otherwise.
+// it; form null otherwise. channel_blocked() also takes a bfloat16 form.
 ChannelBlocked channel_blocked_f32(const Tensor& t);
-// Storage for values laid out as `like`'s, and out (fresh, the whole of its storage, like's
-// N * C * S float32 values in whatever shape) made to hold them from `buffer` once they are written.
+ChannelBlocked channel_blocked(const Tensor& t);
+// Storage for values laid out as `like`'s (its dtype), and out (fresh, the whole of its storage,
+// like's N * C * S values in whatever shape) made to hold them from `buffer` once they are written.
 Storage channel_blocked_buffer(const ChannelBlocked& like);
 bool can_hold(const Tensor& out, const ChannelBlocked& like);
 void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer);
 // t's values (float32, like's N * C * S of them: the 4-D tensor or an (N, C, S) view, the whole of
-// its storage) laid out as like's: t's own array where it is held so, else reordered into `scratch`
-// from its form or its plain bytes (one pass, as reading it plain would cost, but the consumer's
-// output stays held). Null where t is not such a tensor.
+// its storage) laid out as like's at float32 (like.f32_desc()): t's own array where it is held so,
+// else reordered into `scratch` from its form or its plain bytes (one pass, as reading it plain
+// would cost, but the consumer's output stays held). Null where t is not such a tensor.
 const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch);
+// The same, but t's bfloat16 array as it is where t is held in like's layout at bfloat16 (*bf16 set
+// true): a residual that is the previous block's bf16 output.
+const void* operand_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch, bool* bf16);
 // The same for any float32 layout `want` (padding channels zeroed): t's float32 form's array where
 // it is `want`, else t (held at float32 in another layout, or plain) reordered into scratch.
 const float* f32_in_layout(const Tensor& t, const dnnl::memory::desc& want, Storage& scratch);

@@ -93,8 +93,14 @@ void gemm_for(int image_team, bool ta, bool tb, int64_t M, int64_t N, int64_t K,
 
 void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& bias,
                            const Conv2dParams& p, const Tensor& out) {
-  if (p.compute == DType::BFloat16)
-    return conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
+  if (p.compute == DType::BFloat16) {
+    conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
+    if (p.keep_layout && out.dtype() == DType::Float32) {  // training: rounded, as nn_conv_dnnl.cpp's round_output
+      float* o = out.data_ptr<float>();
+      for (int64_t i = 0; i < out.numel(); ++i) o[i] = bf16_to_float(float_to_bf16(o[i]));
+    }
+    return;
+  }
   if (x.dtype() != DType::Float32) return reference::conv2d_forward(x, weight, bias, p, out);
   const ConvGeometry g = geometry(x.sizes(), weight.sizes(), out.sizes(), p);
   const float* xp = x.data_ptr<float>();

@@ -16,7 +16,8 @@
 // came out 0.026 off, or both threads hung in the kernel's barrier (tests/unit/test_cpu_concurrency.cpp).
 //
 // bfloat16 (p.compute, set under ember::autocast): the same primitives built with bf16
-// multiplicands and float32 results — forward src/weights bf16, dst f32; backward-data diff_dst and
+// multiplicands and float32 results — forward src/weights bf16, dst f32 (bf16 where the output is
+// held, and always in training: round_output); backward-data diff_dst and
 // weights bf16, diff_src f32; backward-weights src and diff_dst bf16, diff_weights f32, so the
 // weight gradient is summed over the batch in f32 (AMX / AVX512-BF16 kernels on this hardware;
 // taking the f32 kernel on the bf16-rounded values for fewer than 16 input channels was tried and
@@ -224,10 +225,10 @@ memory converted_in_layout(const Tensor& t, memory user, const memory::desc& wan
 memory input_in_layout(const Tensor& t, const memory::desc& plain, const memory::desc& want, dnnl::stream& s,
                        std::vector<Storage>& keep) {
   if (const DnnlForm* form = dnnl_form_of(t)) {
-    // A held float32 activation or gradient converts to bfloat16 twice too (forward and weight
-    // gradient; backward-data and weight gradient).
-    if (form->desc().data_type() == dt::f32 && want.data_type() == dt::bf16)
-      return converted_in_layout(t, form->memory(), want, s, keep);
+    // A held activation or gradient converts twice too (forward and weight gradient; backward-data
+    // and weight gradient): float32 to bfloat16, or a bf16 activation into a float32 convolution
+    // (a depthwise one, which autocast keeps float32 in training).
+    if (form->desc().data_type() != want.data_type()) return converted_in_layout(t, form->memory(), want, s, keep);
     return in_layout(form->memory(), want, s, true, keep);
   }
   const memory user(plain, cpu_engine(), t.raw_data());
@@ -251,6 +252,31 @@ memory wrap(const memory::desc& md, const Tensor& t) {
 }  // namespace
 
 namespace {
+
+// A convolution multiplied in bfloat16 in training (autocast, autograd recording) returns the
+// bf16-rounded result, as PyTorch's autocast does (its output is a bf16 tensor): held, it is kept in
+// bf16 (half the bytes for the batch norm, pooling and next convolution to read, and for the
+// backward to keep); written plain, the same values widened. Inference under autocast returns them
+// too where its output is held (dnnl_form.h).
+bool round_output(const Conv2dParams& p, const Tensor& out) {
+  return p.keep_layout && p.compute == DType::BFloat16 && out.dtype() == DType::Float32;
+}
+
+// out's values rounded to bf16 where they are: its float32 form (held) or its plain bytes. For the
+// rare geometries without a bf16-output primitive.
+void round_to_bf16_in_place(const Tensor& out) {
+  float* v = nullptr;
+  int64_t n = 0;
+  if (const DnnlForm* form = dnnl_form_of(out)) {
+    if (form->desc().data_type() != dt::f32) return;  // bf16 already
+    v = static_cast<float*>(form->data());
+    n = int64_t(form->desc().get_size() / sizeof(float));
+  } else {
+    v = out.data_ptr<float>();
+    n = out.numel();
+  }
+  for (int64_t i = 0; i < n; ++i) v[i] = bf16_to_float(float_to_bf16(v[i]));
+}
 
 // The post-op that applies `act` to the convolution's float32 result (after the bias), in the same
 // pass that writes it. oneDNN 2.6: ReLU is eltwise_relu with alpha 0 (max(x, 0)), ReLU6
@@ -281,9 +307,15 @@ bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor&
   // An output nothing keeps for a backward may be left in the primitive's layout (dnnl_form.h);
   // multiplied in bfloat16 it is then also written in bfloat16, as PyTorch's autocast returns a
   // bfloat16 convolution output: half the bytes for the next op to read.
-  // In training (keep_layout) it may be held too, but at float32: the values the plain tensor has.
+  // In training (keep_layout) it may be held too: at float32 for float32 compute, the values the
+  // plain tensor has; in bfloat16 under autocast, as inference -- the batch norm, pooling and next
+  // convolution read the bf16 values (nn_norm_held.cpp, nn_pool.cpp), the weight gradient takes
+  // them as its bf16 operand, and the activation saved for the backward is half the bytes. Its
+  // values are then the bf16-rounded results, as PyTorch's autocast keeps them.
+  // With forms off (EMBER_PLAIN_LAYOUT=1) a training output is still written in bf16 and widened
+  // into the plain tensor: the same values either way (round_output below).
   const bool may_hold = (p.out_any_layout || p.keep_layout) && out.dtype() == DType::Float32 && forms_enabled();
-  const bool half_out = may_hold && p.out_any_layout && half_out_allowed && p.compute == DType::BFloat16;
+  const bool half_out = half_out_allowed && p.compute == DType::BFloat16 && (may_hold || round_output(p, out));
   ConvTypes prim_types = conv_types(ConvKind::Forward, p);
   if (half_out) prim_types.out = dt::bf16;
   const ConvDescs d = make_descs(x.sizes(), weight.sizes(), out.sizes(), p, user_types(x, weight, out), prim_types);
@@ -295,8 +327,13 @@ bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor&
     return ConvPlan{dnnl::convolution_forward(pd), pd.src_desc(), pd.weights_desc(), pd.dst_desc(),
                     pd.scratchpad_desc()};
   });
-  // No bfloat16-output primitive: the float32-output one, its output held as it is.
-  if (!plan && half_out) return conv2d_forward_planned(x, weight, bias, p, act, out, false);
+  // No bfloat16-output primitive: the float32-output one, its output held as it is (and rounded
+  // where training wants it: round_output).
+  if (!plan && half_out) {
+    if (!conv2d_forward_planned(x, weight, bias, p, act, out, false)) return false;
+    if (round_output(p, out)) round_to_bf16_in_place(out);
+    return true;
+  }
   if (!plan) return false;
   dnnl_call("conv2d", [&] {
     dnnl::stream s(cpu_engine());
@@ -332,11 +369,9 @@ bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor&
 
 void conv2d_forward_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
                          const Tensor& out) {
-  const bool half = p.compute == DType::BFloat16;
   if (x.dtype() == DType::Float64) return reference::conv2d_forward(x, weight, bias, p, out);
   if (conv2d_forward_planned(x, weight, bias, p, kernels::ConvEpilogue::None, out)) return;
-  if (half) return conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
-  conv2d_forward_im2col(x, weight, bias, p, out);
+  conv2d_forward_im2col(x, weight, bias, p, out);  // bf16: on the rounded values (and rounded in training)
 }
 
 bool conv2d_forward_fused_dnnl(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dParams& p,
@@ -349,6 +384,13 @@ void conv2d_backward_data_dnnl(const Tensor& grad_out, const Tensor& weight, con
                                const Tensor& grad_x) {
   const bool half = p.compute == DType::BFloat16;
   if (grad_x.dtype() == DType::Float64) return reference::conv2d_backward_data(grad_out, weight, p, grad_x);
+  // A depthwise convolution's input gradient under bf16 compute: the float32 primitive on the
+  // float32 output gradient and the bf16-rounded weights (widened, exact). oneDNN 2.6's bf16
+  // depthwise backward-data kernel took 2.3x the float32 one's time (mobilenet_v2 at 224 px, batch
+  // 32, ONEDNN_VERBOSE, Zen 5), and the float32 one needs no conversion of the gradient. The same
+  // products with grad_out unrounded: at least as accurate.
+  if (half && p.groups > 1 && p.groups == grad_x.size(1) && p.groups == grad_out.size(1))
+    return conv2d_backward_data_dnnl(grad_out, bf16_rounded(weight), as_f32(p), grad_x);
   const ConvDescs d = make_descs(grad_x.sizes(), weight.sizes(), grad_out.sizes(), p,
                                  user_types(grad_x, weight, grad_out), conv_types(ConvKind::BackwardData, p));
   const ConvPlan* plan =

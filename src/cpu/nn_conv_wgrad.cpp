@@ -38,7 +38,21 @@ constexpr int64_t kMinChannels = 64;
 // otherwise (plain) the NCHW transposition. The same rounding (to nearest even) every way.
 void to_nhwc_bf16(const Tensor& t, uint16_t* dst) {
   const int64_t N = t.size(0), C = t.size(1), S = t.size(2) * t.size(3);
-  const ChannelBlocked b = channel_blocked_f32(t);
+  const ChannelBlocked b = channel_blocked(t);
+  if (b.form != nullptr && b.bf16) {  // a bf16 activation (training under autocast): its bits as they are
+    const auto* src = static_cast<const uint16_t*>(b.raw());
+    if (b.V == C) {
+      std::memcpy(dst, src, size_t(N * S * C) * sizeof(uint16_t));
+      return;
+    }
+    const int64_t V = b.V, CB = C / V;
+#pragma omp parallel for schedule(static) collapse(2) if (N * S * C > 32768)
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t s = 0; s < S; ++s)
+        for (int64_t cb = 0; cb < CB; ++cb)
+          std::memcpy(dst + (n * S + s) * C + cb * V, src + ((n * CB + cb) * S + s) * V, size_t(V) * sizeof(uint16_t));
+    return;
+  }
   if (b.form != nullptr && b.V == C) return f32_to_bf16_array(b.data(), dst, N * S * C);
   if (b.form != nullptr) {
     const int64_t V = b.V, CB = C / V;

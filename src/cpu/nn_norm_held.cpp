@@ -1,5 +1,9 @@
 // Batch norm on activations held channel-blocked (dnnl_form.h's ChannelBlocked: NHWC or nChw16c,
-// float32), issue 24's layouts that persist in training. A convolution in training leaves its
+// float32 or bfloat16), issue 24's layouts that persist in training. A bf16 activation (a
+// convolution's output under autocast) is read widened (exact) and the output written in bf16,
+// rounded to nearest even -- the plain kernels' value rounded, as PyTorch's autocast stores a
+// batch norm's output; with a residual the output is float32, the sum of the rounded value and
+// the residual (what the unfused batch norm and add make). Gradients are float32 either way. A convolution in training leaves its
 // output in the layout its primitive wrote (nn_conv_dnnl.cpp); the batch norm that follows reads it
 // there and writes its own output (and, backward, the input gradient) in the same layout, so the
 // next convolution takes it without a transposition. Before, each convolution's output went
@@ -21,6 +25,9 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <bit>
+#include <type_traits>
+#include <cstdint>
 #include <vector>
 
 #include "cpu/dnnl_form.h"
@@ -49,6 +56,27 @@ struct Chunks {
 
 bool threads_pay(int64_t elements) {
   return elements >= kParallelGrain && omp_get_max_threads() > 1 && !omp_in_parallel();
+}
+
+// Loads and stores of an element held at float32 or bfloat16 (uint16_t: the upper half of the
+// float, widened exactly; narrowed to nearest even as ember/core/dtype.h's float_to_bf16, NaN kept
+// quiet), written so that the loops below stay vectorised.
+inline float ld(const float* p, int64_t i) { return p[i]; }
+inline float ld(const uint16_t* p, int64_t i) { return std::bit_cast<float>(uint32_t(p[i]) << 16); }
+inline void st(float* p, int64_t i, float f) { p[i] = f; }
+inline void st(uint16_t* p, int64_t i, float f) {
+  const uint32_t u = std::bit_cast<uint32_t>(f);
+  const uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  p[i] = uint16_t((u & 0x7fffffffu) > 0x7f800000u ? (u >> 16) | 0x40u : rounded);
+}
+
+// The batch norm's value y as the unfused op leaves it before a residual add: rounded to bf16 for a
+// bf16 activation (its output is bf16), as it is for a float32 one.
+inline float as_stored(const float*, float y) { return y; }
+inline float as_stored(const uint16_t*, float y) {
+  uint16_t h;
+  st(&h, 0, y);
+  return ld(&h, 0);
 }
 
 template <ConvEpilogue kAct>
@@ -80,30 +108,30 @@ inline void by_groups(int64_t V, Group&& group) {
 
 // Per channel of the group: mean and M2 (sum of squared deviations), the deviations taken from the
 // chunk's own float mean as nn_norm.cpp's blocks take them.
-template <bool kFull>
+template <bool kFull, class XT>
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void group_moments(const float* x, int64_t stride, int64_t len, int wr, double* mean, double* m2) {
+void group_moments(const XT* x, int64_t stride, int64_t len, int wr, double* mean, double* m2) {
   const int w = kFull ? 16 : wr;
   float a0[16] = {}, a1[16] = {};
   int64_t p = 0;
   for (; p + 1 < len; p += 2) {
-    const float *r0 = x + p * stride, *r1 = r0 + stride;
+    const XT *r0 = x + p * stride, *r1 = r0 + stride;
 #pragma omp simd
     for (int v = 0; v < w; ++v) {
-      a0[v] += r0[v];
-      a1[v] += r1[v];
+      a0[v] += ld(r0, v);
+      a1[v] += ld(r1, v);
     }
   }
   if (p < len)
-    for (int v = 0; v < w; ++v) a0[v] += x[p * stride + v];
+    for (int v = 0; v < w; ++v) a0[v] += ld(x, p * stride + v);
   float sh[16];
   for (int v = 0; v < w; ++v) sh[v] = (a0[v] + a1[v]) / float(len);  // the shift
   float d0[16] = {}, d1[16] = {}, q0[16] = {}, q1[16] = {};
   for (p = 0; p + 1 < len; p += 2) {
-    const float *r0 = x + p * stride, *r1 = r0 + stride;
+    const XT *r0 = x + p * stride, *r1 = r0 + stride;
 #pragma omp simd
     for (int v = 0; v < w; ++v) {
-      const float e0 = r0[v] - sh[v], e1 = r1[v] - sh[v];
+      const float e0 = ld(r0, v) - sh[v], e1 = ld(r1, v) - sh[v];
       d0[v] += e0;
       q0[v] += e0 * e0;
       d1[v] += e1;
@@ -112,7 +140,7 @@ void group_moments(const float* x, int64_t stride, int64_t len, int wr, double* 
   }
   if (p < len)
     for (int v = 0; v < w; ++v) {
-      const float e = x[p * stride + v] - sh[v];
+      const float e = ld(x, p * stride + v) - sh[v];
       d0[v] += e;
       q0[v] += e * e;
     }
@@ -124,7 +152,8 @@ void group_moments(const float* x, int64_t stride, int64_t len, int wr, double* 
   }
 }
 
-void chunk_moments(const float* x, int64_t len, int64_t V, double* mean, double* m2) {
+template <class XT>
+void chunk_moments(const XT* x, int64_t len, int64_t V, double* mean, double* m2) {
   by_groups(V, [&](int64_t c0, int64_t w) {
     if (w == 16) group_moments<true>(x + c0, V, len, 16, mean + c0, m2 + c0);
     else group_moments<false>(x + c0, V, len, int(w), mean + c0, m2 + c0);
@@ -132,10 +161,15 @@ void chunk_moments(const float* x, int64_t len, int64_t V, double* mean, double*
 }
 
 // out = act((x - m) * scale + shift [+ r]) for the group's channels.
-template <ConvEpilogue kAct, bool kResidual, bool kFull>
+// Without a residual out is in x's dtype: a bf16 activation's batch norm writes bf16 for the
+// convolution after it. With one, out is float32, act(y + r) with y as the unfused batch norm
+// stores it (bf16-rounded for a bf16 x) and the sum in float32, as the unfused add makes it.
+template <ConvEpilogue kAct, bool kResidual, class XT>
+using AffineOut = std::conditional_t<kResidual, float, XT>;
+template <ConvEpilogue kAct, bool kResidual, bool kFull, class XT, class RT>
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void group_affine(const float* x, const float* r, int64_t stride, int64_t len, int wr, const float* mp,
-                  const float* sp, const float* bp, float* out) {
+void group_affine(const XT* x, const RT* r, int64_t stride, int64_t len, int wr, const float* mp,
+                  const float* sp, const float* bp, AffineOut<kAct, kResidual, XT>* out) {
   const int w = kFull ? 16 : wr;
   float m[16], scale[16], shift[16];
   for (int v = 0; v < w; ++v) {
@@ -144,27 +178,27 @@ void group_affine(const float* x, const float* r, int64_t stride, int64_t len, i
     shift[v] = bp[v];
   }
   for (int64_t p = 0; p < len; ++p) {
-    const float* xr = x + p * stride;
-    float* o = out + p * stride;
+    const XT* xr = x + p * stride;
+    auto* o = out + p * stride;
     if constexpr (kResidual) {
-      const float* rr = r + p * stride;
+      const RT* rr = r + p * stride;
 #pragma omp simd
       for (int v = 0; v < w; ++v) {
-        const float y = (xr[v] - m[v]) * scale[v] + shift[v];
-        o[v] = act_value<kAct>(y + rr[v]);
+        const float y = as_stored(xr, (ld(xr, v) - m[v]) * scale[v] + shift[v]);
+        st(o, v, act_value<kAct>(y + ld(rr, v)));
       }
     } else {
 #pragma omp simd
-      for (int v = 0; v < w; ++v) o[v] = act_value<kAct>((xr[v] - m[v]) * scale[v] + shift[v]);
+      for (int v = 0; v < w; ++v) st(o, v, act_value<kAct>((ld(xr, v) - m[v]) * scale[v] + shift[v]));
     }
   }
 }
 
-template <ConvEpilogue kAct, bool kResidual>
-void chunk_affine(const float* x, const float* r, int64_t len, int64_t V, const float* m, const float* scale,
-                  const float* shift, float* out) {
+template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
+void chunk_affine(const XT* x, const RT* r, int64_t len, int64_t V, const float* m, const float* scale,
+                  const float* shift, AffineOut<kAct, kResidual, XT>* out) {
   by_groups(V, [&](int64_t c0, int64_t w) {
-    const float* rc = kResidual ? r + c0 : nullptr;
+    const RT* rc = kResidual ? r + c0 : nullptr;
     if (w == 16)
       group_affine<kAct, kResidual, true>(x + c0, rc, V, len, 16, m + c0, scale + c0, shift + c0, out + c0);
     else
@@ -175,9 +209,9 @@ void chunk_affine(const float* x, const float* r, int64_t len, int64_t V, const 
 // sum(g'), sum(g' * (x - m)) per channel of the group into s and q, g' the gradient the batch norm
 // sees (g masked by the activation at t); with a residual g' is also written to gr (the residual's
 // gradient).
-template <ConvEpilogue kAct, bool kResidual, bool kFull>
+template <ConvEpilogue kAct, bool kResidual, bool kFull, class XT, class RT>
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void group_grad_sums(const float* g, const float* x, const float* r, int64_t stride, int64_t len, int wr,
+void group_grad_sums(const float* g, const XT* x, const RT* r, int64_t stride, int64_t len, int wr,
                      const float* mp, const float* sp, const float* bp, float* gr, float* s, float* q) {
   const int w = kFull ? 16 : wr;
   float m[16], scale[16], shift[16];
@@ -188,24 +222,27 @@ void group_grad_sums(const float* g, const float* x, const float* r, int64_t str
   }
   float s0[16] = {}, s1[16] = {}, q0[16] = {}, q1[16] = {};
   auto pixel = [&](int64_t p, float* sa, float* qa) {
-    const float *gp = g + p * stride, *xp = x + p * stride;
+    const float* gp = g + p * stride;
+    const XT* xp = x + p * stride;
     if constexpr (kResidual) {
-      const float* rp = r + p * stride;
+      const RT* rp = r + p * stride;
       float* grp = gr + p * stride;
 #pragma omp simd
       for (int v = 0; v < w; ++v) {
-        const float y = (xp[v] - m[v]) * scale[v] + shift[v];
-        const float gm = act_masked<kAct>(gp[v], y + rp[v]);
+        const float xm = ld(xp, v) - m[v];
+        const float y = as_stored(xp, xm * scale[v] + shift[v]);
+        const float gm = act_masked<kAct>(gp[v], y + ld(rp, v));
         grp[v] = gm;
         sa[v] += gm;
-        qa[v] += gm * (xp[v] - m[v]);
+        qa[v] += gm * xm;
       }
     } else {
 #pragma omp simd
       for (int v = 0; v < w; ++v) {
-        const float gm = act_masked<kAct>(gp[v], (xp[v] - m[v]) * scale[v] + shift[v]);
+        const float xm = ld(xp, v) - m[v];
+        const float gm = act_masked<kAct>(gp[v], xm * scale[v] + shift[v]);
         sa[v] += gm;
-        qa[v] += gm * (xp[v] - m[v]);
+        qa[v] += gm * xm;
       }
     }
   };
@@ -221,11 +258,11 @@ void group_grad_sums(const float* g, const float* x, const float* r, int64_t str
   }
 }
 
-template <ConvEpilogue kAct, bool kResidual>
-void chunk_grad_sums(const float* g, const float* x, const float* r, int64_t len, int64_t V, const float* m,
+template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
+void chunk_grad_sums(const float* g, const XT* x, const RT* r, int64_t len, int64_t V, const float* m,
                      const float* scale, const float* shift, float* gr, float* s, float* q) {
   by_groups(V, [&](int64_t c0, int64_t w) {
-    const float* rc = kResidual ? r + c0 : nullptr;
+    const RT* rc = kResidual ? r + c0 : nullptr;
     float* grc = kResidual ? gr + c0 : nullptr;
     if (w == 16)
       group_grad_sums<kAct, kResidual, true>(g + c0, x + c0, rc, V, len, 16, m + c0, scale + c0, shift + c0, grc,
@@ -238,9 +275,9 @@ void chunk_grad_sums(const float* g, const float* x, const float* r, int64_t len
 
 // The input gradient: training (g' - mean_g) * k1 - (x - m) * k3, eval g' * k1; g' recomputed from
 // g, or (the residual case, kAct None) read back from gr.
-template <ConvEpilogue kAct, bool kTraining, bool kFull>
+template <ConvEpilogue kAct, bool kTraining, bool kFull, class XT>
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void group_grad_input(const float* g, const float* x, int64_t stride, int64_t len, int wr, const float* mp,
+void group_grad_input(const float* g, const XT* x, int64_t stride, int64_t len, int wr, const float* mp,
                       const float* sp, const float* bp, const float* gp_mean, const float* k1p, const float* k3p,
                       float* gx) {
   const int w = kFull ? 16 : wr;
@@ -254,19 +291,21 @@ void group_grad_input(const float* g, const float* x, int64_t stride, int64_t le
     k3[v] = k3p[v];
   }
   for (int64_t p = 0; p < len; ++p) {
-    const float *gp = g + p * stride, *xp = x + p * stride;
+    const float* gp = g + p * stride;
+    const XT* xp = x + p * stride;
     float* o = gx + p * stride;
 #pragma omp simd
     for (int v = 0; v < w; ++v) {
-      const float gm = act_masked<kAct>(gp[v], (xp[v] - m[v]) * scale[v] + shift[v]);
-      if constexpr (kTraining) o[v] = (gm - mean_g[v]) * k1[v] - (xp[v] - m[v]) * k3[v];
+      const float xm = ld(xp, v) - m[v];
+      const float gm = act_masked<kAct>(gp[v], xm * scale[v] + shift[v]);
+      if constexpr (kTraining) o[v] = (gm - mean_g[v]) * k1[v] - xm * k3[v];
       else o[v] = gm * k1[v];
     }
   }
 }
 
-template <ConvEpilogue kAct, bool kTraining>
-void chunk_grad_input(const float* g, const float* x, int64_t len, int64_t V, const float* m, const float* scale,
+template <ConvEpilogue kAct, bool kTraining, class XT>
+void chunk_grad_input(const float* g, const XT* x, int64_t len, int64_t V, const float* m, const float* scale,
                       const float* shift, const float* mean_g, const float* k1, const float* k3, float* gx) {
   by_groups(V, [&](int64_t c0, int64_t w) {
     if (w == 16)
@@ -293,8 +332,9 @@ struct ChannelAffine {
   }
 };
 
-template <ConvEpilogue kAct, bool kResidual>
-void forward_chunks(const Chunks& ch, const float* x, const float* r, const ChannelAffine& a, float* out) {
+template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
+void forward_chunks(const Chunks& ch, const XT* x, const RT* r, const ChannelAffine& a,
+                    AffineOut<kAct, kResidual, XT>* out) {
 #pragma omp parallel for schedule(static) if (threads_pay(ch.count() * kChunk * ch.V))
   for (int64_t j = 0; j < ch.count(); ++j) {
     const int64_t o = ch.offset(j), c0 = ch.channel0(j);
@@ -303,14 +343,17 @@ void forward_chunks(const Chunks& ch, const float* x, const float* r, const Chan
   }
 }
 
-template <ConvEpilogue kAct>
-void forward_act(const Chunks& ch, const float* x, const float* r, const ChannelAffine& a, float* out) {
-  if (r) forward_chunks<kAct, true>(ch, x, r, a, out);
-  else forward_chunks<kAct, false>(ch, x, r, a, out);
+// x and a residual r (null: none) in their dtypes, float32 or bfloat16 (uint16_t); out in x's
+// without a residual, float32 with one (group_affine).
+template <ConvEpilogue kAct, class XT>
+void forward_act(const Chunks& ch, const XT* x, const void* r, bool r_bf16, const ChannelAffine& a, void* out) {
+  if (r == nullptr) forward_chunks<kAct, false>(ch, x, static_cast<const float*>(nullptr), a, static_cast<XT*>(out));
+  else if (r_bf16) forward_chunks<kAct, true>(ch, x, static_cast<const uint16_t*>(r), a, static_cast<float*>(out));
+  else forward_chunks<kAct, true>(ch, x, static_cast<const float*>(r), a, static_cast<float*>(out));
 }
 
-template <ConvEpilogue kAct>
-void backward_act(const Chunks& ch, int64_t C, const float* g, const float* x, const float* r, const ChannelAffine& a,
+template <ConvEpilogue kAct, class XT, class RT>
+void backward_act(const Chunks& ch, int64_t C, const float* g, const XT* x, const RT* r, const ChannelAffine& a,
                   const Tensor& invstd, const Tensor& weight, bool training, float* gx, float* gr, float* gwp,
                   float* gbp) {
   const int64_t V = ch.V, J = ch.count();
@@ -326,8 +369,8 @@ void backward_act(const Chunks& ch, int64_t C, const float* g, const float* x, c
         chunk_grad_sums<kAct, true>(g + o, x + o, r + o, ch.pixels(j), V, a.m.data() + c0, a.scale.data() + c0,
                                     a.shift.data() + c0, gr + o, s.data(), q.data());
       else
-        chunk_grad_sums<kAct, false>(g + o, x + o, nullptr, ch.pixels(j), V, a.m.data() + c0, a.scale.data() + c0,
-                                     a.shift.data() + c0, nullptr, s.data(), q.data());
+        chunk_grad_sums<kAct, false>(g + o, x + o, static_cast<const RT*>(nullptr), ch.pixels(j), V, a.m.data() + c0,
+                                     a.scale.data() + c0, a.shift.data() + c0, nullptr, s.data(), q.data());
       for (int64_t v = 0; v < V; ++v) {
         cs[size_t(j * V + v)] = double(s[size_t(v)]);
         cq[size_t(j * V + v)] = double(q[size_t(v)]);
@@ -371,21 +414,29 @@ void backward_act(const Chunks& ch, int64_t C, const float* g, const float* x, c
   }
 }
 
+// Calls f(x) with b's array as const float* or const uint16_t* (bfloat16).
+template <class F>
+void with_x(const ChannelBlocked& b, F&& f) {
+  if (b.bf16) f(static_cast<const uint16_t*>(b.raw()));
+  else f(static_cast<const float*>(b.raw()));
+}
+
 }  // namespace
 
 bool batch_norm_stats_held(const Tensor& x, const Tensor& mean, const Tensor& var) {
-  const ChannelBlocked b = channel_blocked_f32(x);
+  const ChannelBlocked b = channel_blocked(x);
   if (b.form == nullptr) return false;
   const Chunks ch(b);
   const int64_t V = ch.V, J = ch.count();
   std::vector<double> cm(static_cast<size_t>(J * V)), c2(static_cast<size_t>(J * V));
-  const float* xp = b.data();
+  with_x(b, [&](const auto* xp) {
 #pragma omp parallel if (threads_pay(J * kChunk * V))
-  {
+    {
 #pragma omp for schedule(static)
-    for (int64_t j = 0; j < J; ++j)
-      chunk_moments(xp + ch.offset(j), ch.pixels(j), V, cm.data() + j * V, c2.data() + j * V);
-  }
+      for (int64_t j = 0; j < J; ++j)
+        chunk_moments(xp + ch.offset(j), ch.pixels(j), V, cm.data() + j * V, c2.data() + j * V);
+    }
+  });
   float *mp = mean.data_ptr<float>(), *vp = var.data_ptr<float>();
   for (int64_t c = 0; c < b.C; ++c) {
     const int64_t cb = c / V, v = c % V;
@@ -404,22 +455,28 @@ bool batch_norm_stats_held(const Tensor& x, const Tensor& mean, const Tensor& va
 bool batch_norm_forward_held(const Tensor& x, const Tensor& mean, const Tensor& invstd, const Tensor& weight,
                              const Tensor& bias, const Tensor& residual, ConvEpilogue act, const Tensor& out) {
   if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
-  const ChannelBlocked b = channel_blocked_f32(x);
+  const ChannelBlocked b = channel_blocked(x);
   if (b.form == nullptr || !can_hold(out, b)) return false;
-  // A residual in another layout, or plain (the block after a pooling), is reordered into x's.
+  // A residual in another layout, or plain (the block after a pooling), is reordered into x's (at
+  // float32); a bf16 one in x's layout (the block before's output) is read as it is.
   Storage r_scratch;
-  const float* r = residual.defined() ? data_in_layout(residual, b, r_scratch) : nullptr;
+  bool r_bf16 = false;
+  const void* r = residual.defined() ? operand_in_layout(residual, b, r_scratch, &r_bf16) : nullptr;
   if (residual.defined() && r == nullptr) return false;
   const ChannelAffine a(mean, invstd, weight, bias, b.C);
-  Storage buffer = channel_blocked_buffer(b);
+  // x's layout; bf16 in, bf16 out -- but float32 with a residual (group_affine).
+  const dnnl::memory::desc od = b.bf16 && r != nullptr ? b.f32_desc() : b.form->desc();
+  Storage buffer = std::make_shared<StorageImpl>(od.get_size(), Device::cpu());
   const Chunks ch(b);
-  float* o = static_cast<float*>(buffer->data());
-  switch (act) {
-    case ConvEpilogue::Relu: forward_act<ConvEpilogue::Relu>(ch, b.data(), r, a, o); break;
-    case ConvEpilogue::Relu6: forward_act<ConvEpilogue::Relu6>(ch, b.data(), r, a, o); break;
-    default: forward_act<ConvEpilogue::None>(ch, b.data(), r, a, o); break;
-  }
-  hold_channel_blocked(out, b, std::move(buffer));
+  with_x(b, [&](const auto* xp) {
+    void* o = buffer->data();
+    switch (act) {
+      case ConvEpilogue::Relu: forward_act<ConvEpilogue::Relu>(ch, xp, r, r_bf16, a, o); break;
+      case ConvEpilogue::Relu6: forward_act<ConvEpilogue::Relu6>(ch, xp, r, r_bf16, a, o); break;
+      default: forward_act<ConvEpilogue::None>(ch, xp, r, r_bf16, a, o); break;
+    }
+  });
+  hold_array(out, od, std::move(buffer));
   return true;
 }
 
@@ -428,37 +485,43 @@ bool batch_norm_backward_held(const Tensor& grad_out, const Tensor& x, const Ten
                               ConvEpilogue act, const Tensor& grad_x, const Tensor& grad_weight,
                               const Tensor& grad_bias, const Tensor& grad_residual) {
   if (act != ConvEpilogue::None && act != ConvEpilogue::Relu && act != ConvEpilogue::Relu6) return false;
-  const ChannelBlocked b = channel_blocked_f32(x);
+  const ChannelBlocked b = channel_blocked(x);
   if (b.form == nullptr || !can_hold(grad_x, b) || (residual.defined() && !can_hold(grad_residual, b))) return false;
   // grad_out or the residual in another layout or plain (the gradient from a pooling, or a sum of two
-  // gradients in different layouts) is reordered into x's: x, held, is not read plain.
+  // gradients in different layouts) is reordered into x's (float32): x, held, is not read plain. The
+  // gradients are float32 whatever x's dtype.
   Storage g_scratch, r_scratch;
+  bool r_bf16 = false;
   const float* g = data_in_layout(grad_out, b, g_scratch);
-  const float* r = residual.defined() ? data_in_layout(residual, b, r_scratch) : nullptr;
+  const void* r = residual.defined() ? operand_in_layout(residual, b, r_scratch, &r_bf16) : nullptr;
   if (g == nullptr || (residual.defined() && r == nullptr)) return false;
   const ChannelAffine a(mean, invstd, weight, bias, b.C);
-  Storage gx = channel_blocked_buffer(b);
-  Storage gr = residual.defined() ? channel_blocked_buffer(b) : Storage();
+  const dnnl::memory::desc gd = b.bf16 ? b.f32_desc() : b.form->desc();
+  Storage gx = std::make_shared<StorageImpl>(gd.get_size(), Device::cpu());
+  Storage gr = residual.defined() ? std::make_shared<StorageImpl>(gd.get_size(), Device::cpu()) : Storage();
   const Chunks ch(b);
   float* gxp = static_cast<float*>(gx->data());
   float* grp = gr ? static_cast<float*>(gr->data()) : nullptr;
   float *gwp = grad_weight.data_ptr<float>(), *gbp = grad_bias.data_ptr<float>();
-  switch (act) {
-    case ConvEpilogue::Relu:
-      backward_act<ConvEpilogue::Relu>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
-                                       gbp);
-      break;
-    case ConvEpilogue::Relu6:
-      backward_act<ConvEpilogue::Relu6>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
-                                        gbp);
-      break;
-    default:
-      backward_act<ConvEpilogue::None>(ch, b.C, g, b.data(), r, a, invstd, weight, training, gxp, grp, gwp,
-                                       gbp);
-      break;
-  }
-  hold_channel_blocked(grad_x, b, std::move(gx));
-  if (gr) hold_channel_blocked(grad_residual, b, std::move(gr));
+  with_x(b, [&](const auto* xp) {
+    auto run = [&](const auto* rp) {
+      switch (act) {
+        case ConvEpilogue::Relu:
+          backward_act<ConvEpilogue::Relu>(ch, b.C, g, xp, rp, a, invstd, weight, training, gxp, grp, gwp, gbp);
+          break;
+        case ConvEpilogue::Relu6:
+          backward_act<ConvEpilogue::Relu6>(ch, b.C, g, xp, rp, a, invstd, weight, training, gxp, grp, gwp, gbp);
+          break;
+        default:
+          backward_act<ConvEpilogue::None>(ch, b.C, g, xp, rp, a, invstd, weight, training, gxp, grp, gwp, gbp);
+          break;
+      }
+    };
+    if (r_bf16) run(static_cast<const uint16_t*>(r));
+    else run(static_cast<const float*>(r));
+  });
+  hold_array(grad_x, gd, std::move(gx));
+  if (gr) hold_array(grad_residual, gd, std::move(gr));
   return true;
 }
 

@@ -324,9 +324,13 @@ inline void write_pooled_row(const float* row_best, const int32_t* row_at, int64
     }
 }
 
+inline float widen_elem(float v) { return v; }
+inline float widen_elem(uint16_t v) { return bf16_to_float(v); }
+
 // The windows of w <= 16 channels (a channel-blocked image's group: stride V between pixels), one
 // output row at a time. Plain loops: the NHWC tail group and CPUs without AVX-512.
-void max_pool2d_group(const float* img, int64_t V, int64_t H, int64_t W, int64_t OH, int64_t OW, const Pool2dParams& p,
+template <class T>
+void max_pool2d_group(const T* img, int64_t V, int64_t H, int64_t W, int64_t OH, int64_t OW, const Pool2dParams& p,
                       int64_t w, float* out, int64_t* idx, float* row_best, int32_t* row_at) {
   for (int64_t oh = 0; oh < OH; ++oh) {
     const int64_t h0 = std::max<int64_t>(oh * p.stride_h - p.pad_h, 0);
@@ -337,13 +341,13 @@ void max_pool2d_group(const float* img, int64_t V, int64_t H, int64_t W, int64_t
       float* best = row_best + ow * 16;
       int32_t* at = row_at + ow * 16;
       for (int64_t v = 0; v < w; ++v) {
-        best[v] = img[(h0 * W + w0) * V + v];
+        best[v] = widen_elem(img[(h0 * W + w0) * V + v]);
         at[v] = int32_t(h0 * W + w0);
       }
       for (int64_t h = h0; h < h1; ++h)
         for (int64_t x = (h == h0 ? w0 + 1 : w0); x < w1; ++x)
           for (int64_t v = 0; v < w; ++v) {
-            const float t = img[(h * W + x) * V + v];
+            const float t = widen_elem(img[(h * W + x) * V + v]);
             if (t > best[v] || (t != t && best[v] == best[v])) {
               best[v] = t;
               at[v] = int32_t(h * W + x);
@@ -357,10 +361,13 @@ void max_pool2d_group(const float* img, int64_t V, int64_t H, int64_t W, int64_t
 // A whole group of 16 channels with AVX-512 intrinsics, the best values and their indices in
 // registers (an auto-vectorised version of the loop above kept them on the stack behind masked
 // stores, whose forwarding stalled each next load: a third of the kernel's time, perf annotate).
-__attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* img, int64_t V, int64_t H, int64_t W,
+template <bool kBf16>
+__attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const void* img_v, int64_t V, int64_t H, int64_t W,
                                                                    int64_t OH, int64_t OW, const Pool2dParams& p,
                                                                    float* out, int64_t* idx, float* row_best,
                                                                    int32_t* row_at) {
+  using T = std::conditional_t<kBf16, uint16_t, float>;
+  const T* img = static_cast<const T*>(img_v);
   const int64_t plane = OH * OW;
   for (int64_t oh = 0; oh < OH; ++oh) {
     const int64_t h0 = std::max<int64_t>(oh * p.stride_h - p.pad_h, 0);
@@ -368,11 +375,11 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* i
     for (int64_t ow = 0; ow < OW; ++ow) {
       const int64_t w0 = std::max<int64_t>(ow * p.stride_w - p.pad_w, 0);
       const int64_t w1 = std::min<int64_t>(ow * p.stride_w - p.pad_w + p.kernel_w, W);
-      __m512 best = _mm512_loadu_ps(img + (h0 * W + w0) * V);
+      __m512 best = load16<kBf16>(img + (h0 * W + w0) * V);
       __m512i at = _mm512_set1_epi32(int32_t(h0 * W + w0));
       for (int64_t h = h0; h < h1; ++h)
         for (int64_t x = (h == h0 ? w0 + 1 : w0); x < w1; ++x) {
-          const __m512 t = _mm512_loadu_ps(img + (h * W + x) * V);
+          const __m512 t = load16<kBf16>(img + (h * W + x) * V);
           const __mmask16 take = take_mask(best, t);
           best = _mm512_mask_blend_ps(take, best, t);
           at = _mm512_mask_blend_epi32(take, at, _mm512_set1_epi32(int32_t(h * W + x)));
@@ -384,8 +391,9 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* i
   }
 }
 
-// Training's max pooling of an activation held channel-blocked at float32 (dnnl_form.h's
-// ChannelBlocked: NHWC or nChw16c, the layout a convolution, batch norm and ReLU left it in): the
+// Training's max pooling of an activation held channel-blocked at float32, or bfloat16 under
+// autocast (dnnl_form.h's ChannelBlocked: NHWC or nChw16c, the layout a convolution, batch norm and
+// ReLU left it in; bf16 values are compared widened, exactly, and written widened): the
 // windows are read where the values are, 16 channels a step, and the output and the indices written
 // plain (NCHW, indices h * W + w in the plane, as the plain kernel writes them) for the backward and
 // for whatever reads the pooled tensor -- a quarter of the input's size. Before, reading the input
@@ -394,13 +402,14 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const float* i
 // number), so the same values and indices.
 bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
   if (!indices.defined() || x.dtype() != DType::Float32 || !forms_enabled()) return false;
-  const ChannelBlocked b = channel_blocked_f32(x);
+  const ChannelBlocked b = channel_blocked(x);  // float32, or bfloat16 (training under autocast)
   if (b.form == nullptr) return false;
   const int64_t N = b.N, C = b.C, V = b.V, CB = C / V, H = x.size(2), W = x.size(3);
   const int64_t OH = out.size(2), OW = out.size(3), G = (V + 15) / 16;
   if (H * W >= (int64_t(1) << 31)) return false;  // indices in 32 bits within a row
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  const float* xp = b.data();
+  const char* xp = static_cast<const char*>(b.raw());
+  const size_t elem = b.bf16 ? sizeof(uint16_t) : sizeof(float);
   float* op = out.data_ptr<float>();
   int64_t* ip = indices.data_ptr<int64_t>();
 #pragma omp parallel if (N * C * OH * OW > 4096)
@@ -411,12 +420,18 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
     for (int64_t nb = 0; nb < N * CB; ++nb)
       for (int64_t g = 0; g < G; ++g) {
         const int64_t c0 = g * 16, w = std::min<int64_t>(16, V - c0);
-        const float* img = xp + nb * H * W * V + c0;
+        const void* img = xp + size_t(nb * H * W * V + c0) * elem;
         const int64_t first = (nb * V + c0) * OH * OW;  // channel (nb / CB) * C + (nb % CB) * V + c0's plane
-        if (w == 16 && avx512)
-          max_pool2d_group16_avx512(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
+        if (w == 16 && avx512 && b.bf16)
+          max_pool2d_group16_avx512<true>(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
+        else if (w == 16 && avx512)
+          max_pool2d_group16_avx512<false>(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
+        else if (b.bf16)
+          max_pool2d_group(static_cast<const uint16_t*>(img), V, H, W, OH, OW, p, w, op + first, ip + first,
+                           row_best.data(), row_at.data());
         else
-          max_pool2d_group(img, V, H, W, OH, OW, p, w, op + first, ip + first, row_best.data(), row_at.data());
+          max_pool2d_group(static_cast<const float*>(img), V, H, W, OH, OW, p, w, op + first, ip + first,
+                           row_best.data(), row_at.data());
       }
   }
   return true;

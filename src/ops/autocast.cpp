@@ -138,17 +138,16 @@ int64_t conv2d_min_lowered_channels() {
 // (cpu/dnnl_form.h), the bf16 one wins at every size measured: mnistnet's 1 -> 32 conv1 0.38 ms
 // against 1.0-1.4 in f32 at batch 256, lenet5 bf16 inference 185k samples/s against 124k with the
 // rule, bncnn48_fc128 150k against 105k; docs/benchmarks.md, issue 24.)
-DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad) {
+DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, [[maybe_unused]] int64_t groups, bool weight_grad) {
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
   if (weight_grad && x.size(1) < conv2d_min_lowered_channels()) return x.dtype();
-  // Depthwise convolutions (one group per channel) stay float32 in training: memory-bound, they gain
-  // nothing from bf16 multiplies, and lowered they first convert their float32 input (held in the
-  // previous batch norm's layout, cpu/dnnl_form.h) -- f32_to_bf16 was 14% of mobilenet_v2's bf16
-  // step at 224 px. Kept float32, mobilenet_v2's bf16 training went 68.5 -> 74 images/s at 224 px and
-  // 252 -> 270 at 112 (batch 32, Zen 5, medians of 4 alternated rounds; fp32: 70 and 264), where it had
-  // been slower than fp32. The AMX machine was not measured.
-  if (weight_grad && groups > 1 && groups == x.size(1)) return x.dtype();
+  // Depthwise convolutions are lowered in training too. They had stayed float32 while training's
+  // activations were held at float32 (lowered, each first converted its input: 14% of
+  // mobilenet_v2's bf16 step at 224 px); since a lowered convolution's output is held in bf16
+  // (cpu/dnnl_form.h), a float32 depthwise convolution would convert its (6x expanded) bf16 input
+  // instead, and lowered its forward and weight gradient ran in 0.6-0.7x the float32 kernels' time
+  // (ONEDNN_VERBOSE, 224 px, Zen 5). Its input gradient stays float32 (cpu/nn_conv_dnnl.cpp).
   return dt;
 }
 

@@ -93,7 +93,8 @@ ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 
   // Under autocast: multiplied in the autocast dtype (bfloat16; float16 on CUDA), the weight cast
   // once per scope, the input rounded by the kernel (the CPU in its layout reorder, CUDA in a cast
-  // kernel); output and gradients float32.
+  // kernel); output and gradients float32 tensors -- in training a bf16 output's values rounded to
+  // bf16 (rounded_on_device).
   const DType compute = autocast_detail::conv2d_compute_dtype(x, weight, G, autograd::any_requires_grad({&weight}));
   const kernels::Conv2dParams p{opt.stride[0], opt.stride[1], opt.padding[0], opt.padding[1],
                                 opt.dilation[0], opt.dilation[1], G, is_half(compute) ? compute : DType::Float32};
@@ -159,13 +160,25 @@ Tensor apply_activation(ConvActivation act, const Tensor& y) {
   return y;
 }
 
+namespace {
+// Under autocast in training a convolution multiplied in bfloat16 returns its bf16-rounded result,
+// as PyTorch's autocast returns a bf16 tensor, on every device: the CPU's kernels write it in bf16
+// (cpu/nn_conv_dnnl.cpp, held between ops in that precision); elsewhere it is rounded here, so that
+// a step gives the same values on the GPU as on the CPU.
+Tensor rounded_on_device(const ConvCall& c, bool record, Tensor out) {
+  if (!record || c.p.compute != DType::BFloat16 || out.device().type == DeviceType::CPU) return out;
+  return out.to(DType::BFloat16).to(out.dtype());
+}
+}  // namespace
+
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
   ConvCall c = prepare_conv2d(x, weight, bias, opt);
   const bool record = autograd::any_requires_grad({&x, &weight, &bias});
   c.p.out_any_layout = !record;  // nothing keeps out for a backward: the kernel may hold it in its layout
-  c.p.keep_layout = record;      // kept: it may still hold it, at float32
+  c.p.keep_layout = record;      // kept: it may still hold it (float32, or bf16 under autocast)
   Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
   kernels::conv2d_forward(x.device())(c.xc, c.wc, c.bc, c.p, out);
+  out = rounded_on_device(c, record, out);
   if (record) record_conv2d_backward(c, x, weight, bias, out, ConvActivation::None);
   return out;
 }
@@ -186,6 +199,7 @@ Tensor conv2d_activation(const Tensor& x, const Tensor& weight, const Tensor& bi
     c.p.keep_layout = record;
     Tensor out = empty(c.out_shape, {.dtype = x.dtype(), .device = x.device()});
     if (kernels::conv2d_forward_fused(x.device())(c.xc, c.wc, c.bc, c.p, kernels::ConvEpilogue(act), out)) {
+      out = rounded_on_device(c, record, out);
       if (record) record_conv2d_backward(c, x, weight, bias, out, act);
       return out;
     }

@@ -584,9 +584,13 @@ def bf16_round(t):
 
 class RoundedOperands(torch.autograd.Function):
     """ember's autocast for conv2d / linear, written with float32 PyTorch ops: the input and the
-    weight rounded to bf16, the products (exact in float32) summed in float32, the bias and the
-    output float32; backward multiplies the bf16-rounded output gradient by the rounded operands,
-    returns float32 gradients, and sums the bias gradient from the float32 output gradient."""
+    weight rounded to bf16, the products (exact in float32) summed in float32, the bias float32;
+    a linear's output float32, a convolution's rounded to bf16 (ember's CPU keeps a lowered
+    convolution's output in bf16 between ops, as torch.autocast returns it: invisible to a ReLU,
+    a max pooling and the next lowered layer's rounding in the forward, but ties in a max
+    pooling's windows route its gradient); backward multiplies the bf16-rounded output gradient by
+    the rounded operands, returns float32 gradients, and sums the bias gradient from the float32
+    output gradient."""
 
     @staticmethod
     def forward(ctx, x, weight, bias, conv_args):
@@ -595,7 +599,7 @@ class RoundedOperands(torch.autograd.Function):
         ctx.conv_args, ctx.has_bias = conv_args, bias is not None
         if conv_args is None:
             return ORIGINAL_LINEAR(xr, wr, bias)
-        return ORIGINAL_CONV2D(xr, wr, bias, *conv_args)
+        return bf16_round(ORIGINAL_CONV2D(xr, wr, bias, *conv_args))
 
     @staticmethod
     def backward(ctx, grad_out):

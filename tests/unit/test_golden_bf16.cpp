@@ -4,11 +4,13 @@
 // weights after one SGD step run by the engine's step with its bf16 stage (train::AutocastPolicy),
 // each compared with two PyTorch references:
 //   - torch.autocast("cpu", bfloat16), the numbers a PyTorch user gets. PyTorch rounds more than
-//     ember: the bias, every conv/linear output and every gradient to bf16, where ember keeps them
-//     float32 (make_golden.py shows that repeating exactly those roundings in float32 reproduces
-//     PyTorch's numbers to 0.2%). Tolerances below, per kind of number.
+//     ember: the bias, every linear output and every gradient to bf16, where ember keeps them
+//     float32 (both round a lowered convolution's output in training; make_golden.py shows that
+//     repeating exactly those roundings in float32 reproduces PyTorch's numbers to 0.2%).
+//     Tolerances below, per kind of number.
 //   - "rounded operands": ember's policy written in float32 PyTorch ops (the input, weight and
-//     output gradient of each conv/linear rounded to bf16, everything else float32). The same
+//     output gradient of each conv/linear rounded to bf16, and a lowered convolution's output,
+//     everything else float32). The same
 //     roundings as ember, so the tolerance is tight, and float32 arithmetic is told apart.
 // Errors are norm-wise, max |diff| / max |reference| per tensor (an element near zero has no useful
 // relative error). u = 2^-8 is bfloat16's unit roundoff (8-bit significand). Skipped on a CPU

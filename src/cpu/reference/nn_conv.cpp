@@ -2,9 +2,11 @@
 // accumulated in double, float32 and float64. The oracle of the im2col and oneDNN paths
 // (src/cpu/nn_conv.cpp, nn_conv_dnnl.cpp) and their float64 path. With p.compute == BFloat16 every
 // multiplicand is rounded to bfloat16 as it is read (a bfloat16 weight is read as is) and the
-// float32 output is what exact products of the rounded values sum to: the mixed-precision oracle.
+// float32 output is what exact products of the rounded values sum to: the mixed-precision oracle;
+// in training (p.keep_layout) that output rounded to bfloat16, as autocast returns it.
 #include "cpu/reference/nn.h"
 
+#include <type_traits>
 #include <vector>
 
 namespace ember::cpu::reference {
@@ -43,6 +45,9 @@ void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
     const int64_t CO = weight.size(0), CG = weight.size(1), KH = weight.size(2), KW = weight.size(3);
     const int64_t OH = out.size(2), OW = out.size(3), COG = CO / p.groups;
     const Reader xp{x, rounds(p)}, wp{weight, rounds(p)};
+    // In training (autograd recording) the output of a bf16 product is rounded to bf16, as the
+    // oneDNN kernel writes it (nn_conv_dnnl.cpp, round_output).
+    const bool round_out = rounds(p) && p.keep_layout;
     const T* bp = bias.defined() ? bias.data_ptr<T>() : nullptr;
     T* op = out.data_ptr<T>();
     for (int64_t n = 0; n < N; ++n)
@@ -61,7 +66,10 @@ void conv2d_forward(const Tensor& x, const Tensor& weight, const Tensor& bias, c
                   acc += xp[((n * C + g * CG + ci) * H + h) * W + w] * wp[((co * CG + ci) * KH + i) * KW + j];
                 }
               }
-            op[((n * CO + co) * OH + oh) * OW + ow] = T(acc);
+            T v = T(acc);
+            if constexpr (std::is_same_v<T, float>)
+              if (round_out) v = bf16_to_float(float_to_bf16(v));
+            op[((n * CO + co) * OH + oh) * OW + ow] = v;
           }
       }
   });
