@@ -72,6 +72,12 @@ void f32_to_bf16_array(const float* src, uint16_t* dst, int64_t n) {
   });
 }
 
+void round_to_bf16_in_place(float* v, int64_t n) {
+  chunked(n, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) v[i] = bf16_to_float(float_to_bf16(v[i]));
+  });
+}
+
 void bf16_to_f32_array(const uint16_t* src, float* dst, int64_t n) {
   chunked(n, [&](int64_t b, int64_t e) {
     if (have_avx512()) return bf16_to_f32_avx512(src + b, dst + b, e - b);

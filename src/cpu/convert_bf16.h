@@ -9,5 +9,7 @@ namespace ember::cpu {
 
 void f32_to_bf16_array(const float* src, uint16_t* dst, int64_t n);
 void bf16_to_f32_array(const uint16_t* src, float* dst, int64_t n);
+// v[i] = the bf16 nearest v[i], widened (float_to_bf16 then bf16_to_float), in place.
+void round_to_bf16_in_place(float* v, int64_t n);
 
 }  // namespace ember::cpu

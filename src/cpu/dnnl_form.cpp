@@ -38,51 +38,32 @@ const DnnlForm* dnnl_form_of(const Tensor& t) {
   return form;
 }
 
-namespace {
-ChannelBlocked channel_blocked_of(const Tensor& t, bool allow_bf16) {
+ChannelBlocked channel_blocked(const Tensor& t) {
   if (!t.defined() || t.dtype() != DType::Float32 || t.dim() < 2 || t.storage_offset() != 0 || !t.is_contiguous())
     return {};
   const auto* form = dynamic_cast<const DnnlForm*>(t.storage()->form());
   if (form == nullptr) return {};
   const memory::desc& d = form->desc();
   const dt type = d.data_type();
-  if (d.data.ndims != 4 || (type != dt::f32 && !(allow_bf16 && type == dt::bf16))) return {};
+  if (d.data.ndims != 4 || (type != dt::f32 && type != dt::bf16)) return {};
   const memory::dims dims(d.data.dims, d.data.dims + 4);
   const int64_t N = dims[0], C = dims[1], S = dims[2] * dims[3];
   if (t.size(0) != N || t.size(1) != C || t.numel() != N * C * S) return {};
   const bool bf16 = type == dt::bf16;
-  if (d == memory::desc(dims, type, tag::nhwc)) return {form, N, C, S, C, bf16};
-  if (C % 16 == 0 && d == memory::desc(dims, type, tag::nChw16c)) return {form, N, C, S, 16, bf16};
+  if (d == memory::desc(dims, type, tag::nhwc)) return {form, N, C, S, C, bf16, tag::nhwc};
+  if (C % 16 == 0 && d == memory::desc(dims, type, tag::nChw16c)) return {form, N, C, S, 16, bf16, tag::nChw16c};
   return {};
 }
-}  // namespace
-
-ChannelBlocked channel_blocked_f32(const Tensor& t) { return channel_blocked_of(t, false); }
-ChannelBlocked channel_blocked(const Tensor& t) { return channel_blocked_of(t, true); }
 
 memory::desc ChannelBlocked::f32_desc() const {
   const memory::desc& d = form->desc();
-  const memory::dims dims(d.data.dims, d.data.dims + 4);
-  return memory::desc(dims, dt::f32, V == C && !(C % 16 == 0 && d == memory::desc(dims, d.data_type(), tag::nChw16c))
-                                         ? tag::nhwc
-                                         : tag::nChw16c);
-}
-
-Storage channel_blocked_buffer(const ChannelBlocked& like) {
-  return std::make_shared<StorageImpl>(like.form->desc().get_size(), Device::cpu());
+  return memory::desc(memory::dims(d.data.dims, d.data.dims + 4), dt::f32, layout);
 }
 
 bool can_hold(const Tensor& out, const ChannelBlocked& like) {
   return out.dtype() == DType::Float32 && out.storage_offset() == 0 && out.is_contiguous() &&
          out.storage()->form() == nullptr && out.numel() == like.N * like.C * like.S &&
          out.storage()->nbytes() == size_t(out.numel()) * sizeof(float);
-}
-
-void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer) {
-  // The memory first: the order a call's arguments are built in is unspecified, and the move
-  // empties buffer.
-  dnnl::memory held(like.form->desc(), dnnl_cpu_engine(), buffer->data());
-  hold_in_form(out, held, std::move(buffer));
 }
 
 const float* f32_in_layout(const Tensor& t, const memory::desc& want, Storage& scratch) {
@@ -116,7 +97,7 @@ const float* f32_in_layout(const Tensor& t, const memory::desc& want, Storage& s
 
 const float* data_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch) {
   if (!t.defined() || t.dim() < 2 || t.size(0) != like.N || t.size(1) != like.C) return nullptr;
-  return f32_in_layout(t, like.bf16 ? like.f32_desc() : like.form->desc(), scratch);
+  return f32_in_layout(t, like.f32_desc(), scratch);
 }
 
 const void* operand_in_layout(const Tensor& t, const ChannelBlocked& like, Storage& scratch, bool* bf16) {

@@ -77,22 +77,20 @@ struct ChannelBlocked {
   const DnnlForm* form = nullptr;
   int64_t N = 0, C = 0, S = 0, V = 0;
   bool bf16 = false;  // the values are bfloat16 (uint16_t); float32 otherwise
+  dnnl::memory::format_tag layout = dnnl::memory::format_tag::undef;  // nhwc or nChw16c
   float* data() const { return static_cast<float*>(form->data()); }
   const void* raw() const { return form->data(); }
   bool same_layout(const ChannelBlocked& o) const { return form != nullptr && o.form != nullptr && form->desc() == o.form->desc(); }
   // The same layout in float32 (a bf16 activation's gradients are float32).
   dnnl::memory::desc f32_desc() const;
 };
-// t's channel-blocked float32 form, when t is the whole of its storage (offset 0, contiguous,
-// float32) with its first two dims the form's N and C -- the 4-D tensor or an (N, C, S) view of
-// it; form null otherwise. channel_blocked() also takes a bfloat16 form.
-ChannelBlocked channel_blocked_f32(const Tensor& t);
+// t's channel-blocked form (float32 or bfloat16), when t is the whole of its storage (offset 0,
+// contiguous, a float32 tensor) with its first two dims the form's N and C -- the 4-D tensor or an
+// (N, C, S) view of it; form null otherwise.
 ChannelBlocked channel_blocked(const Tensor& t);
-// Storage for values laid out as `like`'s (its dtype), and out (fresh, the whole of its storage,
-// like's N * C * S values in whatever shape) made to hold them from `buffer` once they are written.
-Storage channel_blocked_buffer(const ChannelBlocked& like);
+// out is fresh, the whole of its storage, like's N * C * S float32 values in whatever shape: a
+// kernel may make it hold its result in like's layout (hold_array).
 bool can_hold(const Tensor& out, const ChannelBlocked& like);
-void hold_channel_blocked(const Tensor& out, const ChannelBlocked& like, Storage buffer);
 // t's values (float32, like's N * C * S of them: the 4-D tensor or an (N, C, S) view, the whole of
 // its storage) laid out as like's at float32 (like.f32_desc()): t's own array where it is held so,
 // else reordered into `scratch` from its form or its plain bytes (one pass, as reading it plain

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/convert_bf16.h"
 #include "cpu/gemm.h"
 #include "cpu/nn_conv.h"
 #include "ember/core/settings.h"
@@ -95,10 +96,8 @@ void conv2d_forward_im2col(const Tensor& x, const Tensor& weight, const Tensor& 
                            const Conv2dParams& p, const Tensor& out) {
   if (p.compute == DType::BFloat16) {
     conv2d_forward_im2col(bf16_rounded(x), bf16_rounded(weight), bias, as_f32(p), out);
-    if (p.keep_layout && out.dtype() == DType::Float32) {  // training: rounded, as nn_conv_dnnl.cpp's round_output
-      float* o = out.data_ptr<float>();
-      for (int64_t i = 0; i < out.numel(); ++i) o[i] = bf16_to_float(float_to_bf16(o[i]));
-    }
+    if (p.keep_layout && out.dtype() == DType::Float32)  // training: rounded, as nn_conv_dnnl.cpp's round_output
+      round_to_bf16_in_place(out.data_ptr<float>(), out.numel());
     return;
   }
   if (x.dtype() != DType::Float32) return reference::conv2d_forward(x, weight, bias, p, out);

@@ -40,6 +40,7 @@
 #include <optional>
 #include <unordered_map>
 
+#include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
@@ -264,18 +265,13 @@ bool round_output(const Conv2dParams& p, const Tensor& out) {
 
 // out's values rounded to bf16 where they are: its float32 form (held) or its plain bytes. For the
 // rare geometries without a bf16-output primitive.
-void round_to_bf16_in_place(const Tensor& out) {
-  float* v = nullptr;
-  int64_t n = 0;
+void round_output_in_place(const Tensor& out) {
   if (const DnnlForm* form = dnnl_form_of(out)) {
-    if (form->desc().data_type() != dt::f32) return;  // bf16 already
-    v = static_cast<float*>(form->data());
-    n = int64_t(form->desc().get_size() / sizeof(float));
-  } else {
-    v = out.data_ptr<float>();
-    n = out.numel();
+    if (form->desc().data_type() == dt::f32)  // else bf16 already
+      round_to_bf16_in_place(static_cast<float*>(form->data()), int64_t(form->desc().get_size() / sizeof(float)));
+    return;
   }
-  for (int64_t i = 0; i < n; ++i) v[i] = bf16_to_float(float_to_bf16(v[i]));
+  round_to_bf16_in_place(out.data_ptr<float>(), out.numel());
 }
 
 // The post-op that applies `act` to the convolution's float32 result (after the bias), in the same
@@ -331,7 +327,7 @@ bool conv2d_forward_planned(const Tensor& x, const Tensor& weight, const Tensor&
   // where training wants it: round_output).
   if (!plan && half_out) {
     if (!conv2d_forward_planned(x, weight, bias, p, act, out, false)) return false;
-    if (round_output(p, out)) round_to_bf16_in_place(out);
+    if (round_output(p, out)) round_output_in_place(out);
     return true;
   }
   if (!plan) return false;

@@ -164,12 +164,12 @@ void chunk_moments(const XT* x, int64_t len, int64_t V, double* mean, double* m2
 // Without a residual out is in x's dtype: a bf16 activation's batch norm writes bf16 for the
 // convolution after it. With one, out is float32, act(y + r) with y as the unfused batch norm
 // stores it (bf16-rounded for a bf16 x) and the sum in float32, as the unfused add makes it.
-template <ConvEpilogue kAct, bool kResidual, class XT>
+template <bool kResidual, class XT>
 using AffineOut = std::conditional_t<kResidual, float, XT>;
 template <ConvEpilogue kAct, bool kResidual, bool kFull, class XT, class RT>
 __attribute__((target_clones("avx512f", "avx2", "default")))
 void group_affine(const XT* x, const RT* r, int64_t stride, int64_t len, int wr, const float* mp,
-                  const float* sp, const float* bp, AffineOut<kAct, kResidual, XT>* out) {
+                  const float* sp, const float* bp, AffineOut<kResidual, XT>* out) {
   const int w = kFull ? 16 : wr;
   float m[16], scale[16], shift[16];
   for (int v = 0; v < w; ++v) {
@@ -196,7 +196,7 @@ void group_affine(const XT* x, const RT* r, int64_t stride, int64_t len, int wr,
 
 template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
 void chunk_affine(const XT* x, const RT* r, int64_t len, int64_t V, const float* m, const float* scale,
-                  const float* shift, AffineOut<kAct, kResidual, XT>* out) {
+                  const float* shift, AffineOut<kResidual, XT>* out) {
   by_groups(V, [&](int64_t c0, int64_t w) {
     const RT* rc = kResidual ? r + c0 : nullptr;
     if (w == 16)
@@ -334,7 +334,7 @@ struct ChannelAffine {
 
 template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
 void forward_chunks(const Chunks& ch, const XT* x, const RT* r, const ChannelAffine& a,
-                    AffineOut<kAct, kResidual, XT>* out) {
+                    AffineOut<kResidual, XT>* out) {
 #pragma omp parallel for schedule(static) if (threads_pay(ch.count() * kChunk * ch.V))
   for (int64_t j = 0; j < ch.count(); ++j) {
     const int64_t o = ch.offset(j), c0 = ch.channel0(j);
@@ -496,7 +496,7 @@ bool batch_norm_backward_held(const Tensor& grad_out, const Tensor& x, const Ten
   const void* r = residual.defined() ? operand_in_layout(residual, b, r_scratch, &r_bf16) : nullptr;
   if (g == nullptr || (residual.defined() && r == nullptr)) return false;
   const ChannelAffine a(mean, invstd, weight, bias, b.C);
-  const dnnl::memory::desc gd = b.bf16 ? b.f32_desc() : b.form->desc();
+  const dnnl::memory::desc gd = b.f32_desc();
   Storage gx = std::make_shared<StorageImpl>(gd.get_size(), Device::cpu());
   Storage gr = residual.defined() ? std::make_shared<StorageImpl>(gd.get_size(), Device::cpu()) : Storage();
   const Chunks ch(b);

@@ -138,7 +138,7 @@ int64_t conv2d_min_lowered_channels() {
 // (cpu/dnnl_form.h), the bf16 one wins at every size measured: mnistnet's 1 -> 32 conv1 0.38 ms
 // against 1.0-1.4 in f32 at batch 256, lenet5 bf16 inference 185k samples/s against 124k with the
 // rule, bncnn48_fc128 150k against 105k; docs/benchmarks.md, issue 24.)
-DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, [[maybe_unused]] int64_t groups, bool weight_grad) {
+DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, bool weight_grad) {
   const DType dt = compute_dtype(AutocastOp::Conv2d, x);
   if (dt == x.dtype() || x.device().type != DeviceType::CPU || x.dim() != 4 || weight.dim() != 4) return dt;
   if (weight_grad && x.size(1) < conv2d_min_lowered_channels()) return x.dtype();

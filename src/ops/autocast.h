@@ -12,7 +12,7 @@ namespace ember::autocast_detail {
 DType compute_dtype(AutocastOp op, const Tensor& x);
 // conv2d's: compute_dtype's answer, except float32 on the CPU for an x of fewer than
 // conv2d_min_lowered_channels() channels when `weight_grad` (the weight gradient will be computed).
-DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, int64_t groups, bool weight_grad);
+DType conv2d_compute_dtype(const Tensor& x, const Tensor& weight, bool weight_grad);
 // Below this many input channels a CPU conv whose weight gradient is wanted stays float32 under
 // autocast: 4 where oneDNN runs AMX, 2 otherwise (autocast.cpp).
 int64_t conv2d_min_lowered_channels();

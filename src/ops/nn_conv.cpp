@@ -95,7 +95,7 @@ ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bia
   // once per scope, the input rounded by the kernel (the CPU in its layout reorder, CUDA in a cast
   // kernel); output and gradients float32 tensors -- in training a bf16 output's values rounded to
   // bf16 (rounded_on_device).
-  const DType compute = autocast_detail::conv2d_compute_dtype(x, weight, G, autograd::any_requires_grad({&weight}));
+  const DType compute = autocast_detail::conv2d_compute_dtype(x, weight, autograd::any_requires_grad({&weight}));
   const kernels::Conv2dParams p{opt.stride[0], opt.stride[1], opt.padding[0], opt.padding[1],
                                 opt.dilation[0], opt.dilation[1], G, is_half(compute) ? compute : DType::Float32};
   Tensor xc = x.detach().contiguous();
