@@ -49,4 +49,7 @@ bool conv2d_backward_weight_bias_dnnl(const Tensor& grad_out, const Tensor& x, c
 bool conv2d_backward_weight_gemm_bf16(const Tensor& grad_out, const Tensor& x, const kernels::Conv2dParams& p,
                                       const Tensor& grad_weight);
 
+// Registers conv_act_grad.cpp's kernels::conv_activation_grad_bf16 (from register_nn_conv_kernels).
+void register_conv_activation_grad_kernel();
+
 }  // namespace ember::cpu

@@ -502,6 +502,7 @@ bool conv2d_backward_weight_bias_dnnl(const Tensor& grad_out, const Tensor& x, c
 void register_nn_conv_kernels() {
   kernels::conv2d_forward.set(DeviceType::CPU, &conv2d_forward_dnnl);
   kernels::conv2d_forward_fused.set(DeviceType::CPU, &conv2d_forward_fused_dnnl);
+  register_conv_activation_grad_kernel();
   kernels::conv2d_backward_data.set(DeviceType::CPU, &conv2d_backward_data_dnnl);
   kernels::conv2d_backward_weight.set(DeviceType::CPU, &conv2d_backward_weight_dnnl);
   kernels::conv2d_backward_weight_bias.set(DeviceType::CPU, &conv2d_backward_weight_bias_dnnl);

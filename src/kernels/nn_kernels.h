@@ -68,6 +68,17 @@ using Conv2dBackwardWeightBiasFn = bool (*)(const Tensor& grad_out, const Tensor
 using Conv2dForwardFusedFn = bool (*)(const Tensor& x, const Tensor& weight, const Tensor& bias,
                                       const Conv2dParams& p, ConvEpilogue act, const Tensor& out);
 
+// Optional (the CPU fills it): the output gradient a fused ReLU / ReLU6 convolution's backward
+// hands to its bfloat16 primitives, made in one pass -- grad_out masked by the activation from its
+// output (0 < out, and out < 6 for ReLU6: ReluBackward's mask) and rounded to bf16 as those
+// primitives would round it, grad_x (a fresh float32 tensor of out's shape) then holding the
+// rounded values in the layout they read. Returns false, writing nothing, where it does not apply
+// (out not held in bf16, ember::deterministic(), a convolution whose backward reads the float32
+// gradient: the CPU's depthwise input gradient); the front-end then masks in float32 and the
+// primitives convert.
+using ConvActivationGradBf16Fn = bool (*)(ConvEpilogue act, const Tensor& grad_out, const Tensor& out,
+                                          const Conv2dParams& p, const Tensor& grad_x);
+
 // x (N, C, H, W) -> out (N, C, OH, OW); indices (int64, out's shape) hold the flat h*W+w position
 // of each maximum inside its (n, c) plane (the first one on ties). Padding counts as -inf.
 // The CPU kernel takes undefined indices (no backward will need them): values only, and out may
@@ -131,6 +142,7 @@ inline KernelSlot<Conv2dForwardFusedFn> conv2d_forward_fused("conv2d_forward_fus
 inline KernelSlot<Conv2dBackwardDataFn> conv2d_backward_data("conv2d_backward_data");
 inline KernelSlot<Conv2dBackwardWeightFn> conv2d_backward_weight("conv2d_backward_weight");
 inline KernelSlot<Conv2dBackwardWeightBiasFn> conv2d_backward_weight_bias("conv2d_backward_weight_bias");
+inline KernelSlot<ConvActivationGradBf16Fn> conv_activation_grad_bf16("conv_activation_grad_bf16");
 inline KernelSlot<MaxPool2dForwardFn> max_pool2d_forward("max_pool2d_forward");
 inline KernelSlot<MaxPool2dBackwardFn> max_pool2d_backward("max_pool2d_backward");
 inline KernelSlot<AvgPool2dForwardFn> avg_pool2d_forward("avg_pool2d_forward");

@@ -108,9 +108,15 @@ ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bia
 // pass grad_out where 0 < out (< 6), which is where 0 < x (< 6) for the convolution's value x, so
 // the pre-activation tensor need not be kept. The same kernels and values as ReluBackward (from its
 // output) and Relu6Backward (from its input; the comparisons give the same mask on the output).
-Tensor activation_grad_from_output(ConvActivation act, const Tensor& g, const Tensor& out) {
+// Under bf16 compute a backend may make the masked gradient in bf16 for the primitives that
+// multiply it (kernels::conv_activation_grad_bf16: the same values they would have rounded).
+Tensor activation_grad_from_output(ConvActivation act, const Tensor& g, const Tensor& out,
+                                   const kernels::Conv2dParams& p) {
   Tensor gc = (g.dtype() == out.dtype() ? g : g.to(out.dtype())).expand(out.sizes()).contiguous();
   Tensor gx = empty(out.sizes(), {.dtype = out.dtype(), .device = out.device()});
+  if (p.compute == DType::BFloat16 && kernels::conv_activation_grad_bf16.has(out.device().type) &&
+      kernels::conv_activation_grad_bf16(out.device())(kernels::ConvEpilogue(act), gc, out, p, gx))
+    return gx;
   if (act == ConvActivation::Relu && kernels::relu_backward.has(out.device().type)) {
     kernels::relu_backward(out.device())(gc, out, gx);
     return gx;
@@ -135,7 +141,7 @@ void record_conv2d_backward(const ConvCall& c, const Tensor& x, const Tensor& we
                                                    : "Conv2dRelu6Backward";
   autograd::record(autograd::make_node(name, [=](const std::vector<Tensor>& g) {
                      Tensor go = act == ConvActivation::None ? g[0].contiguous()
-                                                             : activation_grad_from_output(act, g[0], so.unpack(name));
+                                                             : activation_grad_from_output(act, g[0], so.unpack(name), p);
                      Tensor gx, gw, gb;
                      if (need_x) gx = conv2d_input_grad(go, sw.unpack(name), p, xs);
                      if (need_w && need_b) std::tie(gw, gb) = conv2d_weight_bias_grads(go, sx.unpack(name), p, ws);

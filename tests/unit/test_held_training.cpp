@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "cpu/dnnl_form.h"
+#include "kernels/nn_kernels.h"
+#include "ops/backends.h"
 #include "support/compare.h"
 #include "support/bf16.h"
 
@@ -375,18 +377,18 @@ TEST(HeldTraining, AddAcrossLayoutsStaysHeldWithThePlainSum) {
 TEST(HeldTraining, MaxPoolingOfAHeldActivationEqualsThePlainKernel) {
   FormsOn restore;
   Generator gen(10);
-  for (int64_t c : {32, 24}) {
-    Tensor xv = randn({2, c, 9, 11}, {}, &gen);
+  for (int64_t c : {32, 24})
+  for (int64_t width : {11, 37}) {  // 37: output rows of 18 and 19, more than one group of 16
+    Tensor xv = randn({2, c, 9, width}, {}, &gen);
     float* px = xv.data_ptr<float>();
     for (int64_t i = 0; i < xv.numel(); ++i) px[i] = std::round(px[i] * 2.f);  // integers: ties in most windows
     px[5] = std::nanf("");
-    px[c * 99 + 40] = std::nanf("");
-    const Tensor gv = randn({2, c, 9, 11}, {}, &gen);
+    px[c * 9 * width + 40] = std::nanf("");
     for (auto type : {memory::data_type::f32, memory::data_type::bf16})  // bf16: training under autocast
     for (auto layout : {memory::format_tag::nhwc, memory::format_tag::nChw16c})
       for (F::Pool2dOptions opt : {F::Pool2dOptions{.kernel = {2, 2}},
                                    F::Pool2dOptions{.kernel = {3, 3}, .stride = {2, 2}, .padding = {1, 1}}}) {
-        SCOPED_TRACE(std::to_string(c) + " channels, " + layout_name(layout) + ", kernel " +
+        SCOPED_TRACE(std::to_string(c) + " channels, width " + std::to_string(width) + ", " + layout_name(layout) + ", kernel " +
                      std::to_string(opt.kernel[0]) + (type == memory::data_type::bf16 ? ", bf16" : ""));
         Tensor xp = xv.clone().requires_grad_(true);  // integers and NaNs: bf16 numbers too
         Tensor yp = F::max_pool2d(xp, opt);
@@ -402,5 +404,109 @@ TEST(HeldTraining, MaxPoolingOfAHeldActivationEqualsThePlainKernel) {
         EXPECT_TRUE(same_bits(yp, yh));
         EXPECT_TRUE(same_bits(gp, gh));
       }
+  }
+}
+
+// The output gradient of a fused ReLU / ReLU6 convolution under autocast in training, made in one
+// pass for its bf16 primitives (src/cpu/conv_act_grad.cpp): for a bf16 output held in NHWC (whole
+// and tail groups of 16 channels) or nChw16c, and grad_out plain, held at float32 in the output's
+// layout or in the other one, the result holds bf16(mask(out) ? g : 0) in the output's layout --
+// the float32 mask rounded as the primitives round it, bit for bit (NaN outputs masked, NaN
+// gradients kept quiet, the 6 of ReLU6 masked). Declined under ember::deterministic().
+TEST(HeldTraining, FusedActivationGradientForBf16PrimitivesIsTheRoundedMask) {
+  FormsOn restore;
+  Generator gen(12);
+  ember::ensure_backends();  // the slots fill on the first allocation; this test may run alone (ctest)
+  const auto kernel = kernels::conv_activation_grad_bf16(Device::cpu());
+  kernels::Conv2dParams p;
+  p.compute = DType::BFloat16;
+  auto grad_fn = [&](kernels::ConvEpilogue act, const Tensor& g, const Tensor& out, const Tensor& gx) {
+    return kernel(act, g, out, p, gx);
+  };
+  for (int64_t c : {32, 40})
+    for (auto layout : {memory::format_tag::nhwc, memory::format_tag::nChw16c}) {
+      if (layout == memory::format_tag::nChw16c && c % 16 != 0) continue;
+      Tensor ov = randn({2, c, 5, 7}, {}, &gen);  // 35 pixels: two tiles of 16 and a tail
+      float* po = ov.data_ptr<float>();
+      for (int64_t i = 0; i < ov.numel(); ++i) po[i] = bf16_to_float(float_to_bf16(po[i] * 4.f));
+      po[3] = 6.f;
+      po[7] = std::nanf("");
+      po[c * 35 + 11] = 0.f;
+      Tensor gv = randn({2, c, 5, 7}, {}, &gen);
+      gv.data_ptr<float>()[9] = std::nanf("");
+      gv.data_ptr<float>()[3 * 35 + 2] = 1e-41f;  // a denormal, kept by the rounding
+      for (auto act : {kernels::ConvEpilogue::Relu, kernels::ConvEpilogue::Relu6})
+        for (int from : {0, 1, 2}) {  // grad_out plain, held in out's layout, held in the other layout
+          SCOPED_TRACE(std::to_string(c) + " channels, " + layout_name(layout) + (act == kernels::ConvEpilogue::Relu6 ? ", relu6" : ", relu") +
+                       ", grad_out " + (from == 0 ? "plain" : from == 1 ? "held alike" : "held otherwise"));
+          Tensor out = empty(ov.sizes());
+          cpu::hold_as(ov, out, memory::data_type::bf16, layout);
+          const auto other = layout == memory::format_tag::nhwc && c % 16 == 0 ? memory::format_tag::nChw16c
+                                                                               : memory::format_tag::nhwc;
+          Tensor g = from == 0 ? gv.clone() : held_copy(gv, from == 1 ? layout : other);
+          Tensor gx = empty(ov.sizes());
+          ASSERT_TRUE(grad_fn(act, g, out, gx));
+          const cpu::ChannelBlocked b = cpu::channel_blocked(gx);
+          ASSERT_NE(b.form, nullptr);
+          EXPECT_TRUE(b.bf16);
+          EXPECT_EQ(b.layout, layout);
+          const std::vector<float> got = gx.to_vector<float>();  // widened, NCHW
+          const float* pg = gv.data_ptr<float>();
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < ov.numel(); ++i) {
+            const float o = po[i];
+            const bool pass = act == kernels::ConvEpilogue::Relu6 ? o > 0.f && o < 6.f : o > 0.f;
+            const uint16_t want = float_to_bf16(pass ? pg[i] : 0.f);
+            uint32_t gb, wb;  // bits, so that a NaN compares too
+            const float wf = bf16_to_float(want);
+            std::memcpy(&gb, &got[size_t(i)], 4);
+            std::memcpy(&wb, &wf, 4);
+            if (gb != wb) ++wrong;
+          }
+          EXPECT_EQ(wrong, 0);
+        }
+    }
+  // Declined, nothing written: under deterministic(), for a float32 output, for SiLU.
+  Tensor ov = randn({2, 16, 4, 4}, {}, &gen), gv = randn({2, 16, 4, 4}, {}, &gen);
+  Tensor out_bf16 = empty(ov.sizes()), out_f32 = empty(ov.sizes());
+  cpu::hold_as(ov, out_bf16, memory::data_type::bf16, memory::format_tag::nChw16c);
+  cpu::hold_as(ov, out_f32, memory::data_type::f32, memory::format_tag::nChw16c);
+  Tensor gx = empty(ov.sizes());
+  set_deterministic(true);
+  EXPECT_FALSE(grad_fn(kernels::ConvEpilogue::Relu, gv, out_bf16, gx));
+  set_deterministic(false);
+  EXPECT_FALSE(grad_fn(kernels::ConvEpilogue::Relu, gv, out_f32, gx));
+  EXPECT_FALSE(grad_fn(kernels::ConvEpilogue::Silu, gv, out_bf16, gx));
+  p.groups = 16;  // depthwise: its input gradient multiplies the float32 gradient
+  EXPECT_FALSE(grad_fn(kernels::ConvEpilogue::Relu, gv, out_bf16, gx));
+  EXPECT_FALSE(held(gx));
+}
+
+// End to end: a fused conv + ReLU (+ max pooling, mnistnet's conv2) under bf16 autocast gives the
+// same input, weight and bias gradients with its output held (the one-pass bf16 gradient) as with
+// every tensor plain (the float32 mask, converted by the primitives): bit for bit. (The input's
+// gradient may stay held, as a convolution's input gradient does in training: read plain here.)
+TEST(HeldTraining, Bf16FusedReluConvGradientsEqualThePlainLayoutsBitForBit) {
+  EMBER_SKIP_WITHOUT_FAST_BF16();
+  FormsOn restore;
+  Generator gen(13);
+  const Tensor xv = randn({4, 32, 14, 14}, {}, &gen), wv = randn({64, 32, 3, 3}, {}, &gen) * 0.1,
+               bv = randn({64}, {}, &gen) * 0.1, tv = randn({4, 64, 6, 6}, {}, &gen);
+  auto step = [&](bool forms) {
+    cpu::set_forms_enabled(forms);
+    Tensor x = xv.clone().requires_grad_(true), w = wv.clone().requires_grad_(true), b = bv.clone().requires_grad_(true);
+    Tensor loss;
+    {
+      autocast ac;
+      Tensor y = F::max_pool2d(F::conv2d_activation(x, w, b, {}, F::ConvActivation::Relu), {.kernel = {2, 2}});
+      loss = sum(mul(y, tv));
+    }
+    loss.backward();
+    return std::vector<Tensor>{x.grad(), w.grad(), b.grad()};
+  };
+  const auto held_grads = step(true), plain_grads = step(false);
+  for (size_t i = 0; i < 3; ++i) {
+    SCOPED_TRACE("gradient " + std::to_string(i));
+    EXPECT_TRUE(same_bits(held_grads[i], plain_grads[i]));
   }
 }
