@@ -22,6 +22,7 @@
 // caller then runs the plain kernel, which settles them (data()). A residual or a gradient in
 // another layout (or plain) is reordered into x's (data_in_layout): one pass over it, where reading
 // x plain would cost a pass over x and leave the output plain for the next convolution to convert.
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -30,6 +31,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/loops.h"
 #include "cpu/nn_norm.h"
@@ -194,11 +196,49 @@ void group_affine(const XT* x, const RT* r, int64_t stride, int64_t len, int wr,
   }
 }
 
+// group_affine for a whole group of a bf16 activation without a residual (bf16 in, bf16 out) in
+// AVX-512 intrinsics: GCC vectorised the loop above with 256-bit halves and an emulated unsigned
+// compare for the rounding, and the held bf16 forward took more time than the float32 kernel it
+// replaced (725 against 565 perf samples, resnet18 at 224 px, Zen 5). The same arithmetic (x - m,
+// * scale, + shift as separate roundings: the library builds with -ffp-contract=off; the
+// activation's selects with its NaN rule) and convert_bf16's rounding, so the same bits.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
+template <ConvEpilogue kAct>
+__attribute__((target("avx512f"))) void group_affine_bf16_avx512(const uint16_t* x, int64_t stride, int64_t len,
+                                                                 const float* mp, const float* sp, const float* bp,
+                                                                 uint16_t* out) {
+  const __m512 m = _mm512_loadu_ps(mp), scale = _mm512_loadu_ps(sp), shift = _mm512_loadu_ps(bp);
+  const __m512 zero = _mm512_setzero_ps(), six = _mm512_set1_ps(6.f);
+  for (int64_t p = 0; p < len; ++p) {
+    const __m512i h = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(x + p * stride)));
+    __m512 t = _mm512_add_ps(_mm512_mul_ps(_mm512_sub_ps(_mm512_castsi512_ps(_mm512_slli_epi32(h, 16)), m), scale), shift);
+    if constexpr (kAct == ConvEpilogue::Relu) {
+      t = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(t, zero, _CMP_GT_OQ), t);  // t > 0 ? t : 0 (NaN: 0)
+    } else if constexpr (kAct == ConvEpilogue::Relu6) {  // activation_math::relu6 (NaN kept)
+      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ), zero);
+      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, six, _CMP_GT_OQ), six);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + p * stride), f32x16_to_bf16(_mm512_castps_si512(t)));
+  }
+}
+#pragma GCC diagnostic pop
+
+bool have_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
 template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
 void chunk_affine(const XT* x, const RT* r, int64_t len, int64_t V, const float* m, const float* scale,
                   const float* shift, AffineOut<kResidual, XT>* out) {
   by_groups(V, [&](int64_t c0, int64_t w) {
     const RT* rc = kResidual ? r + c0 : nullptr;
+    if constexpr (!kResidual && std::is_same_v<XT, uint16_t>) {
+      if (w == 16 && have_avx512())
+        return group_affine_bf16_avx512<kAct>(x + c0, V, len, m + c0, scale + c0, shift + c0, out + c0);
+    }
     if (w == 16)
       group_affine<kAct, kResidual, true>(x + c0, rc, V, len, 16, m + c0, scale + c0, shift + c0, out + c0);
     else
