@@ -62,7 +62,20 @@ __attribute__((target("avx512f"))) void image_nhwc_to_nchw_avx512(const float* s
     for (int64_t p = full; p < hw; ++p) dst[ch * hw + p] = src[p * c + ch];
 }
 
+__attribute__((target("avx512f"))) void image_nchw_to_nhwc_avx512(const float* src, float* dst, int64_t c, int64_t hw) {
+  const int64_t full = hw / kTile * kTile;
+  for (int64_t p0 = 0; p0 < full; p0 += kTile)
+    for (int64_t ch = 0; ch < c; ch += kTile) transpose_tile(src + ch * hw + p0, hw, dst + p0 * c + ch, c);
+  for (int64_t p = full; p < hw; ++p)
+    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = src[ch * hw + p];
+}
+
 #pragma GCC diagnostic pop
+
+void image_nchw_to_nhwc_loops(const float* src, float* dst, int64_t c, int64_t hw) {
+  for (int64_t p = 0; p < hw; ++p)
+    for (int64_t ch = 0; ch < c; ++ch) dst[p * c + ch] = src[ch * hw + p];
+}
 
 void image_nchw_to_nhwc_bf16_loops(const float* src, uint16_t* dst, int64_t c, int64_t hw) {
   for (int64_t p = 0; p < hw; ++p)
@@ -102,6 +115,15 @@ void nhwc_to_nchw_f32(const float* src, float* dst, int64_t n, int64_t c, int64_
     const float* s = src + i * c * hw;
     float* d = dst + i * c * hw;
     vec ? image_nhwc_to_nchw_avx512(s, d, c, hw) : image_nhwc_to_nchw_loops(s, d, c, hw);
+  });
+}
+
+void nchw_to_nhwc_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
+  const bool vec = have_avx512() && c % kTile == 0;
+  per_image(n, [&](int64_t i) {
+    const float* s = src + i * c * hw;
+    float* d = dst + i * c * hw;
+    vec ? image_nchw_to_nhwc_avx512(s, d, c, hw) : image_nchw_to_nhwc_loops(s, d, c, hw);
   });
 }
 

@@ -13,5 +13,7 @@ void nchw_f32_to_nhwc_bf16(const float* src, uint16_t* dst, int64_t n, int64_t c
 
 // src (N, HW, C) float32 -> dst (N, C, HW) float32, the values copied bit for bit. No aliasing.
 void nhwc_to_nchw_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
+// src (N, C, HW) float32 -> dst (N, HW, C) float32, the values copied bit for bit. No aliasing.
+void nchw_to_nhwc_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw);
 
 }  // namespace ember::cpu

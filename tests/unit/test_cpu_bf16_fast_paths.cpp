@@ -190,5 +190,8 @@ TEST(CpuBf16Layout, NhwcTranspositionsMatchThePlainLoopsBitForBit) {
         }
     cpu::nhwc_to_nchw_f32(nhwc.data(), back.data(), k.n, k.c, hw);
     ASSERT_EQ(std::memcmp(back.data(), xp, size_t(total) * sizeof(float)), 0) << k.c << " channels, " << hw << " pixels";
+    std::vector<float> there(size_t(total), -12345.0f);  // and back into NHWC at float32
+    cpu::nchw_to_nhwc_f32(xp, there.data(), k.n, k.c, hw);
+    ASSERT_EQ(std::memcmp(there.data(), nhwc.data(), size_t(total) * sizeof(float)), 0) << k.c << " channels, " << hw << " pixels";
   }
 }
