@@ -28,6 +28,7 @@
 #include "cpu/avx512_transpose.h"
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
+#include "cpu/isa.h"
 #include "cpu/nn_conv.h"
 #include "ember/core/dtype.h"
 #include "ember/core/settings.h"
@@ -45,10 +46,16 @@ inline bool passes(float o) {
   else return o > 0.f;
 }
 
-// gx[i] = bf16(passes(o[i]) ? g[i] : 0) over a run of n values in one layout.
+// One value: bf16(passes(o) ? g : 0), o the bf16 output.
+template <ConvEpilogue kAct>
+inline uint16_t masked(uint16_t o, float g) {
+  return float_to_bf16(passes<kAct>(bf16_to_float(o)) ? g : 0.f);
+}
+
+// gx[i] = masked(o[i], g[i]) over a run of n values in one layout.
 template <ConvEpilogue kAct>
 void mask_run(const float* g, const uint16_t* o, uint16_t* gx, int64_t n) {
-  for (int64_t i = 0; i < n; ++i) gx[i] = float_to_bf16(passes<kAct>(bf16_to_float(o[i])) ? g[i] : 0.f);
+  for (int64_t i = 0; i < n; ++i) gx[i] = masked<kAct>(o[i], g[i]);
 }
 
 #pragma GCC diagnostic push
@@ -77,8 +84,18 @@ __attribute__((target("avx512f"))) void mask_run_avx512(const float* g, const ui
   mask_run<kAct>(g + i, o + i, gx + i, n - i);
 }
 
-// One group of 16 channels of one image from a plain NCHW gradient: g points at the group's first
-// plane (planes S apart), o and gx at its first pixel in the blocked array (pixels V apart).
+// w <= 16 channels of one image from a plain NCHW gradient, pixels s0 .. S - 1: g points at the
+// group's first plane (planes S apart), o and gx at its first pixel in the blocked array (pixels V
+// apart). Without AVX-512, for an NHWC tail group, and the vector kernel's last pixels.
+template <ConvEpilogue kAct>
+void mask_group_from_planes(const float* g, int64_t S, const uint16_t* o, uint16_t* gx, int64_t V, int64_t w,
+                            int64_t s0 = 0) {
+  for (int64_t s = s0; s < S; ++s)
+    for (int64_t v = 0; v < w; ++v)
+      gx[s * V + v] = masked<kAct>(o[s * V + v], g[v * S + s]);
+}
+
+// The same for a whole group of 16 channels, 16 pixels at a time.
 template <ConvEpilogue kAct>
 __attribute__((target("avx512f"))) void mask_group_from_planes_avx512(const float* g, int64_t S, const uint16_t* o,
                                                                       uint16_t* gx, int64_t V) {
@@ -89,25 +106,10 @@ __attribute__((target("avx512f"))) void mask_group_from_planes_avx512(const floa
     transpose16(r);  // r[i]: pixel s0 + i, the group's 16 channels
     for (int i = 0; i < 16; ++i) store_masked<kAct>(gx + (s0 + i) * V, o + (s0 + i) * V, r[i]);
   }
-  for (int64_t s = s0; s < S; ++s)
-    for (int v = 0; v < 16; ++v)
-      gx[s * V + v] = float_to_bf16(passes<kAct>(bf16_to_float(o[s * V + v])) ? g[v * S + s] : 0.f);
+  mask_group_from_planes<kAct>(g, S, o, gx, V, 16, s0);
 }
 
 #pragma GCC diagnostic pop
-
-// The same for w <= 16 channels without AVX-512 (or an NHWC tail group).
-template <ConvEpilogue kAct>
-void mask_group_from_planes(const float* g, int64_t S, const uint16_t* o, uint16_t* gx, int64_t V, int64_t w) {
-  for (int64_t s = 0; s < S; ++s)
-    for (int64_t v = 0; v < w; ++v)
-      gx[s * V + v] = float_to_bf16(passes<kAct>(bf16_to_float(o[s * V + v])) ? g[v * S + s] : 0.f);
-}
-
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 
 template <ConvEpilogue kAct>
 void run(const ChannelBlocked& ob, const float* held_g, const float* plain_g, uint16_t* gx) {

@@ -11,6 +11,7 @@
 #include <algorithm>
 
 #include "cpu/bf16_avx512.h"
+#include "cpu/isa.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
@@ -40,11 +41,6 @@ __attribute__((target("avx512f"))) void bf16_to_f32_avx512(const uint16_t* src, 
 }
 
 #pragma GCC diagnostic pop
-
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 
 // Large arrays (a batch of activations) are split over the OpenMP threads; a weight of a few
 // thousand values is not worth waking them.

@@ -9,16 +9,12 @@
 
 #include "cpu/avx512_transpose.h"
 #include "cpu/bf16_avx512.h"
+#include "cpu/isa.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
 
 namespace {
-
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 
 constexpr int64_t kTile = 16;
 
@@ -98,33 +94,27 @@ void per_image(int64_t n, F&& f) {
   for (int64_t i = 0; i < n; ++i) f(i);
 }
 
+// One image's transposition per call: the AVX-512 tiles where C is a multiple of 16, the loops
+// otherwise.
+template <class D>
+void each_image(const float* src, D* dst, int64_t n, int64_t c, int64_t hw,
+                void (*vec)(const float*, D*, int64_t, int64_t), void (*loops)(const float*, D*, int64_t, int64_t)) {
+  const auto image = have_avx512() && c % kTile == 0 ? vec : loops;
+  per_image(n, [&](int64_t i) { image(src + i * c * hw, dst + i * c * hw, c, hw); });
+}
+
 }  // namespace
 
 void nchw_f32_to_nhwc_bf16(const float* src, uint16_t* dst, int64_t n, int64_t c, int64_t hw) {
-  const bool vec = have_avx512() && c % kTile == 0;
-  per_image(n, [&](int64_t i) {
-    const float* s = src + i * c * hw;
-    uint16_t* d = dst + i * c * hw;
-    vec ? image_nchw_to_nhwc_bf16_avx512(s, d, c, hw) : image_nchw_to_nhwc_bf16_loops(s, d, c, hw);
-  });
+  each_image(src, dst, n, c, hw, image_nchw_to_nhwc_bf16_avx512, image_nchw_to_nhwc_bf16_loops);
 }
 
 void nhwc_to_nchw_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  const bool vec = have_avx512() && c % kTile == 0;
-  per_image(n, [&](int64_t i) {
-    const float* s = src + i * c * hw;
-    float* d = dst + i * c * hw;
-    vec ? image_nhwc_to_nchw_avx512(s, d, c, hw) : image_nhwc_to_nchw_loops(s, d, c, hw);
-  });
+  each_image(src, dst, n, c, hw, image_nhwc_to_nchw_avx512, image_nhwc_to_nchw_loops);
 }
 
 void nchw_to_nhwc_f32(const float* src, float* dst, int64_t n, int64_t c, int64_t hw) {
-  const bool vec = have_avx512() && c % kTile == 0;
-  per_image(n, [&](int64_t i) {
-    const float* s = src + i * c * hw;
-    float* d = dst + i * c * hw;
-    vec ? image_nchw_to_nhwc_avx512(s, d, c, hw) : image_nchw_to_nhwc_loops(s, d, c, hw);
-  });
+  each_image(src, dst, n, c, hw, image_nchw_to_nhwc_avx512, image_nchw_to_nhwc_loops);
 }
 
 }  // namespace ember::cpu

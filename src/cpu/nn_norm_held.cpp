@@ -33,6 +33,7 @@
 
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
+#include "cpu/isa.h"
 #include "cpu/loops.h"
 #include "cpu/nn_norm.h"
 #include "kernels/activation_math.h"
@@ -224,11 +225,6 @@ __attribute__((target("avx512f"))) void group_affine_bf16_avx512(const uint16_t*
   }
 }
 #pragma GCC diagnostic pop
-
-bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
 
 template <ConvEpilogue kAct, bool kResidual, class XT, class RT>
 void chunk_affine(const XT* x, const RT* r, int64_t len, int64_t V, const float* m, const float* scale,

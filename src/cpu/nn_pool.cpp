@@ -14,6 +14,7 @@
 #include "cpu/avx512_transpose.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
+#include "cpu/isa.h"
 #include "cpu/reference/nn.h"
 
 namespace ember::cpu {
@@ -203,7 +204,7 @@ __attribute__((target("avx512f"))) void max_pool2d_plane_f32_avx512(const float*
 #pragma GCC diagnostic pop
 
 void max_pool2d_2x2_plane_f32(const float* plane, int64_t W, int64_t OH, int64_t OW, float* o, int64_t* id) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = have_avx512();
   // Offsets are computed in 32 bits: planes up to 2^30 elements (any image a conv net sees).
   if (avx512 && 2 * OH * W < (int64_t(1) << 30)) return max_pool2d_2x2_plane_f32_avx512(plane, W, OH, OW, o, id);
   max_pool2d_2x2_plane_f32_generic(plane, W, OH, OW, o, id);
@@ -297,7 +298,7 @@ __attribute__((target("avx512f"))) void max_pool2d_nchw16c_avx512(const void* x,
 
 // true (out held in the blocked layout) when x is held in nChw16c and no indices are wanted.
 bool max_pool2d_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = have_avx512();
   if (indices.defined() || !forms_enabled() || !avx512) return false;
   const DnnlForm* form = dnnl_form_of(x);
   if (form == nullptr) return false;
@@ -439,7 +440,7 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
   const int64_t N = b.N, C = b.C, V = b.V, CB = C / V, H = x.size(2), W = x.size(3);
   const int64_t OH = out.size(2), OW = out.size(3), G = (V + 15) / 16;
   if (H * W >= (int64_t(1) << 31)) return false;  // indices in 32 bits within a row
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = have_avx512();
   const char* xp = static_cast<const char*>(b.raw());
   const size_t elem = b.bf16 ? sizeof(uint16_t) : sizeof(float);
   float* op = out.data_ptr<float>();
@@ -475,7 +476,7 @@ void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Ten
   if (max_pool2d_train_held(x, p, out, indices)) return;
   const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
                           p.pad_h == 0 && p.pad_w == 0;
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = have_avx512();
   // Indices in 32 bits in the vector kernel: planes up to 2^30 elements.
   const bool vector_planes = avx512 && x.size(2) * x.size(3) < (int64_t(1) << 30);
   dispatch_floating(x.dtype(), "max_pool2d", [&]<class T>() {
