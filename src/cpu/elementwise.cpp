@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
+#include "cpu/isa.h"
 #include "cpu/loops.h"
 #include "cpu/rows_f32.h"
 #include "ember/core/generator.h"
@@ -296,57 +298,104 @@ __attribute__((target("avx512f"))) inline __m512i mulhi_epu32(__m512i a, __m512i
   const __m512i odd = _mm512_mul_epu32(_mm512_srli_epi64(a, 32), m);
   return _mm512_mask_blend_epi32(0xAAAA, even, odd);
 }
-__attribute__((target("avx512f"))) void bernoulli_f32_avx512(float* o, int64_t n, int64_t b0, int64_t b1,
-                                                              std::array<uint32_t, 2> key, uint64_t offset,
-                                                              uint32_t threshold, float kept) {
+// The multipliers of 16 Philox blocks (64 elements, blocks blk .. blk + 15 of the stream at
+// `offset`): tmp[4 b + j] = kept where word j of block blk + b draws u < p (m < threshold), else 0.
+__attribute__((target("avx512f"))) inline void bernoulli_blocks16_avx512(float* tmp, int64_t blk,
+                                                                          std::array<uint32_t, 2> key,
+                                                                          uint64_t offset, uint32_t threshold,
+                                                                          float kept) {
   const __m512i m0 = _mm512_set1_epi32(int(0xD2511F53u)), m1 = _mm512_set1_epi32(int(0xCD9E8D57u));
   const __m512i lanes = _mm512_setr_epi64(0, 1, 2, 3, 4, 5, 6, 7);
   const __m512i thr = _mm512_set1_epi32(int(threshold));
   const __m512 one = _mm512_set1_ps(kept), zero = _mm512_setzero_ps();
+  // Counters offset + blk + lane: low and high words, lanes 0-7 and 8-15 as two int64 vectors.
+  const __m512i ca = _mm512_add_epi64(_mm512_set1_epi64(int64_t(offset + uint64_t(blk))), lanes);
+  const __m512i cb = _mm512_add_epi64(ca, _mm512_set1_epi64(8));
+  const __m512i lo_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i hi_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  __m512i c0 = _mm512_permutex2var_epi32(ca, lo_idx, cb), c1 = _mm512_permutex2var_epi32(ca, hi_idx, cb);
+  __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
+  uint32_t k0 = key[0], k1 = key[1];
+  for (int round = 0; round < 10; ++round) {
+    const __m512i hi0 = mulhi_epu32(c0, m0), lo0 = _mm512_mullo_epi32(c0, m0);
+    const __m512i hi1 = mulhi_epu32(c2, m1), lo1 = _mm512_mullo_epi32(c2, m1);
+    const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(int(k0)));
+    const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(int(k1)));
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  const __m512i w[4] = {c0, c1, c2, c3};
+  __m512 f[4];
+  for (int j = 0; j < 4; ++j)
+    f[j] = _mm512_mask_blend_ps(_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[j], 8), thr), zero, one);
+  // Transpose to the stream's order: element 4 * block + word.
+  const __m512 t0 = _mm512_unpacklo_ps(f[0], f[1]), t1 = _mm512_unpackhi_ps(f[0], f[1]);
+  const __m512 t2 = _mm512_unpacklo_ps(f[2], f[3]), t3 = _mm512_unpackhi_ps(f[2], f[3]);
+  const __m512 u[4] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
+                       _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE)};
+  // u[r] holds blocks r, r + 4, r + 8, r + 12 in its four 128-bit chunks.
+  for (int r = 0; r < 4; ++r) {
+    _mm_store_ps(tmp + 4 * r, _mm512_extractf32x4_ps(u[r], 0));
+    _mm_store_ps(tmp + 4 * (r + 4), _mm512_extractf32x4_ps(u[r], 1));
+    _mm_store_ps(tmp + 4 * (r + 8), _mm512_extractf32x4_ps(u[r], 2));
+    _mm_store_ps(tmp + 4 * (r + 12), _mm512_extractf32x4_ps(u[r], 3));
+  }
+}
+
+__attribute__((target("avx512f"))) void bernoulli_f32_avx512(float* o, int64_t n, int64_t b0, int64_t b1,
+                                                              std::array<uint32_t, 2> key, uint64_t offset,
+                                                              uint32_t threshold, float kept) {
   for (int64_t blk = b0; blk < b1; blk += 16) {
-    // Counters offset + blk + lane: low and high words, lanes 0-7 and 8-15 as two int64 vectors.
-    const __m512i ca = _mm512_add_epi64(_mm512_set1_epi64(int64_t(offset + uint64_t(blk))), lanes);
-    const __m512i cb = _mm512_add_epi64(ca, _mm512_set1_epi64(8));
-    const __m512i lo_idx = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i hi_idx = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    __m512i c0 = _mm512_permutex2var_epi32(ca, lo_idx, cb), c1 = _mm512_permutex2var_epi32(ca, hi_idx, cb);
-    __m512i c2 = _mm512_setzero_si512(), c3 = _mm512_setzero_si512();
-    uint32_t k0 = key[0], k1 = key[1];
-    for (int round = 0; round < 10; ++round) {
-      const __m512i hi0 = mulhi_epu32(c0, m0), lo0 = _mm512_mullo_epi32(c0, m0);
-      const __m512i hi1 = mulhi_epu32(c2, m1), lo1 = _mm512_mullo_epi32(c2, m1);
-      const __m512i n0 = _mm512_xor_si512(_mm512_xor_si512(hi1, c1), _mm512_set1_epi32(int(k0)));
-      const __m512i n2 = _mm512_xor_si512(_mm512_xor_si512(hi0, c3), _mm512_set1_epi32(int(k1)));
-      c0 = n0;
-      c1 = lo1;
-      c2 = n2;
-      c3 = lo0;
-      k0 += 0x9E3779B9u;
-      k1 += 0xBB67AE85u;
-    }
-    const __m512i w[4] = {c0, c1, c2, c3};
-    __m512 f[4];
-    for (int j = 0; j < 4; ++j)
-      f[j] = _mm512_mask_blend_ps(_mm512_cmplt_epu32_mask(_mm512_srli_epi32(w[j], 8), thr), zero, one);
-    // Transpose to the stream's order: element 4 * block + word.
-    const __m512 t0 = _mm512_unpacklo_ps(f[0], f[1]), t1 = _mm512_unpackhi_ps(f[0], f[1]);
-    const __m512 t2 = _mm512_unpacklo_ps(f[2], f[3]), t3 = _mm512_unpackhi_ps(f[2], f[3]);
-    const __m512 u[4] = {_mm512_shuffle_ps(t0, t2, 0x44), _mm512_shuffle_ps(t0, t2, 0xEE),
-                         _mm512_shuffle_ps(t1, t3, 0x44), _mm512_shuffle_ps(t1, t3, 0xEE)};
-    // u[r] holds blocks r, r + 4, r + 8, r + 12 in its four 128-bit chunks.
     alignas(64) float tmp[64];
-    for (int r = 0; r < 4; ++r) {
-      _mm_store_ps(tmp + 4 * r, _mm512_extractf32x4_ps(u[r], 0));
-      _mm_store_ps(tmp + 4 * (r + 4), _mm512_extractf32x4_ps(u[r], 1));
-      _mm_store_ps(tmp + 4 * (r + 8), _mm512_extractf32x4_ps(u[r], 2));
-      _mm_store_ps(tmp + 4 * (r + 12), _mm512_extractf32x4_ps(u[r], 3));
-    }
+    bernoulli_blocks16_avx512(tmp, blk, key, offset, threshold, kept);
     const int64_t first = 4 * blk, count = std::min<int64_t>(64, std::min<int64_t>(4 * b1, n) - first);
     if (count == 64) {
       for (int q = 0; q < 4; ++q) _mm512_storeu_ps(o + first + 16 * q, _mm512_load_ps(tmp + 16 * q));
     } else {
       for (int64_t i = 0; i < count; ++i) o[first + i] = tmp[i];
     }
+  }
+}
+
+// Dropout forward in one pass (kernels.h): the multipliers of bernoulli_f32_avx512, applied to x as
+// they are made (out = x * multiplier, the product the unfused mul computed) and kept as bits.
+__attribute__((target("avx512f"))) void dropout_f32_avx512(const float* x, float* o, uint8_t* bits, int64_t n,
+                                                            int64_t b0, int64_t b1, std::array<uint32_t, 2> key,
+                                                            uint64_t offset, uint32_t threshold, float kept) {
+  const __m512 zero = _mm512_setzero_ps();
+  for (int64_t blk = b0; blk < b1; blk += 16) {
+    alignas(64) float tmp[64];
+    bernoulli_blocks16_avx512(tmp, blk, key, offset, threshold, kept);
+    const int64_t first = 4 * blk, count = std::min<int64_t>(64, std::min<int64_t>(4 * b1, n) - first);
+    uint64_t word = 0;
+    for (int q = 0; q < 4; ++q) {
+      const int64_t left = std::clamp<int64_t>(count - 16 * q, 0, 16);
+      const __mmask16 live = __mmask16((1u << left) - 1u);
+      const __m512 m = _mm512_load_ps(tmp + 16 * q);
+      const __m512 v = _mm512_maskz_loadu_ps(live, x + first + 16 * q);
+      _mm512_mask_storeu_ps(o + first + 16 * q, live, _mm512_mul_ps(v, m));
+      word |= uint64_t(_mm512_mask_cmpneq_ps_mask(live, m, zero)) << (16 * q);
+    }
+    std::memcpy(bits + first / 8, &word, 8);  // bits holds whole 64-bit words
+  }
+}
+
+// Dropout backward (kernels.h): grad_x = grad_out * (bit ? kept : 0), the unfused mul's product.
+// [i0, i1): i0 a multiple of 64.
+__attribute__((target("avx512f"))) void dropout_backward_f32_avx512(const float* g, const uint8_t* bits, float* gx,
+                                                                     int64_t i0, int64_t i1, float kept) {
+  const __m512 k = _mm512_set1_ps(kept), zero = _mm512_setzero_ps();
+  for (int64_t i = i0; i < i1; i += 16) {
+    const int64_t left = std::min<int64_t>(16, i1 - i);
+    const __mmask16 live = __mmask16((1u << left) - 1u);
+    uint16_t b = 0;
+    std::memcpy(&b, bits + i / 8, 2);
+    const __m512 m = _mm512_mask_blend_ps(__mmask16(b), zero, k);
+    _mm512_mask_storeu_ps(gx + i, live, _mm512_mul_ps(_mm512_maskz_loadu_ps(live, g + i), m));
   }
 }
 #pragma GCC diagnostic pop
@@ -357,7 +406,7 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
   const int64_t n = out.numel();
   const int64_t blocks = (n + 3) / 4;
   const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx512 = have_avx512();
   if (dist == RandomDist::Bernoulli && out.dtype() == DType::Float32 && avx512) {
     // u < p0 for u = m * 2^-24 and integer m in [0, 2^24): m < ceil(p0 * 2^24).
     const double t = std::ceil(std::clamp(p0, 0.0, 1.0) * 0x1p24);
@@ -411,6 +460,64 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
   });
 }
 
+// Dropout's two passes (kernels.h). Threads take whole groups of 16 Philox blocks (64 elements, one
+// 64-bit word of bits), so no two write the same byte.
+void dropout_forward(const Tensor& x, const Tensor& out, const Tensor& bits, uint64_t seed, uint64_t offset,
+                     double keep, double scale) {
+  const int64_t n = out.numel(), blocks = (n + 3) / 4, groups = (blocks + 15) / 16;
+  const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
+  // u < keep for u = m * 2^-24 and integer m in [0, 2^24): m < ceil(keep * 2^24), as random().
+  const uint32_t threshold = uint32_t(std::ceil(std::clamp(keep, 0.0, 1.0) * 0x1p24));
+  const float kept = float(scale);
+  const float* xp = x.data_ptr<float>();
+  float* o = out.data_ptr<float>();
+  uint8_t* b = bits.data_ptr<uint8_t>();
+  const bool avx512 = have_avx512();
+#pragma omp parallel if (n > kParallelGrain)
+  {
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    const int64_t g0 = groups * id / nt, g1 = groups * (id + 1) / nt;
+    if (avx512) {
+      if (g1 > g0)
+        dropout_f32_avx512(xp, o, b, n, 16 * g0, std::min<int64_t>(16 * g1, blocks), key, offset, threshold, kept);
+    } else {
+      for (int64_t grp = g0; grp < g1; ++grp) {
+        uint64_t word = 0;
+        for (int64_t blk = 16 * grp; blk < std::min<int64_t>(16 * grp + 16, blocks); ++blk) {
+          const uint64_t ctr = offset + uint64_t(blk);
+          const auto w = philox4x32_10({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0}, key);
+          for (int j = 0; j < 4 && 4 * blk + j < n; ++j) {
+            const int64_t i = 4 * blk + j;
+            const bool on = (w[j] >> 8) < threshold;
+            o[i] = xp[i] * (on ? kept : 0.0f);
+            word |= uint64_t(on) << (i - 64 * grp);
+          }
+        }
+        std::memcpy(b + 8 * grp, &word, 8);
+      }
+    }
+  }
+}
+
+void dropout_backward(const Tensor& grad_out, const Tensor& bits, double scale, const Tensor& grad_x) {
+  const int64_t n = grad_x.numel(), groups = (n + 63) / 64;
+  const float kept = float(scale);
+  const float* g = grad_out.data_ptr<float>();
+  const uint8_t* b = bits.data_ptr<uint8_t>();
+  float* gx = grad_x.data_ptr<float>();
+  const bool avx512 = have_avx512();
+#pragma omp parallel if (n > kParallelGrain)
+  {
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    const int64_t i0 = 64 * (groups * id / nt), i1 = std::min<int64_t>(64 * (groups * (id + 1) / nt), n);
+    if (avx512) {
+      if (i1 > i0) dropout_backward_f32_avx512(g, b, gx, i0, i1, kept);
+    } else {
+      for (int64_t i = i0; i < i1; ++i) gx[i] = g[i] * (((b[i / 8] >> (i % 8)) & 1) ? kept : 0.0f);
+    }
+  }
+}
+
 // ReLU backward in one pass (see kernels.h).
 void relu_backward(const Tensor& grad_out, const Tensor& out, const Tensor& grad_x) {
   if (out.storage()->form() != nullptr && grad_out.storage()->form() != nullptr &&
@@ -442,6 +549,8 @@ void register_elementwise_kernels() {
   kernels::fill.set(DeviceType::CPU, &fill);
   kernels::where.set(DeviceType::CPU, &where);
   kernels::random.set(DeviceType::CPU, &random);
+  kernels::dropout_forward.set(DeviceType::CPU, &dropout_forward);
+  kernels::dropout_backward.set(DeviceType::CPU, &dropout_backward);
 }
 
 }  // namespace ember::cpu

@@ -4,9 +4,20 @@
 
 namespace ember::cpu {
 
+namespace isa_detail {
+inline bool& avx512_allowed() {
+  static bool on = true;
+  return on;
+}
+}  // namespace isa_detail
+
 inline bool have_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
+  return yes && isa_detail::avx512_allowed();
 }
+
+// For tests: false makes have_avx512() say no, so the plain fallbacks run on an AVX-512 machine (as
+// on a CPU without it). Set it only while no kernel runs.
+inline void allow_avx512(bool on) { isa_detail::avx512_allowed() = on; }
 
 }  // namespace ember::cpu

@@ -171,7 +171,10 @@ const memory& permuted_weight(Cache& c, const Plan& plan, const Tensor& w, int64
   auto it = kept.find(st.get());
   if (it != kept.end()) {
     PermutedWeight& e = it->second;
-    if (e.owner.lock() == st && e.version == st->version() && e.offset == w.storage_offset() &&
+    // The owner is tested for null before it is compared (GCC 12's -Wstringop-overflow otherwise
+    // flags st->version()'s atomic load on the path where both are null; as ops/autocast.cpp).
+    const std::shared_ptr<StorageImpl> owner = e.owner.lock();
+    if (owner != nullptr && owner == st && e.version == owner->version() && e.offset == w.storage_offset() &&
         e.out_features == w.size(0) && e.in_features == w.size(1) && e.channels == channels &&
         e.packed.get_desc() == plan.w_packed)
       return e.packed;

@@ -41,6 +41,15 @@ using ReduceFn = void (*)(ReduceOp op, const Tensor& in, const std::vector<int64
 using BatchedGemmFn = void (*)(const Tensor& a, const Tensor& b, const Tensor& out);
 // Fills `out` from the Philox stream at (seed, offset); p0/p1: (low, high), (mean, std), (low, high), (p, -).
 using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1);
+// Dropout in one pass each way, float32, contiguous x / out / grad tensors of one numel n. Forward:
+// out = x * (kept ? scale : 0) where element i is kept when the Bernoulli(keep) draw of
+// random(Bernoulli, ..., seed, offset, keep, scale) at i keeps it -- the same products as that fill
+// followed by mul -- and bit i % 8 of bits[i / 8] records it (bits: UInt8, ceil(n / 64) * 8 bytes).
+// Backward: grad_x = grad_out * (bit ? scale : 0). A backend may leave both empty (dropout then
+// fills a float32 mask and multiplies).
+using DropoutForwardFn = void (*)(const Tensor& x, const Tensor& out, const Tensor& bits, uint64_t seed,
+                                  uint64_t offset, double keep, double scale);
+using DropoutBackwardFn = void (*)(const Tensor& grad_out, const Tensor& bits, double scale, const Tensor& grad_x);
 // Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
 // dtype and numel, on different devices. Registered under the non-CPU side's device type (the
 // source's when both are non-CPU); returns when dst holds the data.
@@ -96,6 +105,8 @@ inline KernelSlot<WhereFn> where("where");
 inline KernelSlot<ReduceFn> reduce("reduce");
 inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
+inline KernelSlot<DropoutForwardFn> dropout_forward("dropout_forward");
+inline KernelSlot<DropoutBackwardFn> dropout_backward("dropout_backward");
 inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<ActivationForwardFn> activation_forward("activation_forward");

@@ -177,11 +177,34 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
   EMBER_CHECK(is_floating(x.dtype()), DTypeError, "dropout: input must be floating point, got ",
               dtype_name(x.dtype()));
   Generator& g = gen ? *gen : default_generator();
+  const double keep = 1.0 - p, scale = 1.0 / (1.0 - p);
+  if (x.dtype() == DType::Float32 && kernels::dropout_forward.has(x.device().type) &&
+      kernels::dropout_backward.has(x.device().type)) {
+    // One pass each way: the keep decisions as bits instead of a float32 mask, the products those of
+    // the mask path below (mul(x, mask), mul(grad, mask)), so either path gives the same values.
+    // mnistnet's two dropouts had been a mask fill and a strided mul forward and another mul
+    // backward, each over 4-byte masks (docs/benchmarks.md, issue 24).
+    const Tensor xc = x.contiguous();
+    Tensor out = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
+    const Tensor bits = empty({(x.numel() + 63) / 64 * 8}, {.dtype = DType::UInt8, .device = x.device()});
+    const uint64_t offset = g.reserve(uint64_t(x.numel()));
+    kernels::dropout_forward(x.device())(xc, out, bits, g.seed(), offset, keep, scale);
+    if (autograd::any_requires_grad({&x}))
+      autograd::record(autograd::make_node("DropoutBackward",
+                                           [bits, scale](const std::vector<Tensor>& gr) {
+                                             const Tensor go = gr[0].to(DType::Float32).contiguous();
+                                             Tensor gx = empty(go.sizes(), {.dtype = go.dtype(), .device = go.device()});
+                                             kernels::dropout_backward(go.device())(go, bits, scale, gx);
+                                             return std::vector<Tensor>{gx};
+                                           }),
+                       {x}, {out});
+    return out;
+  }
   Tensor mask = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
   const uint64_t offset = g.reserve(uint64_t(mask.numel()));
   // Keep with probability 1 - p; survivors are scaled by 1 / (1 - p) so the expectation is x (the
   // mask holds the scale where kept: one pass fewer than a 0/1 mask scaled after).
-  kernels::random(x.device())(kernels::RandomDist::Bernoulli, mask, g.seed(), offset, 1.0 - p, 1.0 / (1.0 - p));
+  kernels::random(x.device())(kernels::RandomDist::Bernoulli, mask, g.seed(), offset, keep, scale);
   return mul(x, mask);
 }
 

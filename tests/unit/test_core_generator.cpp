@@ -3,8 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
 
 #include <ember/ember.h>
+
+#include "cpu/isa.h"
+#include "kernels/kernels.h"
 
 using namespace ember;
 
@@ -72,4 +78,58 @@ TEST(Philox, DropoutMasksFollowTheStreamFormulaElementByElement) {
           ASSERT_EQ(v[size_t(i)], want) << "n " << n << " p " << p << " element " << i << " threads " << threads;
         }
       }
+}
+
+// Dropout runs in one pass each way on the CPU (cpu/elementwise.cpp: the keep decisions as bits);
+// forward and backward must give the bits of the mask fill (random(Bernoulli)) followed by mul,
+// which CUDA and other dtypes still run: negative values (-0 where dropped), NaN and infinities
+// (NaN where dropped: x * 0), denormals, sizes around the 64-element words, one or two threads, the
+// AVX-512 kernels and the plain loops (cpu::allow_avx512(false): a CPU without AVX-512).
+TEST(Philox, DropoutInOnePassEqualsTheMaskFillAndMulForwardAndBackward) {
+  const int saved = get_num_threads();
+  const uint64_t seed = 0xFEDCBA9876543210ull;
+  const auto bits_of = [](const Tensor& t) {
+    std::vector<float> v = t.to_vector<float>();
+    std::vector<uint32_t> b(v.size());
+    std::memcpy(b.data(), v.data(), v.size() * sizeof(float));
+    return b;
+  };
+  const float specials[] = {-0.0f,
+                            -2.5f,
+                            std::numeric_limits<float>::quiet_NaN(),
+                            std::numeric_limits<float>::infinity(),
+                            -std::numeric_limits<float>::infinity(),
+                            std::numeric_limits<float>::denorm_min()};
+  for (bool vec : {true, false})
+    for (int threads : {1, 2})
+      for (int64_t n : {1, 5, 63, 64, 65, 129, 1001, 40000, 65536 + 7})
+        for (double p : {0.1, 0.5, 0.9}) {
+          set_num_threads(threads);
+          Generator gx(1), gg(2);
+          std::vector<float> xv = randn({n}, {}, &gx).to_vector<float>();
+          std::vector<float> gv = randn({n}, {}, &gg).to_vector<float>();
+          for (size_t k = 0; k < std::size(specials) && 7 * k < size_t(n); ++k) {
+            xv[7 * k] = specials[k];
+            gv[size_t(n) - 1 - 7 * k] = specials[k];
+          }
+          Tensor x = tensor(xv).requires_grad_(true), go = tensor(gv);
+          Generator g(seed);
+          g.reserve(9);
+          const uint64_t offset = g.offset();
+          cpu::allow_avx512(vec);
+          Tensor y = nn::functional::dropout(x, p, true, &g);
+          y.backward(go);
+          cpu::allow_avx512(true);
+          ASSERT_EQ(g.offset(), offset + uint64_t((n + 3) / 4));
+          Tensor mask = empty({n});
+          kernels::random(DeviceType::CPU)(kernels::RandomDist::Bernoulli, mask, seed, offset, 1.0 - p,
+                                           1.0 / (1.0 - p));
+          const Tensor want_y = mul(x.detach(), mask), want_g = mul(go, mask);
+          set_num_threads(saved);
+          const std::string where =
+              "n " + std::to_string(n) + " p " + std::to_string(p) + " threads " + std::to_string(threads) +
+              " avx512 " + std::to_string(vec);
+          EXPECT_EQ(bits_of(y), bits_of(want_y)) << where;
+          EXPECT_EQ(bits_of(x.grad()), bits_of(want_g)) << where;
+        }
 }
