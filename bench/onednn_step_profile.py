@@ -3,8 +3,8 @@
 
 Runs `ember bench train` once with ONEDNN_VERBOSE=1 (after its warm-up, every primitive call prints
 one `onednn_verbose,exec,...,<ms>` line), groups the calls by kind, pass and shape, and prints
-milliseconds per step, calls per step and, for convolutions, GFLOP/s (2 * N * OC * OH * OW * IC/G *
-KH * KW per call). The sum over oneDNN against the step's wall time is what ember itself spends
+milliseconds per step, calls per step and, for convolutions and matrix products, GFLOP/s (2 * N * OC * OH * OW * IC/G *
+KH * KW, or 2 * M * K * N, per call). The sum over oneDNN against the step's wall time is what ember itself spends
 outside oneDNN (its own kernels, the framework, the OpenMP fork/joins between them).
 
   bench/onednn_step_profile.py BUILD MODEL [--size 224] [--batch 32] [--precision bf16]
@@ -31,6 +31,16 @@ def conv_flops(shape):
     oh, ow = d.get("oh", 1), d.get("ow", d.get("oh", 1))
     kw = d.get("kw", d["kh"])
     return 2.0 * d["mb"] * d["oc"] * oh * ow * (d["ic"] // g) * d["kh"] * kw
+
+
+def matmul_flops(shape):
+    """2 * M * K * N of one matmul call ("MxK:KxN:MxN", batch dims ignored), or None."""
+    parts = shape.split(":")
+    try:
+        a, b = [int(v) for v in parts[0].split("x")[-2:]], [int(v) for v in parts[1].split("x")[-2:]]
+    except (ValueError, IndexError):
+        return None
+    return 2.0 * a[0] * a[1] * b[1]
 
 
 def main():
@@ -73,7 +83,7 @@ def main():
         key = (kind, prop, impl, shape)
         agg[key][0] += 1
         agg[key][1] += ms
-        agg[key][2] = conv_flops(shape) if kind == "convolution" else None
+        agg[key][2] = conv_flops(shape) if kind == "convolution" else matmul_flops(shape) if kind == "matmul" else None
         by_kind[kind + (" " + prop if kind == "convolution" else "")] += ms
     step_ms = 1000.0 * a.batch / rate
     total = sum(v[1] for v in agg.values()) / steps
@@ -89,7 +99,7 @@ def main():
           f"({100 * total / step_ms:.0f}%); outside {step_ms - total:.2f} ms")
     for k, ms in sorted(by_kind.items(), key=lambda kv: -kv[1]):
         print(f"  {ms / steps:9.3f} ms  {k}")
-    print(f"top {a.top} primitives (ms per step, calls per step, GFLOP/s for convolutions):")
+    print(f"top {a.top} primitives (ms per step, calls per step, GFLOP/s for convolutions and matmuls):")
     for (kind, prop, impl, shape), (n, ms, fl) in sorted(agg.items(), key=lambda kv: -kv[1][1])[: a.top]:
         gf = f"{fl * n / (ms * 1e6):6.0f} GF/s" if fl else " " * 11
         print(f"  {ms / steps:8.3f} ms {n / steps:4.1f}x {gf}  {kind} {prop} {impl} {shape}")
