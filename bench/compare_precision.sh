@@ -32,7 +32,7 @@ if ! "$PY" -c "import torch" 2>/dev/null; then
   echo "compare_precision.sh: $PY cannot import torch; PyTorch columns left out" >&2
   TORCH=0
 fi
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); bf16 flags: $(grep -m1 -o -w -E 'amx_bf16|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') (family $(grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')); bf16 flags: $(grep -m1 -o -w -E 'amx_bf16|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); threads=$THREADS rounds=$ROUNDS OMP_WAIT_POLICY=$OMP_WAIT_POLICY; load average at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 [ "$TORCH" = 1 ] && echo "torch: $("$PY" -c 'import torch; print(torch.__version__, "oneDNN", torch.backends.mkldnn.version() if hasattr(torch.backends.mkldnn, "version") else "?")' 2>/dev/null || true)"
 

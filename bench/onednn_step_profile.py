@@ -75,7 +75,12 @@ def main():
             rate = float(f[2].replace(",", ""))
     if not execs or rate is None:
         sys.exit("onednn_step_profile: no ONEDNN_VERBOSE exec lines or no throughput row in the output")
-    steps = a.steps + a.warmup  # every step, warm-up included, runs the same primitives
+    # Steps seen: the calls of the first convolution / product the log shows (the first layer's
+    # forward, once per step). `ember bench train` may run more steps than --steps + --warmup where a
+    # step is short (it times for a minimum duration), so the count comes from the log.
+    first = next((r for r in execs if r[3] in ("convolution", "matmul", "inner_product")), execs[0])
+    first_key = (first[3], first[5], first[4], first[-2])
+    steps = sum(1 for r in execs if (r[3], r[5], r[4], r[-2]) == first_key)
     agg = collections.defaultdict(lambda: [0, 0.0, None])
     by_kind = collections.defaultdict(float)
     for r in execs:
@@ -87,16 +92,20 @@ def main():
         by_kind[kind + (" " + prop if kind == "convolution" else "")] += ms
     step_ms = 1000.0 * a.batch / rate
     total = sum(v[1] for v in agg.values()) / steps
-    cpu = "unknown CPU"
+    # The model name and the cpuid family / model: a VM's "AMD EPYC" alone does not say which
+    # generation (family 25 is Zen 3/4, 26 Zen 5).
+    info = {}
     with open("/proc/cpuinfo") as f:
         for l in f:
-            if l.startswith("model name"):
-                cpu = l.split(":", 1)[1].strip()
+            k, _, v = l.partition(":")
+            info.setdefault(k.strip(), v.strip())
+            if not l.strip():
                 break
+    cpu = f"{info.get('model name', 'unknown CPU')} (family {info.get('cpu family', '?')} model {info.get('model', '?')})"
     print(f"# {a.model} {a.precision} batch {a.batch}{' ' + str(a.size) + ' px' if a.size else ''}, "
           f"{a.threads} threads, {cpu}, OMP_WAIT_POLICY={os.environ.get('OMP_WAIT_POLICY', 'unset')}")
     print(f"step {step_ms:.2f} ms ({rate:.1f} samples/s, with ONEDNN_VERBOSE); inside oneDNN {total:.2f} ms "
-          f"({100 * total / step_ms:.0f}%); outside {step_ms - total:.2f} ms")
+          f"({100 * total / step_ms:.0f}%); outside {step_ms - total:.2f} ms; {steps} steps logged")
     for k, ms in sorted(by_kind.items(), key=lambda kv: -kv[1]):
         print(f"  {ms / steps:9.3f} ms  {k}")
     print(f"top {a.top} primitives (ms per step, calls per step, GFLOP/s for convolutions and matmuls):")

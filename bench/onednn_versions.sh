@@ -45,7 +45,7 @@ fi
 
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}  # as bench/compare_precision.sh, on this shared machine
 CPUS=$(seq -s, 0 $((THREADS - 1)))
-echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //'); flags: $(grep -m1 -o -w -E 'amx_bf16|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
+echo "CPU: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ //') (family $(grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')); flags: $(grep -m1 -o -w -E 'amx_bf16|avx512_bf16' /proc/cpuinfo | sort -u | tr '\n' ' ')"
 echo "date: $(date -u '+%Y-%m-%d %H:%M UTC'); threads=$THREADS rounds=$ROUNDS reps=$REPS OMP_WAIT_POLICY=$OMP_WAIT_POLICY; load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
 run() {  # variant isa round
   local env=(OMP_NUM_THREADS="$THREADS")

@@ -12,7 +12,7 @@ shift $(( $# < 5 ? $# : 5 )); [[ ${1:-} == -- ]] && shift
 extra=("$@")
 here=$(cd "$(dirname "$0")" && pwd)
 out=$(mktemp -d)
-echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $(nproc) cores, $workers workers, $(date -u +%FT%TZ)"
+echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') (family $(grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')), $(nproc) cores, $workers workers, $(date -u +%FT%TZ)"
 for r in $(seq "$rounds"); do
   "$build/ember" bench data --data "$folder" --workers "$workers" --epochs 2 --json "${extra[@]}" > "$out/ember.$r.json"
   "$py" "$here/data_torchvision.py" "$folder" --workers "$workers" --epochs 2 "${extra[@]}" 2>/dev/null > "$out/torch.$r.json"

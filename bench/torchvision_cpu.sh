@@ -21,7 +21,7 @@ threads=${THREADS:-2}
 mkdir -p "$out"
 : > "$out/ember.jsonl"
 : > "$out/torch.jsonl"
-echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), $threads threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $(date -u +%FT%TZ)"
+echo "# $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //') (family $(grep -m1 '^cpu family' /proc/cpuinfo | cut -d: -f2 | tr -d ' ') model $(grep -m1 '^model\s' /proc/cpuinfo | cut -d: -f2 | tr -d ' ')), $threads threads, OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-unset}, $(date -u +%FT%TZ)"
 for r in $(seq "$rounds"); do
   for m in ${models//,/ }; do
     for s in ${sizes//,/ }; do
