@@ -400,6 +400,24 @@ __attribute__((target("avx512f"))) void dropout_backward_f32_avx512(const float*
 }
 #pragma GCC diagnostic pop
 
+// Bernoulli(p)'s draw as an integer compare: u < p for u = m * 2^-24 and integer m in [0, 2^24) is
+// m < ceil(p * 2^24) (m: the top 24 bits of a Philox word).
+inline uint32_t bernoulli_threshold(double p) { return uint32_t(std::ceil(std::clamp(p, 0.0, 1.0) * 0x1p24)); }
+
+// The Bernoulli fill's and dropout's thread split: `groups` of 16 Philox blocks (64 elements, one
+// 64-bit word of dropout's bits) in one contiguous range per OpenMP thread (static schedule), so no
+// two threads write the same byte; f(g0, g1) for each non-empty range. Parallel above kParallelGrain
+// elements (n).
+template <class F>
+void per_thread_groups(int64_t groups, int64_t n, F&& f) {
+#pragma omp parallel if (n > kParallelGrain)
+  {
+    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
+    const int64_t g0 = groups * id / nt, g1 = groups * (id + 1) / nt;
+    if (g1 > g0) f(g0, g1);
+  }
+}
+
 // Random fills follow generator.h's layout: element i uses word i%4 of block (offset + i/4).
 void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, double p0, double p1) {
   EMBER_ASSERT(out.is_contiguous());
@@ -408,19 +426,12 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
   const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
   const bool avx512 = have_avx512();
   if (dist == RandomDist::Bernoulli && out.dtype() == DType::Float32 && avx512) {
-    // u < p0 for u = m * 2^-24 and integer m in [0, 2^24): m < ceil(p0 * 2^24).
-    const double t = std::ceil(std::clamp(p0, 0.0, 1.0) * 0x1p24);
-    const uint32_t threshold = uint32_t(t);
+    const uint32_t threshold = bernoulli_threshold(p0);
     float* o = out.data_ptr<float>();
     const float kept = float(p1);
-    // Chunks of 16 blocks per thread, contiguous ranges (static schedule).
-    const int64_t chunks = (blocks + 15) / 16;
-#pragma omp parallel if (n > kParallelGrain)
-    {
-      const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-      const int64_t c0 = chunks * id / nt, c1 = chunks * (id + 1) / nt;
-      if (c1 > c0) bernoulli_f32_avx512(o, n, 16 * c0, std::min<int64_t>(16 * c1, blocks), key, offset, threshold, kept);
-    }
+    per_thread_groups((blocks + 15) / 16, n, [&](int64_t g0, int64_t g1) {
+      bernoulli_f32_avx512(o, n, 16 * g0, std::min<int64_t>(16 * g1, blocks), key, offset, threshold, kept);
+    });
     return;
   }
   dispatch_numeric(out.dtype(), "random", [&]<class T>() {
@@ -460,62 +471,50 @@ void random(RandomDist dist, const Tensor& out, uint64_t seed, uint64_t offset, 
   });
 }
 
-// Dropout's two passes (kernels.h). Threads take whole groups of 16 Philox blocks (64 elements, one
-// 64-bit word of bits), so no two write the same byte.
+// Dropout's two passes (kernels.h), split as the Bernoulli fill (per_thread_groups).
 void dropout_forward(const Tensor& x, const Tensor& out, const Tensor& bits, uint64_t seed, uint64_t offset,
                      double keep, double scale) {
-  const int64_t n = out.numel(), blocks = (n + 3) / 4, groups = (blocks + 15) / 16;
+  const int64_t n = out.numel(), blocks = (n + 3) / 4;
   const std::array<uint32_t, 2> key{uint32_t(seed), uint32_t(seed >> 32)};
-  // u < keep for u = m * 2^-24 and integer m in [0, 2^24): m < ceil(keep * 2^24), as random().
-  const uint32_t threshold = uint32_t(std::ceil(std::clamp(keep, 0.0, 1.0) * 0x1p24));
+  const uint32_t threshold = bernoulli_threshold(keep);
   const float kept = float(scale);
   const float* xp = x.data_ptr<float>();
   float* o = out.data_ptr<float>();
   uint8_t* b = bits.data_ptr<uint8_t>();
   const bool avx512 = have_avx512();
-#pragma omp parallel if (n > kParallelGrain)
-  {
-    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t g0 = groups * id / nt, g1 = groups * (id + 1) / nt;
-    if (avx512) {
-      if (g1 > g0)
-        dropout_f32_avx512(xp, o, b, n, 16 * g0, std::min<int64_t>(16 * g1, blocks), key, offset, threshold, kept);
-    } else {
-      for (int64_t grp = g0; grp < g1; ++grp) {
-        uint64_t word = 0;
-        for (int64_t blk = 16 * grp; blk < std::min<int64_t>(16 * grp + 16, blocks); ++blk) {
-          const uint64_t ctr = offset + uint64_t(blk);
-          const auto w = philox4x32_10({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0}, key);
-          for (int j = 0; j < 4 && 4 * blk + j < n; ++j) {
-            const int64_t i = 4 * blk + j;
-            const bool on = (w[j] >> 8) < threshold;
-            o[i] = xp[i] * (on ? kept : 0.0f);
-            word |= uint64_t(on) << (i - 64 * grp);
-          }
+  per_thread_groups((blocks + 15) / 16, n, [&](int64_t g0, int64_t g1) {
+    if (avx512)
+      return dropout_f32_avx512(xp, o, b, n, 16 * g0, std::min<int64_t>(16 * g1, blocks), key, offset, threshold,
+                                kept);
+    for (int64_t grp = g0; grp < g1; ++grp) {
+      uint64_t word = 0;
+      for (int64_t blk = 16 * grp; blk < std::min<int64_t>(16 * grp + 16, blocks); ++blk) {
+        const uint64_t ctr = offset + uint64_t(blk);
+        const auto w = philox4x32_10({uint32_t(ctr), uint32_t(ctr >> 32), 0, 0}, key);
+        for (int j = 0; j < 4 && 4 * blk + j < n; ++j) {
+          const int64_t i = 4 * blk + j;
+          const bool on = (w[j] >> 8) < threshold;
+          o[i] = xp[i] * (on ? kept : 0.0f);
+          word |= uint64_t(on) << (i - 64 * grp);
         }
-        std::memcpy(b + 8 * grp, &word, 8);
       }
+      std::memcpy(b + 8 * grp, &word, 8);
     }
-  }
+  });
 }
 
 void dropout_backward(const Tensor& grad_out, const Tensor& bits, double scale, const Tensor& grad_x) {
-  const int64_t n = grad_x.numel(), groups = (n + 63) / 64;
+  const int64_t n = grad_x.numel();
   const float kept = float(scale);
   const float* g = grad_out.data_ptr<float>();
   const uint8_t* b = bits.data_ptr<uint8_t>();
   float* gx = grad_x.data_ptr<float>();
   const bool avx512 = have_avx512();
-#pragma omp parallel if (n > kParallelGrain)
-  {
-    const int64_t nt = omp_get_num_threads(), id = omp_get_thread_num();
-    const int64_t i0 = 64 * (groups * id / nt), i1 = std::min<int64_t>(64 * (groups * (id + 1) / nt), n);
-    if (avx512) {
-      if (i1 > i0) dropout_backward_f32_avx512(g, b, gx, i0, i1, kept);
-    } else {
-      for (int64_t i = i0; i < i1; ++i) gx[i] = g[i] * (((b[i / 8] >> (i % 8)) & 1) ? kept : 0.0f);
-    }
-  }
+  per_thread_groups((n + 63) / 64, n, [&](int64_t g0, int64_t g1) {
+    const int64_t i0 = 64 * g0, i1 = std::min<int64_t>(64 * g1, n);
+    if (avx512) return dropout_backward_f32_avx512(g, b, gx, i0, i1, kept);
+    for (int64_t i = i0; i < i1; ++i) gx[i] = g[i] * (((b[i / 8] >> (i % 8)) & 1) ? kept : 0.0f);
+  });
 }
 
 // ReLU backward in one pass (see kernels.h).
