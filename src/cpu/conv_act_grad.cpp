@@ -30,6 +30,7 @@
 #include "cpu/dnnl_form.h"
 #include "cpu/isa.h"
 #include "cpu/nn_conv.h"
+#include "cpu/pool_grad.h"
 #include "ember/core/dtype.h"
 #include "ember/core/settings.h"
 #include "ember/core/storage.h"
@@ -144,6 +145,17 @@ bool conv_activation_grad_bf16(ConvEpilogue act, const Tensor& grad_out, const T
   const ChannelBlocked ob = channel_blocked(out);
   if (ob.form == nullptr || !ob.bf16 || out.dim() != 4 || !can_hold(grad_x, ob)) return false;
   if (grad_out.dtype() != DType::Float32 || grad_out.sizes() != out.sizes() || !grad_out.is_contiguous()) return false;
+  // grad_out: a 2x2 max pooling's gradient over this very output (mnistnet's conv2, LeNet-5's two
+  // convolutions), never written: made here, masked and rounded, from the pooled gradient and the
+  // maxima found again in the output (pool_grad.h).
+  if (const PooledGradForm* pf = pooled_grad_form(grad_out); pf != nullptr && pf->pooled(out)) {
+    Storage buffer = std::make_shared<StorageImpl>(ob.form->desc().get_size(), Device::cpu());
+    const auto kind = act == ConvEpilogue::Relu ? PooledGradOut::Bf16Relu : PooledGradOut::Bf16Relu6;
+    if (write_pooled_grad(*pf, kind, buffer->data())) {
+      hold_array(grad_x, ob.form->desc(), std::move(buffer));
+      return true;
+    }
+  }
   // grad_out: held at float32 in the output's layout, read there; held otherwise, reordered into it
   // (one pass); plain, transposed on the fly.
   const float* held_g = nullptr;

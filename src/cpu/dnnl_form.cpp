@@ -8,6 +8,7 @@
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
+#include "cpu/pool_grad.h"
 #include "cpu/rows_f32.h"
 #include "ember/core/dtype.h"
 
@@ -78,6 +79,16 @@ const float* f32_in_layout(const Tensor& t, const memory::desc& want, Storage& s
                                                                    : nullptr;
   if (form != nullptr && form->desc().data_type() != dt::f32) form = nullptr;
   if (form != nullptr && form->desc() == want) return static_cast<const float*>(form->data());
+  // A max pooling's gradient not yet written (pool_grad.h), wanted channel-blocked (a batch norm's
+  // backward under the pooling): written there, in one pass.
+  if (const PooledGradForm* pf = pooled_grad_form(t); pf != nullptr) {
+    for (tag layout : {tag::nhwc, tag::nChw16c})
+      if (want == memory::desc(dims, dt::f32, layout)) {
+        scratch = std::make_shared<StorageImpl>(want.get_size(), Device::cpu());
+        if (write_pooled_grad(*pf, PooledGradOut::F32, scratch->data(), layout))
+          return static_cast<const float*>(scratch->data());
+      }
+  }
   scratch = std::make_shared<StorageImpl>(want.get_size(), Device::cpu());
   if (want.get_size() != size_t(count) * sizeof(float))  // padding channels: 0, as a convolution leaves them
     std::memset(scratch->data(), 0, want.get_size());

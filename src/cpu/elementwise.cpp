@@ -13,6 +13,7 @@
 #include "cpu/dnnl_form.h"
 #include "cpu/isa.h"
 #include "cpu/loops.h"
+#include "cpu/pool_grad.h"
 #include "cpu/rows_f32.h"
 #include "ember/core/generator.h"
 #include "kernels/kernels.h"
@@ -522,6 +523,20 @@ void relu_backward(const Tensor& grad_out, const Tensor& out, const Tensor& grad
   if (out.storage()->form() != nullptr && grad_out.storage()->form() != nullptr &&
       relu_backward_held(grad_out, out, grad_x))
     return;
+  // A fused ReLU convolution's output gradient from the 2x2 max pooling over that output, never
+  // written (pool_grad.h): made masked in one pass, in the output's layout at float32, where the
+  // convolution's backward reads it.
+  if (const PooledGradForm* pf = pooled_grad_form(grad_out); pf != nullptr && pf->pooled(out) && forms_enabled()) {
+    const ChannelBlocked ob = channel_blocked(out);
+    if (ob.form != nullptr && can_hold(grad_x, ob)) {
+      const dnnl::memory::desc d = ob.f32_desc();
+      Storage buffer = std::make_shared<StorageImpl>(d.get_size(), Device::cpu());
+      if (write_pooled_grad(*pf, PooledGradOut::F32Relu, buffer->data())) {
+        hold_array(grad_x, d, std::move(buffer));
+        return;
+      }
+    }
+  }
   dispatch_floating(out.dtype(), "relu_backward", [&]<class T>() {
     if constexpr (std::is_same_v<T, float>) {
       strided_loop<3>(grad_x.sizes(), {&grad_x, &grad_out, &out},

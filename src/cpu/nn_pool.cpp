@@ -15,6 +15,7 @@
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/isa.h"
+#include "cpu/pool_grad.h"
 #include "cpu/reference/nn.h"
 
 namespace ember::cpu {
@@ -322,7 +323,7 @@ inline void write_pooled_row(const float* row_best, const int32_t* row_at, int64
   for (int64_t v = 0; v < w; ++v)
     for (int64_t ow = 0; ow < OW; ++ow) {
       out[v * plane + ow] = row_best[ow * 16 + v];
-      idx[v * plane + ow] = row_at[ow * 16 + v];
+      if (idx != nullptr) idx[v * plane + ow] = row_at[ow * 16 + v];
     }
 }
 
@@ -356,7 +357,7 @@ void max_pool2d_group(const T* img, int64_t V, int64_t H, int64_t W, int64_t OH,
             }
           }
     }
-    write_pooled_row(row_best, row_at, w, OW, OH * OW, out + oh * OW, idx + oh * OW);
+    write_pooled_row(row_best, row_at, w, OW, OH * OW, out + oh * OW, idx == nullptr ? nullptr : idx + oh * OW);
   }
 }
 
@@ -378,6 +379,7 @@ __attribute__((target("avx512f"))) void write_pooled_row16_avx512(const float* r
     for (int i = 0; i < 16; ++i) r[i] = i < n ? _mm512_loadu_ps(row_best + (ow0 + i) * 16) : _mm512_setzero_ps();
     transpose16(r);  // r[v]: channel v's outputs ow0 .. ow0 + 15
     for (int v = 0; v < 16; ++v) _mm512_mask_storeu_ps(out + v * plane + ow0, m, r[v]);
+    if (idx == nullptr) continue;  // the forward that keeps its input instead (pool_grad.h)
     for (int i = 0; i < 16; ++i)
       r[i] = i < n ? _mm512_castsi512_ps(_mm512_loadu_si512(row_at + (ow0 + i) * 16)) : _mm512_setzero_ps();
     transpose16(r);
@@ -420,7 +422,7 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const void* im
       _mm512_storeu_ps(row_best + ow * 16, best);
       _mm512_storeu_si512(row_at + ow * 16, at);
     }
-    write_pooled_row16_avx512(row_best, row_at, OW, plane, out + oh * OW, idx + oh * OW);
+    write_pooled_row16_avx512(row_best, row_at, OW, plane, out + oh * OW, idx == nullptr ? nullptr : idx + oh * OW);
   }
 }
 
@@ -433,8 +435,9 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const void* im
 // plain reordered all of it (NHWC -> NCHW: 5% of a bncnn48_fc128 bf16 training step, perf, Zen 5).
 // The taps in row-major order with the plain kernel's rule (v > best, or v NaN while best is a
 // number), so the same values and indices.
-bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, const Tensor& indices) {
-  if (!indices.defined() || x.dtype() != DType::Float32 || !forms_enabled()) return false;
+// `ip` null: values only -- the forward that keeps its input for the backward (pool_grad.h).
+bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor& out, int64_t* ip) {
+  if (x.dtype() != DType::Float32 || !forms_enabled()) return false;
   const ChannelBlocked b = channel_blocked(x);  // float32, or bfloat16 (training under autocast)
   if (b.form == nullptr) return false;
   const int64_t N = b.N, C = b.C, V = b.V, CB = C / V, H = x.size(2), W = x.size(3);
@@ -444,7 +447,6 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
   const char* xp = static_cast<const char*>(b.raw());
   const size_t elem = b.bf16 ? sizeof(uint16_t) : sizeof(float);
   float* op = out.data_ptr<float>();
-  int64_t* ip = indices.data_ptr<int64_t>();
 #pragma omp parallel if (N * C * OH * OW > 4096)
   {
     std::vector<float> row_best(size_t(OW * 16));
@@ -455,15 +457,16 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
         const int64_t c0 = g * 16, w = std::min<int64_t>(16, V - c0);
         const void* img = xp + size_t(nb * H * W * V + c0) * elem;
         const int64_t first = (nb * V + c0) * OH * OW;  // channel (nb / CB) * C + (nb % CB) * V + c0's plane
+        int64_t* id = ip == nullptr ? nullptr : ip + first;
         if (w == 16 && avx512 && b.bf16)
-          max_pool2d_group16_avx512<true>(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
+          max_pool2d_group16_avx512<true>(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
         else if (w == 16 && avx512)
-          max_pool2d_group16_avx512<false>(img, V, H, W, OH, OW, p, op + first, ip + first, row_best.data(), row_at.data());
+          max_pool2d_group16_avx512<false>(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
         else if (b.bf16)
-          max_pool2d_group(static_cast<const uint16_t*>(img), V, H, W, OH, OW, p, w, op + first, ip + first,
+          max_pool2d_group(static_cast<const uint16_t*>(img), V, H, W, OH, OW, p, w, op + first, id,
                            row_best.data(), row_at.data());
         else
-          max_pool2d_group(static_cast<const float*>(img), V, H, W, OH, OW, p, w, op + first, ip + first,
+          max_pool2d_group(static_cast<const float*>(img), V, H, W, OH, OW, p, w, op + first, id,
                            row_best.data(), row_at.data());
       }
   }
@@ -473,7 +476,7 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
 void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Tensor& out,
                                const Tensor& indices) {
   if (max_pool2d_held(x, p, out, indices)) return;
-  if (max_pool2d_train_held(x, p, out, indices)) return;
+  if (indices.defined() && max_pool2d_train_held(x, p, out, indices.data_ptr<int64_t>())) return;
   const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
                           p.pad_h == 0 && p.pad_w == 0;
   const bool avx512 = have_avx512();
@@ -534,9 +537,20 @@ void max_pool2d_backward_planes(const Tensor& grad_out, const Tensor& indices, c
 
 }  // namespace
 
+// Training's 2x2 / stride-2 pooling of a held activation, values only: the backward finds the
+// maxima again from the input (pool_grad.h), so the forward writes no indices.
+bool max_pool2d_forward_keep_input(const Tensor& x, const Pool2dParams& p, const Tensor& out) {
+  const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
+                          p.pad_h == 0 && p.pad_w == 0;
+  if (!window_2x2 || x.dim() != 4 || 2 * out.size(2) > x.size(2) || 2 * out.size(3) > x.size(3)) return false;
+  return max_pool2d_train_held(x, p, out, nullptr);
+}
+
 void register_nn_pool_kernels() {
   kernels::max_pool2d_forward.set(DeviceType::CPU, &max_pool2d_forward_planes);
   kernels::max_pool2d_backward.set(DeviceType::CPU, &max_pool2d_backward_planes);
+  kernels::max_pool2d_forward_keep_input.set(DeviceType::CPU, &max_pool2d_forward_keep_input);
+  kernels::max_pool2d_backward_from_input.set(DeviceType::CPU, &max_pool2d_backward_from_input);
   kernels::avg_pool2d_forward.set(DeviceType::CPU, &reference::avg_pool2d_forward);
   kernels::avg_pool2d_backward.set(DeviceType::CPU, &reference::avg_pool2d_backward);
   kernels::adaptive_avg_pool2d_forward.set(DeviceType::CPU, &reference::adaptive_avg_pool2d_forward);

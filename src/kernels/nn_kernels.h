@@ -87,6 +87,14 @@ using MaxPool2dForwardFn = void (*)(const Tensor& x, const Pool2dParams& p, cons
                                     const Tensor& indices);
 // grad_x (N, C, H, W): grad_out scattered (added) to the recorded positions, zeros elsewhere.
 using MaxPool2dBackwardFn = void (*)(const Tensor& grad_out, const Tensor& indices, const Tensor& grad_x);
+// Optional (the CPU fills them): training's 2x2 / stride-2 max pooling that keeps its input
+// instead of indices. The forward returns false, writing nothing, where it does not apply (the
+// CPU: x not held in a convolution's channel-blocked layout); otherwise out has the values and the
+// backward receives x (the same tensor, unmodified) and leaves grad_x as max_pool2d_backward's
+// values -- the CPU lazily, for the consumer to write in the layout it reads (cpu/pool_grad.h).
+using MaxPool2dForwardKeepInputFn = bool (*)(const Tensor& x, const Pool2dParams& p, const Tensor& out);
+using MaxPool2dBackwardFromInputFn = void (*)(const Tensor& grad_out, const Tensor& x, const Pool2dParams& p,
+                                              const Tensor& grad_x);
 // Average over each window as PyTorch: the window may extend into the padding and (ceil_mode)
 // past it; the divisor counts the padding when count_include_pad, never the part past it.
 using AvgPool2dForwardFn = void (*)(const Tensor& x, const Pool2dParams& p, const Tensor& out);
@@ -145,6 +153,8 @@ inline KernelSlot<Conv2dBackwardWeightBiasFn> conv2d_backward_weight_bias("conv2
 inline KernelSlot<ConvActivationGradBf16Fn> conv_activation_grad_bf16("conv_activation_grad_bf16");
 inline KernelSlot<MaxPool2dForwardFn> max_pool2d_forward("max_pool2d_forward");
 inline KernelSlot<MaxPool2dBackwardFn> max_pool2d_backward("max_pool2d_backward");
+inline KernelSlot<MaxPool2dForwardKeepInputFn> max_pool2d_forward_keep_input("max_pool2d_forward_keep_input");
+inline KernelSlot<MaxPool2dBackwardFromInputFn> max_pool2d_backward_from_input("max_pool2d_backward_from_input");
 inline KernelSlot<AvgPool2dForwardFn> avg_pool2d_forward("avg_pool2d_forward");
 inline KernelSlot<AvgPool2dBackwardFn> avg_pool2d_backward("avg_pool2d_backward");
 inline KernelSlot<AdaptiveAvgPool2dForwardFn> adaptive_avg_pool2d_forward("adaptive_avg_pool2d_forward");

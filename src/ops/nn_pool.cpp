@@ -50,6 +50,12 @@ Tensor max_pool2d_backward(const Tensor& grad_out, const Tensor& indices, const 
   kernels::max_pool2d_backward(gx.device())(grad_out.contiguous(), indices, gx);
   return gx;
 }
+// From the pooling's input instead of indices (a backend's max_pool2d_forward_keep_input took it).
+Tensor max_pool2d_backward_from_input(const Tensor& grad_out, const Tensor& x, const kernels::Pool2dParams& p) {
+  Tensor gx = empty(x.sizes(), {.dtype = grad_out.dtype(), .device = x.device()});
+  kernels::max_pool2d_backward_from_input(gx.device())(grad_out.contiguous(), x, p, gx);
+  return gx;
+}
 Tensor avg_pool2d_backward(const Tensor& grad_out, const kernels::Pool2dParams& p, const Shape& x_shape) {
   Tensor gx = empty(x_shape, {.dtype = grad_out.dtype(), .device = grad_out.device()});
   kernels::avg_pool2d_backward(gx.device())(grad_out.contiguous(), p, gx);
@@ -70,6 +76,19 @@ Tensor max_pool2d(const Tensor& x, Pool2dOptions opt) {
   Tensor xc = x.detach().contiguous();
   Tensor out = empty(shape, {.dtype = x.dtype(), .device = x.device()});
   const bool record = autograd::any_requires_grad({&x});
+  // Training on a held activation (the CPU, 2x2 windows): no indices; the backward finds the
+  // maxima again in x, which it saves (cpu/pool_grad.h).
+  if (record && kernels::max_pool2d_forward_keep_input.has(x.device().type) &&
+      kernels::max_pool2d_forward_keep_input(x.device())(xc, p, out)) {
+    autograd::SavedTensor saved(xc);
+    autograd::record(autograd::make_node("MaxPool2dBackward",
+                                         [saved, p](const std::vector<Tensor>& g) {
+                                           return std::vector<Tensor>{max_pool2d_backward_from_input(
+                                               g[0], saved.unpack("MaxPool2dBackward"), p)};
+                                         }),
+                     {x}, {out});
+    return out;
+  }
   // Without a backward the CPU kernel writes no indices (8 bytes per output: more than the values).
   Tensor indices = record || x.device().type != DeviceType::CPU
                        ? empty(shape, {.dtype = DType::Int64, .device = x.device()})

@@ -18,6 +18,9 @@
 #include <vector>
 
 #include "cpu/dnnl_form.h"
+#include "cpu/isa.h"
+#include "cpu/pool_grad.h"
+#include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
 #include "ops/backends.h"
 #include "support/compare.h"
@@ -482,31 +485,174 @@ TEST(HeldTraining, FusedActivationGradientForBf16PrimitivesIsTheRoundedMask) {
   EXPECT_FALSE(held(gx));
 }
 
-// End to end: a fused conv + ReLU (+ max pooling, mnistnet's conv2) under bf16 autocast gives the
-// same input, weight and bias gradients with its output held (the one-pass bf16 gradient) as with
-// every tensor plain (the float32 mask, converted by the primitives): bit for bit. (The input's
-// gradient may stay held, as a convolution's input gradient does in training: read plain here.)
-TEST(HeldTraining, Bf16FusedReluConvGradientsEqualThePlainLayoutsBitForBit) {
-  EMBER_SKIP_WITHOUT_FAST_BF16();
+// End to end: a fused conv + ReLU / ReLU6 + 2x2 max pooling (mnistnet's conv2, LeNet-5's) gives the
+// same input, weight and bias gradients with its output held -- the pooling's gradient written by
+// the activation's backward in one pass (pool_grad.h), masked and rounded to bf16 for the
+// primitives under autocast (conv_act_grad.cpp) -- as with every tensor plain (indices, the
+// scatter, the float32 mask, converted by the primitives): bit for bit, for an even output and an
+// odd one (a row and a column no window covers). (The input's gradient may stay held, as a
+// convolution's input gradient does in training: read plain here.)
+TEST(HeldTraining, FusedReluConvPoolGradientsEqualThePlainLayoutsBitForBit) {
   FormsOn restore;
-  Generator gen(13);
-  const Tensor xv = randn({4, 32, 14, 14}, {}, &gen), wv = randn({64, 32, 3, 3}, {}, &gen) * 0.1,
-               bv = randn({64}, {}, &gen) * 0.1, tv = randn({4, 64, 6, 6}, {}, &gen);
-  auto step = [&](bool forms) {
-    cpu::set_forms_enabled(forms);
-    Tensor x = xv.clone().requires_grad_(true), w = wv.clone().requires_grad_(true), b = bv.clone().requires_grad_(true);
-    Tensor loss;
-    {
-      autocast ac;
-      Tensor y = F::max_pool2d(F::conv2d_activation(x, w, b, {}, F::ConvActivation::Relu), {.kernel = {2, 2}});
-      loss = sum(mul(y, tv));
-    }
-    loss.backward();
-    return std::vector<Tensor>{x.grad(), w.grad(), b.grad()};
+  for (bool bf16 : {true, false})
+    for (int64_t size : {14, 15})
+      for (auto act : {F::ConvActivation::Relu, F::ConvActivation::Relu6}) {
+        if (bf16 && !bf16_support(Device::cpu()).native) continue;  // ember refuses bf16 there
+        SCOPED_TRACE(std::string(bf16 ? "bf16, " : "fp32, ") + std::to_string(size) + " px" +
+                     (act == F::ConvActivation::Relu6 ? ", relu6" : ", relu"));
+        Generator gen(13);
+        const int64_t pooled = (size - 2) / 2;
+        const Tensor xv = randn({4, 32, size, size}, {}, &gen), wv = randn({64, 32, 3, 3}, {}, &gen) * 0.1,
+                     bv = randn({64}, {}, &gen) * 0.1, tv = randn({4, 64, pooled, pooled}, {}, &gen);
+        auto step = [&](bool forms) {
+          cpu::set_forms_enabled(forms);
+          Tensor x = xv.clone().requires_grad_(true), w = wv.clone().requires_grad_(true),
+                 b = bv.clone().requires_grad_(true);
+          Tensor loss;
+          {
+            std::optional<autocast> ac;
+            if (bf16) ac.emplace();
+            Tensor y = F::max_pool2d(F::conv2d_activation(x, w, b, {}, act), {.kernel = {2, 2}});
+            loss = sum(mul(y, tv));
+          }
+          loss.backward();
+          return std::vector<Tensor>{x.grad(), w.grad(), b.grad()};
+        };
+        const auto held_grads = step(true), plain_grads = step(false);
+        for (size_t i = 0; i < 3; ++i) {
+          SCOPED_TRACE("gradient " + std::to_string(i));
+          EXPECT_TRUE(same_bits(held_grads[i], plain_grads[i]));
+        }
+      }
+}
+
+// Training's 2x2 max pooling of a held activation keeps its input instead of indices, and its
+// backward leaves the input gradient unwritten (src/cpu/pool_grad.h) until a consumer writes it in
+// the layout it reads: plain (write_plain), or in the input's layout at float32 (a batch norm's
+// backward through f32_in_layout), masked by a ReLU of the input (a fused float32 convolution's
+// relu_backward), or masked by its ReLU / ReLU6 and rounded to bf16 (conv_activation_grad_bf16).
+// Each equals the plain kernels' values bit for bit: the scatter into zeros (a -0 gradient arrives
+// as +0), the mask, the rounding -- for ties (integers), NaN inputs (the first NaN wins), NaN, -0
+// and denormal gradients, odd sizes (a row and a column no window covers), NHWC tail groups.
+TEST(HeldTraining, PooledGradientIsWrittenByItsConsumerAsThePlainOpsWouldBitForBit) {
+  FormsOn restore;
+  Generator gen(14);
+  ember::ensure_backends();
+  using cpu::PooledGradOut;
+  auto bits = [](float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u;
   };
-  const auto held_grads = step(true), plain_grads = step(false);
-  for (size_t i = 0; i < 3; ++i) {
-    SCOPED_TRACE("gradient " + std::to_string(i));
-    EXPECT_TRUE(same_bits(held_grads[i], plain_grads[i]));
-  }
+  struct Avx512On {
+    ~Avx512On() { cpu::allow_avx512(true); }
+  } restore_isa;
+  for (bool vector : {true, false})  // the AVX-512 kernels and the plain loops
+  for (int64_t c : {32, 24})
+    for (auto [h, width] : {std::pair<int64_t, int64_t>{9, 11}, {8, 37}}) {
+      cpu::allow_avx512(vector);
+      Tensor xv = randn({2, c, h, width}, {}, &gen);
+      float* px = xv.data_ptr<float>();
+      for (int64_t i = 0; i < xv.numel(); ++i) px[i] = std::round(px[i] * 2.f);  // ties in most windows; bf16 numbers
+      px[5] = std::nanf("");
+      px[c * h * width + 40] = std::nanf("");
+      px[7] = 6.f;
+      Tensor xq = xv.clone().requires_grad_(true);
+      Tensor yp = F::max_pool2d(xq, {.kernel = {2, 2}});
+      Tensor gv = randn(yp.sizes(), {}, &gen);
+      float* pg = gv.data_ptr<float>();
+      pg[1] = -0.f;
+      pg[2] = std::nanf("");
+      pg[3] = 1e-41f;
+      for (int64_t i = 0; i < gv.numel(); i += 7) pg[i] = -0.f;
+      const Tensor gp = autograd::grad({yp}, {xq}, {gv})[0];  // the plain kernels: indices and the scatter
+      const float* want = gp.data_ptr<float>();
+      for (auto type : {memory::data_type::f32, memory::data_type::bf16})
+        for (auto layout : {memory::format_tag::nhwc, memory::format_tag::nChw16c}) {
+          if (layout == memory::format_tag::nChw16c && c % 16 != 0) continue;
+          SCOPED_TRACE(std::string(vector ? "avx-512, " : "plain, ") + std::to_string(c) + " channels, " + std::to_string(h) + "x" + std::to_string(width) + ", " +
+                       layout_name(layout) + (type == memory::data_type::bf16 ? ", bf16" : ", f32"));
+          Tensor xh = empty(xv.sizes());
+          cpu::hold_as(xv, xh, type, layout);
+          xh.requires_grad_(true);
+          Tensor yh = F::max_pool2d(xh, {.kernel = {2, 2}});
+          EXPECT_TRUE(same_bits(yp, yh));
+          const Tensor gh = autograd::grad({yh}, {xh}, {gv})[0];
+          const cpu::PooledGradForm* pf = cpu::pooled_grad_form(gh);
+          ASSERT_NE(pf, nullptr);  // not written yet
+          const cpu::ChannelBlocked xb = cpu::channel_blocked(xh);
+          ASSERT_NE(xb.form, nullptr);
+          const int64_t S = h * width, V = xb.V, CB = c / V;
+          auto at = [&](int64_t n, int64_t ch, int64_t s) { return ((n * CB + ch / V) * S + s) * V + ch % V; };
+          auto want_at = [&](int64_t n, int64_t ch, int64_t s) { return want[(n * c + ch) * S + s]; };
+          for (auto kind : {PooledGradOut::F32, PooledGradOut::F32Relu, PooledGradOut::Bf16Relu, PooledGradOut::Bf16Relu6}) {
+            const bool bf16_out = kind == PooledGradOut::Bf16Relu || kind == PooledGradOut::Bf16Relu6;
+            std::vector<uint32_t> got(size_t(xv.numel()));
+            std::vector<float> f32(got.size());
+            std::vector<uint16_t> b16(got.size());
+            ASSERT_TRUE(cpu::write_pooled_grad(*pf, kind, bf16_out ? static_cast<void*>(b16.data()) : f32.data()));
+            int64_t wrong = 0;
+            for (int64_t n = 0; n < 2; ++n)
+              for (int64_t ch = 0; ch < c; ++ch)
+                for (int64_t s = 0; s < S; ++s) {
+                  const int64_t i = (n * c + ch) * S + s;
+                  const float o = px[i], g = want[i];
+                  bool pass = true;
+                  if (kind != PooledGradOut::F32) pass = o > 0.f;
+                  if (kind == PooledGradOut::Bf16Relu6) pass = pass && o < 6.f;
+                  const float m = pass ? g : 0.f;
+                  const uint32_t expect = bf16_out ? bits(bf16_to_float(float_to_bf16(m))) : bits(m);
+                  const uint32_t have = bf16_out ? bits(bf16_to_float(b16[size_t(at(n, ch, s))])) : bits(f32[size_t(at(n, ch, s))]);
+                  if (have != expect) ++wrong;
+                }
+            EXPECT_EQ(wrong, 0) << "kind " << int(kind);
+          }
+          // The consumers: a fused bf16 convolution's activation gradient (the input as its output),
+          Tensor gx = empty(xv.sizes());
+          kernels::Conv2dParams p;
+          p.compute = DType::BFloat16;
+          if (type == memory::data_type::bf16) {
+            ASSERT_TRUE(kernels::conv_activation_grad_bf16(Device::cpu())(kernels::ConvEpilogue::Relu, gh, xh, p, gx));
+            EXPECT_TRUE(cpu::channel_blocked(gx).bf16);
+            std::vector<float> expect(size_t(xv.numel()));
+            for (size_t i = 0; i < expect.size(); ++i) expect[i] = bf16_to_float(float_to_bf16(px[i] > 0.f ? want[i] : 0.f));
+            const std::vector<float> have = gx.to_vector<float>();
+            EXPECT_EQ(std::memcmp(have.data(), expect.data(), expect.size() * 4), 0);
+          }
+          // a fused float32 convolution's ReLU backward, held in the input's layout,
+          gx = empty(xv.sizes());
+          kernels::relu_backward(Device::cpu())(gh, xh, gx);
+          EXPECT_NE(cpu::channel_blocked(gx).form, nullptr);
+          {
+            std::vector<float> expect(size_t(xv.numel()));
+            for (size_t i = 0; i < expect.size(); ++i) expect[i] = px[i] > 0.f ? want[i] : 0.f;
+            const std::vector<float> have = gx.to_vector<float>();
+            EXPECT_EQ(std::memcmp(have.data(), expect.data(), expect.size() * 4), 0);
+          }
+          // a batch norm's read in the input's layout or the other one (its convolution's), and
+          // anyone's plain read.
+          for (auto want : {memory::format_tag::nhwc, memory::format_tag::nChw16c}) {
+            if (want == memory::format_tag::nChw16c && c % 16 != 0) continue;
+            Storage scratch;
+            const Tensor like = held_copy(zeros({2, c, h, width}), want);  // for its desc (oneDNN is ember's)
+            const memory::desc d = cpu::channel_blocked(like).f32_desc();
+            const float* in_layout = cpu::f32_in_layout(gh, d, scratch);
+            ASSERT_NE(in_layout, nullptr);
+            EXPECT_NE(cpu::pooled_grad_form(gh), nullptr);  // written for the read, not settled
+            const int64_t DV = want == memory::format_tag::nhwc ? c : 16;
+            int64_t wrong = 0;
+            for (int64_t n = 0; n < 2; ++n)
+              for (int64_t ch = 0; ch < c; ++ch)
+                for (int64_t s = 0; s < S; ++s)
+                  if (bits(in_layout[((n * (c / DV) + ch / DV) * S + s) * DV + ch % DV]) != bits(want_at(n, ch, s))) ++wrong;
+            EXPECT_EQ(wrong, 0) << layout_name(want);
+          }
+          EXPECT_TRUE(same_bits(gp, gh));
+          EXPECT_EQ(gh.storage()->form(), nullptr);
+        }
+      // Not held: the indices and the scatter as before.
+      Tensor xplain = xv.clone().requires_grad_(true);
+      Tensor gq = autograd::grad({F::max_pool2d(xplain, {.kernel = {2, 2}})}, {xplain}, {gv})[0];
+      EXPECT_EQ(cpu::pooled_grad_form(gq), nullptr);
+    }
 }
