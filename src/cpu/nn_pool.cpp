@@ -396,7 +396,8 @@ __attribute__((target("avx512f"))) void write_pooled_row16_avx512(const float* r
 // A whole group of 16 channels with AVX-512 intrinsics, the best values and their indices in
 // registers (an auto-vectorised version of the loop above kept them on the stack behind masked
 // stores, whose forwarding stalled each next load: a third of the kernel's time, perf annotate).
-template <bool kBf16>
+// kIdx false: values only (idx null; the forward that keeps its input, pool_grad.h).
+template <bool kBf16, bool kIdx>
 __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const void* img_v, int64_t V, int64_t H, int64_t W,
                                                                    int64_t OH, int64_t OW, const Pool2dParams& p,
                                                                    float* out, int64_t* idx, float* row_best,
@@ -417,12 +418,12 @@ __attribute__((target("avx512f"))) void max_pool2d_group16_avx512(const void* im
           const __m512 t = load16<kBf16>(img + (h * W + x) * V);
           const __mmask16 take = take_mask(best, t);
           best = _mm512_mask_blend_ps(take, best, t);
-          at = _mm512_mask_blend_epi32(take, at, _mm512_set1_epi32(int32_t(h * W + x)));
+          if constexpr (kIdx) at = _mm512_mask_blend_epi32(take, at, _mm512_set1_epi32(int32_t(h * W + x)));
         }
       _mm512_storeu_ps(row_best + ow * 16, best);
-      _mm512_storeu_si512(row_at + ow * 16, at);
+      if constexpr (kIdx) _mm512_storeu_si512(row_at + ow * 16, at);
     }
-    write_pooled_row16_avx512(row_best, row_at, OW, plane, out + oh * OW, idx == nullptr ? nullptr : idx + oh * OW);
+    write_pooled_row16_avx512(row_best, row_at, OW, plane, out + oh * OW, kIdx ? idx + oh * OW : nullptr);
   }
 }
 
@@ -458,10 +459,11 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
         const void* img = xp + size_t(nb * H * W * V + c0) * elem;
         const int64_t first = (nb * V + c0) * OH * OW;  // channel (nb / CB) * C + (nb % CB) * V + c0's plane
         int64_t* id = ip == nullptr ? nullptr : ip + first;
-        if (w == 16 && avx512 && b.bf16)
-          max_pool2d_group16_avx512<true>(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
-        else if (w == 16 && avx512)
-          max_pool2d_group16_avx512<false>(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
+        if (w == 16 && avx512) {
+          auto group = b.bf16 ? (id != nullptr ? &max_pool2d_group16_avx512<true, true> : &max_pool2d_group16_avx512<true, false>)
+                              : (id != nullptr ? &max_pool2d_group16_avx512<false, true> : &max_pool2d_group16_avx512<false, false>);
+          group(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
+        }
         else if (b.bf16)
           max_pool2d_group(static_cast<const uint16_t*>(img), V, H, W, OH, OW, p, w, op + first, id,
                            row_best.data(), row_at.data());

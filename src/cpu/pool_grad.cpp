@@ -215,10 +215,12 @@ void PooledGradForm::write_plain(void* plain) const {
 }
 
 const PooledGradForm* pooled_grad_form(const Tensor& t) {
-  if (!t.defined() || t.dtype() != DType::Float32 || t.dim() != 4 || t.storage_offset() != 0 || !t.is_contiguous())
+  if (!t.defined() || t.dtype() != DType::Float32 || t.dim() < 2 || t.storage_offset() != 0 || !t.is_contiguous())
     return nullptr;
   const auto* f = dynamic_cast<const PooledGradForm*>(t.storage()->form());
-  if (f == nullptr || t.sizes() != f->input().sizes()) return nullptr;
+  if (f == nullptr) return nullptr;
+  const Tensor& x = f->input();
+  if (t.size(0) != x.size(0) || t.size(1) != x.size(1) || t.numel() != x.numel()) return nullptr;
   return f;
 }
 

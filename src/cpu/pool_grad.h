@@ -45,8 +45,8 @@ class PooledGradForm final : public StorageForm {
   Tensor grad_out_, x_;
 };
 
-// t's pooled-gradient form when t is the whole of its storage (4-D float32, contiguous, offset 0);
-// null otherwise.
+// t's pooled-gradient form when t is the whole of its storage (float32, contiguous, offset 0): the
+// 4-D tensor or an (N, C, S) view of it (a batch norm's); null otherwise.
 const PooledGradForm* pooled_grad_form(const Tensor& t);
 
 // What write_pooled_grad makes of the gradient, in the layout the pooling's input is held in:

@@ -636,7 +636,8 @@ TEST(HeldTraining, PooledGradientIsWrittenByItsConsumerAsThePlainOpsWouldBitForB
             Storage scratch;
             const Tensor like = held_copy(zeros({2, c, h, width}), want);  // for its desc (oneDNN is ember's)
             const memory::desc d = cpu::channel_blocked(like).f32_desc();
-            const float* in_layout = cpu::f32_in_layout(gh, d, scratch);
+            // (the batch norm's view: (N, C, H * W))
+            const float* in_layout = cpu::f32_in_layout(gh.reshape({2, c, S}), d, scratch);
             ASSERT_NE(in_layout, nullptr);
             EXPECT_NE(cpu::pooled_grad_form(gh), nullptr);  // written for the read, not settled
             const int64_t DV = want == memory::format_tag::nhwc ? c : 16;
