@@ -657,3 +657,28 @@ TEST(HeldTraining, PooledGradientIsWrittenByItsConsumerAsThePlainOpsWouldBitForB
       EXPECT_EQ(cpu::pooled_grad_form(gq), nullptr);
     }
 }
+
+// The pooling that keeps its input instead of indices checks, as PyTorch's max pooling does, that
+// the input was not modified in place before its backward: an AutogradError naming the node, not
+// a gradient from the new values. The plain path (indices) is not affected by such a write.
+TEST(HeldTraining, PoolingThatKeepsItsInputRefusesAnInPlaceWriteBeforeBackward) {
+  FormsOn restore;
+  Generator gen(15);
+  Tensor x = randn({2, 16, 8, 8}, {}, &gen).requires_grad_(true);
+  Tensor w = (randn({16, 16, 3, 3}, {}, &gen) * 0.1).requires_grad_(true);
+  Tensor a = F::conv2d(x, w, Tensor(), {.padding = {1, 1}});  // held in training (nChw16c / NHWC)
+  ASSERT_TRUE(held(a));
+  Tensor y = F::max_pool2d(a, {.kernel = {2, 2}});
+  {
+    NoGradGuard no_grad;  // in grad mode ember refuses the write itself
+    a.mul_(2.0);
+  }
+  Tensor loss = sum(y);
+  try {
+    loss.backward();
+    FAIL() << "backward through a pooling whose input was written in place";
+  } catch (const AutogradError& e) {
+    EXPECT_NE(std::string(e.what()).find("MaxPool2dBackward"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("in-place"), std::string::npos) << e.what();
+  }
+}
