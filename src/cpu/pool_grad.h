@@ -17,6 +17,11 @@
 //
 // Values: the scatter's, bit for bit: each input element receives at most one window's gradient,
 // added to the zero fill (0 + g: a -0 gradient arrives as +0, as it did).
+// Memory: after a convolution the saved input is the output its node keeps anyway; after a batch
+// norm (whose backward recomputes its output from its input) it is kept for the pooling alone --
+// as many bytes as the indices were in bf16, twice as many in float32.
+// Not on CUDA (its pooling keeps indices), not for other windows, not for float64, not with
+// EMBER_PLAIN_LAYOUT=1.
 #pragma once
 
 #include <oneapi/dnnl/dnnl.hpp>
