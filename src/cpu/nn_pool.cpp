@@ -15,6 +15,7 @@
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/isa.h"
+#include "cpu/max_pool_rule.h"
 #include "cpu/pool_grad.h"
 #include "cpu/reference/nn.h"
 
@@ -42,7 +43,7 @@ inline void max_pool2d_2x2_rows(const T* r0, const T* r1, int64_t base, int64_t 
     for (int k = 0; k < 3; ++k) {
       const T v = taps[k];
       // v > best is false once best is NaN, so a NaN is only taken while best is a number.
-      const bool take = v > best || (v != v && best == best);
+      const bool take = max_pool_takes(v, best);
       best = take ? v : best;
       arg = take ? offs[k] : arg;
     }
@@ -65,12 +66,6 @@ void max_pool2d_2x2_plane_f32_generic(const float* plane, int64_t W, int64_t OH,
 // upper halves of the cast/extract intrinsics); nothing here is uninitialised.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-// The lanes where v replaces best: v > best, or v is NaN while best is a number (the scalar rule
-// above; a NaN once taken stays, so the first NaN in row-major order wins).
-__attribute__((target("avx512f"))) inline __mmask16 take_mask(__m512 best, __m512 v) {
-  return _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
-         (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
-}
 __attribute__((target("avx512f"))) void max_pool2d_2x2_plane_f32_avx512(const float* plane, int64_t W, int64_t OH,
                                                                          int64_t OW, float* o, int64_t* id) {
   const __m512i even = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
@@ -231,13 +226,6 @@ void max_pool2d_2x2_plane(const T* plane, int64_t W, int64_t OH, int64_t OW, T* 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 template <bool kBf16>
-__attribute__((target("avx512f"))) inline __m512 load16(const void* p) {
-  if constexpr (kBf16)
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))), 16));
-  else
-    return _mm512_loadu_ps(static_cast<const float*>(p));
-}
-template <bool kBf16>
 __attribute__((target("avx512f"))) inline void store16(void* p, __m512 v) {
   if constexpr (kBf16)
     _mm256_storeu_si256(static_cast<__m256i*>(p), _mm512_cvtepi32_epi16(_mm512_srli_epi32(_mm512_castps_si512(v), 16)));
@@ -256,14 +244,13 @@ __attribute__((target("avx512f"))) void max_pool2d_nchw16c_avx512(const void* x,
   const E* xp = static_cast<const E*>(x);
   E* op = static_cast<E*>(out);
   const int64_t planes = N * CB;
-  const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
-                          p.pad_h == 0 && p.pad_w == 0 && 2 * OH <= H && 2 * OW <= W;
+  const bool window_2x2_fits = window_2x2(p) && 2 * OH <= H && 2 * OW <= W;
   // 2x2/2: the four taps in row-major order, without the general loop's bounds.
 #pragma omp parallel for schedule(static) if (planes * OH * OW > 256)
   for (int64_t nc = 0; nc < planes; ++nc) {
     const E* plane = xp + nc * H * W * 16;
     E* o = op + nc * OH * OW * 16;
-    if (window_2x2) {
+    if (window_2x2_fits) {
       for (int64_t oh = 0; oh < OH; ++oh) {
         const E* r0 = plane + 2 * oh * W * 16;
         const E* r1 = r0 + W * 16;
@@ -327,9 +314,6 @@ inline void write_pooled_row(const float* row_best, const int32_t* row_at, int64
     }
 }
 
-inline float widen_elem(float v) { return v; }
-inline float widen_elem(uint16_t v) { return bf16_to_float(v); }
-
 // The windows of w <= 16 channels (a channel-blocked image's group: stride V between pixels), one
 // output row at a time. Plain loops: the NHWC tail group and CPUs without AVX-512.
 template <class T>
@@ -351,7 +335,7 @@ void max_pool2d_group(const T* img, int64_t V, int64_t H, int64_t W, int64_t OH,
         for (int64_t x = (h == h0 ? w0 + 1 : w0); x < w1; ++x)
           for (int64_t v = 0; v < w; ++v) {
             const float t = widen_elem(img[(h * W + x) * V + v]);
-            if (t > best[v] || (t != t && best[v] == best[v])) {
+            if (max_pool_takes(t, best[v])) {
               best[v] = t;
               at[v] = int32_t(h * W + x);
             }
@@ -460,8 +444,10 @@ bool max_pool2d_train_held(const Tensor& x, const Pool2dParams& p, const Tensor&
         const int64_t first = (nb * V + c0) * OH * OW;  // channel (nb / CB) * C + (nb % CB) * V + c0's plane
         int64_t* id = ip == nullptr ? nullptr : ip + first;
         if (w == 16 && avx512) {
-          auto group = b.bf16 ? (id != nullptr ? &max_pool2d_group16_avx512<true, true> : &max_pool2d_group16_avx512<true, false>)
-                              : (id != nullptr ? &max_pool2d_group16_avx512<false, true> : &max_pool2d_group16_avx512<false, false>);
+          auto group = b.bf16 ? (id != nullptr ? &max_pool2d_group16_avx512<true, true>
+                                               : &max_pool2d_group16_avx512<true, false>)
+                              : (id != nullptr ? &max_pool2d_group16_avx512<false, true>
+                                               : &max_pool2d_group16_avx512<false, false>);
           group(img, V, H, W, OH, OW, p, op + first, id, row_best.data(), row_at.data());
         }
         else if (b.bf16)
@@ -479,8 +465,6 @@ void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Ten
                                const Tensor& indices) {
   if (max_pool2d_held(x, p, out, indices)) return;
   if (indices.defined() && max_pool2d_train_held(x, p, out, indices.data_ptr<int64_t>())) return;
-  const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
-                          p.pad_h == 0 && p.pad_w == 0;
   const bool avx512 = have_avx512();
   // Indices in 32 bits in the vector kernel: planes up to 2^30 elements.
   const bool vector_planes = avx512 && x.size(2) * x.size(3) < (int64_t(1) << 30);
@@ -495,7 +479,7 @@ void max_pool2d_forward_planes(const Tensor& x, const Pool2dParams& p, const Ten
       const T* plane = xp + nc * H * W;
       T* o = op + nc * OH * OW;
       int64_t* id = ip == nullptr ? nullptr : ip + nc * OH * OW;
-      if (window_2x2 && 2 * OH <= H && 2 * OW <= W) {
+      if (window_2x2(p) && 2 * OH <= H && 2 * OW <= W) {
         max_pool2d_2x2_plane(plane, W, OH, OW, o, id);
         continue;
       }
@@ -542,9 +526,7 @@ void max_pool2d_backward_planes(const Tensor& grad_out, const Tensor& indices, c
 // Training's 2x2 / stride-2 pooling of a held activation, values only: the backward finds the
 // maxima again from the input (pool_grad.h), so the forward writes no indices.
 bool max_pool2d_forward_keep_input(const Tensor& x, const Pool2dParams& p, const Tensor& out) {
-  const bool window_2x2 = p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 &&
-                          p.pad_h == 0 && p.pad_w == 0;
-  if (!window_2x2 || x.dim() != 4 || 2 * out.size(2) > x.size(2) || 2 * out.size(3) > x.size(3)) return false;
+  if (!window_2x2(p) || x.dim() != 4 || 2 * out.size(2) > x.size(2) || 2 * out.size(3) > x.size(3)) return false;
   return max_pool2d_train_held(x, p, out, nullptr);
 }
 

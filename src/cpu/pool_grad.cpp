@@ -15,6 +15,7 @@
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/isa.h"
+#include "cpu/max_pool_rule.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {
@@ -25,9 +26,6 @@ template <PooledGradOut kOut>
 constexpr bool kBf16Out = kOut == PooledGradOut::Bf16Relu || kOut == PooledGradOut::Bf16Relu6;
 template <PooledGradOut kOut>
 using OutElem = std::conditional_t<kBf16Out<kOut>, uint16_t, float>;
-
-inline float widen(float v) { return v; }
-inline float widen(uint16_t v) { return bf16_to_float(v); }
 
 // One tap's value: the window's gradient where the tap holds the window's maximum `best` (added to
 // the zero fill, as the scatter did), masked by the activation at that maximum, in kOut's type.
@@ -43,8 +41,8 @@ inline OutElem<kOut> tap_value(bool at_max, float g, float best) {
 
 // w lanes (channels) of the pooling's input: lane v's pixel s at x[s * xs + v * xl], its gradient
 // out at d[s * ds + v * dl], its pooled gradient plane at g + v * OHW. The four taps of each window
-// in row-major order with the forward's rule (nn_pool.cpp: t replaces best where t > best, or t is
-// NaN while best is a number), so the forward's choice; the rows and columns no window covers get 0.
+// in row-major order with the forward's rule (max_pool_rule.h), so the forward's choice; the rows
+// and columns no window covers get 0.
 template <PooledGradOut kOut, class XT>
 void lanes_scalar(const XT* x, int64_t xs, int64_t xl, int64_t w, const float* g, int64_t OHW, int64_t H, int64_t W,
                   int64_t OH, int64_t OW, OutElem<kOut>* d, int64_t ds, int64_t dl) {
@@ -53,11 +51,11 @@ void lanes_scalar(const XT* x, int64_t xs, int64_t xl, int64_t w, const float* g
       const int64_t s0 = 2 * oh * W + 2 * ow;
       const int64_t taps[4] = {s0, s0 + 1, s0 + W, s0 + W + 1};
       for (int64_t v = 0; v < w; ++v) {
-        float best = widen(x[s0 * xs + v * xl]);
+        float best = widen_elem(x[s0 * xs + v * xl]);
         int arg = 0;
         for (int k = 1; k < 4; ++k) {
-          const float t = widen(x[taps[k] * xs + v * xl]);
-          if (t > best || (t != t && best == best)) {
+          const float t = widen_elem(x[taps[k] * xs + v * xl]);
+          if (max_pool_takes(t, best)) {
             best = t;
             arg = k;
           }
@@ -76,25 +74,12 @@ void lanes_scalar(const XT* x, int64_t xs, int64_t xl, int64_t w, const float* g
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 
-template <bool kBf16In>
-__attribute__((target("avx512f"), always_inline)) inline __m512 load16(const void* p) {
-  if constexpr (kBf16In)
-    return _mm512_castsi512_ps(
-        _mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_loadu_si256(static_cast<const __m256i*>(p))), 16));
-  else
-    return _mm512_loadu_ps(static_cast<const float*>(p));
-}
 template <PooledGradOut kOut>
 __attribute__((target("avx512f"), always_inline)) inline void store16(OutElem<kOut>* p, __m512 v) {
   if constexpr (kBf16Out<kOut>)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), f32x16_to_bf16(_mm512_castps_si512(v)));
   else
     _mm512_storeu_ps(p, v);
-}
-// The lanes where t replaces best (nn_pool.cpp's take_mask).
-__attribute__((target("avx512f"), always_inline)) inline __mmask16 takes(__m512 best, __m512 t) {
-  return _mm512_cmp_ps_mask(t, best, _CMP_GT_OQ) |
-         (_mm512_cmp_ps_mask(t, t, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
 }
 
 // A whole group of 16 channels held channel-blocked (pixels V elements apart in x, DV in d): 16
@@ -119,7 +104,7 @@ __attribute__((target("avx512f"))) void group16_avx512(const void* xv, int64_t V
         __mmask16 took[4] = {0, 0, 0, 0};
         for (int k = 1; k < 4; ++k) {
           const __m512 t = load16<kBf16In>(x + taps[k] * V);
-          took[k] = takes(best, t);
+          took[k] = take_mask(best, t);
           best = _mm512_mask_blend_ps(took[k], best, t);
         }
         // The tap each lane's maximum came from: the last one taken.
@@ -130,9 +115,11 @@ __attribute__((target("avx512f"))) void group16_avx512(const void* xv, int64_t V
         at[0] = __mmask16(~(took[1] | took[2] | took[3]));
         __mmask16 pass = 0xFFFF;
         if constexpr (kOut != PooledGradOut::F32) pass = _mm512_cmp_ps_mask(best, _mm512_setzero_ps(), _CMP_GT_OQ);
-        if constexpr (kOut == PooledGradOut::Bf16Relu6) pass &= _mm512_cmp_ps_mask(best, _mm512_set1_ps(6.f), _CMP_LT_OQ);
+        if constexpr (kOut == PooledGradOut::Bf16Relu6)
+          pass &= _mm512_cmp_ps_mask(best, _mm512_set1_ps(6.f), _CMP_LT_OQ);
         const __m512 gv = _mm512_add_ps(_mm512_setzero_ps(), r[i]);  // 0 + g, as the scatter added it
-        for (int k = 0; k < 4; ++k) store16<kOut>(d + taps[k] * DV, _mm512_maskz_mov_ps(__mmask16(at[k] & pass), gv));
+        for (int k = 0; k < 4; ++k)
+          store16<kOut>(d + taps[k] * DV, _mm512_maskz_mov_ps(__mmask16(at[k] & pass), gv));
       }
     }
   const __m512 zero = _mm512_setzero_ps();
@@ -143,7 +130,7 @@ __attribute__((target("avx512f"))) void group16_avx512(const void* xv, int64_t V
 #pragma GCC diagnostic pop
 
 // The gradient into dst, channel-blocked as `layout` (NHWC or nChw16c, float32 or kOut's bf16):
-// x's layout, or the other one (a batch norm under the pooling whose input its convolution left
+// x's layout (undef), or the other one (a batch norm under the pooling whose input its convolution left
 // in another layout). Each group of 16 channels is 16 contiguous lanes in both.
 template <PooledGradOut kOut>
 bool write_blocked(const PooledGradForm& f, void* dst, dnnl::memory::format_tag layout) {
@@ -151,6 +138,7 @@ bool write_blocked(const PooledGradForm& f, void* dst, dnnl::memory::format_tag 
   const Tensor& x = f.input();
   const ChannelBlocked b = channel_blocked(x);
   if (b.form == nullptr || x.dim() != 4) return false;
+  if (layout == tag::undef) layout = b.layout;
   const Tensor& go = f.grad_out();
   const int64_t N = b.N, C = b.C, V = b.V, CB = C / V, H = x.size(2), W = x.size(3), S = H * W;
   if ((layout != tag::nhwc && layout != tag::nChw16c) || (layout == tag::nChw16c && C % 16 != 0)) return false;
@@ -225,11 +213,6 @@ const PooledGradForm* pooled_grad_form(const Tensor& t) {
 }
 
 bool write_pooled_grad(const PooledGradForm& f, PooledGradOut out, void* dst, dnnl::memory::format_tag layout) {
-  if (layout == dnnl::memory::format_tag::undef) {
-    const ChannelBlocked b = channel_blocked(f.input());
-    if (b.form == nullptr) return false;
-    layout = b.layout;
-  }
   switch (out) {
     case PooledGradOut::F32: return write_blocked<PooledGradOut::F32>(f, dst, layout);
     case PooledGradOut::F32Relu: return write_blocked<PooledGradOut::F32Relu>(f, dst, layout);
