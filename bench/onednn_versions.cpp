@@ -245,7 +245,7 @@ dnnl::matmul::primitive_desc matmul_pd(const memory::desc& a, const memory::desc
 #endif
 }
 
-// ember's linear (src/cpu/linear_dnnl.cpp, linear_matmul_bf16.cpp): inference is the inner product
+// ember's linear (src/cpu/linear_dnnl.cpp, linear_matmul.cpp): inference is the inner product
 // on a packed (format any) weight; training's f32 weight gradient is the inner product on the plain
 // layouts; bf16 training is three matmuls on the row-major tensors (transposes as `ba` views).
 void bench_linear(const Options& o, const LinearShape& s, bool bf16) {

@@ -27,8 +27,10 @@ def load(outdir, isa, variant):
 
 
 # What ember runs through oneDNN per step (src/cpu/nn_conv_dnnl.cpp, linear_dnnl.cpp,
-# linear_matmul_bf16.cpp): the first layer's input gradient is not computed; f32 linear training
-# runs forward and input gradient on OpenBLAS, so only its weight gradient is oneDNN's.
+# linear_matmul.cpp): the first layer's input gradient is not computed; f32 linear training runs
+# its weight gradient as the inner product and, for layers of at least 2^19 multiply-adds
+# (kMinDnnlLinearWork), its forward as a matmul and its input gradient as oneDNN's sgemm (not a
+# primitive: not timed here); the smaller layers' forward and input gradient run on OpenBLAS.
 def conv_ops(shape, first):
     ops = ["conv_fwd", "conv_bwd_weights", "reorder_x_in", "reorder_y_out", "reorder_gy_in"]
     if not first:
@@ -38,7 +40,9 @@ def conv_ops(shape, first):
 
 def linear_train(shape, first, bf16):
     if not bf16:
-        return [("ip_bwd_weights", shape)]
+        n, io = shape.split()[-1].split("x")
+        big = int(n) * int(io.split("->")[0]) * int(io.split("->")[1]) >= 1 << 19
+        return [("ip_bwd_weights", shape)] + ([("matmul_fwd", shape)] if big else [])
     ops = ["matmul_fwd", "matmul_bwd_weights"] + ([] if first else ["matmul_bwd_data"])
     return [(op, shape) for op in ops]
 

@@ -5,8 +5,8 @@
 // profile) and its transposed-B path is slow for long K. oneDNN's brgemm inner product on
 // AVX-512, with the weight reordered once, ran (2026-11-29, 2 threads, quiet machine, /tmp probe):
 // 256x784 -> 256 233 GFLOP/s vs OpenBLAS 193; 64x9216 -> 128 193 vs 125. Reordering the weight on
-// every call (training, where the weight changes each step) loses that gain, so the training
-// path stays on OpenBLAS (src/ops/linalg.cpp records gradients only there).
+// every call (training, where the weight changes each step) loses that gain, so training takes
+// the unpacked products of linear_matmul.cpp (or ember's tiled OpenBLAS: linear_matmul.h says when).
 //
 // The weight cache: one entry per weight storage, holding a std::weak_ptr to it, the storage
 // version and the offset/shape it was made from. Every ember op that writes a tensor in place
@@ -18,8 +18,8 @@
 //
 // bfloat16 (ember::autocast): x and w arrive as bf16 tensors (the weight from autocast's per-region
 // cast cache, so it is converted once per step). Training's three products run as oneDNN matmuls
-// on the plain layouts (linear_matmul_bf16.cpp: AMX brgemm, no weight reorder; the forward through
-// the linear_forward_lowered slot); inference runs the inner product below on the packed, cached
+// on the plain layouts (linear_matmul.cpp: AMX brgemm, no weight reorder; the forward through
+// the linear_forward_training slot); inference runs the inner product below on the packed, cached
 // bf16 weight. The inner-product backward primitives serve only a case oneDNN has no matmul for.
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -33,7 +33,7 @@
 
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
-#include "cpu/linear_matmul_bf16.h"
+#include "cpu/linear_matmul.h"
 #include "ember/core/tensor.h"
 #include "kernels/kernels.h"
 
@@ -345,9 +345,18 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
   return true;
 }
 
-// linear's input gradient for a bfloat16 weight: grad_x (N, I) f32 = grad_out (N, O) (converted to
-// bf16) @ w (O, I) bf16, oneDNN's inner-product backward-data. float32 stays on batched_gemm.
+// linear's input gradient: for a bfloat16 weight grad_x (N, I) f32 = grad_out (N, O) (converted to
+// bf16) @ w (O, I) bf16, oneDNN's matmul or inner-product backward-data; float32 on oneDNN's sgemm
+// where linear_matmul.h takes it, else batched_gemm.
+// Training's forward (the weight changes every step: not packed): bf16 or float32 oneDNN matmuls
+// (linear_matmul.h says which float32 products it takes).
+bool linear_forward_training(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (x.dtype() == DType::Float32) return linear_forward_matmul_f32(x, w, b, out);
+  return linear_forward_matmul_bf16(x, w, b, out);
+}
+
 bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
+  if (w.dtype() == DType::Float32) return linear_backward_data_sgemm_f32(go, w, gx);
   if (go.dtype() != DType::Float32 || w.dtype() != DType::BFloat16 || gx.dtype() != DType::Float32) return false;
   if (!contiguous_2d(go) || !contiguous_2d(w) || !contiguous_2d(gx)) return false;
   const int64_t n = gx.size(0), in = gx.size(1), o = go.size(1);
@@ -386,7 +395,7 @@ bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
 
 void register_linear_kernels() {
   kernels::linear_inference.set(DeviceType::CPU, &linear_inference);
-  kernels::linear_forward_lowered.set(DeviceType::CPU, &linear_forward_matmul_bf16);
+  kernels::linear_forward_training.set(DeviceType::CPU, &linear_forward_training);
   kernels::linear_backward_weights.set(DeviceType::CPU, &linear_backward_weights);
   kernels::linear_backward_data.set(DeviceType::CPU, &linear_backward_data);
 }

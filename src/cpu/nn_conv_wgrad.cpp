@@ -18,7 +18,7 @@
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/layout_nhwc.h"
-#include "cpu/linear_matmul_bf16.h"
+#include "cpu/linear_matmul.h"
 #include "cpu/nn_conv.h"
 #include "ember/core/dtype.h"
 #include "ember/core/storage.h"

@@ -7,7 +7,7 @@
 namespace ember::cpu {
 // One registration function per op family, defined in the file named beside it: the family's own
 // file, except linear and conv2d, whose slots are registered from their oneDNN files (the im2col
-// conv of nn_conv.cpp and the bf16 matmuls of linear_matmul_bf16.cpp are reached from there).
+// conv of nn_conv.cpp and the bf16 matmuls of linear_matmul.cpp are reached from there).
 // src/cpu/README.md maps the files; src/cuda/register.cpp is the CUDA twin (its linear family is
 // linear_half.cpp, and device copies are a family of their own there).
 void register_elementwise_kernels();  // elementwise.cpp

@@ -83,18 +83,19 @@ using ActivationBackwardFn = void (*)(Activation f, const Tensor& grad_out, cons
 // CPU then reads a flattened activation held in bfloat16 where it is (cpu/dnnl_form.h) and returns
 // false for anything else, so the front-end casts x as usual.
 using LinearInferenceFn = bool (*)(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out);
-// linear's forward under autocast while autograd records (training): the same contract as
-// linear_inference with x and w bfloat16, but the weight is a new cast every step and used once,
-// so a backend should not pack and cache it. Optional; false sends the front-end to linear_inference.
-using LinearForwardLoweredFn = LinearInferenceFn;
+// linear's forward while autograd records (training): the same contract as linear_inference, x and
+// w both bfloat16 (autocast) or both float32, but the weight changes every step (a new cast, or the
+// optimizer's update) and is used once, so a backend should not pack and cache it. Optional; false
+// sends the front-end to linear_inference (bfloat16) or batched_gemm and a bias add (float32).
+using LinearForwardTrainingFn = LinearInferenceFn;
 // linear's weight (and bias) gradient: grad_w (O, I) = grad_out (N, O)^T @ x (N, I), and
 // grad_b (O) = sum over N of grad_out when grad_b is defined. Returns false, writing nothing, when it
 // does not handle the case; the front-end then uses batched_gemm and a sum. Optional (CPU: oneDNN).
 using LinearBackwardWeightsFn = bool (*)(const Tensor& grad_out, const Tensor& x, const Tensor& grad_w,
                                          const Tensor& grad_b);
-// linear's input gradient for a bfloat16 weight: grad_x (N, I) = grad_out (N, O) @ w (O, I), grad_out
-// and grad_x float32. Returns false, writing nothing, when it does not handle the case (float32
-// weights stay on batched_gemm). Optional (CPU: oneDNN inner-product backward-data).
+// linear's input gradient: grad_x (N, I) = grad_out (N, O) @ w (O, I), grad_out and grad_x float32,
+// w bfloat16 or float32. Returns false when it does not handle the case (grad_x is then written by
+// batched_gemm). Optional (CPU: oneDNN).
 using LinearBackwardDataFn = bool (*)(const Tensor& grad_out, const Tensor& w, const Tensor& grad_x);
 
 inline KernelSlot<BinaryFn> binary("binary");
@@ -112,7 +113,7 @@ inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<ActivationForwardFn> activation_forward("activation_forward");
 inline KernelSlot<ActivationBackwardFn> activation_backward("activation_backward");
 inline KernelSlot<LinearInferenceFn> linear_inference("linear_inference");
-inline KernelSlot<LinearForwardLoweredFn> linear_forward_lowered("linear_forward_lowered");
+inline KernelSlot<LinearForwardTrainingFn> linear_forward_training("linear_forward_training");
 inline KernelSlot<LinearBackwardWeightsFn> linear_backward_weights("linear_backward_weights");
 inline KernelSlot<LinearBackwardDataFn> linear_backward_data("linear_backward_data");
 

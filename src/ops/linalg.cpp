@@ -35,9 +35,12 @@ Tensor bmm3(const Tensor& a, const Tensor& b) {
 // the composed matmul + add form made extra views, a transposed weight gradient that
 // AccumulateGrad had to copy, and a broadcast-add node.
 // Backward front-ends of linear. grad_x (N, I) = grad_out (N, O) @ w (O, I).
+// A backend's linear_backward_data may take it (CPU: oneDNN's sgemm for the bigger float32 layers).
 Tensor linear_input_grad(const Tensor& go, const Tensor& w) {
-  Tensor gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = go.device()});
-  kernels::batched_gemm(go.device())(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
+  const Device d = go.device();
+  Tensor gx = empty({go.size(0), w.size(1)}, {.dtype = go.dtype(), .device = d});
+  if (kernels::linear_backward_data.has(d.type) && kernels::linear_backward_data(d)(go, w, gx)) return gx;
+  kernels::batched_gemm(d)(go.unsqueeze(0), w.unsqueeze(0), gx.view({1, gx.size(0), gx.size(1)}));
   return gx;
 }
 // grad_w (O, I) = grad_out^T @ x, and grad_b (O) when need_b and the backend produced it in the
@@ -88,8 +91,8 @@ Tensor linear_2d_lowered(const Tensor& x, const Tensor& weight, const Tensor& bi
   const Tensor xh = autocast_detail::cast(x, half);
   // Training: the weight is a new cast each step (a backend's matmul on it as it is); inference:
   // the backend may pack the cast weight once and keep it.
-  bool done = record && kernels::linear_forward_lowered.has(dev.type) &&
-              kernels::linear_forward_lowered(dev)(xh, wh, b, out);
+  bool done = record && kernels::linear_forward_training.has(dev.type) &&
+              kernels::linear_forward_training(dev)(xh, wh, b, out);
   if (!done) done = kernels::linear_inference.has(dev.type) && kernels::linear_inference(dev)(xh, wh, b, out);
   if (!done) {
     const Tensor xf = xh.to(DType::Float32), wf = wh.to(DType::Float32);
@@ -127,9 +130,10 @@ Tensor linear_2d(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const bool record = autograd::any_requires_grad({&x, &weight, &bias});
   // Inference: a backend may compute it from weights kept in its own layout (CPU: oneDNN, which
   // needs the weight reordered; while training the weight changes every step and the reorder
-  // costs what it saves, so training stays on the GEMM path).
-  const bool done = !record && kernels::linear_inference.has(dev.type) &&
-                    kernels::linear_inference(dev)(x.detach(), weight.detach(), bias.defined() ? bias.detach() : bias, out);
+  // costs what it saves, so training has its own slot: CPU, an unpacked oneDNN matmul where faster).
+  const Tensor xd = x.detach(), wd = weight.detach(), bd = bias.defined() ? bias.detach() : bias;
+  const auto& slot = record ? kernels::linear_forward_training : kernels::linear_inference;
+  const bool done = slot.has(dev.type) && slot(dev)(xd, wd, bd, out);
   if (!done) {
     kernels::batched_gemm(dev)(x.detach().unsqueeze(0), weight.detach().t().unsqueeze(0), out.view({1, N, O}));
     if (bias.defined()) {

@@ -1,6 +1,6 @@
 // The CPU's bfloat16 fast paths behind autocast: the vectorised float32 <-> bfloat16 conversion
 // (src/cpu/convert_bf16.cpp) against the scalar rule bit for bit, and the bf16 linear slot
-// (oneDNN matmul on the plain weight, src/cpu/linear_matmul_bf16.cpp) against float64: the same
+// (oneDNN matmul on the plain weight, src/cpu/linear_matmul.cpp) against float64: the same
 // bits on every call, and a weight changed in place between calls is seen at once; and the bf16
 // conv's kept f32 -> bf16 conversions (src/cpu/nn_conv_dnnl.cpp), which must never serve a tensor
 // written since; and the NCHW <-> NHWC transpositions around the bf16 conv (src/cpu/layout_nhwc.cpp)
@@ -75,9 +75,9 @@ TEST(CpuBf16Linear, ForwardMatchesTheReferenceRepeatablyAndSeesAnInPlaceChange) 
     return add(matmul(x.to(DType::Float64), wh.to(DType::Float64).t()), b.to(DType::Float64)).to(DType::Float32);
   };
   // Inference (the inner product on the packed, cached weight) and training (the matmul on the
-  // plain weight, the linear_forward_lowered slot).
-  for (const char* name : {"linear_inference", "linear_forward_lowered"}) {
-    auto* slot = std::string(name) == "linear_inference" ? &kernels::linear_inference : &kernels::linear_forward_lowered;
+  // plain weight, the linear_forward_training slot).
+  for (const char* name : {"linear_inference", "linear_forward_training"}) {
+    auto* slot = std::string(name) == "linear_inference" ? &kernels::linear_inference : &kernels::linear_forward_training;
     auto run = [&](const Tensor& wh) {
       Tensor out = full({32, 48}, 12345.0);  // a sentinel: a kernel that writes nothing fails
       EXPECT_TRUE((*slot)(Device::cpu())(x, wh, b, out));

@@ -4,10 +4,19 @@
 // product wants them reordered into its blocked layout first (0.31 ms for mlp's 256x784 weight,
 // more than the product). W^T and grad_out^T are transposed views (format tag ba), never copies.
 //
+// float32 training (the weight changes every step, so no packed copy either): the forward as the
+// same matmul (bias in its epilogue) and the input gradient as oneDNN's sgemm, where
+// bench/blas_gemm_lab measured them faster than ember's tiled OpenBLAS (src/cpu/gemm.cpp) on the
+// shapes of mlp, lenet5, mnistnet and bncnn48 at batch 64 (Zen 4, 2 threads, GFLOP/s, two runs:
+// forward x @ W^T: matmul 104-112 / 143-178 / 155-187 against tiled 69-75 / 96-117 / 130-141 for
+// lenet5 256->120 / mnistnet 9216->128 / bncnn48 2352->128; input gradient g @ W: sgemm 149-175 /
+// 159-178 / 199-202 against 77-88 / 117-140 / 135-161; oneDNN's matmul was slower there, its sgemm
+// slower for the forward). The weight gradient already runs on oneDNN (linear_dnnl.cpp).
+//
 // Primitives are cached per shape and made with scratchpad_mode::user: a primitive shared by
 // several host threads gets a scratchpad per call (see nn_conv_dnnl.cpp for what the shared
 // library-mode scratchpad did).
-#include "cpu/linear_matmul_bf16.h"
+#include "cpu/linear_matmul.h"
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -19,6 +28,7 @@
 #include <vector>
 
 #include "cpu/dnnl_util.h"
+#include "ember/core/settings.h"
 #include "ember/core/storage.h"
 
 namespace ember::cpu {
@@ -33,11 +43,11 @@ struct MatmulPlan {
   dnnl::matmul prim;
   memory::desc a, b, c, bias, scratchpad;
 };
-enum class Kind { Forward, BackwardData, BackwardWeights, AtB };
+enum class Kind { Forward, ForwardF32, BackwardData, BackwardWeights, AtB };
 using Key = std::tuple<Kind, int64_t, int64_t, int64_t, bool>;  // (kind, N, I, O, bias)
 
-// a (M, K) @ b (K, N) -> c (M, N) f32, a and b bf16 in the given layouts; nullopt when oneDNN has
-// no implementation (remembered).
+// a (M, K) @ b (K, N) -> c (M, N) f32, a and b bf16 (f32 for ForwardF32) in the given layouts;
+// nullopt when oneDNN has no implementation (remembered).
 const MatmulPlan* plan_for(const Key& key, const memory::desc& a, const memory::desc& b, const memory::desc& c,
                            const memory::desc& bias) {
   static std::mutex mu;
@@ -62,6 +72,12 @@ const MatmulPlan* plan_for(const Key& key, const memory::desc& a, const memory::
 }
 
 bool contiguous_2d(const Tensor& t) { return t.dim() == 2 && t.is_contiguous(); }
+
+// float32 and big enough, outside deterministic mode: the products linear_matmul.h routes here.
+bool f32_product_for_dnnl(const Tensor& a, const Tensor& b, const Tensor& c, int64_t macs) {
+  return a.dtype() == DType::Float32 && b.dtype() == DType::Float32 && c.dtype() == DType::Float32 &&
+         macs >= kMinDnnlLinearWork && !deterministic();
+}
 
 // Runs `plan` on the buffers a, b, c (and bias), with a scratchpad of its own.
 void run(const char* what, const MatmulPlan& plan, void* a, void* b, void* c, void* bias) {
@@ -96,6 +112,29 @@ bool linear_forward_matmul_bf16(const Tensor& x, const Tensor& w, const Tensor& 
   if (plan == nullptr) return false;
   run("linear (bf16 matmul)", *plan, x.raw_data(), w.raw_data(), out.raw_data(), b.defined() ? b.raw_data() : nullptr);
   return true;
+}
+
+bool linear_forward_matmul_f32(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (!contiguous_2d(x) || !contiguous_2d(w) || !contiguous_2d(out)) return false;
+  if (b.defined() && (b.dtype() != DType::Float32 || b.dim() != 1 || !b.is_contiguous())) return false;
+  const int64_t n = x.size(0), in = x.size(1), o = w.size(0);
+  if (!f32_product_for_dnnl(x, w, out, n * in * o)) return false;
+  const memory::desc bias = b.defined() ? memory::desc({1, o}, dt::f32, tag::ab) : memory::desc();
+  const MatmulPlan* plan = plan_for({Kind::ForwardF32, n, in, o, b.defined()}, memory::desc({n, in}, dt::f32, tag::ab),
+                                    memory::desc({in, o}, dt::f32, tag::ba), memory::desc({n, o}, dt::f32, tag::ab), bias);
+  if (plan == nullptr) return false;
+  run("linear (f32 matmul)", *plan, x.raw_data(), w.raw_data(), out.raw_data(), b.defined() ? b.raw_data() : nullptr);
+  return true;
+}
+
+bool linear_backward_data_sgemm_f32(const Tensor& go, const Tensor& w, const Tensor& gx) {
+  if (!contiguous_2d(go) || !contiguous_2d(w) || !contiguous_2d(gx)) return false;
+  const int64_t n = gx.size(0), in = gx.size(1), o = go.size(1);
+  if (!f32_product_for_dnnl(go, w, gx, n * in * o)) return false;
+  // Row-major, no transposes: (n, o) @ (o, in) -> (n, in).
+  const dnnl_status_t st = dnnl_sgemm('N', 'N', n, in, o, 1.0f, go.data_ptr<float>(), o, w.data_ptr<float>(), in,
+                                      0.0f, gx.data_ptr<float>(), in);
+  return st == dnnl_success;  // anything else wrote nothing the caller keeps: it recomputes grad_x
 }
 
 bool linear_backward_data_matmul_bf16(const Tensor& go, const Tensor& w, const Tensor& gx) {
