@@ -10,20 +10,12 @@
 #include <cmath>
 #include <cstring>
 #include <vector>
+#include "support/threads.h"
 
 using namespace ember;
 namespace F = ember::nn::functional;
 
 namespace {
-struct Restore {
-  int threads = get_num_threads();
-  bool det = deterministic();
-  ~Restore() {
-    set_num_threads(threads);
-    set_deterministic(det);
-  }
-};
-
 struct Case {
   int64_t n, ci, co, hw, pad;
 };
@@ -55,7 +47,7 @@ void expect_within(const std::vector<float>& got, const Tensor& want, const Tens
 }  // namespace
 
 TEST(ConvWinograd, WeightAndBiasGradientsAreWithinFloat32RoundingOfFloat64) {
-  Restore restore;
+  test::ThreadsAndMode restore;
   for (bool det : {false, true}) {
     set_deterministic(det);
     for (const Case& c : kCases) {

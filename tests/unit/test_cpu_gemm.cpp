@@ -13,19 +13,11 @@
 
 #include "cpu/gemm.h"
 #include "ember/ember.h"
+#include "support/threads.h"
 
 using namespace ember;
 
 namespace {
-
-struct ThreadsAndMode {
-  int threads = get_num_threads();
-  bool det = deterministic();
-  ~ThreadsAndMode() {
-    set_num_threads(threads);
-    set_deterministic(det);
-  }
-};
 
 struct Case {
   const char* name;
@@ -78,7 +70,7 @@ TEST(CpuGemm, TilingDependsOnTheShapeAndCoversIt) {
 }
 
 TEST(CpuGemm, TiledProductsMatchTheFloat64Loop) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   for (const Case& k : kCases) {
     Tensor a, b;
     std::vector<float> got = product(k, 2, &a, &b);
@@ -100,7 +92,7 @@ TEST(CpuGemm, TiledProductsMatchTheFloat64Loop) {
 }
 
 TEST(CpuGemm, BitsDoNotDependOnTheThreadCountInEitherMode) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   for (bool det : {false, true}) {
     set_deterministic(det);
     for (const Case& k : kCases) {
@@ -120,7 +112,7 @@ TEST(CpuGemm, BitsDoNotDependOnTheThreadCountInEitherMode) {
 TEST(CpuGemm, Fingerprint) {
   const char* path = std::getenv("EMBER_GEMM_FINGERPRINT");
   if (path == nullptr) GTEST_SKIP() << "EMBER_GEMM_FINGERPRINT not set (scripts/blas-builds.sh sets it)";
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   std::ofstream out(path);
   for (const Case& k : kCases) {
     std::vector<float> v = product(k, 2);

@@ -14,19 +14,11 @@
 
 #include "cpu/linear_matmul.h"
 #include "kernels/kernels.h"
+#include "support/threads.h"
 
 using namespace ember;
 
 namespace {
-struct ThreadsAndMode {
-  int threads = get_num_threads();
-  bool det = deterministic();
-  ~ThreadsAndMode() {
-    set_num_threads(threads);
-    set_deterministic(det);
-  }
-};
-
 struct Layer {
   int64_t n, in, out;
 };
@@ -58,7 +50,7 @@ void expect_close(const std::vector<float>& got, const Tensor& want, const Tenso
 }  // namespace
 
 TEST(CpuLinearF32, TrainingProductsMatchFloat64AndRepeatBitForBit) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   set_deterministic(false);
   for (const Layer& l : kLayers) {
     Generator g(uint64_t(l.in * 7 + l.out));
@@ -79,7 +71,7 @@ TEST(CpuLinearF32, TrainingProductsMatchFloat64AndRepeatBitForBit) {
 }
 
 TEST(CpuLinearF32, TheSlotsTakeTheBigLayersOnlyOutsideDeterministicMode) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   for (bool det : {false, true}) {
     set_deterministic(det);
     for (const Layer& l : kLayers) {
@@ -101,7 +93,7 @@ TEST(CpuLinearF32, TheSlotsTakeTheBigLayersOnlyOutsideDeterministicMode) {
 }
 
 TEST(CpuLinearF32, DeterministicTrainingIsMatmulPlusAddForAnyThreadCount) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   set_deterministic(true);
   const Layer l = kLayers[0];
   Generator g(5);

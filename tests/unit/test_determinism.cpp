@@ -9,19 +9,11 @@
 #include <cstring>
 
 #include "ember/ember.h"
+#include "support/threads.h"
 
 using namespace ember;
 
 namespace {
-struct ThreadsAndMode {
-  int threads = get_num_threads();
-  bool det = deterministic();
-  ~ThreadsAndMode() {
-    set_num_threads(threads);
-    set_deterministic(det);
-  }
-};
-
 // mnistnet's fc1 shape: long K, small output, the split-K case of src/cpu/gemm.cpp.
 std::vector<float> product(int threads) {
   set_num_threads(threads);
@@ -32,7 +24,7 @@ std::vector<float> product(int threads) {
 }  // namespace
 
 TEST(Determinism, SplitKMatmulIsThreadCountIndependentWhenDeterministic) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   set_deterministic(true);
   std::vector<float> one = product(1), two = product(2);
   ASSERT_EQ(one.size(), two.size());
@@ -41,7 +33,7 @@ TEST(Determinism, SplitKMatmulIsThreadCountIndependentWhenDeterministic) {
 }
 
 TEST(Determinism, MlpLayerMatmulsAreThreadCountIndependentWhenDeterministic) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   set_deterministic(true);
   auto run = [](int threads) {
     set_num_threads(threads);
@@ -61,7 +53,7 @@ TEST(Determinism, MlpLayerMatmulsAreThreadCountIndependentWhenDeterministic) {
 // fixed groups of 8 images (src/cpu/nn_conv.cpp). Same bits for 1 and 2 threads, and the same
 // gradient as the default path up to float rounding. N = 20: groups that do not divide evenly.
 TEST(Determinism, ConvWeightGradientIsThreadCountIndependentWhenDeterministic) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   auto grad = [](bool det, int threads) {
     set_deterministic(det);
     set_num_threads(threads);
@@ -79,7 +71,7 @@ TEST(Determinism, ConvWeightGradientIsThreadCountIndependentWhenDeterministic) {
 }
 
 TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   set_deterministic(false);
   EXPECT_FALSE(deterministic());
   set_deterministic(true);
@@ -90,7 +82,7 @@ TEST(Determinism, FlagIsOffByDefaultAndReadBack) {
 // past the parallel grain (bncnn's bn2 at batch 64: 64 x 32 x 196), forward, input and parameter
 // gradients are the same bits with 1 and 2 threads, and within float32 rounding of float64.
 TEST(Determinism, BatchNormIsThreadCountIndependentAndMatchesFloat64) {
-  ThreadsAndMode restore;
+  test::ThreadsAndMode restore;
   auto run = [](int threads, DType dtype) {
     set_num_threads(threads);
     manual_seed(11);
