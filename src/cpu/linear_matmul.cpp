@@ -98,33 +98,33 @@ void run(const char* what, const MatmulPlan& plan, void* a, void* b, void* c, vo
   });
 }
 
-}  // namespace
-
-bool linear_forward_matmul_bf16(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
-  if (x.dtype() != DType::BFloat16 || w.dtype() != DType::BFloat16 || out.dtype() != DType::Float32) return false;
+// out (N, O) f32 = x (N, I) @ w (O, I)^T + b (O) f32 with x and w of type `mul` (checked by the
+// caller), one matmul with the bias in its epilogue; false when the layouts or oneDNN do not allow it.
+bool forward_matmul(Kind kind, dt mul, const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
   if (!contiguous_2d(x) || !contiguous_2d(w) || !contiguous_2d(out)) return false;
   if (b.defined() && (b.dtype() != DType::Float32 || b.dim() != 1 || !b.is_contiguous())) return false;
   const int64_t n = x.size(0), in = x.size(1), o = w.size(0);
   if (n == 0 || in == 0 || o == 0) return false;
   const memory::desc bias = b.defined() ? memory::desc({1, o}, dt::f32, tag::ab) : memory::desc();
-  const MatmulPlan* plan = plan_for({Kind::Forward, n, in, o, b.defined()}, memory::desc({n, in}, dt::bf16, tag::ab),
-                                    memory::desc({in, o}, dt::bf16, tag::ba), memory::desc({n, o}, dt::f32, tag::ab), bias);
+  const MatmulPlan* plan = plan_for({kind, n, in, o, b.defined()}, memory::desc({n, in}, mul, tag::ab),
+                                    memory::desc({in, o}, mul, tag::ba), memory::desc({n, o}, dt::f32, tag::ab), bias);
   if (plan == nullptr) return false;
-  run("linear (bf16 matmul)", *plan, x.raw_data(), w.raw_data(), out.raw_data(), b.defined() ? b.raw_data() : nullptr);
+  run(mul == dt::bf16 ? "linear (bf16 matmul)" : "linear (f32 matmul)", *plan, x.raw_data(), w.raw_data(),
+      out.raw_data(), b.defined() ? b.raw_data() : nullptr);
   return true;
 }
 
+}  // namespace
+
+bool linear_forward_matmul_bf16(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
+  if (x.dtype() != DType::BFloat16 || w.dtype() != DType::BFloat16 || out.dtype() != DType::Float32) return false;
+  return forward_matmul(Kind::Forward, dt::bf16, x, w, b, out);
+}
+
 bool linear_forward_matmul_f32(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
-  if (!contiguous_2d(x) || !contiguous_2d(w) || !contiguous_2d(out)) return false;
-  if (b.defined() && (b.dtype() != DType::Float32 || b.dim() != 1 || !b.is_contiguous())) return false;
-  const int64_t n = x.size(0), in = x.size(1), o = w.size(0);
-  if (!f32_product_for_dnnl(x, w, out, n * in * o)) return false;
-  const memory::desc bias = b.defined() ? memory::desc({1, o}, dt::f32, tag::ab) : memory::desc();
-  const MatmulPlan* plan = plan_for({Kind::ForwardF32, n, in, o, b.defined()}, memory::desc({n, in}, dt::f32, tag::ab),
-                                    memory::desc({in, o}, dt::f32, tag::ba), memory::desc({n, o}, dt::f32, tag::ab), bias);
-  if (plan == nullptr) return false;
-  run("linear (f32 matmul)", *plan, x.raw_data(), w.raw_data(), out.raw_data(), b.defined() ? b.raw_data() : nullptr);
-  return true;
+  if (x.dim() != 2 || w.dim() != 2 || !f32_product_for_dnnl(x, w, out, x.size(0) * x.size(1) * w.size(0)))
+    return false;
+  return forward_matmul(Kind::ForwardF32, dt::f32, x, w, b, out);
 }
 
 bool linear_backward_data_sgemm_f32(const Tensor& go, const Tensor& w, const Tensor& gx) {

@@ -57,4 +57,18 @@ inline ::testing::AssertionResult close_each(const Tensor& want, const Tensor& g
   return ::testing::AssertionSuccess();
 }
 
+// A float32 result of sums of products against its float64 value `want`: |got - want| <= rel *
+// terms for every element, `terms` the float64 sum of the products' magnitudes (the same sums on
+// |a| and |b|), the scale float32 rounding errors grow with.
+inline ::testing::AssertionResult close_to_terms(const std::vector<float>& got, const Tensor& want,
+                                                 const Tensor& terms, double rel) {
+  const std::vector<double> w = want.to_vector<double>(), s = terms.to_vector<double>();
+  if (got.size() != w.size()) return ::testing::AssertionFailure() << got.size() << " values, expected " << w.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!(std::abs(double(got[i]) - w[i]) <= rel * s[i] + 1e-30))
+      return ::testing::AssertionFailure() << "element " << i << ": " << got[i] << ", expected " << w[i]
+                                           << " (sum of |terms| " << s[i] << ")";
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace ember::test

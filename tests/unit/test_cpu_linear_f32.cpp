@@ -14,6 +14,7 @@
 
 #include "cpu/linear_matmul.h"
 #include "kernels/kernels.h"
+#include "support/compare.h"
 #include "support/threads.h"
 
 using namespace ember;
@@ -38,15 +39,6 @@ Step step(const Tensor& x0, const Tensor& w0, const Tensor& b0, const Tensor& r)
   return {y.to_vector<float>(), x.grad().to_vector<float>(), w.grad().to_vector<float>(), b.grad().to_vector<float>()};
 }
 
-// got within float32 rounding of the float64 product want, scaled by the sum of |terms| (scale).
-void expect_close(const std::vector<float>& got, const Tensor& want, const Tensor& scale, const char* what,
-                  const Layer& l) {
-  const std::vector<double> w = want.to_vector<double>(), s = scale.to_vector<double>();
-  ASSERT_EQ(got.size(), w.size());
-  for (size_t i = 0; i < got.size(); ++i)
-    ASSERT_LE(std::abs(double(got[i]) - w[i]), 1e-5 * s[i] + 1e-30)
-        << what << " " << l.n << "x" << l.in << "->" << l.out << " element " << i;
-}
 }  // namespace
 
 TEST(CpuLinearF32, TrainingProductsMatchFloat64AndRepeatBitForBit) {
@@ -60,10 +52,13 @@ TEST(CpuLinearF32, TrainingProductsMatchFloat64AndRepeatBitForBit) {
     NoGradGuard ng;
     const Tensor xd = x.to(DType::Float64), wd = w.to(DType::Float64), bd = b.to(DType::Float64);
     const Tensor rd = r.to(DType::Float64);
-    expect_close(a.y, add(matmul(xd, wd.t()), bd), add(matmul(abs(xd), abs(wd).t()), abs(bd)), "y", l);
-    expect_close(a.gx, matmul(rd, wd), matmul(abs(rd), abs(wd)), "grad_x", l);
-    expect_close(a.gw, matmul(rd.t(), xd), matmul(abs(rd).t(), abs(xd)), "grad_w", l);
-    expect_close(a.gb, sum(rd, {0}), sum(abs(rd), {0}), "grad_b", l);
+    // Within float32 rounding: 1e-5 of the sum of |terms|.
+    SCOPED_TRACE(std::to_string(l.n) + "x" + std::to_string(l.in) + "->" + std::to_string(l.out));
+    EXPECT_TRUE(test::close_to_terms(a.y, add(matmul(xd, wd.t()), bd), add(matmul(abs(xd), abs(wd).t()), abs(bd)), 1e-5))
+        << "y";
+    EXPECT_TRUE(test::close_to_terms(a.gx, matmul(rd, wd), matmul(abs(rd), abs(wd)), 1e-5)) << "grad_x";
+    EXPECT_TRUE(test::close_to_terms(a.gw, matmul(rd.t(), xd), matmul(abs(rd).t(), abs(xd)), 1e-5)) << "grad_w";
+    EXPECT_TRUE(test::close_to_terms(a.gb, sum(rd, {0}), sum(abs(rd), {0}), 1e-5)) << "grad_b";
     for (auto [p, q] : {std::pair{&a.y, &again.y}, std::pair{&a.gx, &again.gx}})
       EXPECT_EQ(std::memcmp(p->data(), q->data(), p->size() * sizeof(float)), 0)
           << l.n << "x" << l.in << "->" << l.out << ": a second call gave other bits";
