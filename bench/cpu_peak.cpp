@@ -1,0 +1,165 @@
+// This CPU's arithmetic ceiling: the multiply-add rate of a loop that does nothing else, per thread
+// count, in float32 (AVX-512 FMA, or AVX2 FMA where AVX-512 is missing) and in bfloat16 (AVX512-BF16's
+// dot product, two bf16 pairs into each float32 lane). The figure every "at this CPU's rate"
+// statement in docs/benchmarks.md is measured against: a layer at 95% of it has nothing left to win
+// without fewer multiplications (Winograd) or another unit (AMX, a GPU).
+//
+// Twelve independent accumulators per thread hide the instruction latency (4-6 cycles at one or two
+// per cycle); each thread runs the loop for ~0.2 s and the best of --reps runs is kept, since other
+// tenants can only slow a run down. AMX tiles are not measured (the line says so where the CPU has
+// them).
+//   ./build/bench/cpu_peak [--threads 2] [--reps 5]
+#include <immintrin.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace {
+
+constexpr long kIters = 20'000'000;  // 12 instructions each: ~0.1-0.2 s per run at 3-4 GHz
+
+// The loop bodies: 12 accumulators kept in registers (the empty asm stops the compiler from folding
+// the chain or keeping the accumulators in memory). Return FLOP (multiply and add counted apart).
+__attribute__((target("avx512f"))) double fma_avx512(long iters) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+         a9 = a0, a10 = a0, a11 = a0;
+  const __m512 x = _mm512_set1_ps(1e-7f), y = _mm512_set1_ps(1.0f);
+  for (long n = 0; n < iters; ++n) {
+#define EMBER_PEAK_STEP(a) a = _mm512_fmadd_ps(x, y, a);
+    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
+    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
+    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
+#undef EMBER_PEAK_STEP
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                 "+v"(a9), "+v"(a10), "+v"(a11));
+  }
+  volatile float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a11), a5));
+  (void)sink;
+  return double(iters) * 12 * 16 * 2;
+}
+
+__attribute__((target("avx2,fma"))) double fma_avx2(long iters) {
+  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+         a9 = a0, a10 = a0, a11 = a0;
+  const __m256 x = _mm256_set1_ps(1e-7f), y = _mm256_set1_ps(1.0f);
+  for (long n = 0; n < iters; ++n) {
+#define EMBER_PEAK_STEP(a) a = _mm256_fmadd_ps(x, y, a);
+    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
+    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
+    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
+#undef EMBER_PEAK_STEP
+    asm volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
+                 "+x"(a9), "+x"(a10), "+x"(a11));
+  }
+  float out[8];
+  _mm256_storeu_ps(out, _mm256_add_ps(a0, a11));
+  volatile float sink = out[0];
+  (void)sink;
+  return double(iters) * 12 * 8 * 2;
+}
+
+// vdpbf16ps: per float32 lane, two bf16 products added to the accumulator (4 FLOP per lane).
+__attribute__((target("avx512f,avx512bf16"))) double dot_bf16(long iters) {
+  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
+         a9 = a0, a10 = a0, a11 = a0;
+  const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80);  // 1.0
+  const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3300);  // ~3e-8
+  for (long n = 0; n < iters; ++n) {
+#define EMBER_PEAK_STEP(a) a = _mm512_dpbf16_ps(a, x, y);
+    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
+    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
+    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
+#undef EMBER_PEAK_STEP
+    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
+                 "+v"(a9), "+v"(a10), "+v"(a11));
+  }
+  volatile float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a11), a5));
+  (void)sink;
+  return double(iters) * 12 * 16 * 4;
+}
+
+// GFLOP/s of `threads` threads each running body(kIters) at once: total FLOP over the slowest
+// thread's time.
+double run(double (*body)(long), int threads) {
+  std::vector<double> flop(threads), secs(threads);
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([&, t] {
+      const auto a = std::chrono::steady_clock::now();
+      flop[t] = body(kIters);
+      secs[t] = std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
+    });
+  for (auto& th : pool) th.join();
+  double total = 0;
+  for (double f : flop) total += f;
+  return total / *std::max_element(secs.begin(), secs.end()) / 1e9;
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line, name = "unknown", family, model;
+  while (std::getline(f, line)) {
+    auto value = [&] { return line.substr(line.find(':') + 2); };
+    if (line.rfind("model name", 0) == 0 && name == "unknown") name = value();
+    if (line.rfind("cpu family", 0) == 0 && family.empty()) family = value();
+    if (line.rfind("model\t", 0) == 0 && model.empty()) model = value();
+  }
+  return name + " (family " + family + " model " + model + ")";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 2, reps = 5;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--threads") && i + 1 < argc) {
+      threads = std::atoi(argv[++i]);
+    } else if (!std::strcmp(argv[i], "--reps") && i + 1 < argc) {
+      reps = std::atoi(argv[++i]);
+    } else {
+      std::fprintf(stderr, "usage: %s [--threads N] [--reps R]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (threads < 1 || reps < 1) {
+    std::fprintf(stderr, "cpu_peak: --threads and --reps must be at least 1\n");
+    return 2;
+  }
+  __builtin_cpu_init();
+  const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool bf16 = avx512 && __builtin_cpu_supports("avx512bf16");
+  std::printf("CPU: %s\n", cpu_model().c_str());
+  struct Kind {
+    const char* name;
+    double (*body)(long);
+    bool here;
+  };
+  const Kind kinds[] = {{avx512 ? "float32 FMA (AVX-512)" : "float32 FMA (AVX2)", avx512 ? fma_avx512 : fma_avx2,
+                         avx512 || avx2},
+                        {"bfloat16 dot (AVX512-BF16 vdpbf16ps)", dot_bf16, bf16}};
+  for (const Kind& k : kinds) {
+    if (!k.here) {
+      std::printf("%-40s not on this CPU\n", k.name);
+      continue;
+    }
+    for (int t = 1; t <= threads; t = t < threads && t * 2 > threads ? threads : t * 2) {
+      double best = 0;
+      for (int r = 0; r < reps; ++r) best = std::max(best, run(k.body, t));
+      std::printf("%-40s %2d thread%s %8.1f GFLOP/s (best of %d)\n", k.name, t, t == 1 ? " " : "s", best, reps);
+    }
+  }
+  std::ifstream f("/proc/cpuinfo");
+  const std::string info((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (info.find(" amx_bf16") != std::string::npos)
+    std::printf("AMX-BF16 present: its tile rate is not measured here (oneDNN's brgemm uses it)\n");
+  return 0;
+}
