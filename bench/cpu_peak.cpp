@@ -26,39 +26,43 @@ namespace {
 
 constexpr long kIters = 20'000'000;  // 12 instructions each: ~0.1-0.2 s per run at 3-4 GHz
 
-// The loop bodies: 12 accumulators kept in registers (the empty asm stops the compiler from folding
-// the chain or keeping the accumulators in memory). Return FLOP (multiply and add counted apart).
-__attribute__((target("avx512f"))) double fma_avx512(long iters) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
-         a9 = a0, a10 = a0, a11 = a0;
-  const __m512 x = _mm512_set1_ps(1e-7f), y = _mm512_set1_ps(1.0f);
-  for (long n = 0; n < iters; ++n) {
-#define EMBER_PEAK_STEP(a) a = _mm512_fmadd_ps(x, y, a);
-    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
-    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
-    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
-#undef EMBER_PEAK_STEP
-    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
-                 "+v"(a9), "+v"(a10), "+v"(a11));
+// The loop: 12 accumulators `a0..a11` of TYPE kept in registers (the empty asm, constraint C, stops
+// the compiler from folding the chain or keeping the accumulators in memory), each updated by
+// STEP(a) once per iteration. One macro for the three instruction sets, since each function needs its
+// own target attribute. The functions return FLOP (multiply and add counted apart).
+#define EMBER_PEAK_LOOP(TYPE, ZERO, STEP, C)                                                                  \
+  TYPE a0 = ZERO, a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0, a9 = a0, a10 = a0, \
+       a11 = a0;                                                                                            \
+  for (long n = 0; n < iters; ++n) {                                                                        \
+    STEP(a0) STEP(a1) STEP(a2) STEP(a3) STEP(a4) STEP(a5) STEP(a6) STEP(a7) STEP(a8) STEP(a9) STEP(a10)     \
+    STEP(a11)                                                                                               \
+    asm volatile("" : C(a0), C(a1), C(a2), C(a3), C(a4), C(a5), C(a6), C(a7), C(a8), C(a9), C(a10), C(a11)); \
   }
-  volatile float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a11), a5));
+
+// Makes the accumulators' values observable, so the loop is not removed.
+__attribute__((target("avx512f"))) void keep(__m512 a, __m512 b, __m512 c) {
+  volatile float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a, b), c));
   (void)sink;
+}
+
+__attribute__((target("avx512f"))) double fma_avx512(long iters) {
+  const __m512 x = _mm512_set1_ps(1e-7f), y = _mm512_set1_ps(1.0f);
+#define EMBER_STEP(a) a = _mm512_fmadd_ps(x, y, a);
+#define EMBER_REG(a) "+v"(a)
+  EMBER_PEAK_LOOP(__m512, _mm512_setzero_ps(), EMBER_STEP, EMBER_REG)
+#undef EMBER_STEP
+#undef EMBER_REG
+  keep(a0, a5, a11);
   return double(iters) * 12 * 16 * 2;
 }
 
 __attribute__((target("avx2,fma"))) double fma_avx2(long iters) {
-  __m256 a0 = _mm256_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
-         a9 = a0, a10 = a0, a11 = a0;
   const __m256 x = _mm256_set1_ps(1e-7f), y = _mm256_set1_ps(1.0f);
-  for (long n = 0; n < iters; ++n) {
-#define EMBER_PEAK_STEP(a) a = _mm256_fmadd_ps(x, y, a);
-    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
-    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
-    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
-#undef EMBER_PEAK_STEP
-    asm volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6), "+x"(a7), "+x"(a8),
-                 "+x"(a9), "+x"(a10), "+x"(a11));
-  }
+#define EMBER_STEP(a) a = _mm256_fmadd_ps(x, y, a);
+#define EMBER_REG(a) "+x"(a)
+  EMBER_PEAK_LOOP(__m256, _mm256_setzero_ps(), EMBER_STEP, EMBER_REG)
+#undef EMBER_STEP
+#undef EMBER_REG
   float out[8];
   _mm256_storeu_ps(out, _mm256_add_ps(a0, a11));
   volatile float sink = out[0];
@@ -68,23 +72,17 @@ __attribute__((target("avx2,fma"))) double fma_avx2(long iters) {
 
 // vdpbf16ps: per float32 lane, two bf16 products added to the accumulator (4 FLOP per lane).
 __attribute__((target("avx512f,avx512bf16"))) double dot_bf16(long iters) {
-  __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, a4 = a0, a5 = a0, a6 = a0, a7 = a0, a8 = a0,
-         a9 = a0, a10 = a0, a11 = a0;
   const __m512bh x = (__m512bh)_mm512_set1_epi16(0x3f80);  // 1.0
   const __m512bh y = (__m512bh)_mm512_set1_epi16(0x3300);  // ~3e-8
-  for (long n = 0; n < iters; ++n) {
-#define EMBER_PEAK_STEP(a) a = _mm512_dpbf16_ps(a, x, y);
-    EMBER_PEAK_STEP(a0) EMBER_PEAK_STEP(a1) EMBER_PEAK_STEP(a2) EMBER_PEAK_STEP(a3) EMBER_PEAK_STEP(a4)
-    EMBER_PEAK_STEP(a5) EMBER_PEAK_STEP(a6) EMBER_PEAK_STEP(a7) EMBER_PEAK_STEP(a8) EMBER_PEAK_STEP(a9)
-    EMBER_PEAK_STEP(a10) EMBER_PEAK_STEP(a11)
-#undef EMBER_PEAK_STEP
-    asm volatile("" : "+v"(a0), "+v"(a1), "+v"(a2), "+v"(a3), "+v"(a4), "+v"(a5), "+v"(a6), "+v"(a7), "+v"(a8),
-                 "+v"(a9), "+v"(a10), "+v"(a11));
-  }
-  volatile float sink = _mm512_reduce_add_ps(_mm512_add_ps(_mm512_add_ps(a0, a11), a5));
-  (void)sink;
+#define EMBER_STEP(a) a = _mm512_dpbf16_ps(a, x, y);
+#define EMBER_REG(a) "+v"(a)
+  EMBER_PEAK_LOOP(__m512, _mm512_setzero_ps(), EMBER_STEP, EMBER_REG)
+#undef EMBER_STEP
+#undef EMBER_REG
+  keep(a0, a5, a11);
   return double(iters) * 12 * 16 * 4;
 }
+#undef EMBER_PEAK_LOOP
 
 // GFLOP/s of `threads` threads each running body(kIters) at once: total FLOP over the slowest
 // thread's time.
