@@ -11,6 +11,7 @@
 #include "env/compat.h"
 #include "env/nvml.h"
 
+#include <cctype>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <link.h>
@@ -369,10 +370,17 @@ void probe_kernel_module(EnvFacts& f, const std::string& root) {
   std::ifstream in(nv / "version");
   std::string line;
   std::getline(in, line);
-  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..."
+  // "NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.54.14  Thu Feb 22 ..." (the proprietary module) or
+  // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ..." (the open one,
+  // seen on the lent H200): the version is the first word after "Kernel Module" that is digits and dots.
   if (auto p = line.find("Kernel Module"); p != std::string::npos) {
     std::istringstream ss(line.substr(p + 13));
-    ss >> f.driver_version;
+    for (std::string word; ss >> word;)
+      if (std::isdigit(static_cast<unsigned char>(word[0])) && word.find('.') != std::string::npos &&
+          word.find_first_not_of("0123456789.") == std::string::npos) {
+        f.driver_version = word;
+        break;
+      }
   }
   if (fs::is_directory(nv / "gpus", ec)) {
     f.physical_gpus = 0;

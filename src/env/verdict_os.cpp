@@ -86,7 +86,17 @@ bool judge_os(const EnvFacts& f, std::vector<Check>& checks) {
 
   // ---- the kernel module against libcuda: different versions are the "upgraded, not rebooted" case ----
   if (module_loaded && !f.driver_version.empty() && !f.libcuda_version.empty()) {
-    if (f.driver_version != f.libcuda_version) {
+    if (f.driver_version != f.libcuda_version && !f.gpus.empty()) {
+      // A mismatched module makes cuInit fail (803); CUDA started here and showed its devices, so the
+      // two files disagree without stopping CUDA (a rebuilt module of another version, or an unusual
+      // version line): said, not a reason to leave the GPU.
+      add(Level::Warn, "kernel module",
+          fmt::format("/proc/driver/nvidia/version says {} but libcuda is {} ({}); CUDA started anyway, so the GPU is "
+                      "usable, but the next driver update may leave them mismatched",
+                      f.driver_version, f.libcuda_version, f.driver_path),
+          "check that `cat /proc/driver/nvidia/version` and `nvidia-smi` name the same driver; reboot after the next "
+          "driver upgrade");
+    } else if (f.driver_version != f.libcuda_version) {
       add(Level::Fail, "kernel module",
           fmt::format("the loaded NVIDIA kernel module is {} but libcuda is {} (/proc/driver/nvidia/version against "
                       "{}): the driver was upgraded and the old module is still loaded, so CUDA fails to start "

@@ -137,7 +137,7 @@ TEST(DoctorOs, KernelModuleOlderThanLibcudaIsTheRebootCase) {
   FakeRoot r;
   r.nvidia_module("570.86.15", 1);
   r.device_nodes(1);
-  FakeCuda cuda("0", "13000", "90:Fake H200");
+  FakeCuda cuda("803", "13000", "");  // CUDA_ERROR_SYSTEM_DRIVER_MISMATCH, as a mismatched module makes cuInit fail
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
   EXPECT_EQ(f.libcuda_version, "580.95.05");
   EXPECT_EQ(f.driver_version, "570.86.15");
@@ -150,6 +150,41 @@ TEST(DoctorOs, KernelModuleOlderThanLibcudaIsTheRebootCase) {
   EXPECT_HAS(k->fix, "reboot");
   EXPECT_HAS(k->fix, "sudo rmmod nvidia_uvm nvidia_drm nvidia_modeset nvidia && sudo modprobe nvidia");
   EXPECT_FALSE(v.gpu_usable);
+}
+
+// The open kernel module's version line (seen on the lent H200, 2026-12-04): "Open Kernel Module for x86_64"
+// put "for" where the version was read, and the doctor called a working GPU unusable.
+TEST(DoctorOs, OpenKernelModuleVersionLineIsRead) {
+  REQUIRE_FAKES();
+  FakeRoot r;
+  r.write("proc/driver/nvidia/version",
+          "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build  "
+          "(dvs-builder@U22-I3-AE18-23-3)  Thu Oct  2 00:00:00 UTC 2025\nGCC version:  gcc version 12.3.0\n");
+  r.write("proc/driver/nvidia/gpus/0000:00:00.0/information", "Model: \t\t Fake H200\n");
+  r.device_nodes(1);
+  FakeCuda cuda("0", "13000", "90:Fake H200");
+  EnvFacts f = probe(r, {r.libcuda("580.159.04")});
+  EXPECT_EQ(f.driver_version, "580.159.04");
+  const Verdict v = evaluate(f);
+  ASSERT_NE(find(v, "kernel module"), nullptr);
+  EXPECT_EQ(find(v, "kernel module")->level, Level::Pass);
+  EXPECT_TRUE(v.gpu_usable);
+}
+
+// Versions that differ while cuInit succeeded cannot be the 803 case: a warning, and the GPU stays usable.
+TEST(DoctorOs, KernelModuleDifferingWhileCudaStartsIsAWarning) {
+  REQUIRE_FAKES();
+  FakeRoot r;
+  r.nvidia_module("570.86.15", 1);
+  r.device_nodes(1);
+  FakeCuda cuda("0", "13000", "90:Fake H200");
+  EnvFacts f = probe(r, {r.libcuda("580.95.05")});
+  const Verdict v = evaluate(f);
+  const Check* k = find(v, "kernel module");
+  ASSERT_NE(k, nullptr);
+  EXPECT_EQ(k->level, Level::Warn);
+  EXPECT_HAS(k->message, "CUDA started anyway");
+  EXPECT_TRUE(v.gpu_usable);
 }
 
 TEST(DoctorOs, KernelModuleMatchingLibcudaPasses) {
