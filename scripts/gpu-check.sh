@@ -12,9 +12,10 @@
 # stdout ends with the PASS/FAIL table and a failure digest (each failing gtest's name and assertion
 # lines, each other failing step's last lines), together under ~10,500 characters.
 # Steps: the CPU side (unpack, libraries, version, doctor_json, cuobjdump, train_cpu_smoke), the GPU
-# side (gpu_tests_blocking with CUDA_LAUNCH_BLOCKING=1, gpu_tests timed without it, sanitizer =
-# compute-sanitizer memcheck over a few CUDA tests, doctor, doctor_smoke (`ember doctor --smoke`), benches, Fashion-MNIST training, PyTorch's
-# side and the ratio rows), then cpu_tests (sharded, one OpenMP thread per shard). Every command runs
+# side (gpu_tests, doctor, doctor_smoke (`ember doctor --smoke`), benches, Fashion-MNIST training,
+# PyTorch's side and the ratio rows, then the slow serialised reruns: gpu_tests_blocking with
+# CUDA_LAUNCH_BLOCKING=1 and sanitizer = compute-sanitizer memcheck over a few CUDA tests), then
+# cpu_tests (sharded, one OpenMP thread per shard). Every command runs
 # under `timeout`; the whole check is bounded by GPU_CHECK_SECONDS (default 480).
 # No false PASS: when nvidia-smi lists a GPU that ember cannot use (`ember doctor --json`: verdict
 # gpu_usable false), every GPU step FAILs with ember's reason instead of skipping.
@@ -269,16 +270,10 @@ elif [[ $gpu_usable != 1 ]]; then
   # No false PASS: the GPU tests would skip and the benches report CPU figures.
   for s in "${gpu_steps[@]}"; do fail_now "$s" "nvidia-smi lists $gpu_count GPU(s) but ember cannot use one: $gpu_reason"; done
 else
-  # Faults reported at the launch that made them, then the same tests at full speed, timed.
-  run gpu_tests_blocking 150 bash -c "cd '$broot' && CUDA_LAUNCH_BLOCKING=1 '$tests_bin' --gtest_filter='${GPU_TESTS_FILTER:-*_CUDA*}' \
-    --gtest_output=json:'$logs/gpu_tests_blocking.json'"
+  # The tests at full speed first, then the doctor, the benches and the training runs; the slow
+  # serialised reruns (launch blocking, the sanitizer) last, so a hang there costs none of the figures
+  # (the first H200 run, 2026-12-04, lost the training runs to one).
   run gpu_tests 120 bash -c "cd '$broot' && '$tests_bin' --gtest_filter='${GPU_TESTS_FILTER:-*_CUDA*}' --gtest_output=json:'$logs/gpu_tests.json'"
-  if [[ -n $sanitizer ]]; then
-    run sanitizer 120 bash -c "cd '$broot' && '$sanitizer' --tool memcheck --error-exitcode 1 --print-limit 20 \
-      '$tests_bin' --gtest_filter='$sanitizer_filter' --gtest_output=json:'$logs/sanitizer.json'"
-  else
-    skip sanitizer "no compute-sanitizer on PATH, under /usr/local/cuda* or /opt/nvidia, or in the nvidia wheels"
-  fi
   run doctor 30 "$e" doctor
   # The smoke test (issue 28): context, a checked 64 MiB copy with its bandwidth, an ember kernel, a
   # cuBLAS GEMM and a cuDNN convolution against the CPU; --require-gpu: a SKIP here is a FAIL.
@@ -323,6 +318,15 @@ else
     done < <(T 30 python3 "$root/bench/gpu_ratios.py" "$logs" 2>"$logs/torch_ratios.log")
   else
     skip torch_side "no Python with CUDA torch here"
+  fi
+  # Faults reported at the launch that made them (CUDA_LAUNCH_BLOCKING=1), then memcheck over a few tests.
+  run gpu_tests_blocking 150 bash -c "cd '$broot' && CUDA_LAUNCH_BLOCKING=1 '$tests_bin' --gtest_filter='${GPU_TESTS_FILTER:-*_CUDA*}' \
+    --gtest_output=json:'$logs/gpu_tests_blocking.json'"
+  if [[ -n $sanitizer ]]; then
+    run sanitizer 120 bash -c "cd '$broot' && '$sanitizer' --tool memcheck --error-exitcode 1 --print-limit 20 \
+      '$tests_bin' --gtest_filter='$sanitizer_filter' --gtest_output=json:'$logs/sanitizer.json'"
+  else
+    skip sanitizer "no compute-sanitizer on PATH, under /usr/local/cuda* or /opt/nvidia, or in the nvidia wheels"
   fi
 fi
 

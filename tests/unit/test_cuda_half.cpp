@@ -41,7 +41,10 @@ Tensor eighths(Shape s, uint64_t seed) {
 // transform-based algorithms: bfloat16 has 8 significant bits, float16 11.
 double half_tol(DType dt) { return dt == DType::BFloat16 ? 1e-2 : 2e-3; }
 
-Tensor leaf_on(const Tensor& t, Device d) { return t.to(d).requires_grad_(); }
+// A fresh leaf on d: detached first, so the CPU leaf (to(cpu) returns the same tensor) never makes the
+// source require grad, and the GPU copy is not recorded as a differentiable to() of it (a non-leaf,
+// whose .grad() stays undefined: what the first H200 run, 2026-12-04, caught).
+Tensor leaf_on(const Tensor& t, Device d) { return t.detach().to(d).requires_grad_(); }
 
 // The 16-bit patterns of a half tensor on the CPU.
 std::vector<uint16_t> bits(const Tensor& t) {

@@ -54,15 +54,33 @@ TEST(CudaEvents, PollingAnUnfinishedEventLeavesNoErrorForTheNextLaunch_CUDA) {
   cudaEvent_t ev = nullptr;
   ASSERT_EQ(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), cudaSuccess);
   ASSERT_EQ(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming), cudaSuccess);
-  std::atomic<bool> release{false};
+  // Under CUDA_LAUNCH_BLOCKING=1 or compute-sanitizer the launch of the host function returns only once
+  // it has run, so it would wait for a release this thread has not yet given (the H200 run of
+  // 2026-12-04 hung here in both): a watchdog releases it after 5 s, and the test then skips.
+  std::atomic<bool> release{false}, watchdog_released{false};
+  std::jthread watchdog([&] {  // joined on every return, an ASSERT's too
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (!release.load() && std::chrono::steady_clock::now() < until)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    if (!release.exchange(true)) watchdog_released = true;
+  });
   ASSERT_EQ(cudaLaunchHostFunc(s, hold_until_set, &release), cudaSuccess);
   ASSERT_EQ(cudaEventRecord(ev, s), cudaSuccess);
+  if (watchdog_released.load()) {
+    watchdog.join();
+    cudaStreamSynchronize(s);
+    cudaEventDestroy(ev);
+    cudaStreamDestroy(s);
+    GTEST_SKIP() << "launches are serialised here (CUDA_LAUNCH_BLOCKING=1 or a sanitizer): a stream cannot be "
+                    "held while this thread goes on";
+  }
 
   EXPECT_FALSE(cuda::event_done(ev)) << "the event cannot have completed: its stream is held";
   // A kernel launch with its launch check on this thread: it must not throw cudaErrorNotReady.
   Tensor y;
   EXPECT_NO_THROW(y = ones({1024}, {.device = kGpu}) * 3.0);
   release = true;
+  watchdog.join();
   ASSERT_EQ(cudaStreamSynchronize(s), cudaSuccess);
   EXPECT_TRUE(cuda::event_done(ev));
   EXPECT_EQ(y.to(Device::cpu()).to_vector<float>(), std::vector<float>(1024, 3.0f));
