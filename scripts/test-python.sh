@@ -33,7 +33,8 @@ echo "== pip wheel . and pip install of that wheel (into $venv)"
 # as a file). The requirements are in the venv already: no isolated build environment to download again.
 wheels=$root/build-wheels
 rm -rf "$wheels"
-"$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-build-isolation -w "$wheels" "$root"
+"$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps --no-build-isolation --config-settings=build-dir=build-python \
+  -w "$wheels" "$root"
 wheel=$(ls "$wheels"/ember-*.whl)
 echo "built $(basename "$wheel") ($(( $(stat -c %s "$wheel") / 1024 / 1024 )) MiB)"
 "${pip[@]}" --force-reinstall --no-deps "$wheel"

@@ -28,10 +28,15 @@ from .errors import *  # noqa: F401,F403 - ember.ShapeError, ember.SettingError,
 
 __version__ = _core.__version__
 
+# `from ember import *` brings ember's names and error classes, but never one that would shadow a
+# built-in (ember.ValueError, IndexError, NotImplementedError, IOError stay reachable as ember.X and
+# derive from the built-ins, so `except ValueError:` still catches both).
+import builtins as _builtins
+
 __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
     "Prediction", "errors",
-] + errors.__all__
+] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)]
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
@@ -98,3 +103,8 @@ def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
 
 def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:
     return str(_os.fspath(p))
+
+
+def __dir__() -> List[str]:
+    """What ``dir(ember)`` lists: the public names, not the typing helpers this module imports."""
+    return sorted(set(__all__) | {"__version__"} | {n for n in errors.__all__})

@@ -59,3 +59,39 @@ def test_load_errors_are_typed(tmp_path):
         ember.load(tmp_path / "nothing")
     assert isinstance(e.value, OSError) or isinstance(e.value, ValueError)
     assert e.value.hint != "" or str(e.value)
+
+
+def test_star_import_shadows_no_builtin():
+    # Issue 48, item 10: `from ember import *` replaced ValueError, IOError, IndexError and
+    # NotImplementedError, so `except ValueError:` no longer caught int('x').
+    import builtins
+    ns = {}
+    exec("from ember import *", ns)
+    for name in ("ValueError", "IOError", "IndexError", "NotImplementedError"):
+        assert name not in ns, name
+    exec("try:\n    int('x')\nexcept ValueError:\n    caught = True\n", ns)
+    assert ns["caught"]
+    assert "ShapeError" in ns and issubclass(ns["ShapeError"], builtins.ValueError)
+    import ember
+    assert issubclass(ember.ValueError, builtins.ValueError)  # still reachable by its ember name
+
+
+def test_dir_lists_public_names_only():
+    import ember
+    names = dir(ember)
+    for helper in ("Any", "Callable", "Dict", "List", "Optional", "Union", "os_fspath", "dataclass", "field"):
+        assert helper not in names, helper
+    for public in ("fit", "doctor", "load", "Tensor", "ShapeError", "__version__"):
+        assert public in names, public
+
+
+def test_pip_install_builds_outside_the_checkout():
+    # Issue 48, item 16: pyproject.toml named build-dir = "build-python", so `pip install .` wrote into
+    # the source tree and failed on a read-only checkout. A kept folder is opt-in.
+    import pathlib
+    tomllib = pytest.importorskip("tomllib")  # Python >= 3.11
+    pyproject = pathlib.Path(__file__).resolve().parents[3] / "pyproject.toml"
+    if not pyproject.exists():
+        pytest.skip(f"no source tree beside the tests ({pyproject})")
+    config = tomllib.loads(pyproject.read_text())
+    assert "build-dir" not in config["tool"]["scikit-build"]
