@@ -126,7 +126,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
                                            : fmt::format("{} NVIDIA GPU(s)", *f.nvidia_pci_gpus));
   row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
                                      (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
-                               : "not found (" + f.driver_error + ")");
+                               : "not found (" + (f.driver_error.empty() ? std::string("libcuda.so.1 missing") : f.driver_error) +
+                                     ")");
   if (!f.driver_path.empty())
     row("libcuda", f.driver_path + (!f.libcuda_version.empty() && f.libcuda_version != f.driver_version
                                         ? " (" + f.libcuda_version + ")"
