@@ -155,8 +155,9 @@ void probe_device_nodes(EnvFacts& f, const std::string& root, const AccessCheck&
 }
 
 void probe_pci_gpus(EnvFacts& f, const std::string& root) {
-  // WSL2's bus shows Microsoft's virtual GPU whatever the Windows side has: it cannot rule one out.
-  if (f.wsl) return;
+  // WSL2's bus shows Microsoft's virtual GPU whatever the Windows side has, and a Jetson's GPU is
+  // integrated, not a PCI device: neither bus can rule one out.
+  if (f.wsl || exists(root + "/etc/nv_tegra_release")) return;
   const fs::path bus = root + "/sys/bus/pci/devices";
   std::error_code ec;
   if (!fs::is_directory(bus, ec)) return;  // a container without /sys: nothing to tell

@@ -29,7 +29,8 @@ using AccessCheck = std::function<bool(const std::string& path)>;
 void probe_device_nodes(EnvFacts& f, const std::string& root, const AccessCheck& can_rw = {});
 
 // NVIDIA GPUs on the PCI bus: <root>/sys/bus/pci/devices/*/vendor 0x10de with a display-class
-// `class` (0x03xxxx). Left unset (cannot tell) on WSL2, without /sys/bus/pci, or on an empty bus.
+// `class` (0x03xxxx). Left unset (cannot tell) on WSL2, on a Jetson (its GPU is not a PCI device),
+// without /sys/bus/pci, or on an empty bus.
 void probe_pci_gpus(EnvFacts& f, const std::string& root);
 
 // Everything above for this machine; call after probe_driver (the driver's setuid helper creates

@@ -200,7 +200,7 @@ TEST(DoctorAdvice, NoNvidiaGpuIsNothingToFix) {
 }
 
 // The PCI bus read from a fake /sys: NVIDIA's display-class functions count, its audio does not;
-// WSL2 and a missing /sys/bus/pci cannot tell.
+// WSL2, a Jetson and a missing /sys/bus/pci cannot tell.
 TEST(DoctorAdvice, PciBusSaysWhetherThereIsAnNvidiaGpu) {
   const fs::path root = fs::temp_directory_path() / ("ember-pci-" + std::to_string(getpid()));
   fs::remove_all(root);
@@ -213,6 +213,7 @@ TEST(DoctorAdvice, PciBusSaysWhetherThereIsAnNvidiaGpu) {
   EnvFacts f;
   detail::probe_pci_gpus(f, root.string());
   EXPECT_FALSE(f.nvidia_pci_gpus) << "no /sys/bus/pci: cannot tell";
+  fs::create_directories(root / "etc");
   device("0000:00:00.0", "0x8086", "0x060000");  // a host bridge
   device("0000:01:00.1", "0x10de", "0x040300");  // an NVIDIA GPU's HDMI audio
   detail::probe_pci_gpus(f, root.string());
@@ -225,6 +226,10 @@ TEST(DoctorAdvice, PciBusSaysWhetherThereIsAnNvidiaGpu) {
   wsl.wsl = true;
   detail::probe_pci_gpus(wsl, root.string());
   EXPECT_FALSE(wsl.nvidia_pci_gpus) << "WSL2's bus shows a virtual GPU whatever Windows has";
+  std::ofstream(root / "etc/nv_tegra_release") << "# R36 (release)\n";
+  EnvFacts jetson;
+  detail::probe_pci_gpus(jetson, root.string());
+  EXPECT_FALSE(jetson.nvidia_pci_gpus) << "a Jetson's GPU is not on the PCI bus";
   fs::remove_all(root);
 }
 
