@@ -279,8 +279,8 @@ bool toolkit_builds_for(const Version& cuda, int cc) {
 
 std::optional<Version> newest_toolkit_for(int cc) {
   std::optional<Version> best;
-  for (const ToolkitRow& r : tables().toolkits)
-    if (toolkit_builds_for(r.cuda, cc)) best = r.cuda;
+  for (const ToolkitRow& r : tables().toolkits)  // one whose driver is known: a fix names it
+    if (toolkit_builds_for(r.cuda, cc) && !r.linux_driver.empty()) best = r.cuda;
   return best;
 }
 

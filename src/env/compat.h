@@ -144,7 +144,8 @@ const PipWheels& pip_wheels(int cuda_major);
 const ArchRow* arch(int cc);
 // Whether toolkit `cuda` can compile for `cc` (false for an unknown cc).
 bool toolkit_builds_for(const Version& cuda, int cc);
-// The newest toolkit in the table that builds for `cc` (the last_cuda, or the newest row).
+// The newest toolkit in the table that builds for `cc` and whose driver the table names (the
+// last_cuda, or the newest confirmed row: 13.3 on tables that name no driver for 13.4).
 std::optional<Version> newest_toolkit_for(int cc);
 // The newest toolkit a driver of branch `branch` runs natively (R470 -> 11.4 is not in the table:
 // the newest row whose driver is of that branch or older).

@@ -206,6 +206,7 @@ TEST(DoctorCompat, ArchitectureRowsKeepNvidiasRules) {
   EXPECT_EQ(compat::arch(35)->last_driver_branch, 470);
   EXPECT_EQ(compat::arch(37)->last_cudnn, (Version{8, 5, 0}));
   EXPECT_FALSE(compat::toolkit_builds_for(Version{12, 0, 0}, 35));
+  EXPECT_EQ(compat::newest_toolkit_for(90), (Version{13, 3, 0}));  // 13.4 exists, its driver unconfirmed
   EXPECT_EQ(compat::newest_toolkit_for_branch(470), (Version{11, 4, 0}));
   EXPECT_EQ(compat::newest_toolkit_for_branch(580), (Version{13, 0, 0}));
 }
