@@ -379,6 +379,12 @@ void judge_tensorflow(Ctx& c, const PythonEnv& p) {
                       py, after));
     return;
   }
+  if (c.no_gpu) {  // its CUDA libraries would have no GPU to serve: nothing to judge or fix here
+    c.add(Level::Pass, "tensorflow",
+          fmt::format("{} (CUDA {}, cuDNN {}): a GPU build on a machine without an NVIDIA GPU: it runs on the CPU",
+                      what, t.cuda, t.cudnn));
+    return;
+  }
   bool warned = false;
   if (built) {
     if (auto bad = cuda_vs_driver(c, *built)) {

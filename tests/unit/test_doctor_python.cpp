@@ -424,6 +424,13 @@ TEST_F(DoctorPython, TensorflowForCuda12WithOnlyCuda13Present) {
   EXPECT_HAS(t->fix, "-m pip install 'tensorflow[and-cuda]==2.15.0' (it installs the CUDA 12.2 and cuDNN 8.9 wheels");
   EXPECT_HAS(t->fix, "-m pip install -U 'tensorflow[and-cuda]' (TensorFlow 2.19 and later: CUDA 12.5, cuDNN 9.3");
   EXPECT_HAS(t->fix, "no TensorFlow in ember's tables is built for the CUDA 13 this environment has");
+  // On a machine without an NVIDIA GPU the missing CUDA 12 libraries matter to nobody.
+  EnvFacts none;
+  none.nvidia_pci_gpus = 0;
+  none.pythons = f.pythons;
+  const Verdict n = diagnose(none);
+  EXPECT_EQ(named(n, "tensorflow")->level, Level::Pass);
+  EXPECT_HAS(named(n, "tensorflow")->message, "a GPU build on a machine without an NVIDIA GPU");
   // Where it sees the GPU, nothing is loaded and it passes, saying so.
   FakeSite seeing;
   seeing.tensorflow("2.18.0", true, "12.5.1", "9", /*gpus=*/2);
