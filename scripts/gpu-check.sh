@@ -224,8 +224,9 @@ if [[ -s $logs/doctor.json ]]; then
 import json, sys
 d = json.load(open(sys.argv[1]))
 v = d.get("verdict", {})
+# The "nvidia gpu" line is a PASS where the PCI bus shows no NVIDIA GPU: that is the reason then.
 why = "; ".join(c["message"] + (" (fix: " + c["fix"] + ")" if c.get("fix") else "")
-                for c in d.get("checks", []) if c.get("level") in ("FAIL", "WARN"))
+                for c in d.get("checks", []) if c.get("level") in ("FAIL", "WARN") or c.get("name") == "nvidia gpu")
 print(("1" if v.get("gpu_usable") else "0") + "\t" + (why or "the doctor gives no reason"))
 PY
 )

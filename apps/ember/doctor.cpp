@@ -33,27 +33,33 @@ void register_doctor(CLI::App& root, Runner& run) {
   sub->add_flag("--smoke", *smoke,
                 "Only run the GPU smoke test on cuda:0 (context, a checked 64 MiB copy and its bandwidth, an ember "
                 "kernel, a cuBLAS GEMM, a cuDNN convolution, each against the CPU); SKIP without a usable GPU");
+  auto tables = std::make_shared<bool>(false);
+  sub->add_flag("--tables", *tables,
+                "Only print the compatibility tables the fixes come from (drivers, GPUs, PyTorch, TensorFlow, JAX), "
+                "each row with its source and the date it was checked");
   sub->footer("Exit code 0 when training can run on some device (the CPU counts; with --require-gpu only the GPU), "
               "1 otherwise, 2 on a usage error.");
-  sub->callback([&run, json, require_gpu, pythons, no_python, python_timeout, smoke] {
-    run = [json, require_gpu, pythons, no_python, python_timeout, smoke] {
+  sub->callback([&run, json, require_gpu, pythons, no_python, python_timeout, smoke, tables] {
+    run = [json, require_gpu, pythons, no_python, python_timeout, smoke, tables] {
+      if (*tables) {
+        fmt::print("{}", env::compat_tables_markdown());
+        return kExitOk;
+      }
       if (*smoke) {  // exit 0 when it passed, or was skipped without --require-gpu
         const env::GpuSmokeResult r = env::gpu_smoke_test(0);
         fmt::print("{}", *json ? env::smoke_json(r) + "\n" : env::format_smoke(r));
         return r.passed() || (!r.skipped.empty() && !*require_gpu) ? kExitOk : kExitFailed;
       }
-      env::EnvFacts facts = env::probe_environment();
-      if (!*no_python) {
-        facts.pythons = env::find_pythons(*pythons);
-        env::audit_pythons(facts.pythons, *python_timeout * 1000);
-      }
-      env::find_library_copies(facts);  // after the audit: its interpreters' nvidia-* wheels are places too
-      env::Verdict verdict = env::evaluate(facts);
+      const env::DoctorReport report =
+          env::run_doctor({.audit_python = !*no_python,
+                           .pythons = *pythons,
+                           .running_python = "",
+                           .python_timeout_ms = *python_timeout * 1000});
       if (*json)
-        fmt::print("{}\n", env::to_json(facts, verdict));
+        fmt::print("{}\n", env::to_json(report.facts, report.verdict));
       else
-        fmt::print("{}", env::format_report(facts, verdict));
-      const bool usable = *require_gpu ? verdict.gpu_usable : verdict.can_train();
+        fmt::print("{}", env::format_report(report.facts, report.verdict));
+      const bool usable = *require_gpu ? report.verdict.gpu_usable : report.verdict.can_train();
       return usable ? kExitOk : kExitFailed;
     };
   });

@@ -40,12 +40,16 @@ __all__ = [
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
-    """The report of ``ember doctor --json`` as a dict (schema in docs/doctor.md).
+    """The report of ``ember doctor --json`` as a dict (schema in docs/doctor.md): the same checks,
+    from the same library call, as the command.
 
-    ``report["verdict"]`` says whether training can run and where; ``report["first_fix"]`` what to do
-    first. audit_python=False skips asking the machine's Python interpreters for their frameworks
-    (the slow part: each is started once); ``pythons`` names the interpreters to ask instead of
-    $VIRTUAL_ENV, $CONDA_PREFIX and python3 on PATH.
+    ``report["verdict"]`` says whether training can run and where (``"training_device"``), and
+    ``report["verdict"]["first_fix"]`` what to do first ("" when nothing blocks training);
+    ``report["checks"]`` lists every check with its level, message and fix. The interpreter this runs
+    in (``sys.executable``) is audited besides $VIRTUAL_ENV, $CONDA_PREFIX and python3 on PATH, so an
+    unactivated venv's frameworks are checked too. audit_python=False skips asking the interpreters
+    for their frameworks (the slow part: each is started once); ``pythons`` names the interpreters to
+    ask instead (like ``ember doctor --python``).
     """
     return _json.loads(_core._doctor_json(audit_python, list(pythons or []), python_timeout))
 

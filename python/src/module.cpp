@@ -14,16 +14,18 @@
 namespace ember::python {
 namespace {
 
-// `ember doctor --json`'s text: probing reads /proc, dlopen()s the NVIDIA libraries and (unless
-// audit_python is false) asks each Python interpreter for its frameworks, so the GIL is released.
+// `ember doctor --json`'s text, from the same library call as the CLI (env::run_doctor), also
+// auditing the interpreter this runs in (sys.executable: a venv that is not activated is not on PATH).
+// Probing reads /proc, dlopen()s the NVIDIA libraries and asks each interpreter for its frameworks, so
+// the GIL is released.
 std::string doctor_json(bool audit_python, const std::vector<std::string>& pythons, int python_timeout) {
+  const std::string running = nb::cast<std::string>(nb::module_::import_("sys").attr("executable"));
   nb::gil_scoped_release unlocked;
-  env::EnvFacts facts = env::probe_environment();
-  if (audit_python) {
-    facts.pythons = env::find_pythons(pythons);
-    env::audit_pythons(facts.pythons, python_timeout * 1000);
-  }
-  return env::to_json(facts, env::evaluate(facts));
+  const env::DoctorReport r = env::run_doctor({.audit_python = audit_python,
+                                               .pythons = pythons,
+                                               .running_python = running,
+                                               .python_timeout_ms = python_timeout * 1000});
+  return env::to_json(r.facts, r.verdict);
 }
 
 }  // namespace

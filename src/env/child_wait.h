@@ -1,5 +1,5 @@
 // The parent's half of the doctor's forked probes (probe_nvidia.cpp runs vendor libraries in a
-// child, python_audit.cpp runs interpreters): read the child's stdout and stderr until both close or
+// child, probe_python.cpp runs interpreters): read the child's stdout and stderr until both close or
 // the deadline passes, kill it then, reap it, and say in words how it ended.
 #pragma once
 

@@ -18,7 +18,9 @@ std::string opt_str(const std::optional<Version>& v, const char* none = "not fou
 constexpr size_t kWidth = 80;
 
 // Word-wraps `text` to kWidth columns: the first line starts with `first`, the others with `indent`
-// spaces. A word longer than a line (a path, a URL) is cut, so no line ever passes kWidth.
+// spaces. A word longer than a line (a path, a URL) is broken after a '/', so a file name is never
+// cut in two (issue 48); only one path component longer than a whole line is cut, so no line ever
+// passes kWidth.
 std::string wrap(const std::string& first, size_t indent, const std::string& text) {
   std::string out = first, word;
   size_t col = first.size();
@@ -34,12 +36,16 @@ std::string wrap(const std::string& first, size_t indent, const std::string& tex
     if (has_word) out += ' ', ++col;
     while (col + w.size() > kWidth) {
       const size_t room = kWidth > col ? kWidth - col : 0;
-      if (room == 0) {
+      // The longest head that fits and ends with '/': the rest starts a line with a whole name.
+      const size_t slash = room == 0 ? std::string::npos : w.rfind('/', room - 1);
+      size_t cut = slash != std::string::npos && slash > 0 ? slash + 1 : 0;
+      if (cut == 0 && col > indent) {  // nothing fits after what is on this line: a fresh line first
         newline();
         continue;
       }
-      out += w.substr(0, room);
-      w.erase(0, room);
+      if (cut == 0) cut = room;  // one component longer than a whole line
+      out += w.substr(0, cut);
+      w.erase(0, cut);
       newline();
     }
     out += w;
@@ -96,6 +102,7 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   row("oneDNN", f.onednn_version);
   row("BLAS", f.blas + (f.blas_build.empty() ? "" : ", " + f.blas_build + " build") +
                  (f.blas_path.empty() ? "" : " (" + f.blas_path + ")"));
+  row("compat tables", compat::tables().date + " (the versions its fixes name; `ember doctor --tables`)");
   out += "host\n";
   row("OS", f.os);
   row("CPU", f.cpu_model);
@@ -113,9 +120,14 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
     row("other GPU modules", mods + " loaded");
   }
   out += "NVIDIA\n";
+  row("PCI bus", !f.nvidia_pci_gpus ? std::string(f.wsl ? "cannot tell (WSL2: the GPU is the Windows side's)"
+                                                         : "cannot tell (/sys/bus/pci unreadable)")
+                 : *f.nvidia_pci_gpus == 0 ? std::string("no NVIDIA GPU")
+                                           : fmt::format("{} NVIDIA GPU(s)", *f.nvidia_pci_gpus));
   row("driver", f.driver_found ? (f.driver_version.empty() ? std::string("loaded") : f.driver_version) +
                                      (f.driver_cuda ? " (CUDA " + f.driver_cuda->str() + ")" : std::string())
-                               : "not found (" + f.driver_error + ")");
+                               : "not found (" + (f.driver_error.empty() ? std::string("libcuda.so.1 missing") : f.driver_error) +
+                                     ")");
   if (!f.driver_path.empty())
     row("libcuda", f.driver_path + (!f.libcuda_version.empty() && f.libcuda_version != f.driver_version
                                         ? " (" + f.libcuda_version + ")"
@@ -147,7 +159,8 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
     out += "library copies\n";
     for (const auto& c : f.library_copies)
       out += wrap(fmt::format("  {:<22}", c.soname), 24,
-                  (c.version.empty() ? std::string("?") : c.version) + " " + c.path + " (" + c.source + ")");
+                  (c.version.empty() ? std::string("(version unknown)") : c.version) + " " + c.path + " (" +
+                      c.source + ")");
   }
   if (!f.pythons.empty()) {
     out += "Python\n";
@@ -155,10 +168,23 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
       std::vector<std::string> parts;
       if (!p.error.empty()) parts.push_back("not audited: " + p.error);
       if (!p.python_version.empty()) parts.push_back("Python " + p.python_version + " (" + p.found_by + ")");
-      if (p.torch) parts.push_back("torch " + p.torch->version + (p.torch->cuda.empty() ? " (CPU)" : " (CUDA " + p.torch->cuda + ")"));
+      if (p.torch)
+        parts.push_back("torch " + p.torch->version +
+                        (!p.torch->imported       ? std::string(" (does not import)")
+                         : p.torch->cuda.empty()  ? std::string(" (CPU)")
+                                                  : " (CUDA " + p.torch->cuda +
+                                                        (p.torch->cuda_available == true ? ", sees the GPU)"
+                                                         : p.torch->cuda_available == false ? ", no GPU seen)"
+                                                                                            : ")")));
       if (p.tensorflow)
-        parts.push_back("tensorflow " + p.tensorflow->version +
-                        (p.tensorflow->cuda_build ? " (CUDA " + p.tensorflow->cuda + ")" : std::string(" (CPU)")));
+        parts.push_back((p.tensorflow->package.empty() ? std::string("tensorflow") : p.tensorflow->package) + " " +
+                        p.tensorflow->version +
+                        (!p.tensorflow->imported     ? std::string(" (does not import)")
+                         : p.tensorflow->cuda_build ? " (CUDA " + p.tensorflow->cuda +
+                                                          (p.tensorflow->gpus >= 0
+                                                               ? fmt::format(", {} GPU(s) seen)", p.tensorflow->gpus)
+                                                               : std::string(")"))
+                                                    : std::string(" (CPU)")));
       if (p.jax) parts.push_back("jaxlib " + (p.jax->jaxlib.empty() ? std::string("-") : p.jax->jaxlib));
       if (p.onnxruntime) parts.push_back("onnxruntime " + p.onnxruntime->version);
       std::string wheels;  // their library directories are in --json
@@ -183,7 +209,11 @@ std::string format_report(const EnvFacts& f, const Verdict& v) {
   std::string counts;
   if (fails || warns) counts = fmt::format(" ({} FAIL, {} WARN)", fails, warns);
   out += wrap("verdict: ", 9, v.summary + counts);
-  if (!v.first_fix.empty()) out += wrap("first:   ", 9, v.first_fix_check + ": " + v.first_fix);
+  if (!v.first_fix.empty())
+    out += wrap("first:   ", 9, v.first_fix_check + ": " + v.first_fix);
+  else if (fails == 0 && warns > 0)  // a working GPU, or no GPU at all: the WARN lines are advice, not a first step
+    out += wrap("first:   ", 9, fmt::format("nothing blocks training; the WARN line{} above {} advice",
+                                            warns > 1 ? "s" : "", warns > 1 ? "are" : "is"));
   return out;
 }
 
@@ -215,6 +245,12 @@ nlohmann::json copies_json(const EnvFacts& f) {
   return all;
 }
 
+nlohmann::json loads_json(const std::vector<LibraryLoad>& loads) {
+  nlohmann::json all = nlohmann::json::array();
+  for (const LibraryLoad& l : loads) all.push_back({{"soname", l.soname}, {"path", l.path}, {"error", l.error}});
+  return all;
+}
+
 nlohmann::json pythons_json(const EnvFacts& f) {
   using nlohmann::json;
   json all = json::array();
@@ -226,19 +262,29 @@ nlohmann::json pythons_json(const EnvFacts& f) {
     if (p.jax) {
       json plugins = json::object();
       for (const auto& [n, ver] : p.jax->cuda_plugins) plugins[n] = ver;
-      jax = {{"jax", p.jax->jax}, {"jaxlib", p.jax->jaxlib}, {"cuda_plugins", plugins}};
+      jax = {{"jax", p.jax->jax}, {"jaxlib", p.jax->jaxlib}, {"cuda_plugins", plugins}, {"devices", p.jax->devices},
+             {"devices_error", p.jax->devices_error}};
     }
     all.push_back({
         {"path", p.path}, {"found_by", p.found_by}, {"error", p.error}, {"python", p.python_version},
         {"torch", or_null(p.torch.has_value(),
-                          p.torch ? json{{"version", p.torch->version}, {"cuda", p.torch->cuda}, {"cudnn", p.torch->cudnn},
+                          p.torch ? json{{"version", p.torch->version}, {"imported", p.torch->imported},
+                                         {"cuda", p.torch->cuda}, {"cudnn", p.torch->cudnn},
                                          {"cudnn_compiled", p.torch->cudnn_compiled},
-                                         {"cudnn_error", p.torch->cudnn_error}, {"arch_list", p.torch->arch_list}}
+                                         {"cudnn_error", p.torch->cudnn_error}, {"arch_list", p.torch->arch_list},
+                                         {"cuda_available", p.torch->cuda_available ? json(*p.torch->cuda_available)
+                                                                                    : json(nullptr)},
+                                         {"device_count", p.torch->device_count}, {"cuda_error", p.torch->cuda_error},
+                                         {"libraries", loads_json(p.torch->libraries)}}
                                   : json())},
         {"tensorflow", or_null(p.tensorflow.has_value(),
                                p.tensorflow ? json{{"version", p.tensorflow->version},
+                                                   {"package", p.tensorflow->package},
+                                                   {"imported", p.tensorflow->imported},
                                                    {"is_cuda_build", p.tensorflow->cuda_build},
-                                                   {"cuda", p.tensorflow->cuda}, {"cudnn", p.tensorflow->cudnn}}
+                                                   {"cuda", p.tensorflow->cuda}, {"cudnn", p.tensorflow->cudnn},
+                                                   {"gpus", p.tensorflow->gpus}, {"gpu_error", p.tensorflow->gpu_error},
+                                                   {"libraries", loads_json(p.tensorflow->libraries)}}
                                             : json())},
         {"jax", jax},
         {"onnxruntime", or_null(p.onnxruntime.has_value(),
@@ -281,6 +327,7 @@ std::string to_json(const EnvFacts& f, const Verdict& v) {
                   {"cuda_visible_devices", f.cuda_visible_devices ? json(*f.cuda_visible_devices) : json(nullptr)},
                   {"kernel_module_loaded", f.kernel_module_loaded ? json(*f.kernel_module_loaded) : json(nullptr)},
                   {"wsl", f.wsl}, {"libcuda_version", f.libcuda_version}, {"driver_error_code", f.driver_error_code},
+                  {"pci_gpus", f.nvidia_pci_gpus ? json(*f.nvidia_pci_gpus) : json(nullptr)},
                   {"nccl", ver(f.nccl)}, {"nccl_error", f.nccl_error},
                   {"paths", {{"libcuda", f.driver_path}, {"cudart", f.cudart_path}, {"cudnn", f.cudnn_path},
                              {"cublas", f.cublas_path}, {"nccl", f.nccl_path}}}}},

@@ -227,13 +227,11 @@ std::vector<LibraryCopy> scan_library_copies(const std::vector<LibraryPlace>& pl
       copies.push_back(std::move(c));
     }
   }
-  // A library found once needs no version to compare; one found more than once without a version
-  // in its name is asked (each copy in its own child: two sonames alike must not share a process).
-  std::map<std::string, int> count;
-  for (const LibraryCopy& c : copies) ++count[c.soname];
+  // A copy without a version in its name or wheel is asked (each in its own child: two sonames alike
+  // must not share a process), so the report never prints "?" for a library that can say (issue 48).
   for (LibraryCopy& c : copies) {
-    if (!c.version.empty() || count[c.soname] < 2) continue;
     const std::string base = c.soname.substr(0, c.soname.find(".so."));
+    if (!c.version.empty() || base == "libcuda" || base == "libnvidia-ml") continue;  // those have no version call
     Isolated r = run_isolated([&] { return version_child(c.real_path, base); }, 20000);
     if (r.ok && r.payload.starts_with("version\t")) c.version = r.payload.substr(8, r.payload.find('\n') - 8);
   }

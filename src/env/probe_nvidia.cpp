@@ -311,6 +311,8 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
     const char* words;
     std::string fix;
   };
+  // No row for 35: that is the runtime's cudaErrorInsufficientDriver; cuInit and the driver API never
+  // return it (CUresult goes from 34 to 36). A driver too old for the runtime is judged from versions.
   const Row rows[] = {
       {1, "CUDA_ERROR_INVALID_VALUE", "the driver rejected a probe argument (a driver/library mismatch)",
        "reinstall the NVIDIA driver so libcuda.so.1 matches the kernel module (`nvidia-smi` must work)"},
@@ -324,8 +326,6 @@ DriverErrorText cuda_driver_error_text(int code, const char* name, const char* d
        "libcuda is the CUDA toolkit's stub library (a link-time placeholder), not the NVIDIA driver",
        "install the NVIDIA driver, or " + container + "; remove the toolkit's lib64/stubs directory from "
        "LD_LIBRARY_PATH"},
-      {35, "CUDA_ERROR_INSUFFICIENT_DRIVER", "the installed NVIDIA driver is older than this CUDA needs",
-       upgrade},
       {36, "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER", "this call needs a newer NVIDIA driver",
        upgrade},
       {46, "CUDA_ERROR_DEVICE_UNAVAILABLE",

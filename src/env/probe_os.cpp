@@ -154,8 +154,30 @@ void probe_device_nodes(EnvFacts& f, const std::string& root, const AccessCheck&
   }
 }
 
+void probe_pci_gpus(EnvFacts& f, const std::string& root) {
+  // WSL2's bus shows Microsoft's virtual GPU whatever the Windows side has, and a Jetson's GPU is
+  // integrated, not a PCI device: neither bus can rule one out.
+  if (f.wsl || exists(root + "/etc/nv_tegra_release")) return;
+  const fs::path bus = root + "/sys/bus/pci/devices";
+  std::error_code ec;
+  if (!fs::is_directory(bus, ec)) return;  // a container without /sys: nothing to tell
+  int gpus = 0, devices = 0;
+  for (auto it = fs::directory_iterator(bus, ec); !ec && it != fs::directory_iterator(); it.increment(ec)) {
+    ++devices;
+    auto field = [&](const char* name) {
+      std::string v = read_file((it->path() / name).string());
+      return std::strtoul(v.c_str(), nullptr, 16);
+    };
+    // Class 0x03xxxx: VGA (0x0300) and 3D controllers (0x0302, the data-centre GPUs). NVIDIA's
+    // audio, USB and NVSwitch functions share the vendor id but not the class.
+    if (field("vendor") == 0x10de && (field("class") >> 16) == 0x03) ++gpus;
+  }
+  if (devices > 0) f.nvidia_pci_gpus = gpus;  // an empty bus (a sandbox) says nothing either
+}
+
 void probe_os(EnvFacts& f, const std::string& root) {
   probe_os_release(f, root);
+  probe_pci_gpus(f, root);
   probe_modules(f, root);
   probe_secure_boot(f, root);
   probe_container(f, root, root.empty() ? std::getenv("container") : nullptr);

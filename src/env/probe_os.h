@@ -1,7 +1,8 @@
 // The doctor's OS layer (probe_os.cpp): what the operating system says about the NVIDIA driver
-// beside the libraries — /etc/os-release, /proc/modules (nouveau), the EFI Secure Boot variable,
-// the /dev/nvidia* nodes and whether this is a container. Every reader takes a root prefix ("" =
-// this machine) so the tests build fake /proc, /sys, /dev and /etc trees in a temporary directory.
+// beside the libraries — /etc/os-release, the PCI bus (is there an NVIDIA GPU at all), /proc/modules
+// (nouveau), the EFI Secure Boot variable, the /dev/nvidia* nodes and whether this is a container.
+// Every reader takes a root prefix ("" = this machine) so the tests build fake /proc, /sys, /dev and
+// /etc trees in a temporary directory.
 #pragma once
 
 #include <functional>
@@ -26,6 +27,11 @@ void probe_container(EnvFacts& f, const std::string& root, const char* container
 // which access() always lets through, so they pass their own).
 using AccessCheck = std::function<bool(const std::string& path)>;
 void probe_device_nodes(EnvFacts& f, const std::string& root, const AccessCheck& can_rw = {});
+
+// NVIDIA GPUs on the PCI bus: <root>/sys/bus/pci/devices/*/vendor 0x10de with a display-class
+// `class` (0x03xxxx). Left unset (cannot tell) on WSL2, on a Jetson (its GPU is not a PCI device),
+// without /sys/bus/pci, or on an empty bus.
+void probe_pci_gpus(EnvFacts& f, const std::string& root);
 
 // Everything above for this machine; call after probe_driver (the driver's setuid helper creates
 // /dev/nvidia-uvm when CUDA first starts, so the nodes are read after the driver probe ran).

@@ -1,6 +1,7 @@
 // Judges the OS layer (verdict_os.h). Each finding names the file that says so and the command that
 // fixes it on this system: a kernel module older than libcuda is the reboot case, nouveau is
 // blacklisted, Secure Boot needs the module's key enrolled, a container needs --gpus all on the host.
+// Library provenance (NCCL, copies of one library) is judged in verdict_libraries.cpp.
 #include "env/verdict_os.h"
 
 #include <fmt/format.h>
@@ -10,6 +11,7 @@
 
 #include "env/compat.h"
 #include "env/distro.h"
+#include "env/verdict_parts.h"
 
 namespace ember::env::detail {
 namespace {
@@ -36,11 +38,11 @@ std::string blacklist_fix(const EnvFacts& f) {
                      lines, initramfs);
 }
 
-std::string secure_boot_fix() {
+std::string secure_boot_fix(const EnvFacts& f) {
   return "Secure Boot is on and refuses the unsigned nvidia module (`mokutil --sb-state`; `sudo dmesg | grep 'Key "
-         "was rejected'` shows the refusal): enroll the key DKMS signs it with, `sudo mokutil --import "
-         "/var/lib/dkms/mok.pub`, reboot and choose \"Enroll MOK\"; or install the distribution's signed driver, or "
-         "turn Secure Boot off in the firmware";
+         "was rejected'` shows the refusal): enroll the key DKMS signs it with, `sudo mokutil --import " +
+         mok_key_path(f) + "`, reboot and choose \"Enroll MOK\"; or install the distribution's signed driver, or turn "
+         "Secure Boot off in the firmware";
 }
 
 }  // namespace
@@ -48,7 +50,7 @@ std::string secure_boot_fix() {
 std::string module_not_loaded_fix(const EnvFacts& f) {
   if (!f.conflicting_modules.empty())
     return join(f.conflicting_modules) + " holds the GPU, so the nvidia module cannot bind it: " + blacklist_fix(f);
-  if (f.secure_boot == true) return secure_boot_fix();
+  if (f.secure_boot == true) return secure_boot_fix(f);
   return "load it: `sudo modprobe nvidia`, then check `nvidia-smi`; if modprobe fails, `sudo dmesg | grep -i nvidia` "
          "tells why (\"Key was rejected\": Secure Boot refuses the unsigned module; enroll its key with mokutil or "
          "install the distribution's signed driver)";
@@ -68,7 +70,9 @@ bool judge_os(const EnvFacts& f, std::vector<Check>& checks) {
         return d.path == "/dev/nvidiactl" && d.exists;
       });
   if (!f.container.empty()) {
-    if (container_without_gpu && !f.driver_found) {
+    if (container_without_gpu && no_nvidia_gpu(f)) {
+      gpu_ok = false;  // the host has no NVIDIA GPU to pass in: the "nvidia gpu" line says so
+    } else if (container_without_gpu && !f.driver_found) {
       gpu_ok = false;  // the driver line says it, with the same fix (libcuda comes in with the GPU)
     } else if (container_without_gpu) {
       add(f.built_with_cuda ? Level::Fail : Level::Warn, "container",
@@ -150,93 +154,6 @@ bool judge_os(const EnvFacts& f, std::vector<Check>& checks) {
     }
   }
   return gpu_ok;
-}
-
-void judge_libraries(const EnvFacts& f, std::vector<Check>& checks) {
-  auto add = [&](Level l, std::string name, std::string msg, std::string fix = {}) {
-    checks.push_back({l, std::move(name), std::move(msg), std::move(fix)});
-  };
-  // ---- NCCL: only multi-GPU training needs it ----
-  if (f.built_with_cuda) {
-    const std::string cuda_m = f.cuda_compiled ? std::to_string(f.cuda_compiled->major) : std::string("13");
-    const std::string install = "`pip install nvidia-nccl-cu" + cuda_m + "` and its lib directory on LD_LIBRARY_PATH, "
-                                "or the libnccl2 package of NVIDIA's CUDA repository";
-    if (!f.nccl_error.empty())
-      add(f.gpus.size() > 1 ? Level::Warn : Level::Pass, "nccl",
-          f.nccl_error + (f.gpus.size() > 1 ? "; multi-GPU training would fail" : "; only multi-GPU training uses it"),
-          f.gpus.size() > 1 ? "reinstall NCCL: " + install : "");
-    else if (f.nccl)
-      add(Level::Pass, "nccl", "NCCL " + f.nccl->str() + (f.nccl_path.empty() ? "" : ", " + f.nccl_path));
-    else if (f.gpus.size() > 1)
-      add(Level::Warn, "nccl",
-          fmt::format("libnccl.so.2 not found: training on the {} GPUs together (ember train --nproc) needs it",
-                      f.gpus.size()),
-          "install NCCL: " + install);
-  }
-
-  // ---- the same library in several places with different versions ----
-  std::map<std::string, std::vector<const LibraryCopy*>> by_soname;
-  std::vector<std::string> order;
-  for (const LibraryCopy& c : f.library_copies) {
-    if (!by_soname.count(c.soname)) order.push_back(c.soname);
-    by_soname[c.soname].push_back(&c);
-  }
-  // Versions compare on the components both give ("9.1.0.70" from a wheel is "9.1.0" from a file).
-  auto same = [](const std::string& a, const std::string& b) {
-    size_t i = 0, dots = 0;
-    for (; i < a.size() && i < b.size() && a[i] == b[i]; ++i) dots += a[i] == '.';
-    if (i == a.size() && i == b.size()) return true;
-    const bool a_end = i == a.size() || a[i] == '.', b_end = i == b.size() || b[i] == '.';
-    return a_end && b_end && dots >= 1;
-  };
-  for (const std::string& soname : order) {
-    const auto& copies = by_soname[soname];
-    std::vector<const LibraryCopy*> known;
-    for (const LibraryCopy* c : copies)
-      if (!c->version.empty()) known.push_back(c);
-    bool differ = false;
-    for (const LibraryCopy* c : known) differ |= !same(c->version, known.front()->version);
-    if (!differ) continue;
-    std::string where;
-    for (const LibraryCopy* c : known)
-      where += fmt::format("{}{} {} ({})", where.empty() ? "" : "; ", c->version, c->path, c->source);
-    // The loader's pick: the copy ember's probe loaded, else the first in the loader's order.
-    const LibraryCopy* pick = nullptr;
-    for (const LibraryCopy* c : copies)
-      if (c->loaded) pick = c;
-    if (pick == nullptr)
-      for (const LibraryCopy* c : copies)
-        if (c->loader_rank >= 0 && (pick == nullptr || c->loader_rank < pick->loader_rank)) pick = c;
-    const std::string picks =
-        pick != nullptr ? fmt::format("the dynamic loader picks {} ({}{})", pick->path,
-                                      pick->version.empty() ? "version unknown" : pick->version,
-                                      pick->loaded ? ", the one ember loaded"
-                                      : pick->source == "LD_LIBRARY_PATH" ? ", first on LD_LIBRARY_PATH"
-                                                                          : ", from the ld.so cache")
-                        : std::string("none is on the loader's path (each program loads the copy it names)");
-    // They compete when a copy on LD_LIBRARY_PATH differs from another (it shadows the others,
-    // a framework's wheel included: LD_LIBRARY_PATH comes before a library's RUNPATH), or when two
-    // differing copies are both on the loader's path. Otherwise each program loads its own copy (a
-    // framework its wheel through RUNPATH, ember the loader's) and the copies are only named.
-    bool compete = false;
-    for (const LibraryCopy* a : known)
-      for (const LibraryCopy* b : known)
-        if (a != b && !same(a->version, b->version) && a->loader_rank >= 0 &&
-            (a->source == "LD_LIBRARY_PATH" || b->loader_rank >= 0))
-          compete = true;
-    if (!compete) {
-      add(Level::Pass, soname,
-          fmt::format("{} copies: {}; {}; none shadows another (each program loads the one it names)", known.size(),
-                      where, picks));
-      continue;
-    }
-    add(Level::Warn, soname,
-        fmt::format("{} copies with different versions: {}; {}; a framework loads its own wheel's copy unless "
-                    "LD_LIBRARY_PATH puts another first",
-                    known.size(), where, picks),
-        "keep one version on the library path: take the other directories off LD_LIBRARY_PATH or uninstall the "
-        "older copy (`ldconfig -p | grep " + soname + "` lists the ld.so cache's)");
-  }
 }
 
 }  // namespace ember::env::detail

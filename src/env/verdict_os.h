@@ -1,6 +1,5 @@
-// The OS layer's and provenance's part of the verdict (verdict_os.cpp): the kernel module against
-// libcuda, modules holding the GPU, Secure Boot, the device nodes, a container without GPUs, NCCL,
-// and libraries found twice with different versions. Pure functions of the facts.
+// The OS layer's part of the verdict (verdict_os.cpp): the kernel module against libcuda, modules
+// holding the GPU, Secure Boot, the device nodes, a container without GPUs. Pure functions of the facts.
 #pragma once
 
 #include <vector>
@@ -15,7 +14,5 @@ std::string module_not_loaded_fix(const EnvFacts& f);
 // Appends the OS layer's checks ("kernel module", "nouveau", "device files", "container").
 // Returns false when one of them keeps CUDA from every GPU.
 bool judge_os(const EnvFacts& f, std::vector<Check>& checks);
-// Appends "nccl" and one check per library found with different versions ("libcudnn.so.9").
-void judge_libraries(const EnvFacts& f, std::vector<Check>& checks);
 
 }  // namespace ember::env::detail

@@ -10,7 +10,8 @@
 #     the bundle's golden/), every GPU step SKIP, fake_fail FAIL; stdout's last 12,000 characters
 #     hold the table and the failure digest with fake_fail's failing test names and assertion lines.
 #  2. no false PASS: a fake nvidia-smi that lists an H200 on PATH, where ember sees no driver: every
-#     GPU step FAILs with ember's reason (the doctor's "no NVIDIA driver found").
+#     GPU step FAILs with ember's reason (the doctor's "no NVIDIA driver found", or — where the PCI bus
+#     shows no NVIDIA device, as on a CPU machine — "no NVIDIA GPU in this machine").
 #   usage: run_gpu_check_dry_run.sh REPO BUNDLE_DIR [WORK_DIR]
 # Exit: 0 pass, 1 fail. Prints how long each run took.
 set -uo pipefail
@@ -133,7 +134,7 @@ gpu = ("gpu_tests_blocking", "gpu_tests", "sanitizer", "doctor", "doctor_smoke",
 st = {x["step"]: x for x in s["steps"]}
 bad = ["{} is {}: {}".format(n, st.get(n, {}).get("status"), st.get(n, {}).get("reason")) for n in gpu
        if st.get(n, {}).get("status") != "FAIL" or "ember cannot use one" not in st[n]["reason"]
-       or "no NVIDIA driver found" not in st[n]["reason"]]
+       or not any(w in st[n]["reason"] for w in ("no NVIDIA driver found", "no NVIDIA GPU in this machine"))]
 for b in bad:
     print("FAIL: no false PASS: " + b)
 if not bad:

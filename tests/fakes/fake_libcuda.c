@@ -1,7 +1,7 @@
 /* A parametrised fake NVIDIA driver library (libcuda.so.1) for the doctor's tests
  * (tests/unit/test_doctor_probe.cpp). The test sets, before probing (the probe forks, the child
  * reads them):
- *   FAKE_CUDA_INIT_RC     what cuInit returns (default 0; 100 = CUDA_ERROR_NO_DEVICE, 35 = too old)
+ *   FAKE_CUDA_INIT_RC     what cuInit returns (default 0; 100 = CUDA_ERROR_NO_DEVICE, 36 = too old)
  *   FAKE_CUDA_DRIVER      what cuDriverGetVersion reports (default 13000 = CUDA 13.0)
  *   FAKE_CUDA_DEVICES     the devices as "CC:name,CC:name", e.g. "90:Fake H200,70:Fake V100"
  *                         (default: none) */
@@ -75,6 +75,6 @@ int cuDeviceTotalMem_v2(size_t* bytes, int dev) {
   return 0;
 }
 int cuGetErrorName(int rc, const char** s) {
-  *s = rc == 100 ? "CUDA_ERROR_NO_DEVICE" : rc == 35 ? "CUDA_ERROR_INSUFFICIENT_DRIVER" : "CUDA_ERROR_UNKNOWN";
+  *s = rc == 100 ? "CUDA_ERROR_NO_DEVICE" : rc == 36 ? "CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }

@@ -47,7 +47,7 @@ Level level_of(const Verdict& v, const std::string& name) {
 }  // namespace
 
 TEST(Doctor, HealthyMachineTrainsOnGpu) {
-  Verdict v = evaluate(healthy());
+  Verdict v = diagnose(healthy());
   EXPECT_TRUE(v.gpu_usable);
   EXPECT_EQ(v.training_device, "cuda:0");
   for (const auto& c : v.checks) EXPECT_EQ(c.level, Level::Pass) << c.name << ": " << c.message;
@@ -59,7 +59,7 @@ TEST(Doctor, NoDriverFallsBackToCpuAndNamesTheFix) {
   f.driver_error = "libcuda.so.1 missing";
   f.driver_cuda.reset();
   f.gpus.clear();
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   EXPECT_FALSE(v.gpu_usable);
   EXPECT_TRUE(v.can_train());
   EXPECT_EQ(v.training_device, "cpu");
@@ -78,7 +78,7 @@ TEST(Doctor, WslDriverFixPointsAtWindows) {
   f.driver_cuda.reset();
   f.gpus.clear();
   f.wsl = true;
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "driver");
   ASSERT_NE(d, nullptr);
   EXPECT_NE(d->fix.find("NVIDIA driver on Windows"), std::string::npos) << d->fix;
@@ -107,7 +107,7 @@ TEST(Doctor, DriverVersusRuntimeTable) {
     f.cuda_compiled = r.runtime;
     f.cudnn_cuda_major = r.runtime.major;
     f.cublas = Version{r.runtime.major, 0, 0};
-    Verdict v = evaluate(f);
+    Verdict v = diagnose(f);
     const Check* d = find(v, "driver");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->level, r.expect) << r.driver.str() << " vs " << r.runtime.str() << ": " << d->message;
@@ -129,7 +129,7 @@ TEST(Doctor, CudnnForAnotherCudaMajorFails) {
     f.os_release.id = "ubuntu";  // NVIDIA's repository has cudnn9-cuda-NN for it (distro.cpp)
     f.cudnn_cuda_major = r.cudnn_major;
     if (!r.loadable) f.cudnn.reset();
-    Verdict v = evaluate(f);
+    Verdict v = diagnose(f);
     const Check* c = find(v, "cudnn");
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->level, r.expect) << c->message;
@@ -144,10 +144,10 @@ TEST(Doctor, CudnnForAnotherCudaMajorFails) {
 TEST(Doctor, CublasOfAnotherMajorOrMissingFails) {
   EnvFacts f = healthy();
   f.cublas = Version{11, 11, 3};
-  EXPECT_EQ(level_of(evaluate(f), "cublas"), Level::Fail);
+  EXPECT_EQ(level_of(diagnose(f), "cublas"), Level::Fail);
   f.cublas.reset();
-  EXPECT_EQ(level_of(evaluate(f), "cublas"), Level::Fail);
-  EXPECT_FALSE(evaluate(f).gpu_usable);
+  EXPECT_EQ(level_of(diagnose(f), "cublas"), Level::Fail);
+  EXPECT_FALSE(diagnose(f).gpu_usable);
 }
 
 TEST(Doctor, ArchitectureTable) {
@@ -170,7 +170,7 @@ TEST(Doctor, ArchitectureTable) {
   EnvFacts f = healthy();
   f.cuda_sass_archs = {70};
   f.cuda_ptx_archs = {};
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   const Check* d = find(v, "device 0");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -178,7 +178,7 @@ TEST(Doctor, ArchitectureTable) {
   EXPECT_NE(d->fix.find("-DEMBER_CUDA_ARCHS=\"70-real;80-real\""), std::string::npos) << d->fix;
   EXPECT_FALSE(v.gpu_usable);
   f.cuda_ptx_archs = {70};  // PTX only: works, slowly
-  v = evaluate(f);
+  v = diagnose(f);
   EXPECT_EQ(find(v, "device 0")->level, Level::Warn);
   EXPECT_NE(find(v, "device 0")->fix.find("-DEMBER_CUDA_ARCHS=\"70-real;80-real;70-virtual\""), std::string::npos)
       << find(v, "device 0")->fix;
@@ -195,7 +195,7 @@ TEST(Doctor, DroppedArchitectureFixNamesTheLastToolkit) {
   f.cuda_sass_archs = {80, 90};
   f.cuda_ptx_archs = {90};
   f.gpus = {GpuInfo{0, "Tesla V100", 7, 0, 16ull << 30}};
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "device 0");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -215,7 +215,7 @@ TEST(Doctor, PtxOnlyGpuWithADriverOlderThanTheToolkitFails) {
   f.cuda_sass_archs = {80};
   f.cuda_ptx_archs = {80};
   f.gpus = {GpuInfo{0, "NVIDIA H100", 9, 0, 80ull << 30}};
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   EXPECT_EQ(level_of(v, "driver"), Level::Warn);
   const Check* d = find(v, "device 0");
   ASSERT_NE(d, nullptr);
@@ -226,7 +226,7 @@ TEST(Doctor, PtxOnlyGpuWithADriverOlderThanTheToolkitFails) {
   EXPECT_FALSE(v.gpu_usable);
   EXPECT_EQ(v.training_device, "cpu");
   f.driver_cuda = Version{12, 8, 0};  // a driver that knows the PTX: works, slowly
-  v = evaluate(f);
+  v = diagnose(f);
   EXPECT_EQ(level_of(v, "device 0"), Level::Warn);
   EXPECT_TRUE(v.gpu_usable);
 }
@@ -237,7 +237,7 @@ TEST(Doctor, UnknownDriverVersionIsSaidInWords) {
   EnvFacts f = healthy();
   f.driver_version.clear();
   f.driver_cuda = Version{11, 8, 0};
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "driver");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -253,13 +253,13 @@ TEST(Doctor, CudnnPastTheGpusLastReleaseWarns) {
   f.cuda_sass_archs = {70, 80};
   f.gpus = {GpuInfo{0, "Tesla V100", 7, 0, 16ull << 30}};
   f.cudnn = Version{9, 12, 0};
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   const Check* c = find(v, "cudnn device 0");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, Level::Warn);
   EXPECT_NE(c->fix.find("nvidia-cudnn-cu12==9.10.*"), std::string::npos) << c->fix;
   f.cudnn = Version{9, 10, 2};
-  v = evaluate(f);
+  v = diagnose(f);
   EXPECT_EQ(find(v, "cudnn device 0"), nullptr);
 }
 
@@ -267,7 +267,7 @@ TEST(Doctor, NoDeviceFails) {
   EnvFacts f = healthy();
   f.gpus.clear();
   f.physical_gpus = 0;
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   ASSERT_NE(find(v, "devices"), nullptr);
   EXPECT_EQ(find(v, "devices")->level, Level::Fail);
   EXPECT_FALSE(v.gpu_usable);
@@ -292,7 +292,7 @@ TEST(Doctor, VisibleDevicesTable) {
     f.physical_gpus = 2;
     f.cuda_visible_devices = hide;
     f.gpus.clear();  // what CUDA shows when everything is hidden
-    Verdict v = evaluate(f);
+    Verdict v = diagnose(f);
     const Check* c = find(v, "visible devices");
     ASSERT_NE(c, nullptr) << "'" << hide << "'";
     EXPECT_EQ(c->level, Level::Fail);
@@ -305,7 +305,7 @@ TEST(Doctor, VisibleDevicesEntryNamingNoDeviceWarns) {
   EnvFacts f = healthy();
   f.physical_gpus = 2;
   f.cuda_visible_devices = "0,3,1";
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   const Check* c = find(v, "visible devices");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, Level::Warn);
@@ -314,7 +314,7 @@ TEST(Doctor, VisibleDevicesEntryNamingNoDeviceWarns) {
   EXPECT_NE(c->fix.find("indices in 0..1"), std::string::npos) << c->fix;
   EXPECT_TRUE(v.gpu_usable);
   f.cuda_visible_devices = "1,0";
-  v = evaluate(f);
+  v = diagnose(f);
   EXPECT_EQ(find(v, "visible devices"), nullptr);
 }
 
@@ -322,7 +322,7 @@ TEST(Doctor, CpuOnlyBuildWarnsAndTrainsOnCpu) {
   EnvFacts f;
   f.cores = 2;
   f.driver_error = "libcuda.so.1 missing";
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   EXPECT_EQ(find(v, "build")->level, Level::Warn);
   EXPECT_EQ(v.training_device, "cpu");
   EXPECT_TRUE(v.can_train());
@@ -333,13 +333,13 @@ TEST(Doctor, FailedCpuSmokeTestMeansNoTraining) {
   EnvFacts f;
   f.cpu_smoke_ok = false;
   f.cpu_smoke_error = "element (0,0) differs";
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   EXPECT_FALSE(v.can_train());
 }
 
 TEST(Doctor, ProbeThisMachine) {
   EnvFacts f = probe_environment();
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   EXPECT_TRUE(f.cpu_smoke_ok) << f.cpu_smoke_error;
   EXPECT_GT(f.cores, 0);
   EXPECT_TRUE(v.can_train());
@@ -359,7 +359,7 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   f.blas_path = "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblas.so.0";
   f.blas_build = "serial";
   f.blas_threads = 1;
-  const Verdict serial_v = evaluate(f);
+  const Verdict serial_v = diagnose(f);
   const Check* serial = find(serial_v, "blas");
   ASSERT_NE(serial, nullptr);
   EXPECT_EQ(serial->level, Level::Warn) << serial->message;
@@ -368,7 +368,7 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   for (const char* build : {"pthreads", "openmp"}) {
     f.blas_build = build;
     f.blas_threads = f.blas_build == "openmp" ? 2 : 1;
-    const Verdict v = evaluate(f);
+    const Verdict v = diagnose(f);
     const Check* c = find(v, "blas");
     ASSERT_NE(c, nullptr);
     EXPECT_EQ(c->level, Level::Pass) << build << ": " << c->message;
@@ -377,7 +377,7 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   }
   f.blas_build = "pthreads";
   f.blas_threads = 8;
-  const Verdict kept_v = evaluate(f);
+  const Verdict kept_v = diagnose(f);
   const Check* kept = find(kept_v, "blas");
   ASSERT_NE(kept, nullptr);
   EXPECT_EQ(kept->level, Level::Warn);
@@ -385,10 +385,10 @@ TEST(Doctor, BlasBuildIsNamedAndJudged) {
   EXPECT_NE(kept->fix.find("openblas-openmp"), std::string::npos) << kept->fix;
   f.blas_threads = 1;
   f.blas_version = Version{0, 3, 5};
-  EXPECT_EQ(level_of(evaluate(f), "blas"), Level::Warn);
+  EXPECT_EQ(level_of(diagnose(f), "blas"), Level::Warn);
   f.blas_version = Version{0, 3, 21};
   f.blas_build.clear();
-  EXPECT_EQ(level_of(evaluate(f), "blas"), Level::Warn);
+  EXPECT_EQ(level_of(diagnose(f), "blas"), Level::Warn);
 }
 
 // What this process loaded: the build is known and, unless it is the OpenMP one, pinned to 1.
@@ -397,7 +397,7 @@ TEST(Doctor, ProbedBlasIsPinnedToOneThread) {
   ASSERT_FALSE(f.blas_build.empty()) << f.blas;
   EXPECT_FALSE(f.blas_path.empty());
   if (f.blas_build != "openmp") EXPECT_EQ(f.blas_threads, 1) << f.blas_build;
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* c = find(v, "blas");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, f.blas_build == "serial" ? Level::Warn : Level::Pass) << c->message;
@@ -414,7 +414,7 @@ TEST(Doctor, ReportFitsEightyColumnsAndEndsWithTheVerdict) {
   f.blas_build = "pthreads";
   f.blas_threads = 8;
   for (const EnvFacts& facts : {f, healthy(), EnvFacts{}}) {
-    const Verdict v = evaluate(facts);
+    const Verdict v = diagnose(facts);
     const std::string text = format_report(facts, v);
     std::vector<std::string> lines;
     std::stringstream ss(text);
@@ -438,8 +438,8 @@ TEST(Doctor, ReportFitsEightyColumnsAndEndsWithTheVerdict) {
     EXPECT_EQ(j["verdict"]["first_fix"], v.first_fix);
   }
   // The first thing to do is the first FAIL's fix.
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   EXPECT_EQ(v.first_fix_check, "driver");
   EXPECT_NE(v.first_fix.find("550.54.14"), std::string::npos) << v.first_fix;
-  EXPECT_EQ(evaluate(healthy()).first_fix, "");
+  EXPECT_EQ(diagnose(healthy()).first_fix, "");
 }

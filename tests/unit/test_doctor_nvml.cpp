@@ -114,7 +114,7 @@ TEST(DoctorNvml, UnsupportedFieldsStayUnknownAndPass) {
   EXPECT_EQ(g.clock_sm, -1);
   EXPECT_EQ(g.power_mw, -1);
   EXPECT_TRUE(g.xids.empty());
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const auto mine = checks_named(v, "nvml gpu 0");
   ASSERT_EQ(mine.size(), 1u);
   EXPECT_EQ(mine[0].level, Level::Pass);
@@ -128,7 +128,7 @@ TEST(DoctorNvml, EachFindingIsAVerdictWithItsFix) {
                 {"FAKE_NVML_RETIRED", ",,0:3:1,,,"},
                 {"FAKE_NVML_XIDS", "3:79;3:13;5:48"},
                 {"FAKE_NVML_MIG", ",,,,MIG-1111;MIG-2222,"}});
-  const Verdict v = evaluate(probed());
+  const Verdict v = diagnose(probed());
   struct Row {
     const char* name;
     const char* says;
@@ -175,7 +175,7 @@ TEST(DoctorNvml, PersistenceOffWarnsOnlyOnHeadlessMultiGpu) {
     FakeNvml env({{"FAKE_NVML_GPUS", "Fake A100:80:1:0:0:0,Fake A100:80:1:0:0:0"},
                   {"FAKE_NVML_PERSISTENCE", "0,1"},
                   {"FAKE_NVML_DISPLAY", "0,0"}});
-    const Verdict v = evaluate(probed());
+    const Verdict v = diagnose(probed());
     const Check c = with(v, "nvml gpu 0", "persistence mode is off");
     EXPECT_EQ(c.level, Level::Warn);
     EXPECT_HAS(c.fix, "systemctl enable --now nvidia-persistenced");
@@ -183,13 +183,13 @@ TEST(DoctorNvml, PersistenceOffWarnsOnlyOnHeadlessMultiGpu) {
   }
   {  // one GPU: no WARN
     FakeNvml env({{"FAKE_NVML_GPUS", "Fake A100:80:1:0:0:0"}, {"FAKE_NVML_PERSISTENCE", "0"}, {"FAKE_NVML_DISPLAY", "0"}});
-    EXPECT_EQ(checks_named(evaluate(probed()), "nvml gpu 0")[0].level, Level::Pass);
+    EXPECT_EQ(checks_named(diagnose(probed()), "nvml gpu 0")[0].level, Level::Pass);
   }
   {  // a workstation driving a display: no WARN (the display keeps the driver loaded)
     FakeNvml env({{"FAKE_NVML_GPUS", "Fake RTX:24:1:0:0:0,Fake RTX:24:1:0:0:0"},
                   {"FAKE_NVML_PERSISTENCE", "0,0"},
                   {"FAKE_NVML_DISPLAY", "1,0"}});
-    const Verdict v = evaluate(probed());
+    const Verdict v = diagnose(probed());
     EXPECT_EQ(checks_named(v, "nvml gpu 0")[0].level, Level::Pass);
     EXPECT_EQ(checks_named(v, "nvml gpu 1")[0].level, Level::Pass);
   }
@@ -203,7 +203,7 @@ TEST(DoctorNvml, ClocksPowerAndTemperatureAreShown) {
                 {"FAKE_NVML_TEMP", "91,45"},
                 {"FAKE_NVML_UTIL", "100:80,0:0"}});
   const EnvFacts f = probed();
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check slow = with(v, "nvml gpu 0", "hardware thermal slowdown");
   EXPECT_EQ(slow.level, Level::Warn);
   EXPECT_HAS(slow.message, "SM 795/2040 MHz");
@@ -225,7 +225,7 @@ TEST(DoctorNvml, JsonHasTheNewFieldsAndSchemaMinor) {
                 {"FAKE_NVML_MIG", "MIG-1111"},
                 {"FAKE_NVML_XIDS", "0:94"}});
   const EnvFacts f = probed();
-  const auto j = nlohmann::json::parse(to_json(f, evaluate(f)));
+  const auto j = nlohmann::json::parse(to_json(f, diagnose(f)));
   EXPECT_EQ(j["schema"], kJsonSchema);
   EXPECT_EQ(j["schema_minor"], kJsonSchemaMinor);
   const auto& g = j["nvml"]["gpus"][0];

@@ -141,7 +141,7 @@ TEST(DoctorOs, KernelModuleOlderThanLibcudaIsTheRebootCase) {
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
   EXPECT_EQ(f.libcuda_version, "580.95.05");
   EXPECT_EQ(f.driver_version, "570.86.15");
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* k = find(v, "kernel module");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->level, Level::Fail);
@@ -165,7 +165,7 @@ TEST(DoctorOs, OpenKernelModuleVersionLineIsRead) {
   FakeCuda cuda("0", "13000", "90:Fake H200");
   EnvFacts f = probe(r, {r.libcuda("580.159.04")});
   EXPECT_EQ(f.driver_version, "580.159.04");
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   ASSERT_NE(find(v, "kernel module"), nullptr);
   EXPECT_EQ(find(v, "kernel module")->level, Level::Pass);
   EXPECT_TRUE(v.gpu_usable);
@@ -179,7 +179,7 @@ TEST(DoctorOs, KernelModuleDifferingWhileCudaStartsIsAWarning) {
   r.device_nodes(1);
   FakeCuda cuda("0", "13000", "90:Fake H200");
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* k = find(v, "kernel module");
   ASSERT_NE(k, nullptr);
   EXPECT_EQ(k->level, Level::Warn);
@@ -194,7 +194,7 @@ TEST(DoctorOs, KernelModuleMatchingLibcudaPasses) {
   r.device_nodes(1);
   FakeCuda cuda("0", "13000", "90:Fake H200");
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   ASSERT_NE(find(v, "kernel module"), nullptr);
   EXPECT_EQ(find(v, "kernel module")->level, Level::Pass);
   ASSERT_NE(find(v, "device files"), nullptr);
@@ -220,7 +220,7 @@ TEST(DoctorOs, NouveauHoldingTheGpuIsBlacklistedPerDistribution) {
     FakeCuda cuda("100", "13000", "");
     EnvFacts f = probe(r, {r.libcuda("580.95.05")});  // the driver is installed, its module not loaded
     ASSERT_EQ(f.conflicting_modules, std::vector<std::string>{"nouveau"});
-    const Verdict v = evaluate(f);
+    const Verdict v = diagnose(f);
     const Check* d = find(v, "driver");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->level, Level::Fail);
@@ -238,7 +238,7 @@ TEST(DoctorOs, NouveauHoldingTheGpuIsBlacklistedPerDistribution) {
   r.write("etc/os-release", kOsRelease[1]);
   r.write("proc/modules", "nova_core 65536 0 - Live 0x0\n");
   EnvFacts f = probe(r, {"/nonexistent/libcuda.so.1"});
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   ASSERT_NE(find(v, "nouveau"), nullptr);
   EXPECT_EQ(find(v, "nouveau")->level, Level::Fail);
   EXPECT_HAS(find(v, "nouveau")->fix, "blacklist nova_core");
@@ -253,7 +253,7 @@ TEST(DoctorOs, SecureBootRefusingTheModuleNamesMokEnrolment) {
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
   ASSERT_TRUE(f.secure_boot.has_value());
   EXPECT_TRUE(*f.secure_boot);
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "driver");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -266,7 +266,7 @@ TEST(DoctorOs, SecureBootRefusingTheModuleNamesMokEnrolment) {
   off.secure_boot(false);
   EnvFacts g = probe(off, {off.libcuda("580.95.05")});
   EXPECT_EQ(g.secure_boot, false);
-  const Verdict w = evaluate(g);
+  const Verdict w = diagnose(g);
   EXPECT_HAS(find(w, "driver")->fix, "sudo modprobe nvidia");
   EXPECT_HASNT(find(w, "driver")->fix, "mokutil --import");
   // A BIOS machine: no EFI, Secure Boot unknown.
@@ -279,7 +279,7 @@ TEST(DoctorOs, SecureBootRefusingTheModuleNamesMokEnrolment) {
   fresh.secure_boot(true);
   fresh.write("etc/os-release", kOsRelease[1]);
   EnvFacts n = probe(fresh, {"/nonexistent/libcuda.so.1"});
-  const Verdict u = evaluate(n);
+  const Verdict u = diagnose(n);
   EXPECT_HAS(find(u, "driver")->fix, "Enroll MOK");
 }
 
@@ -290,7 +290,7 @@ TEST(DoctorOs, MissingDeviceNodesNameNvidiaModprobe) {
   r.device_nodes(1, /*uvm=*/false);  // /dev/nvidia1 and /dev/nvidia-uvm missing
   FakeCuda cuda("0", "13000", "90:Fake H200,90:Fake H200");
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "device files");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -307,7 +307,7 @@ TEST(DoctorOs, DeviceNodesThisUserCannotOpenNameTheGroupFix) {
   FakeCuda cuda("0", "13000", "90:Fake H200");
   // The tests run as root, whom access(2) always lets through: the check is given instead.
   EnvFacts f = probe(r, {r.libcuda("580.95.05")}, [](const std::string& node) { return node != "/dev/nvidia0"; });
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find(v, "device files");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -344,7 +344,7 @@ TEST(DoctorOs, ContainerWithoutGpusNamesGpusAllNeverADriverInside) {
     r.nvidia_module("580.95.05", 1);  // /proc/driver is the host's: its module shows through
     EnvFacts f = probe(r, {"/nonexistent/libcuda.so.1"});
     EXPECT_EQ(f.container, row.kind);
-    const Verdict v = evaluate(f);
+    const Verdict v = diagnose(f);
     const Check* d = find(v, "driver");
     ASSERT_NE(d, nullptr);
     EXPECT_EQ(d->level, Level::Fail);
@@ -361,7 +361,7 @@ TEST(DoctorOs, ContainerWithoutGpusNamesGpusAllNeverADriverInside) {
   r.write(".dockerenv", "");
   FakeCuda cuda("100", "13000", "");
   EnvFacts f = probe(r, {r.libcuda("580.95.05")});
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* c = find(v, "container");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, Level::Fail);
@@ -375,7 +375,7 @@ TEST(DoctorOs, ContainerWithoutGpusNamesGpusAllNeverADriverInside) {
   ok.device_nodes(1);
   FakeCuda cuda2("0", "13000", "90:Fake H200");
   EnvFacts g = probe(ok, {ok.libcuda("580.95.05")});
-  const Verdict w = evaluate(g);
+  const Verdict w = diagnose(g);
   ASSERT_NE(find(w, "container"), nullptr);
   EXPECT_EQ(find(w, "container")->level, Level::Pass);
   EXPECT_TRUE(w.gpu_usable);
@@ -417,7 +417,7 @@ TEST(DoctorOs, DriverFixFitsTheDistributionAndNamesASupportingBranch) {
   };
   const Row rows[] = {{1, "sudo ubuntu-drivers install"}, {1, "sudo apt install nvidia-driver-"},
                       {2, "cuda-rhel9.repo"},           {2, "sudo dnf install nvidia-open"},
-                      {2, "nvidia-driver:latest-dkms"},  {3, "cuda-fedora42.repo"},
+                      {2, "nvidia-driver:open-dkms"},    {3, "cuda-fedora42.repo"},
                       {4, "sudo pacman -Syu nvidia-open"}, {5, "NVIDIA-Linux-x86_64-<version>.run"},
                       {0, "debian12"}};
   for (const Version cuda : {Version{12, 2, 0}, Version{12, 4, 0}, Version{12, 8, 0}, Version{13, 0, 0}, Version{13, 1, 0}}) {
@@ -427,7 +427,7 @@ TEST(DoctorOs, DriverFixFitsTheDistributionAndNamesASupportingBranch) {
       EnvFacts f = cuda13_build();
       f.cuda_compiled = f.cuda_runtime = cuda;
       f.os_release = detail::parse_os_release(kOsRelease[row.distro]);
-      const Verdict v = evaluate(f);
+      const Verdict v = diagnose(f);
       const Check* d = find(v, "driver");
       ASSERT_NE(d, nullptr);
       EXPECT_EQ(d->level, Level::Fail);
@@ -437,7 +437,7 @@ TEST(DoctorOs, DriverFixFitsTheDistributionAndNamesASupportingBranch) {
       EXPECT_HAS(d->fix, "nvidia-smi");
       // WSL2 and containers: never a Linux driver, whatever the distribution.
       f.wsl = true;
-      const Verdict w = evaluate(f);
+      const Verdict w = diagnose(f);
       EXPECT_HAS(find(w, "driver")->fix, "on Windows");
       EXPECT_HAS(find(w, "driver")->fix, "never install a Linux NVIDIA driver inside WSL");
       for (const char* linux_install : {"apt install", "ubuntu-drivers", "dnf ", "pacman", ".run", "cuda-drivers"})
@@ -457,10 +457,10 @@ TEST(DoctorOs, DebianFixSaysWhichDriverTheReleaseShips) {
   };
   const Row rows[] = {
       {"12", Version{12, 2, 0}, "`sudo apt install nvidia-driver linux-headers-amd64` from Debian 12", "older than"},
-      {"12", Version{12, 4, 0}, "Debian 12's own nvidia-driver is 535.261.03 (backports: 535.216.03), older than "
-                                "550.54.14", "sudo apt install nvidia-driver linux"},
+      {"12", Version{12, 4, 0}, "Debian 12's own nvidia-driver is 535.309.01 (bookworm-security; backports: "
+                                "535.216.03), older than 550.54.14", "sudo apt install nvidia-driver linux"},
       {"12", Version{13, 0, 0}, "repos/debian12/x86_64/cuda-keyring_1.1-1_all.deb", "sudo apt install nvidia-driver linux"},
-      {"13", Version{12, 4, 0}, "it ships 550.163.01, enough for CUDA 12.4", "older than"},
+      {"13", Version{12, 4, 0}, "it ships 550.163.01 in trixie, enough for CUDA 12.4", "older than"},
       {"13", Version{13, 0, 0}, "Debian 13's own nvidia-driver is 550.163.01", "sudo apt install nvidia-driver linux"},
       {"", Version{13, 0, 0}, "NVIDIA's CUDA repository for your Debian", "debian12"},
   };
@@ -469,7 +469,7 @@ TEST(DoctorOs, DebianFixSaysWhichDriverTheReleaseShips) {
     f.cuda_compiled = f.cuda_runtime = row.cuda;
     f.os_release.id = "debian";
     f.os_release.version_id = row.version_id;
-    const Verdict v = evaluate(f);
+    const Verdict v = diagnose(f);
     const Check* d = find(v, "driver");
     ASSERT_NE(d, nullptr);
     EXPECT_HAS(d->fix, row.expect);
@@ -479,7 +479,7 @@ TEST(DoctorOs, DebianFixSaysWhichDriverTheReleaseShips) {
   }
 }
 
-// A driver too old for ember's CUDA (the FAIL by version, and cuInit's error 35) gets the same
+// A driver too old for ember's CUDA (the FAIL by version, and cuInit's error 36) gets the same
 // distribution's line; cuDNN's apt line only where NVIDIA's repository has the package.
 TEST(DoctorOs, TooOldDriverAndCudnnFixesFitTheDistribution) {
   EnvFacts f = cuda13_build();
@@ -488,16 +488,16 @@ TEST(DoctorOs, TooOldDriverAndCudnnFixesFitTheDistribution) {
   f.driver_version = "535.54.03";
   f.driver_cuda = Version{12, 2, 0};
   f.kernel_module_loaded = true;
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   EXPECT_EQ(find(v, "driver")->level, Level::Fail);
   EXPECT_HAS(find(v, "driver")->fix, "cuda-rhel9.repo");
   EXPECT_HAS(find(v, "driver")->fix, "branch 580 or newer");
-  // cuInit said CUDA_ERROR_INSUFFICIENT_DRIVER.
+  // cuInit said CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER.
   f.driver_cuda.reset();
-  f.driver_error = "cuInit failed: CUDA_ERROR_INSUFFICIENT_DRIVER (35): ...";
-  f.driver_error_code = 35;
+  f.driver_error = "cuInit failed: CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (36): ...";
+  f.driver_error_code = 36;
   f.os_release = detail::parse_os_release(kOsRelease[4]);  // Arch
-  const Verdict w = evaluate(f);
+  const Verdict w = diagnose(f);
   EXPECT_HAS(find(w, "driver")->fix, "sudo pacman -Syu nvidia-open");
   EXPECT_HAS(find(w, "driver")->fix, "580.65.06 or newer");
   // cuDNN missing: pip everywhere; the apt / dnf / pacman package where there is one.
@@ -510,7 +510,7 @@ TEST(DoctorOs, TooOldDriverAndCudnnFixesFitTheDistribution) {
     EnvFacts g = cuda13_build();
     g.cudnn.reset();
     g.os_release = detail::parse_os_release(kOsRelease[row.distro]);
-    const Verdict u = evaluate(g);
+    const Verdict u = diagnose(g);
     const Check* c = find(u, "cudnn");
     ASSERT_NE(c, nullptr);
     EXPECT_HAS(c->fix, "pip install nvidia-cudnn-cu13");
@@ -530,7 +530,7 @@ TEST(DoctorOs, NcclIsProbedInAChildWithPathAndVersion) {
   EXPECT_EQ(f.nccl->str(), "2.28.9");
   EXPECT_EQ(f.nccl_path, kFakes + "/nccl/libnccl.so.2");
   f.gpus = {GpuInfo{0, "Fake H200", 9, 0, 1ull << 30}};
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   ASSERT_NE(find(v, "nccl"), nullptr);
   EXPECT_EQ(find(v, "nccl")->level, Level::Pass);
   EXPECT_HAS(find(v, "nccl")->message, "NCCL 2.28.9");
@@ -551,12 +551,12 @@ TEST(DoctorOs, NcclIsProbedInAChildWithPathAndVersion) {
   EXPECT_FALSE(none.nccl);
   EXPECT_TRUE(none.nccl_error.empty());
   none.gpus = {GpuInfo{0, "A", 9, 0, 1}, GpuInfo{1, "B", 9, 0, 1}};
-  const Verdict w = evaluate(none);
+  const Verdict w = diagnose(none);
   ASSERT_NE(find(w, "nccl"), nullptr);
   EXPECT_EQ(find(w, "nccl")->level, Level::Warn);
   EXPECT_HAS(find(w, "nccl")->fix, "pip install nvidia-nccl-cu13");
   none.gpus.resize(1);
-  const Verdict one = evaluate(none);
+  const Verdict one = diagnose(none);
   EXPECT_EQ(find(one, "nccl"), nullptr);
 }
 
@@ -604,7 +604,7 @@ TEST(DoctorOs, LibraryFoundTwiceWithDifferentVersionsIsNamed) {
   EXPECT_EQ(f.library_copies[1].soname, "libcuda.so.1");
   EXPECT_EQ(f.library_copies[1].version, "580.95.05");
   EXPECT_EQ(f.library_copies[4].version, "9.1.0.70");
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* c = find(v, "libcudnn.so.9");
   ASSERT_NE(c, nullptr);
   EXPECT_EQ(c->level, Level::Warn);
@@ -613,24 +613,26 @@ TEST(DoctorOs, LibraryFoundTwiceWithDifferentVersionsIsNamed) {
   EXPECT_HAS(c->message, "9.10.2 " + cache + "/libcudnn.so.9 (ld.so cache)");
   EXPECT_HAS(c->message, "pip nvidia-cudnn-cu12");
   EXPECT_HAS(c->message, "the dynamic loader picks " + ld + "/libcudnn.so.9 (9.1.0, first on LD_LIBRARY_PATH)");
-  EXPECT_HAS(c->fix, "LD_LIBRARY_PATH");
+  EXPECT_HAS(c->message, "older than 9.10.2");
+  EXPECT_HAS(c->fix, "put " + cache + "/libcudnn.so.9's directory before " + ld + "/libcudnn.so.9's on LD_LIBRARY_PATH");
   EXPECT_HAS(c->fix, "ldconfig -p | grep libcudnn.so.9");
   EXPECT_EQ(find(v, "libcuda.so.1"), nullptr) << "one copy: nothing to compare";
-  // The copy ember loaded is the loader's pick, whatever the order.
+  // The copy ember loaded is the loader's pick, whatever the order; the newest loaded is no WARN.
   f.library_copies[2].loaded = true;
-  const Verdict w = evaluate(f);
+  const Verdict w = diagnose(f);
   EXPECT_HAS(find(w, "libcudnn.so.9")->message, "picks " + cache + "/libcudnn.so.9 (9.10.2, the one ember loaded)");
+  EXPECT_EQ(find(w, "libcudnn.so.9")->level, Level::Pass);
   // Versions that agree (a wheel's 4-part version against a file's 3) are no finding.
   f.library_copies = detail::scan_library_copies({places[0], places[3]});
-  const Verdict u = evaluate(f);
+  const Verdict u = diagnose(f);
   EXPECT_EQ(find(u, "libcudnn.so.9"), nullptr);
-  // The ld.so cache's copy and a wheel's do not compete (the framework loads its wheel through
-  // RUNPATH, which comes before the cache): named, not a WARN.
+  // The loader picks the newest (the ld.so cache's 9.10.2 over a wheel's 9.1): programs built for the
+  // older run on it, and PyTorch loads its wheel's through RPATH: named, not a WARN.
   f.library_copies = detail::scan_library_copies({places[1], places[3]});
-  const Verdict s = evaluate(f);
+  const Verdict s = diagnose(f);
   ASSERT_NE(find(s, "libcudnn.so.9"), nullptr);
   EXPECT_EQ(find(s, "libcudnn.so.9")->level, Level::Pass);
-  EXPECT_HAS(find(s, "libcudnn.so.9")->message, "none shadows another");
+  EXPECT_HAS(find(s, "libcudnn.so.9")->message, "(9.10.2, from the ld.so cache), the newest");
   // A wheel directory shared by several wheels (CUDA 13's nvidia/cu13/lib): each file is taken with
   // its own wheel's version, never a neighbour's.
   r.write("venv/nvidia/cu13/lib/libcudart.so.13", "");
@@ -660,7 +662,7 @@ TEST(DoctorOs, UnversionedCopiesAreAskedTheirVersion) {
   ASSERT_EQ(f.library_copies.size(), 2u);
   EXPECT_EQ(f.library_copies[0].version, "2.28.9");
   EXPECT_EQ(f.library_copies[1].version, "2.28.9");
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   EXPECT_EQ(find(v, "libnccl.so.2"), nullptr);
 }
 
@@ -677,7 +679,7 @@ TEST(DoctorOs, JsonCarriesTheOsLayerAndProvenance) {
   f.libcuda_version = "580.95.05";
   f.library_copies = {LibraryCopy{"libcudnn.so.9", "/a/libcudnn.so.9", "/a/libcudnn.so.9.1.0", "9.1.0",
                                   "LD_LIBRARY_PATH", 0, true}};
-  const auto j = nlohmann::json::parse(to_json(f, evaluate(f)));
+  const auto j = nlohmann::json::parse(to_json(f, diagnose(f)));
   EXPECT_EQ(j["schema"], kJsonSchema);
   EXPECT_EQ(j["schema_minor"], kJsonSchemaMinor);
   EXPECT_EQ(j["os"]["id"], "debian");
@@ -692,7 +694,7 @@ TEST(DoctorOs, JsonCarriesTheOsLayerAndProvenance) {
   EXPECT_EQ(j["library_copies"][0]["version"], "9.1.0");
   EXPECT_EQ(j["library_copies"][0]["loaded"], true);
   // The text report shows the copies and stays within 80 columns.
-  const std::string text = format_report(f, evaluate(f));
+  const std::string text = format_report(f, diagnose(f));
   EXPECT_HAS(text, "library copies");
   EXPECT_HAS(text, "NCCL");
   std::istringstream in(text);
@@ -713,8 +715,9 @@ TEST(DoctorOs, NoFixTellsAWslUserToInstallALinuxDriver) {
     f.gpus = {GpuInfo{0, "GPU", 9, 0, 16ull << 30}};
     PythonEnv p;
     p.path = "/usr/bin/python3";
-    p.torch = TorchBuild{"2.9.0+cu130", "13.0", 91000, 91000, "", {"sm_80", "sm_90"}};
-    p.tensorflow = TensorflowBuild{"2.20.0", true, "13.0", "9"};
+    p.torch = TorchBuild{.version = "2.9.0+cu130", .cuda = "13.0", .cudnn = 91000, .cudnn_compiled = 91000,
+                         .arch_list = {"sm_80", "sm_90"}};
+    p.tensorflow = TensorflowBuild{.version = "2.20.0", .cuda_build = true, .cuda = "13.0", .cudnn = "9"};
     f.pythons = {p};
     return f;
   };
@@ -730,19 +733,19 @@ TEST(DoctorOs, NoFixTellsAWslUserToInstallALinuxDriver) {
   {
     EnvFacts f = wsl_machine();  // cuInit: too old
     f.driver_cuda.reset();
-    f.driver_error = "cuInit failed: CUDA_ERROR_INSUFFICIENT_DRIVER (35)";
-    f.driver_error_code = 35;
+    f.driver_error = "cuInit failed: CUDA_ERROR_CALL_REQUIRES_NEWER_DRIVER (36)";
+    f.driver_error_code = 36;
     cases.push_back(f);
   }
   {
     EnvFacts f = wsl_machine();  // a driver of CUDA 11: JAX's CUDA wheels need 12
     f.driver_cuda = Version{11, 8, 0};
-    f.pythons[0].jax = JaxBuild{"0.7.2", "0.7.2", {}};
+    f.pythons[0].jax = JaxBuild{.jax = "0.7.2", .jaxlib = "0.7.2"};
     cases.push_back(f);
   }
   int driver_fixes = 0;
   for (const EnvFacts& f : cases) {
-    const Verdict v = evaluate(f);
+    const Verdict v = diagnose(f);
     for (const Check& c : v.checks) {
       for (const char* linux_install : {"apt install", "ubuntu-drivers", "dnf ", "pacman", ".run", "cuda-drivers",
                                         "modprobe", "driver to 5", "driver 5"})

@@ -48,7 +48,7 @@ TEST(DoctorProbe, PartialCudnnIsAFailLineAndIsNeverCalled) {
   EXPECT_HAS(f.cudnn_error, "partial cuDNN install");
   EXPECT_HAS(f.cudnn_error, "libcudnn_graph.so.9");
   EXPECT_EQ(f.cudnn_error.find("crashed"), std::string::npos) << "the parts check comes before any call";
-  const Check c = check(evaluate(f), "cudnn");
+  const Check c = check(diagnose(f), "cudnn");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.fix, "nvidia-cudnn-cu13");
 }
@@ -66,7 +66,7 @@ TEST(DoctorProbe, CudnnThatAbortsWhenAskedItsVersionIsAFailLine) {
   fs::remove_all(dir);
   EXPECT_HAS(f.cudnn_error, "crashed (SIGABRT");
   EXPECT_HAS(f.cudnn_error, "Invalid handle. Cannot load symbol cudnnGetVersion");
-  EXPECT_EQ(check(evaluate(f), "cudnn").level, Level::Fail);
+  EXPECT_EQ(check(diagnose(f), "cudnn").level, Level::Fail);
 }
 
 TEST(DoctorProbe, LibraryWhoseConstructorAbortsIsAFailLine) {
@@ -74,7 +74,7 @@ TEST(DoctorProbe, LibraryWhoseConstructorAbortsIsAFailLine) {
   detail::probe_cudnn(f, {kFakes + "/ctor_abort_cudnn/libcudnn.so.9"});
   EXPECT_HAS(f.cudnn_error, "crashed (SIGABRT");
   EXPECT_HAS(f.cudnn_error, "constructor aborts");
-  EXPECT_EQ(check(evaluate(f), "cudnn").level, Level::Fail);
+  EXPECT_EQ(check(diagnose(f), "cudnn").level, Level::Fail);
 }
 
 TEST(DoctorProbe, CudnnOfAnotherMajorIsAFailLine) {
@@ -83,7 +83,7 @@ TEST(DoctorProbe, CudnnOfAnotherMajorIsAFailLine) {
   ASSERT_TRUE(f.cudnn);
   EXPECT_EQ(f.cudnn->str(), "8.9.7");
   EXPECT_EQ(f.cudnn_path, kFakes + "/cudnn8/libcudnn.so.8");  // provenance: the file that answered
-  const Check c = check(evaluate(f), "cudnn");
+  const Check c = check(diagnose(f), "cudnn");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "found cuDNN 8.9.7, but this ember loads cuDNN 9");
   EXPECT_HAS(c.fix, "cuDNN 9 for CUDA 13");
@@ -95,7 +95,7 @@ TEST(DoctorProbe, CublasOfAnotherMajorIsAFailLine) {
   ASSERT_TRUE(f.cublas);
   EXPECT_EQ(f.cublas->major, 12);
   EXPECT_EQ(f.cublas_path, kFakes + "/cublas12/libcublas.so.12");
-  const Check c = check(evaluate(f), "cublas");
+  const Check c = check(diagnose(f), "cublas");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "belongs to CUDA 12");
 }
@@ -104,7 +104,7 @@ TEST(DoctorProbe, MissingLibcudaIsAFailLineWithTheDriverInstall) {
   EnvFacts f = cuda13_build();
   detail::probe_driver(f, {"/nonexistent/libcuda.so.1"}, /*isolated=*/true);
   EXPECT_FALSE(f.driver_found);
-  const Check c = check(evaluate(f), "driver");
+  const Check c = check(diagnose(f), "driver");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "no NVIDIA driver found");
   EXPECT_HAS(c.fix, "580");  // the CUDA 13 driver branch
@@ -118,7 +118,7 @@ TEST(DoctorProbe, TooOldLibcudaIsAFailLine) {
   EXPECT_EQ(f.driver_cuda->str(), "12.2");
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].name, "Fake H200");
-  const Check c = check(evaluate(f), "driver");
+  const Check c = check(diagnose(f), "driver");
   EXPECT_EQ(c.level, Level::Fail);
   EXPECT_HAS(c.message, "too old for the CUDA 13.0 runtime");
   EXPECT_HAS(c.fix, "580");
@@ -133,7 +133,7 @@ TEST(DoctorProbe, ToolkitStubLibcudaIsNamedInWords) {
     EXPECT_HAS(f.driver_error, "CUDA_ERROR_STUB_LIBRARY (34)");
     EXPECT_HAS(f.driver_error, "stub library");
     EXPECT_EQ(f.driver_error.find("cuInit failed: 34"), std::string::npos);
-    const Check c = check(evaluate(f), "driver");
+    const Check c = check(diagnose(f), "driver");
     EXPECT_EQ(c.level, Level::Fail);
     EXPECT_HAS(c.fix, "--gpus all");
   }
@@ -222,7 +222,7 @@ TEST(DoctorProbe, KernelModuleNotLoadedIsNamedNotNoDevice) {
   EXPECT_EQ(f.kernel_module_loaded, false);
   EXPECT_EQ(f.physical_gpus, 0);
   ASSERT_TRUE(f.driver_found);
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* d = find_check(v, "driver");
   ASSERT_NE(d, nullptr);
   EXPECT_EQ(d->level, Level::Fail);
@@ -246,7 +246,7 @@ TEST(DoctorProbe, ModuleLoadedWithoutDevicesIsNoDevice) {
   EXPECT_EQ(f.driver_path, (root.dir / "libcuda.so.1").string() + " -> " + fs::canonical(kFakeCuda).string());
   EXPECT_EQ(f.kernel_module_loaded, true);
   EXPECT_EQ(f.driver_version, "580.95.05");
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   EXPECT_EQ(find_check(v, "driver")->level, Level::Pass);
   ASSERT_NE(find_check(v, "devices"), nullptr);
   EXPECT_HAS(find_check(v, "devices")->message, "shows no CUDA device");
@@ -263,8 +263,9 @@ TEST(DoctorProbe, WslIsNotAMissingModule) {
   EXPECT_EQ(f.physical_gpus, -1);
 }
 
-// Defect (issue 28): errors 35 and 36 named "CUDA 13 needs 580" whatever ember was built with;
-// the fix now names the driver of the CUDA this ember was built with, from the tables.
+// Defect (issue 28): error 36 named "CUDA 13 needs 580" whatever ember was built with; the fix now
+// names the driver of the CUDA this ember was built with, from the tables. (35 is the runtime's
+// cudaErrorInsufficientDriver: CUresult has no 35, so it has no row; issue 45.)
 TEST(DoctorProbe, InsufficientDriverNamesTheDriverOfTheBuiltCuda) {
   struct Row {
     std::optional<Version> cuda;
@@ -272,18 +273,21 @@ TEST(DoctorProbe, InsufficientDriverNamesTheDriverOfTheBuiltCuda) {
   };
   const Row rows[] = {{Version{11, 8, 0}, "520.61.05 or newer"}, {Version{12, 4, 1}, "550.54.14 or newer"},
                       {Version{13, 0, 0}, "580.65.06 or newer"}, {std::nullopt, "newest release for this GPU"}};
-  for (int code : {35, 36})
+  for (int code : {36})
     for (const Row& r : rows) {
       const auto t = detail::cuda_driver_error_text(code, nullptr, nullptr, r.cuda);
       EXPECT_HAS(t.fix, r.driver);
       if (r.cuda && r.cuda->major != 13) EXPECT_EQ(t.fix.find("CUDA 13"), std::string::npos) << t.fix;
     }
-  // Through the fake driver: cuInit answers 35 to a CUDA 12.4 build.
-  FakeCuda cuda("35", "12020", "90:Fake H100");
+  // 35 is not a CUresult: named in the driver's own words (or as unknown), with no driver number.
+  EXPECT_EQ(detail::cuda_driver_error_text(35, nullptr, nullptr, Version{12, 4, 0}).fix.find("550.54.14"),
+            std::string::npos);
+  // Through the fake driver: cuInit answers 36 to a CUDA 12.4 build.
+  FakeCuda cuda("36", "12020", "90:Fake H100");
   EnvFacts f = cuda13_build();
   f.cuda_compiled = f.cuda_runtime = Version{12, 4, 0};
   detail::probe_driver(f, {kFakeCuda}, true);
-  EXPECT_HAS(f.driver_error, "CUDA_ERROR_INSUFFICIENT_DRIVER (35)");
+  EXPECT_HAS(f.driver_error, "(36)");
   EXPECT_HAS(f.driver_fix, "550.54.14 or newer (this ember was built with CUDA 12.4)");
 }
 
@@ -304,7 +308,7 @@ TEST(DoctorProbe, PtxOnlyGpuOnAnOlderDriverIsAFail) {
   detail::probe_driver(f, {kFakeCuda}, true);
   ASSERT_EQ(f.gpus.size(), 1u);
   EXPECT_EQ(f.gpus[0].cc_major, 9);
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   EXPECT_EQ(find_check(v, "driver")->level, Level::Warn);
   EXPECT_EQ(find_check(v, "device 0")->level, Level::Fail);
   EXPECT_HAS(find_check(v, "device 0")->message, "the JIT fails");
@@ -327,7 +331,7 @@ TEST(DoctorProbe, NvmlFindingsAreNamedPerGpu) {
   EXPECT_EQ(f.nvml_gpus[0].name, "Fake H200");
   ASSERT_EQ(f.nvml_gpus[0].processes.size(), 1u);
   EXPECT_EQ(f.nvml_gpus[0].processes[0].first, 4242u);
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   struct Row {
     const char* name;
     Level level;
@@ -350,7 +354,7 @@ TEST(DoctorProbe, NvmlFindingsAreNamedPerGpu) {
   }
   // A MIG instance named in CUDA_VISIBLE_DEVICES is the user's choice: no MIG warning.
   f.cuda_visible_devices = "MIG-4f1c2a9e-0000-0000-0000-000000000000";
-  const Verdict w = evaluate(f);
+  const Verdict w = diagnose(f);
   EXPECT_EQ(find_check(w, "nvml gpu 1")->level, Level::Pass);
   // nvmlInit failing is a WARN, not the end of the doctor.
   setenv("FAKE_NVML_INIT_RC", "9", 1);
@@ -358,6 +362,6 @@ TEST(DoctorProbe, NvmlFindingsAreNamedPerGpu) {
   detail::probe_nvml(g, {kFakes + "/nvml/libnvidia-ml.so.1"});
   unsetenv("FAKE_NVML_INIT_RC");
   EXPECT_HAS(g.nvml_error, "nvmlInit failed with 9");
-  const Verdict u = evaluate(g);
+  const Verdict u = diagnose(g);
   EXPECT_EQ(find_check(u, "nvml")->level, Level::Warn);
 }

@@ -104,7 +104,7 @@ TEST(DoctorVenvs, RealTensorflowCpuIsACpuBuildWithTheCudaInstall) {
   EXPECT_FALSE(p[0].torch);
   EnvFacts f = machine(Version{13, 0, 0}, 90);
   f.pythons = p;
-  const Verdict v = evaluate(f);
+  const Verdict v = diagnose(f);
   const Check* tf = named(v, "tensorflow");
   ASSERT_NE(tf, nullptr);
   EXPECT_EQ(tf->level, Level::Fail);
@@ -137,12 +137,12 @@ TEST(DoctorVenvs, RealCudaTorchWheelIsReadWithoutAGpu) {
   // A driver of its CUDA and an H100: usable.
   EnvFacts f = machine(built, 90);
   f.pythons = p;
-  Verdict v = evaluate(f);
+  Verdict v = diagnose(f);
   ASSERT_NE(named(v, "torch"), nullptr);
   EXPECT_EQ(named(v, "torch")->level, Level::Pass) << named(v, "torch")->message;
   // A driver of an older CUDA major: FAIL, with a wheel index that driver supports.
   f.driver_cuda = Version{built.major - 1, 2, 0};
-  v = evaluate(f);
+  v = diagnose(f);
   EXPECT_EQ(named(v, "torch")->level, Level::Fail);
   EXPECT_HAS(named(v, "torch")->fix, "--index-url https://download.pytorch.org/whl/cu");
   EXPECT_HAS(named(v, "torch")->fix, "print(torch.cuda.is_available())");

@@ -1,6 +1,6 @@
 // ember doctor: what this machine offers for training (build, CPU, NVIDIA driver, CUDA runtime,
 // cuDNN, cuBLAS, GPUs) and a verdict on each part. Probing (probe_environment) reads /proc and
-// dlopen()s the NVIDIA libraries without linking them; the verdict (evaluate) is a pure function
+// dlopen()s the NVIDIA libraries without linking them; the verdict (diagnose) is a pure function
 // of the collected facts, so every rule is tested over tables of versions.
 #pragma once
 
@@ -28,24 +28,47 @@ struct GpuInfo {
   uint64_t total_memory = 0;       // bytes
 };
 
+// A CUDA library a framework needs (its shared objects' DT_NEEDED, or the sonames its build info
+// names), loaded in that interpreter the way the framework would: from its environment's nvidia-*
+// wheels first, then through the dynamic loader.
+struct LibraryLoad {
+  std::string soname;  // "libcudart.so.10.0"
+  std::string path;    // where it loaded from ("" = through the loader's own search, or not loaded)
+  std::string error;   // why it did not load (dlerror); "" = it loaded
+};
+
 // What one Python interpreter has installed (audit_pythons): each framework's build as it reports
-// it, read by a small probe script the interpreter runs in a child process with a timeout.
+// it, read by a small probe script the interpreter runs in a child process with a timeout. When the
+// import fails the build is still reported (imported = false): its version from the package's
+// metadata and the libraries its shared objects need, each loaded to see which one is missing.
 struct TorchBuild {
   std::string version;                   // torch.__version__, "2.5.1+cu121"
+  bool imported = true;                  // false: `import torch` raised (import_errors says what)
   std::string cuda;                      // torch.version.cuda, "12.1"; "" = a CPU-only build
   int cudnn = 0;                         // torch.backends.cudnn.version(): the cuDNN it loads, 90100
   int cudnn_compiled = 0;                // the cuDNN it was built with (same encoding); 0 = unknown
   std::string cudnn_error;               // what asking the cuDNN version raised
   std::vector<std::string> arch_list;    // torch.cuda.get_arch_list(): "sm_80", "compute_90"
+  std::optional<bool> cuda_available;    // torch.cuda.is_available(); nullopt = not asked
+  int device_count = -1;                 // torch.cuda.device_count() when available
+  std::string cuda_error;                // the warnings is_available() raised ("CUDA initialization: ...")
+  std::vector<LibraryLoad> libraries;    // CUDA libraries it needs, tried when the import failed
 };
 struct TensorflowBuild {
   std::string version;
+  std::string package;                   // the distribution: "tensorflow", "tensorflow-gpu", "tensorflow-cpu"
+  bool imported = true;                  // false: `import tensorflow` raised (import_errors says what)
   bool cuda_build = false;               // sysconfig.get_build_info()["is_cuda_build"]
   std::string cuda, cudnn;               // "12.3", "9" or "9.3" as the build info says
+  int gpus = -1;                         // len(tf.config.list_physical_devices('GPU')); -1 = not asked
+  std::string gpu_error;                 // what asking raised
+  std::vector<LibraryLoad> libraries;    // the CUDA libraries it needs (tried when it sees no GPU)
 };
 struct JaxBuild {
   std::string jax, jaxlib;               // versions ("" = not installed)
   std::vector<std::pair<std::string, std::string>> cuda_plugins;  // {"jax-cuda12-plugin", "0.4.30"}
+  std::vector<std::string> devices;      // jax.devices()' platforms ("cuda", "cpu"); asked with a plugin
+  std::string devices_error;             // what jax.devices() raised
 };
 struct OnnxruntimeBuild {
   std::string version;
@@ -57,7 +80,7 @@ struct PipWheel {
 };
 struct PythonEnv {
   std::string path;                      // the interpreter as found
-  std::string found_by;                  // "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python"
+  std::string found_by;                  // "PATH", "VIRTUAL_ENV", "CONDA_PREFIX", "--python", "sys.executable"
   std::string error;                     // why it could not be read (timed out, crashed, not Python)
   std::string python_version;
   std::optional<TorchBuild> torch;
@@ -167,6 +190,9 @@ struct EnvFacts {
   // followed to the real file); "" when not loaded. A CUDA build carries its runtime statically.
   std::string driver_path, cudart_path, cudnn_path, cublas_path;
   int physical_gpus = -1;                    // /proc/driver/nvidia/gpus entries; -1 = unknown
+  // NVIDIA GPUs on the PCI bus (/sys/bus/pci/devices/*: vendor 0x10de, class display or 3D): what is
+  // in the machine whatever the driver says; nullopt when /sys cannot tell (no /sys/bus/pci, WSL2).
+  std::optional<int> nvidia_pci_gpus;
   std::vector<GpuInfo> gpus;                 // the devices CUDA shows this process
   std::optional<std::string> cuda_visible_devices;  // unset = nullopt
   // NVML: per-GPU memory, processes, MIG, ECC, clock slowdowns; nvml_error when it did not answer.
@@ -179,7 +205,7 @@ struct EnvFacts {
   // modules that keep the NVIDIA one off the GPU, Secure Boot, the device nodes, a container.
   OsRelease os_release;
   std::string libcuda_version;               // "580.95.05" from the file libcuda.so.1 resolves to; "" unknown
-  int driver_error_code = 0;                 // the CUresult behind driver_error (35: driver too old); 0 none
+  int driver_error_code = 0;                 // the CUresult behind driver_error (36: driver too old); 0 none
   std::vector<std::string> conflicting_modules;  // "nouveau", "nova_core" listed in /proc/modules
   std::optional<bool> secure_boot;           // EFI SecureBoot variable; nullopt: not EFI or unreadable
   std::vector<DeviceNode> device_nodes;      // checked when the module is loaded (not on WSL)
@@ -210,7 +236,8 @@ struct Verdict {
   bool gpu_usable = false;
   std::string training_device;  // "cuda:0" or "cpu"
   std::string summary;          // the verdict in one line: "training will use the CPU"
-  std::string first_fix;        // the first thing to do: the fix of the first FAIL, else of the first WARN
+  std::string first_fix;        // the first thing to do: the fix of the first FAIL; else, when training
+                                // will not use a GPU this machine has (or may have), of the first WARN
   std::string first_fix_check;  // the check it belongs to ("driver"); empty when there is nothing to do
   bool can_train() const { return cpu_usable || gpu_usable; }
 };
@@ -224,11 +251,10 @@ std::optional<int> visible_device_count(const std::string& value, int physical_g
 // a SASS build for the same major and a minor <= cc_minor, or any PTX with arch <= cc (JIT).
 bool arch_supported(int cc_major, int cc_minor, const std::vector<int>& sass, const std::vector<int>& ptx);
 
-// Pure: the verdict for a set of facts. Rules: driver missing; driver older than the runtime (CUDA
-// minor-version compatibility within a major since CUDA 11 gives WARN, another major FAIL);
-// cuDNN/cuBLAS missing or built for another CUDA major; a device whose architecture was not
-// compiled and has no PTX; no device; CUDA_VISIBLE_DEVICES hiding every GPU; the CPU smoke test.
-Verdict evaluate(const EnvFacts& facts);
+// Pure: the doctor's verdict for a set of facts, every check with its level and fix (src/env/verdict*.cpp:
+// the host, the driver, the OS layer, the CUDA libraries and their copies, the devices, NVML, the
+// Python frameworks). Named for what it is, apart from train::evaluate (a model's test accuracy).
+Verdict diagnose(const EnvFacts& facts);
 
 // Reads this machine. Never throws: whatever cannot be read is left empty. Full opens the CUDA
 // runtime, cuDNN and cuBLAS to ask their versions (what `ember doctor` needs); DriverOnly stops
@@ -237,8 +263,9 @@ enum class ProbeDepth { Full, DriverOnly };
 EnvFacts probe_environment(ProbeDepth depth = ProbeDepth::Full);
 
 // The Python interpreters a user would train with, without duplicates: $VIRTUAL_ENV/bin/python,
-// $CONDA_PREFIX/bin/python and python3 on PATH; only `explicit_paths` when it is not empty.
-std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_paths);
+// $CONDA_PREFIX/bin/python and python3 on PATH, and `running` (the interpreter a caller runs in,
+// found_by "sys.executable"; "" = none); only `explicit_paths` when it is not empty.
+std::vector<PythonEnv> find_pythons(const std::vector<std::string>& explicit_paths, const std::string& running = "");
 // Runs the framework probe in each interpreter (a child process each, killed after timeout_ms:
 // a hung or crashing interpreter is named in `error`, never waited on). Never throws.
 void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms = 60000);
@@ -247,14 +274,34 @@ void audit_pythons(std::vector<PythonEnv>& pythons, int timeout_ms = 60000);
 // the frameworks look, including the audited interpreters' wheels (call after audit_pythons).
 void find_library_copies(EnvFacts& facts);
 
+// The doctor's full set of checks, one call for every front-end (`ember doctor`, `ember.doctor()`):
+// probe this machine, audit the Python interpreters, find every copy of the NVIDIA libraries (the
+// audited interpreters' wheels among the places), and diagnose.
+struct DoctorOptions {
+  bool audit_python = true;
+  std::vector<std::string> pythons;  // audit only these interpreters when not empty (--python)
+  std::string running_python;        // also audit the interpreter the caller runs in (ember.doctor())
+  int python_timeout_ms = 60000;     // per interpreter
+};
+struct DoctorReport {
+  EnvFacts facts;
+  Verdict verdict;
+};
+DoctorReport run_doctor(const DoctorOptions& options = {});
+
 // Text report, every line within 80 columns (facts, one entry per check with its fix, then the
 // verdict and the first thing to do), and JSON ({schema, build, host, nvidia, checks, verdict};
 // docs/doctor.md documents it, kJsonSchema its version).
 inline constexpr int kJsonSchema = 2;
 // Raised when fields are added (a script may rely on them from that minor on); 1: NVML in full;
-// 2: the OS layer and library provenance (os, library_copies, nvidia.nccl, ...).
-inline constexpr int kJsonSchemaMinor = 2;
+// 2: the OS layer and library provenance (os, library_copies, nvidia.nccl, ...); 3: the PCI bus
+// (nvidia.pci_gpus) and the frameworks loaded for real (pythons[].torch.cuda_available, .libraries,
+// tensorflow.gpus, .libraries, jax.devices, ...).
+inline constexpr int kJsonSchemaMinor = 3;
 std::string format_report(const EnvFacts& facts, const Verdict& verdict);
+// The compatibility tables every fix comes from, as Markdown, each row with its source and the date it
+// was checked (`ember doctor --tables`; docs/doctor.md prints the same).
+std::string compat_tables_markdown();
 std::string to_json(const EnvFacts& facts, const Verdict& verdict);
 
 }  // namespace ember::env

@@ -1,6 +1,7 @@
 """The doctor, the devices, a trained model's predict and export, its weights in PyTorch."""
 
 import gc
+import json
 
 import numpy as np
 import pytest
@@ -11,10 +12,43 @@ import ember
 def test_doctor_is_the_json_report():
     report = ember.doctor(audit_python=False)
     assert isinstance(report, dict) and "verdict" in report
+    assert "first_fix" in report["verdict"] and report["schema"] == 2 and report["schema_minor"] >= 3
     assert isinstance(ember.cuda.is_available(), bool) and ember.cuda.device_count() >= 0
     assert str(ember.Device("cuda:1")) == "cuda:1" and ember.Device("cpu").type == "cpu"
     with pytest.raises(ember.ValueError):
         ember.Device("tpu")
+
+
+def test_doctor_gives_the_same_checks_as_the_cli(ember_bin):
+    """`ember doctor --json` and ember.doctor() run one library call (env::run_doctor, issue 44): the
+    same machine and interpreter give the same checks. Only the BLAS line may name another file (the
+    wheel brings its own OpenBLAS)."""
+    import subprocess
+    import sys
+
+    cli = json.loads(subprocess.run([ember_bin, "doctor", "--json", "--python", sys.executable],
+                                    capture_output=True, text=True, timeout=600, check=False).stdout)
+    py = ember.doctor(pythons=[sys.executable])
+
+    def checks(report):
+        return [(c["level"], c["name"], "" if c["name"] == "blas" else c["message"],
+                 "" if c["name"] == "blas" else c["fix"]) for c in report["checks"]]
+
+    assert checks(py) == checks(cli)
+    assert [p["path"] for p in py["pythons"]] == [sys.executable]
+    assert py["verdict"]["summary"] == cli["verdict"]["summary"]
+
+
+def test_doctor_audits_the_interpreter_it_runs_in():
+    """An unactivated venv is not on PATH: ember.doctor() audits sys.executable too (issue 48)."""
+    import os
+    import sys
+
+    report = ember.doctor(python_timeout=300)
+    # Audited once, by whichever name found it first (an activated venv's $VIRTUAL_ENV/bin/python).
+    here = os.path.realpath(os.path.dirname(os.path.abspath(sys.executable)))
+    dirs = [os.path.realpath(os.path.dirname(os.path.abspath(p["path"]))) for p in report["pythons"]]
+    assert here in dirs, report["pythons"]
 
 
 @pytest.fixture(scope="module")
