@@ -37,6 +37,21 @@ class KernelSlot {
   Fn fns_[kNumDeviceTypes] = {};
 };
 
+class Tensor;
+// The two data-movement slots, declared here rather than with the kernel contract (kernels/kernels.h)
+// because core's own copies use them (core/tensor_raw.h: contiguous copies, conversions, copies
+// between devices for the backends and the ops layer's Tensor methods). Every backend fills both.
+namespace kernels {
+// dst = src converted to dst's dtype; src already broadcast to dst's shape; one device.
+using CopyFn = void (*)(const Tensor& src, const Tensor& dst);
+// Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
+// dtype and numel, on different devices. Registered under the non-CPU side's device type (the
+// source's when both are non-CPU); returns when dst holds the data.
+using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
+inline KernelSlot<CopyFn> copy("copy");
+inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
+}  // namespace kernels
+
 // Calls f.template operator()<T>() with T the C++ type of dtype, over the listed groups.
 //   dispatch_floating           float, double (ops that are unsafe or not written in half: they say so)
 //   dispatch_floating_and_half  float, double, bfloat16, float16 (kernels that store half and
