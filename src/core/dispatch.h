@@ -1,7 +1,8 @@
 // The dispatch table: one slot per kernel, one function pointer per device type. Backends fill it
 // in an explicit registration call, never through static initialisers. Core does not know the
-// backends (they sit above it): the ops layer registers them (src/ops/backends.h, ensure_backends)
-// before it allocates the first tensor, so every lookup through a tensor finds the table filled.
+// backends (they sit above it): the registry (src/backends/registry.h, ensure_backends) registers
+// them before the ops layer allocates the first tensor, so every lookup through a tensor finds the
+// table filled.
 #pragma once
 
 #include "ember/core/device.h"
@@ -11,7 +12,7 @@
 namespace ember {
 
 namespace detail {
-// Set once by the ops layer's ensure_backends() when every compiled backend has registered.
+// Set once by the registry's ensure_backends() when every compiled backend has registered.
 bool backends_registered();
 void mark_backends_registered();
 }  // namespace detail
@@ -25,7 +26,7 @@ class KernelSlot {
     Fn f = fns_[int(d.type)];
     if (f == nullptr) {
       EMBER_ASSERT(detail::backends_registered(), "kernel '", name_,
-                   "' looked up before the backends were registered (ensure_backends() in src/ops)");
+                   "' looked up before the backends were registered (ensure_backends(), src/backends/registry.h)");
       throw NotImplementedError(detail::cat("op '", name_, "' has no kernel for device ", d.str(), " in this build"));
     }
     return f;
