@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 # Tests scripts/check-deps.py (ctest: check_deps_catches_violations): copies the repository's src/,
-# include/, apps/ and docs/layers.txt to a temporary directory, checks that the copy passes, then
-# plants one violation at a time (an upward include, one between the two backends, a private header
-# in an app, a file no layer claims, an include of nothing, a backward formula calling a kernel slot)
-# and expects each to fail, naming the file, the line and the layers.
+# include/, apps/, python/src/ and docs/layers.txt to a temporary directory, checks that the copy
+# passes, then plants one violation at a time (an upward include, one between the two backends, a
+# private header in an app, a file no layer claims, an include of nothing, a backward formula calling
+# a kernel slot, a vendor header outside its layers or in a public header, a forward declaration of
+# another layer's function or of a vendor's C function) and expects each to fail, naming the file,
+# the line and the layers (or the vendor).
 import os
 import shutil
 import subprocess
@@ -21,7 +23,7 @@ def run(root):
 
 
 def copy_tree(dst):
-    for d in ("src", "include", "apps"):
+    for d in ("src", "include", "apps", os.path.join("python", "src")):
         shutil.copytree(os.path.join(ROOT, d), os.path.join(dst, d))
     os.makedirs(os.path.join(dst, "docs"))
     shutil.copy(os.path.join(ROOT, "docs", "layers.txt"), os.path.join(dst, "docs", "layers.txt"))
@@ -39,8 +41,12 @@ def line_count(path):
 
 # (description, file to plant in (created if missing), planted line, pieces the message must hold)
 CASES = [
-    ("core includes an ops header (up)", "src/core/dispatch.cpp", '#include "ops/backends.h"',
-     ["src/core/dispatch.cpp:", "layer 'core' includes src/ops/backends.h of layer 'ops' (an upward include"]),
+    ("core includes an ops header (up)", "src/core/dispatch.cpp", '#include "ops/autocast.h"',
+     ["src/core/dispatch.cpp:", "layer 'core' includes src/ops/autocast.h of layer 'ops' (an upward include"]),
+    ("core includes the backend registry (up)", "src/core/storage.cpp", '#include "backends/registry.h"',
+     ["layer 'core' includes src/backends/registry.h of layer 'backends' (an upward include"]),
+    ("an op front-end includes a backend header (skips the registry)", "src/ops/shape.cpp", '#include "cpu/register.h"',
+     ["layer 'ops' includes src/cpu/register.h of layer 'cpu' ('cpu' is not in 'uses ops'"]),
     ("core includes the public ops header (up)", "src/core/tensor.cpp", '#include "ember/ops.h"',
      ["layer 'core' includes include/ember/ops.h of layer 'ops' (an upward include"]),
     ("the tape includes the engine (up)", "src/autograd/tape.cpp", '#include "ember/autograd/engine.h"',
@@ -62,6 +68,40 @@ CASES = [
      ["src/ops/nn_softmax.cpp:", "a backward formula indexes a kernel slot"]),
     ("an include of a file that does not exist", "src/ops/shape.cpp", '#include "ops/no_such_header.h"',
      ['#include "ops/no_such_header.h" names no file']),
+    # Vendor headers: only the layers docs/layers.txt lists for the vendor, never a public header.
+    ("an op front-end includes oneDNN", "src/ops/autocast.cpp", "#include <oneapi/dnnl/dnnl.hpp>",
+     ["layer 'ops' includes <oneapi/dnnl/dnnl.hpp> of vendor 'onednn', which only these layers may include: cpu"]),
+    ("the doctor includes oneDNN's C header", "src/env/probe.cpp", "#include <dnnl.h>",
+     ["layer 'env' includes <dnnl.h> of vendor 'onednn'"]),
+    ("the doctor includes cblas", "src/env/probe.cpp", "#include <cblas.h>",
+     ["layer 'env' includes <cblas.h> of vendor 'blas', which only these layers may include: cpu"]),
+    ("the data layer includes a CUDA header", "src/data/loader.cpp", "#include <cuda_runtime_api.h>",
+     ["layer 'data' includes <cuda_runtime_api.h> of vendor 'cuda', which only these layers may include: cuda, dist"]),
+    ("the CPU backend includes cuDNN", "src/cpu/gemm.cpp", "#include <cudnn.h>",
+     ["layer 'cpu' includes <cudnn.h> of vendor 'cuda'"]),
+    ("train includes NCCL", "src/train/planted.cpp", "#include <nccl.h>",
+     ["layer 'train' includes <nccl.h> of vendor 'nccl', which only these layers may include: dist"]),
+    ("the CLI includes nanobind", "apps/ember/main.cpp", "#include <nanobind/nanobind.h>",
+     ["layer 'apps' includes <nanobind/nanobind.h> of vendor 'nanobind', which only these layers may include: python"]),
+    ("a public header includes its own layer's vendor", "include/ember/dist/process_group.h", "#include <nccl.h>",
+     ["include/ember/dist/process_group.h:", "the public header includes <nccl.h> of vendor 'nccl'"]),
+    # Forward declarations: what an include would have shown, without the include.
+    ("the ops layer forward-declares a backend's registration", "src/ops/shape.cpp",
+     "namespace ember { namespace cpu { void register_kernels(); } }",
+     ["layer 'ops' forward-declares ember::cpu::register_kernels, which src/cpu/register.h of layer 'cpu' declares"]),
+    ("core forward-declares the registry (up)", "src/core/dtype.cpp", "namespace ember { void ensure_backends(); }",
+     ["layer 'core' forward-declares ember::ensure_backends, which src/backends/registry.h of layer 'backends' declares"]),
+    ("the tape forward-declares an op (up)", "src/autograd/tape.cpp",
+     "namespace ember { Tensor add(const Tensor& a, const Tensor& b, double alpha); }",
+     ["layer 'tape' forward-declares ember::add, which include/ember/ops.h of layer 'ops' declares"]),
+    ("nn forward-declares a function in train's namespace", "src/nn/init.cpp",
+     "namespace ember::train { int planted_helper(int steps); }",
+     ["layer 'nn' forward-declares ember::train::planted_helper, in the namespace of layer 'train'"]),
+    ("the doctor declares the CUDA runtime's own function", "src/env/probe.cpp",
+     'extern "C" int cudaRuntimeGetVersion(int* version);',
+     ["layer 'env' declares cudaRuntimeGetVersion(), a function of vendor 'cuda', which only these layers may use: cuda, dist"]),
+    ("an op declares an OpenBLAS function", "src/ops/linalg.cpp", 'extern "C" int openblas_get_parallel(void);',
+     ["layer 'ops' declares openblas_get_parallel(), a function of vendor 'blas'"]),
 ]
 
 

@@ -29,27 +29,29 @@ GradAccumulatedHook::GradAccumulatedHook(std::function<void(const Tensor&)> fn)
 }
 GradAccumulatedHook::~GradAccumulatedHook() { t_grad_hook = previous_; }
 
-std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&& grads) {
+namespace {
+// What backward does at a leaf's sink (the tape's AccumulateGrad, which records but cannot add):
+// adds the incoming gradient into the leaf's .grad, never overwriting it.
+void accumulate_into_leaf(detail::AccumulateGrad& sink, std::vector<Tensor>&& grads) {
   Tensor g = std::move(grads[0]);
-  if (!g.defined()) return {};
-  Tensor v(var_);
+  if (!g.defined()) return;
+  const std::shared_ptr<TensorImpl>& leaf = sink.var_ptr();
+  Tensor v(leaf);
   if (g.dtype() != v.dtype()) g = g.to(v.dtype());
-  if (!var_->grad) {
+  if (!leaf->grad) {
     // .grad must be a fresh, contiguous tensor that nothing else aliases, so that a later add_
-    // into it is safe. When this node holds the only handle on the only view of its storage
+    // into it is safe. When the sink holds the only handle on the only view of its storage
     // (the usual case: a kernel's output), the gradient is taken as it is instead of cloned.
     const bool sole_owner = g.impl_ptr().use_count() == 1 && g.storage().use_count() == 1 &&
                             g.is_contiguous() && g.storage_offset() == 0 && !g.grad_fn();
-    if (sole_owner) var_->grad = g.impl_ptr();
-    else var_->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
+    if (sole_owner) leaf->grad = g.impl_ptr();
+    else leaf->grad = g.contiguous().is_same(g) ? g.clone().impl_ptr() : g.contiguous().impl_ptr();
   } else {
-    Tensor(var_->grad).add_(g);
+    Tensor(leaf->grad).add_(g);
   }
   GradAccumulatedHookAccess::call(v);
-  return {};
 }
 
-namespace {
 // Runs the graph below `roots`. With `capture` non-empty, gradients flowing into those
 // (node, slot) pairs are returned instead of accumulated into leaves' .grad.
 void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& root_grads,
@@ -101,12 +103,14 @@ void run_backward(const std::vector<Edge>& roots, const std::vector<Tensor>& roo
           if (slot < in.size() && in[slot].defined())
             (*captured)[i] = (*captured)[i].defined() ? add((*captured)[i], in[slot]) : in[slot];
         }
-      if (dynamic_cast<detail::AccumulateGrad*>(n) != nullptr) continue;
     }
+    auto* sink = dynamic_cast<detail::AccumulateGrad*>(n);
+    if (capture && sink != nullptr) continue;
     bool any = std::any_of(in.begin(), in.end(), [](const Tensor& t) { return t.defined(); });
     std::vector<Tensor> out;
     if (any) {
-      out = n->apply(std::move(in));
+      if (sink != nullptr) accumulate_into_leaf(*sink, std::move(in));  // a leaf: no edges onward
+      else out = n->apply(std::move(in));
     } else {
       out.resize(n->next_edges().size());
     }

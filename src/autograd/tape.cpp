@@ -1,5 +1,6 @@
-// The tape: grad mode, recording nodes onto outputs, saved tensors and function nodes. It knows no
-// op and calls none; the engine that walks the tape and sums gradients (engine.cpp) is above ops.
+// The tape: grad mode, recording nodes onto outputs, saved tensors, function nodes and the leaves'
+// gradient sinks. It knows no op and calls none; the engine that walks the tape, sums gradients and
+// adds them into the leaves (engine.cpp) is above ops.
 #include "autograd/accumulate_grad.h"
 #include "ember/autograd/node.h"
 
@@ -50,6 +51,12 @@ Tensor SavedTensor::unpack(const std::string& node_name) const {
               " has been modified by an in-place operation (version ", t_.storage()->version(),
               ", expected ", version_, ")");
   return t_;
+}
+
+std::vector<Tensor> detail::AccumulateGrad::apply(std::vector<Tensor>&&) {
+  EMBER_ASSERT(false, "AccumulateGrad::apply: the engine adds a leaf's gradient itself (engine.cpp); "
+                      "nothing may run a leaf's sink as a node");
+  return {};
 }
 
 std::vector<Tensor> FunctionNode::apply(std::vector<Tensor>&& grads) {

@@ -1,10 +1,10 @@
-// Device parsing and printing; Device::best() asks the CUDA backend (when built) for a usable GPU.
+// Device parsing and printing. Device::best(), which needs the backends registered to ask the CUDA
+// runtime, is defined above them (src/backends/runtime.cpp).
 #include "ember/core/device.h"
 
 #include <charconv>
 
 #include "ember/core/error.h"
-#include "core/runtime.h"
 
 namespace ember {
 
@@ -25,10 +25,6 @@ Device Device::parse(std::string_view s) {
 std::string Device::str() const {
   if (type == DeviceType::CPU) return "cpu";
   return "cuda:" + std::to_string(index);
-}
-
-Device Device::best() {
-  return cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu();
 }
 
 }  // namespace ember

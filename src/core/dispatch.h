@@ -1,7 +1,8 @@
 // The dispatch table: one slot per kernel, one function pointer per device type. Backends fill it
 // in an explicit registration call, never through static initialisers. Core does not know the
-// backends (they sit above it): the ops layer registers them (src/ops/backends.h, ensure_backends)
-// before it allocates the first tensor, so every lookup through a tensor finds the table filled.
+// backends (they sit above it): the registry (src/backends/registry.h, ensure_backends) registers
+// them before the ops layer allocates the first tensor, so every lookup through a tensor finds the
+// table filled.
 #pragma once
 
 #include "ember/core/device.h"
@@ -11,7 +12,7 @@
 namespace ember {
 
 namespace detail {
-// Set once by the ops layer's ensure_backends() when every compiled backend has registered.
+// Set once by the registry's ensure_backends() when every compiled backend has registered.
 bool backends_registered();
 void mark_backends_registered();
 }  // namespace detail
@@ -25,7 +26,7 @@ class KernelSlot {
     Fn f = fns_[int(d.type)];
     if (f == nullptr) {
       EMBER_ASSERT(detail::backends_registered(), "kernel '", name_,
-                   "' looked up before the backends were registered (ensure_backends() in src/ops)");
+                   "' looked up before the backends were registered (ensure_backends(), src/backends/registry.h)");
       throw NotImplementedError(detail::cat("op '", name_, "' has no kernel for device ", d.str(), " in this build"));
     }
     return f;
@@ -36,6 +37,21 @@ class KernelSlot {
   const char* name_;
   Fn fns_[kNumDeviceTypes] = {};
 };
+
+class Tensor;
+// The two data-movement slots, declared here rather than with the kernel contract (kernels/kernels.h)
+// because core's own copies use them (core/tensor_raw.h: contiguous copies, conversions, copies
+// between devices for the backends and the ops layer's Tensor methods). Every backend fills both.
+namespace kernels {
+// dst = src converted to dst's dtype; src already broadcast to dst's shape; one device.
+using CopyFn = void (*)(const Tensor& src, const Tensor& dst);
+// Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
+// dtype and numel, on different devices. Registered under the non-CPU side's device type (the
+// source's when both are non-CPU); returns when dst holds the data.
+using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
+inline KernelSlot<CopyFn> copy("copy");
+inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
+}  // namespace kernels
 
 // Calls f.template operator()<T>() with T the C++ type of dtype, over the listed groups.
 //   dispatch_floating           float, double (ops that are unsafe or not written in half: they say so)

@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/tensor_raw.h"
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_util.h"
 #include "cpu/layout_nhwc.h"
@@ -98,7 +99,7 @@ const float* f32_in_layout(const Tensor& t, const memory::desc& want, Storage& s
     if (form != nullptr) {
       reorder_into(form->memory(), dst, s);
     } else {
-      const Tensor c = t.contiguous();  // settles any other form
+      const Tensor c = core::contiguous(t);  // settles any other form
       reorder_into(memory(memory::desc(dims, dt::f32, tag::nchw), dnnl_cpu_engine(), c.raw_data()), dst, s);
     }
     s.wait();

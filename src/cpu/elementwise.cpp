@@ -9,6 +9,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/tensor_raw.h"
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/isa.h"
@@ -267,9 +268,9 @@ void copy(const Tensor& src, const Tensor& dst) {
 }
 
 void fill(const Tensor& dst, double value) {
-  Tensor v = empty({}, {.dtype = DType::Float64});
+  Tensor v = core::empty({}, DType::Float64, Device::cpu());
   *v.data_ptr<double>() = value;
-  copy(v.expand(dst.sizes()), dst);
+  copy(core::expand(v, dst.sizes()), dst);
 }
 
 void where(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out) {

@@ -20,6 +20,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/tensor_raw.h"
 #include "kernels/kernels.h"
 
 // OpenBLAS's threading model (0 serial, 1 pthreads, 2 OpenMP); in every build since 0.3.0, not
@@ -81,7 +82,7 @@ Operand as_blas(const Tensor& m3) {
   int64_t s1 = m3.stride(1), s2 = m3.stride(2);
   if (s2 == 1 && (s1 >= std::max<int64_t>(c, 1) || r == 1)) return {m3, CblasNoTrans, std::max<int64_t>(r == 1 ? c : s1, 1)};
   if (s1 == 1 && (s2 >= std::max<int64_t>(r, 1) || c == 1)) return {m3, CblasTrans, std::max<int64_t>(c == 1 ? r : s2, 1)};
-  Tensor cc = m3.contiguous();
+  Tensor cc = core::contiguous(m3);
   return {cc, CblasNoTrans, std::max<int64_t>(c, 1)};
 }
 

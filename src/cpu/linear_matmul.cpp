@@ -27,6 +27,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/tensor_raw.h"
 #include "cpu/dnnl_util.h"
 #include "ember/core/settings.h"
 #include "ember/core/storage.h"
@@ -146,7 +147,7 @@ bool linear_backward_data_matmul_bf16(const Tensor& go, const Tensor& w, const T
                                     memory::desc({o, in}, dt::bf16, tag::ab), memory::desc({n, in}, dt::f32, tag::ab),
                                     memory::desc());
   if (plan == nullptr) return false;
-  const Tensor goh = go.to(DType::BFloat16);
+  const Tensor goh = core::to(go, DType::BFloat16);
   run("linear backward (input gradient, bf16 matmul)", *plan, goh.raw_data(), w.raw_data(), gx.raw_data(), nullptr);
   return true;
 }
@@ -161,7 +162,7 @@ bool linear_backward_weights_matmul_bf16(const Tensor& go, const Tensor& x, cons
                                     memory::desc({n, in}, dt::bf16, tag::ab), memory::desc({o, in}, dt::f32, tag::ab),
                                     memory::desc());
   if (plan == nullptr) return false;
-  const Tensor goh = go.to(DType::BFloat16);
+  const Tensor goh = core::to(go, DType::BFloat16);
   run("linear backward (weight gradient, bf16 matmul)", *plan, goh.raw_data(), x.raw_data(), gw.raw_data(), nullptr);
   if (gb.defined()) {  // the bias gradient from the f32 grad_out, as the inner product's diff_bias
     const float* g = go.data_ptr<float>();

@@ -7,6 +7,7 @@
 //             geometry oneDNN cannot build a primitive for.
 #pragma once
 
+#include "core/tensor_raw.h"
 #include "kernels/nn_kernels.h"
 
 namespace ember::cpu {
@@ -14,7 +15,8 @@ namespace ember::cpu {
 // A float32 copy of t holding t's values rounded to bfloat16: what the im2col kernels multiply for
 // p.compute == BFloat16 (the same products a bf16 kernel forms, summed in float32).
 inline Tensor bf16_rounded(const Tensor& t) {
-  return t.dtype() == DType::BFloat16 ? t.to(DType::Float32) : t.to(DType::BFloat16).to(DType::Float32);
+  return t.dtype() == DType::BFloat16 ? core::to(t, DType::Float32)
+                                      : core::to(core::to(t, DType::BFloat16), DType::Float32);
 }
 inline kernels::Conv2dParams as_f32(kernels::Conv2dParams p) {
   p.compute = DType::Float32;

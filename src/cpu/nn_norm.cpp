@@ -28,6 +28,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/tensor_raw.h"
 #include "cpu/loops.h"
 #include "cpu/reference/nn.h"
 #include "kernels/activation_math.h"
@@ -391,10 +392,10 @@ void batch_norm_backward_act_channels(const Tensor& grad_out, const Tensor& x, c
                                                       grad_x, grad_weight, grad_bias, grad_residual);
   // float64: the forward again for the mask (the reference's own values), the masked gradient
   // (the residual's), then the reference backward.
-  Tensor y = empty(x.sizes(), {.dtype = x.dtype(), .device = x.device()});
+  Tensor y = core::empty_like(x);
   reference::batch_norm_forward(x, mean, invstd, weight, bias, y);
   Tensor gm = residual.defined() ? grad_residual
-                                 : empty(grad_out.sizes(), {.dtype = grad_out.dtype(), .device = grad_out.device()});
+                                 : core::empty_like(grad_out);
   const double *g = grad_out.data_ptr<double>(), *t = y.data_ptr<double>();
   const double* r = residual.defined() ? residual.data_ptr<double>() : nullptr;
   double* d = gm.data_ptr<double>();

@@ -10,6 +10,7 @@
 #include <memory>
 #include <type_traits>
 
+#include "core/tensor_raw.h"
 #include "cpu/avx512_transpose.h"
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
@@ -195,7 +196,7 @@ void PooledGradForm::write_plain(void* plain) const {
     return;
   }
   const float* g = grad_out_.data_ptr<float>();
-  const Tensor xc = x_.contiguous();
+  const Tensor xc = core::contiguous(x_);
   const float* xp = xc.data_ptr<float>();
 #pragma omp parallel for schedule(static) if (N * C * S > 32768)
   for (int64_t nc = 0; nc < N * C; ++nc)
@@ -226,7 +227,7 @@ void max_pool2d_backward_from_input(const Tensor& grad_out, const Tensor& x, con
                                     const Tensor& grad_x) {
   EMBER_ASSERT(p.kernel_h == 2 && p.kernel_w == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_h == 0 &&
                p.pad_w == 0 && grad_x.sizes() == x.sizes() && grad_x.storage()->form() == nullptr);
-  grad_x.storage()->set_form(std::make_unique<PooledGradForm>(grad_out.contiguous(), x));
+  grad_x.storage()->set_form(std::make_unique<PooledGradForm>(core::contiguous(grad_out), x));
 }
 
 }  // namespace ember::cpu

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "core/tensor_raw.h"
 #include "cpu/loops.h"
 #include "kernels/kernels.h"
 
@@ -84,8 +85,8 @@ void reduce(ReduceOp op, const Tensor& in, const std::vector<int64_t>& dims, con
     perm.push_back(d);
     inner *= in.sizes()[d];
   }
-  Tensor src = in.dim() == 0 ? in.reshape({1}) : in.permute(perm).contiguous();
-  Tensor dst = out.is_contiguous() ? out : empty_like(out);
+  Tensor src = in.dim() == 0 ? core::reshape(in, {1}) : core::contiguous(core::permute(in, perm));
+  Tensor dst = out.is_contiguous() ? out : core::empty_like(out);
   const int64_t outer = dst.numel();
   dispatch_numeric(in.dtype(), "reduce", [&]<class T>() {
     const T* s = src.data_ptr<T>();

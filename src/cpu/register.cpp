@@ -1,8 +1,13 @@
-// Fills the dispatch table with the CPU kernels.
+// Fills the dispatch table with the CPU kernels and registers the CPU libraries' facts with core.
+#include "cpu/register.h"
+
 #include <omp.h>
 #include <sched.h>
 
 #include <cstdlib>
+
+#include "core/runtime.h"
+#include "cpu/libraries.h"
 
 namespace ember::cpu {
 // One registration function per op family, defined in the file named beside it: the family's own
@@ -39,5 +44,6 @@ void register_kernels() {
   register_nn_softmax_kernels();
   register_nn_loss_kernels();
   register_optim_kernels();
+  register_cpu_libraries(library_facts);
 }
 }  // namespace ember::cpu

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "core/tensor_raw.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "cuda/half_convert.cuh"
@@ -99,7 +100,7 @@ bool cast_contiguous(const Tensor& src, const Tensor& dst) {
 
 Tensor to_half(const Tensor& t, DType half) {
   if (t.dtype() == half && t.is_contiguous()) return t;
-  Tensor out = empty(t.sizes(), {.dtype = half, .device = t.device()});
+  Tensor out = core::empty(t.sizes(), half, t.device());
   if (!cast_contiguous(t, out)) kernels::copy(out.device())(t, out);  // strided or float64: the generic kernel
   return out;
 }

@@ -4,8 +4,8 @@
 #include <mutex>
 #include <vector>
 
-#include "core/runtime.h"
 #include "cuda/check.h"
+#include "cuda/runtime.h"
 #include "ember/core/error.h"
 
 namespace ember::cuda {
@@ -25,16 +25,16 @@ std::mutex& mu() {
 }
 // Leaked on purpose: streams and handles must outlive static tensors freed at exit.
 std::vector<PerDevice>& devices() {
-  static auto* v = new std::vector<PerDevice>(size_t(cuda_device_count()));
+  static auto* v = new std::vector<PerDevice>(size_t(runtime_device_count()));
   return *v;
 }
 }  // namespace
 
 void check_device(Device d) {
   EMBER_ASSERT(d.is_cuda());
-  const int n = cuda_device_count();
+  const int n = runtime_device_count();
   if (n == 0)
-    throw DeviceError(::ember::detail::cat(d.str(), " is not available: ", cuda_unavailable_reason()),
+    throw DeviceError(::ember::detail::cat(d.str(), " is not available: ", runtime_unavailable_reason()),
                       "use ember::Device::best() (or --device cpu) to run on the CPU");
   if (d.index < 0 || d.index >= n)
     throw DeviceError(::ember::detail::cat(d.str(), " is not available: this process sees ", n,

@@ -20,7 +20,7 @@
 namespace ember::cuda {
 
 // Throws DeviceError unless `d` names a usable CUDA device:
-//   "cuda:0 is not available: <cuda_unavailable_reason()>" or "... this process sees 1 CUDA device".
+//   "cuda:0 is not available: <runtime_unavailable_reason()>" or "... this process sees 1 CUDA device".
 void check_device(Device d);
 
 // Makes `index` the current device for its lifetime and restores the previous one.

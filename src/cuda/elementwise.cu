@@ -7,6 +7,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/tensor_raw.h"
 #include "cuda/cast.h"
 #include "cuda/half_convert.cuh"
 #include "cuda/loops.cuh"
@@ -116,13 +117,17 @@ void binary(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, do
     // Integer division by zero throws on the CPU; here the kernel raises a flag the host reads.
     const bool int_div = op == BinaryOp::Div && !kFloat<T> && !std::is_same_v<T, bool>;
     Tensor flag;
-    if (int_div) flag = zeros({1}, {.dtype = DType::Int32, .device = out.device()});
+    if (int_div) {
+      flag = core::empty({1}, DType::Int32, out.device());
+      kernels::fill(flag.device())(flag, 0.0);
+    }
     T al{};
     if constexpr (!std::is_same_v<T, bool>) al = T(alpha);
     launch_elementwise<3>(out.sizes(), {&out, &a, &b},
                           ArithFunctor<T>{op, out.data_ptr<T>(), a.data_ptr<T>(), b.data_ptr<T>(), al,
                                           int_div ? flag.data_ptr<int>() : nullptr});
-    if (int_div) EMBER_CHECK(flag.item<int32_t>() == 0, ValueError, "div: integer division by zero");
+    if (int_div)
+      EMBER_CHECK(*core::to(flag, Device::cpu()).data_ptr<int32_t>() == 0, ValueError, "div: integer division by zero");
   });
 }
 

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/tensor_raw.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "ember/core/settings.h"
@@ -30,7 +31,7 @@ Operand as_blas(const Tensor& m3) {
   int64_t s1 = m3.stride(1), s2 = m3.stride(2);
   if (s2 == 1 && (s1 >= std::max<int64_t>(c, 1) || r == 1)) return {m3, CUBLAS_OP_N, std::max<int64_t>(r == 1 ? c : s1, 1)};
   if (s1 == 1 && (s2 >= std::max<int64_t>(r, 1) || c == 1)) return {m3, CUBLAS_OP_T, std::max<int64_t>(c == 1 ? r : s2, 1)};
-  Tensor cc = m3.contiguous();
+  Tensor cc = core::contiguous(m3);
   return {cc, CUBLAS_OP_N, std::max<int64_t>(c, 1)};
 }
 

@@ -3,6 +3,7 @@
 // cuBLAS GEMM with half operands and float32 accumulation and output (gemm.h), so the forward's
 // output and every gradient are float32 without a separate widening pass. float32 / float64
 // operands return false: the front-end's batched_gemm path handles them.
+#include "core/tensor_raw.h"
 #include "cuda/cast.h"
 #include "cuda/gemm.h"
 #include "kernels/kernels.h"
@@ -12,7 +13,7 @@ namespace ember::cuda {
 namespace {
 
 // (r, c) -> (1, r, c): the batched GEMM's view of a matrix, strides kept.
-Tensor batch1(const Tensor& m) { return m.unsqueeze(0); }
+Tensor batch1(const Tensor& m) { return core::unsqueeze(m, 0); }
 
 // out (N, O) f32 = x (N, I) @ w (O, I)^T + b (O), x and w in one half dtype.
 bool linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Tensor& out) {
@@ -22,10 +23,10 @@ bool linear_forward(const Tensor& x, const Tensor& w, const Tensor& b, const Ten
   const Device d = out.device();
   if (b.defined()) {
     // out = b broadcast, then the GEMM adds into it (beta = 1): no separate bias pass over out.
-    kernels::copy(d)(b.unsqueeze(0).expand(out.sizes()), out);
-    gemm_half(batch1(x), batch1(w.t()), out.view({1, out.size(0), out.size(1)}), 1.0f);
+    kernels::copy(d)(core::expand(core::unsqueeze(b, 0), out.sizes()), out);
+    gemm_half(batch1(x), batch1(core::transpose(w, 0, 1)), core::view(out, {1, out.size(0), out.size(1)}), 1.0f);
   } else {
-    gemm_half(batch1(x), batch1(w.t()), out.view({1, out.size(0), out.size(1)}));
+    gemm_half(batch1(x), batch1(core::transpose(w, 0, 1)), core::view(out, {1, out.size(0), out.size(1)}));
   }
   return true;
 }
@@ -37,8 +38,8 @@ bool linear_backward_weights(const Tensor& go, const Tensor& x, const Tensor& gw
     return false;
   const Device d = gw.device();
   const Tensor goh = to_half(go, x.dtype());
-  gemm_half(batch1(goh.t()), batch1(x), gw.view({1, gw.size(0), gw.size(1)}));
-  if (gb.defined()) kernels::reduce(d)(kernels::ReduceOp::Sum, go, {0}, gb.view({1, gb.size(0)}));
+  gemm_half(batch1(core::transpose(goh, 0, 1)), batch1(x), core::view(gw, {1, gw.size(0), gw.size(1)}));
+  if (gb.defined()) kernels::reduce(d)(kernels::ReduceOp::Sum, go, {0}, core::view(gb, {1, gb.size(0)}));
   return true;
 }
 
@@ -47,7 +48,7 @@ bool linear_backward_data(const Tensor& go, const Tensor& w, const Tensor& gx) {
   if (!is_half(w.dtype()) || go.dtype() != DType::Float32 || gx.dtype() != DType::Float32 || !gx.is_contiguous())
     return false;
   const Tensor goh = to_half(go, w.dtype());
-  gemm_half(batch1(goh), batch1(w), gx.view({1, gx.size(0), gx.size(1)}));
+  gemm_half(batch1(goh), batch1(w), core::view(gx, {1, gx.size(0), gx.size(1)}));
   return true;
 }
 

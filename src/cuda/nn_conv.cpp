@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/tensor_raw.h"
 #include "cuda/cast.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
@@ -177,7 +178,7 @@ struct Workspace {
   void* ptr = nullptr;
   Workspace(size_t bytes, int dev) {
     if (bytes == 0) return;
-    t = empty({int64_t(bytes)}, {.dtype = DType::UInt8, .device = Device::cuda(dev)});
+    t = core::empty({int64_t(bytes)}, DType::UInt8, Device::cuda(dev));
     ptr = t.raw_data();
   }
 };
@@ -187,7 +188,7 @@ struct Workspace {
 bool half_compute(const Conv2dParams& p) { return is_half(p.compute); }
 Tensor operand(const Tensor& t, const Conv2dParams& p) { return half_compute(p) ? to_half(t, p.compute) : t; }
 Tensor result(const Tensor& t, const Conv2dParams& p) {
-  return half_compute(p) ? empty(t.sizes(), {.dtype = p.compute, .device = t.device()}) : t;
+  return half_compute(p) ? core::empty(t.sizes(), p.compute, t.device()) : t;
 }
 void widen_into(const Tensor& half, const Tensor& t) {
   if (half.raw_data() != t.raw_data()) kernels::copy(t.device())(half, t);
@@ -197,7 +198,7 @@ void conv2d_forward(const Tensor& x_in, const Tensor& weight_in, const Tensor& b
                     const Tensor& out) {
   if (out.numel() == 0) return;
   if (x_in.numel() == 0) {  // no input channels (or an empty padded plane): only the bias is left
-    if (bias.defined()) kernels::copy(out.device())(bias.view({1, bias.size(0), 1, 1}).expand(out.sizes()), out);
+    if (bias.defined()) kernels::copy(out.device())(core::expand(core::view(bias, {1, bias.size(0), 1, 1}), out.sizes()), out);
     else kernels::fill(out.device())(out, 0.0);
     return;
   }

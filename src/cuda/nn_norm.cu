@@ -6,6 +6,7 @@
 // Per-channel sums use one block per channel with a shared-memory tree in double, as the CPU sums
 // in double (in another order, so results agree to the final rounding, not bit for bit). The
 // statistics take two passes, like the CPU: no cancellation in E[x^2] - E[x]^2.
+#include "core/tensor_raw.h"
 #include "cuda/block_reduce.cuh"
 #include "kernels/nn_kernels.h"
 
@@ -127,7 +128,7 @@ void batch_norm_backward(const Tensor& grad_out, const Tensor& x, const Tensor& 
   const int dev = x.device().index;
   DeviceGuard guard(dev);
   // Scratch from the caching allocator; freeing it after the launches is safe (one stream).
-  Tensor sums = empty({2 * C}, {.dtype = DType::Float64, .device = x.device()});
+  Tensor sums = core::empty({2 * C}, DType::Float64, x.device());
   dispatch_floating(x.dtype(), "batch_norm_backward", [&]<class T>() {
     batch_norm_backward_sums_kernel<T><<<grid_for_rows(C), block_for_length(N * S), 0, stream(dev)>>>(
         grad_out.data_ptr<T>(), x.data_ptr<T>(), mean.data_ptr<T>(), invstd.data_ptr<T>(), N, C, S,

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "core/tensor_raw.h"
 #include "cuda/loops.cuh"
 #include "kernels/kernels.h"
 
@@ -97,8 +98,8 @@ void reduce(ReduceOp op, const Tensor& in, const std::vector<int64_t>& dims, con
     perm.push_back(d);
     inner *= in.sizes()[d];
   }
-  const Tensor src = in.dim() == 0 ? in.reshape({1}) : in.permute(perm).contiguous();
-  const Tensor dst = out.is_contiguous() ? out : empty_like(out);
+  const Tensor src = in.dim() == 0 ? core::reshape(in, {1}) : core::contiguous(core::permute(in, perm));
+  const Tensor dst = out.is_contiguous() ? out : core::empty_like(out);
   const int64_t outer = dst.numel();
   if (outer == 0) return;
   if (inner == 0) {

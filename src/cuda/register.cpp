@@ -1,7 +1,12 @@
-// CUDA backend registration: kernels into the dispatch table and the caching allocator for
-// DeviceType::CUDA. Always registered in a CUDA build, GPU or not: with no usable device the
-// allocator refuses to create CUDA tensors with a DeviceError that says why.
+// CUDA backend registration: kernels into the dispatch table, the caching allocator for
+// DeviceType::CUDA and the runtime's queries (core/runtime.h). Always registered in a CUDA build,
+// GPU or not: with no usable device the allocator refuses to create CUDA tensors with a
+// DeviceError that says why, and the queries say why too.
+#include "cuda/register.h"
+
+#include "core/runtime.h"
 #include "cuda/allocator.h"
+#include "cuda/runtime.h"
 
 namespace ember::cuda {
 void register_elementwise_kernels();
@@ -33,5 +38,11 @@ void register_kernels() {
   register_optim_kernels();
   register_data_hooks();
   set_allocator(DeviceType::CUDA, &caching_allocator());
+  register_cuda_runtime({.runtime_version = runtime_version,
+                         .device_count = runtime_device_count,
+                         .unavailable_reason = runtime_unavailable_reason,
+                         .device_arch = runtime_device_arch,
+                         .time_ms = runtime_time_ms,
+                         .copy_bandwidth = runtime_copy_bandwidth});
 }
 }  // namespace ember::cuda

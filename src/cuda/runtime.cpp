@@ -1,6 +1,7 @@
-// CUDA runtime probing: how many devices are usable, and if none, exactly why. Every call's
-// return code is checked: with no driver, cudaGetDeviceCount returns cudaErrorInsufficientDriver
-// (35) and leaves the count untouched.
+// CUDA runtime probing: how many devices are usable, and if none, exactly why; event timing and copy
+// bandwidth. Registered with core (core/runtime.h) by cuda::register_kernels(). Every call's return
+// code is checked: with no driver, cudaGetDeviceCount returns cudaErrorInsufficientDriver (35) and
+// leaves the count untouched.
 #include <cuda_runtime_api.h>
 #include <fmt/format.h>
 
@@ -8,14 +9,15 @@
 #include <vector>
 #include <string>
 
-#include "core/runtime.h"
+#include "cuda/runtime.h"
+
 #include "core/visible_devices.h"
 #include "ember/core/error.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
 #include "cuda/pinned.h"
 
-namespace ember {
+namespace ember::cuda {
 
 namespace {
 // " (CUDA_VISIBLE_DEVICES='-1' hides every device)" and the like; "" when the variable is unset.
@@ -61,10 +63,14 @@ const Probe& probe() {
 }
 }  // namespace
 
-int cuda_device_count() { return probe().count; }
-std::string cuda_unavailable_reason() { return probe().reason; }
+int runtime_version() {
+  int v = 0;
+  return cudaRuntimeGetVersion(&v) == cudaSuccess && v > 0 ? v : 0;
+}
+int runtime_device_count() { return probe().count; }
+std::string runtime_unavailable_reason() { return probe().reason; }
 
-CudaDeviceArch cuda_device_arch(int device) {
+CudaDeviceArch runtime_device_arch(int device) {
   if (device < 0 || device >= probe().count) return {};
   cudaDeviceProp prop{};
   if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
@@ -80,17 +86,17 @@ CudaDeviceArch cuda_device_arch(int device) {
   return {prop.major, prop.minor, prop.name, uuid};
 }
 
-double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
-  cuda::check_device(Device::cuda(device));
-  cuda::DeviceGuard guard(device);
+double runtime_time_ms(int device, const std::function<void()>& fn, int reps) {
+  check_device(Device::cuda(device));
+  DeviceGuard guard(device);
   cudaEvent_t start, stop;
   EMBER_CUDA_CHECK(cudaEventCreate(&start));
   EMBER_CUDA_CHECK(cudaEventCreate(&stop));
   float ms = 0;
   try {
-    EMBER_CUDA_CHECK(cudaEventRecord(start, cuda::stream(device)));
+    EMBER_CUDA_CHECK(cudaEventRecord(start, stream(device)));
     for (int i = 0; i < reps; ++i) fn();
-    EMBER_CUDA_CHECK(cudaEventRecord(stop, cuda::stream(device)));
+    EMBER_CUDA_CHECK(cudaEventRecord(stop, stream(device)));
     EMBER_CUDA_CHECK(cudaEventSynchronize(stop));
     EMBER_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
   } catch (...) {
@@ -103,12 +109,12 @@ double cuda_time_ms(int device, const std::function<void()>& fn, int reps) {
   return double(ms) / std::max(reps, 1);
 }
 
-CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
-  cuda::check_device(Device::cuda(device));
-  cuda::DeviceGuard guard(device);
-  cudaStream_t st = cuda::stream(device);
+CopyBandwidth runtime_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
+  check_device(Device::cuda(device));
+  DeviceGuard guard(device);
+  cudaStream_t st = stream(device);
   std::vector<unsigned char> pageable(bytes, 1);
-  cuda::PinnedBuffer pinned(bytes);
+  PinnedBuffer pinned(bytes);
   void *d0 = nullptr, *d1 = nullptr;
   EMBER_CUDA_CHECK(cudaMalloc(&d0, bytes));
   if (cudaMalloc(&d1, bytes) != cudaSuccess) {
@@ -120,7 +126,7 @@ CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& pl
     auto copy = [&] { EMBER_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, st)); };
     CopyRate r;
     r.bytes_moved = moved;
-    r.timing = time_steady_state([&](int64_t n) { return cuda_time_ms(device, copy, int(n)) * double(n) * 1e-3; }, plan);
+    r.timing = time_steady_state([&](int64_t n) { return runtime_time_ms(device, copy, int(n)) * double(n) * 1e-3; }, plan);
     r.gbps = r.gbps_at(r.timing.median());
     return r;
   };
@@ -143,4 +149,4 @@ CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& pl
   return r;
 }
 
-}  // namespace ember
+}  // namespace ember::cuda

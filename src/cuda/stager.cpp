@@ -17,6 +17,7 @@
 #include <mutex>
 #include <vector>
 
+#include "core/tensor_raw.h"
 #include "cuda/allocator.h"
 #include "cuda/check.h"
 #include "cuda/context.h"
@@ -248,7 +249,7 @@ class CudaStager final : public kernels::TensorStager {
   }
 
   Tensor upload(const Tensor& host, cudaStream_t copy) {
-    Tensor src = host.is_cpu() ? host.contiguous() : host.to(Device::cpu()).contiguous();
+    Tensor src = core::contiguous(core::to(host, Device::cpu()));
     const size_t bytes = std::max<size_t>(src.nbytes(), 1);
     Block* dst = device_pool_->acquire(bytes);
     Tensor out = tensor_over(device_pool_, dst, src.sizes(), src.dtype(), device_);

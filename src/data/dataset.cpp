@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "ember/core/error.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 #include "ember/io/user_file.h"
 
 namespace ember::data {

@@ -17,7 +17,7 @@
 #include "ember/core/threads.h"
 #include "ember/ops.h"
 #include "kernels/data_kernels.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 
 namespace ember::data {
 

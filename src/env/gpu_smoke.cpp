@@ -12,7 +12,7 @@
 #include <cstring>
 #include <functional>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "ember/core/device.h"
 #include "ember/cuda.h"
 #include "ember/ops.h"

@@ -1,27 +1,21 @@
 // Reads what this machine offers: ember's build, the CPU (/proc/cpuinfo, /proc/meminfo), and the
 // NVIDIA stack through dlopen() (env/probe_nvidia.cpp) — libcuda, libcudnn, libcublas are loaded
 // only to ask their versions, never linked, so a CPU-only build can still report a GPU it cannot use.
-#include <cblas.h>
-#include <dlfcn.h>
-#include <oneapi/dnnl/dnnl.h>
 #include <sched.h>
 #include <sys/utsname.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 
+#include "backends/runtime.h"
 #include "ember/env/doctor.h"
 #include "env/probe_libraries.h"
 #include "env/probe_nvidia.h"
 #include "env/probe_os.h"
 #include "ember/ops.h"
-
-// OpenBLAS's threading model (0 serial, 1 pthreads, 2 OpenMP); not declared by Debian 12's cblas.h.
-extern "C" int openblas_get_parallel(void);
 
 #ifndef EMBER_CUDA_ARCHS
 #define EMBER_CUDA_ARCHS ""
@@ -34,12 +28,6 @@ extern "C" int openblas_get_parallel(void);
 #endif
 #ifndef EMBER_CUDNN_MAJOR
 #define EMBER_CUDNN_MAJOR 0
-#endif
-
-#ifdef EMBER_WITH_CUDA
-// The statically linked CUDA runtime's own entry point (no CUDA header here: this file builds
-// without the toolkit too). cudaError_t is an enum whose success value is 0.
-extern "C" int cudaRuntimeGetVersion(int* version);
 #endif
 
 namespace ember::env {
@@ -129,28 +117,24 @@ void probe_build(EnvFacts& f) {
     if (virt) f.cuda_ptx_archs.push_back(a);
   }
 #endif
-  const dnnl_version_t* dv = dnnl_version();
-  f.onednn_version = std::to_string(dv->major) + "." + std::to_string(dv->minor) + "." + std::to_string(dv->patch);
+  f.onednn_version = cpu_library_facts().onednn_version;  // the CPU backend's oneDNN (core/runtime.h)
 }
 
 void probe_blas(EnvFacts& f) {
-  std::string cfg = openblas_get_config();  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
+  // The OpenBLAS the CPU backend loaded, as it reports it (core/runtime.h: CpuLibraryFacts).
+  const CpuLibraryFacts libs = cpu_library_facts();
+  const std::string& cfg = libs.blas_config;  // "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Zen MAX_THREADS=64"
   f.blas = cfg.starts_with("OpenBLAS ") ? cfg : "OpenBLAS " + cfg;
-  switch (openblas_get_parallel()) {
+  switch (libs.blas_parallel) {
     case 0: f.blas_build = "serial"; break;
     case 1: f.blas_build = "pthreads"; break;
     case 2: f.blas_build = "openmp"; break;
     default: f.blas_build.clear();
   }
-  f.blas_threads = openblas_get_num_threads();
+  f.blas_threads = libs.blas_threads;
   Version v;
   if (std::sscanf(f.blas.c_str(), "OpenBLAS %d.%d.%d", &v.major, &v.minor, &v.patch) >= 2) f.blas_version = v;
-  Dl_info info{};
-  if (dladdr(reinterpret_cast<void*>(&openblas_get_config), &info) != 0 && info.dli_fname != nullptr) {
-    std::error_code ec;
-    std::filesystem::path real = std::filesystem::canonical(info.dli_fname, ec);
-    f.blas_path = ec ? std::string(info.dli_fname) : real.string();
-  }
+  f.blas_path = libs.blas_path;
 }
 
 void probe_nvidia(EnvFacts& f, bool libraries) {
@@ -168,8 +152,8 @@ void probe_nvidia(EnvFacts& f, bool libraries) {
   // driver only).
   if (!libraries) return;
 #ifdef EMBER_WITH_CUDA
-  int rt = 0;  // this build carries its CUDA runtime (linked statically): ask it
-  if (cudaRuntimeGetVersion(&rt) == 0 && rt > 0) f.cuda_runtime = Version::from_cuda_int(rt);
+  // This build carries its CUDA runtime (linked statically): ask it, through the CUDA backend.
+  if (const int rt = cuda_runtime_version(); rt > 0) f.cuda_runtime = Version::from_cuda_int(rt);
   f.cudart_path = "linked statically into libember";
 #else
   detail::probe_cudart(f, search.cudart);

@@ -30,8 +30,6 @@ enum class RandomDist : uint8_t { Uniform, Normal, RandInt, Bernoulli };
 // have the same dtype; out is Bool for comparisons.
 using BinaryFn = void (*)(BinaryOp op, const Tensor& a, const Tensor& b, const Tensor& out, double alpha);
 using UnaryFn = void (*)(UnaryOp op, const Tensor& a, const Tensor& out, double p0, double p1);
-// dst = src converted to dst's dtype; src already broadcast to dst's shape.
-using CopyFn = void (*)(const Tensor& src, const Tensor& dst);
 using FillFn = void (*)(const Tensor& dst, double value);
 using WhereFn = void (*)(const Tensor& cond, const Tensor& a, const Tensor& b, const Tensor& out);
 // Reduces `in` over the sorted `dims`; out has in's rank with those dims of size 1.
@@ -50,10 +48,6 @@ using RandomFn = void (*)(RandomDist dist, const Tensor& out, uint64_t seed, uin
 using DropoutForwardFn = void (*)(const Tensor& x, const Tensor& out, const Tensor& bits, uint64_t seed,
                                   uint64_t offset, double keep, double scale);
 using DropoutBackwardFn = void (*)(const Tensor& grad_out, const Tensor& bits, double scale, const Tensor& grad_x);
-// Raw copy between devices (cpu <-> cuda:N, cuda:M <-> cuda:N): src and dst are contiguous, of one
-// dtype and numel, on different devices. Registered under the non-CPU side's device type (the
-// source's when both are non-CPU); returns when dst holds the data.
-using DeviceCopyFn = void (*)(const Tensor& src, const Tensor& dst);
 
 // ReLU's backward from its forward output: grad_x = out > 0 ? grad_out : 0 (0, not NaN, where
 // out <= 0 or is NaN, as PyTorch's threshold_backward). out and grad_x are contiguous, of one
@@ -98,9 +92,10 @@ using LinearBackwardWeightsFn = bool (*)(const Tensor& grad_out, const Tensor& x
 // batched_gemm). Optional (CPU: oneDNN).
 using LinearBackwardDataFn = bool (*)(const Tensor& grad_out, const Tensor& w, const Tensor& grad_x);
 
+// copy and device_copy, the data-movement slots, are declared with the table (core/dispatch.h):
+// core's own copies (core/tensor_raw.h) go through them.
 inline KernelSlot<BinaryFn> binary("binary");
 inline KernelSlot<UnaryFn> unary("unary");
-inline KernelSlot<CopyFn> copy("copy");
 inline KernelSlot<FillFn> fill("fill");
 inline KernelSlot<WhereFn> where("where");
 inline KernelSlot<ReduceFn> reduce("reduce");
@@ -108,7 +103,6 @@ inline KernelSlot<BatchedGemmFn> batched_gemm("batched_gemm");
 inline KernelSlot<RandomFn> random("random");
 inline KernelSlot<DropoutForwardFn> dropout_forward("dropout_forward");
 inline KernelSlot<DropoutBackwardFn> dropout_backward("dropout_backward");
-inline KernelSlot<DeviceCopyFn> device_copy("device_copy");
 inline KernelSlot<ReluBackwardFn> relu_backward("relu_backward");
 inline KernelSlot<ActivationForwardFn> activation_forward("activation_forward");
 inline KernelSlot<ActivationBackwardFn> activation_backward("activation_backward");

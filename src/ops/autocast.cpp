@@ -3,11 +3,10 @@
 // ops/autocast.h.
 #include "ops/autocast.h"
 
-#include <oneapi/dnnl/dnnl.hpp>
-
 #include <memory>
 #include <unordered_map>
 
+#include "backends/runtime.h"
 #include "ember/autograd/node.h"
 #include "ember/core/error.h"
 #include "ember/core/storage.h"
@@ -126,10 +125,7 @@ DType compute_dtype(AutocastOp op, const Tensor& x) {
 // 23-30, ONEDNN_VERBOSE, 2026-12-02) while one channel is not (lenet5's bf16 training 22k samples/s
 // with its 1 -> 6 conv lowered against 36-41k kept f32).
 int64_t conv2d_min_lowered_channels() {
-  static const int64_t n = [] {
-    const unsigned amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-    return (static_cast<unsigned>(dnnl::get_effective_cpu_isa()) & amx) == amx ? int64_t(4) : int64_t(2);
-  }();
+  static const int64_t n = cpu_library_facts().onednn_amx ? int64_t(4) : int64_t(2);
   return n;
 }
 // (Until 2026-12-02 a dense conv of fewer than 4,096 multiply-adds per output pixel stayed float32

@@ -5,12 +5,11 @@
 #include <string>
 
 #include "ember/autocast.h"
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "ember/core/tensor.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
-#include <oneapi/dnnl/dnnl.hpp>
 #endif
 
 namespace ember {
@@ -52,12 +51,11 @@ PrecisionSupport cpu_bf16() {
   f.avx512 = avx512f && os_avx512;
   f.avx512_bf16 = avx512_bf16 && f.avx512;
   f.amx_bf16 = f.amx_bf16 && f.avx512;
-  // What oneDNN will really run: ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA can cap it below AMX.
-  const unsigned isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
-  const unsigned amx = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_amx);
-  const unsigned bf16 = static_cast<unsigned>(dnnl::cpu_isa::avx512_core_bf16);
-  f.onednn_amx = (isa & amx) == amx;
-  f.onednn_bf16 = (isa & bf16) == bf16;
+  // What oneDNN will really run (ONEDNN_MAX_CPU_ISA / DNNL_MAX_CPU_ISA can cap it below AMX), as
+  // the CPU backend reports it.
+  const CpuLibraryFacts libs = cpu_library_facts();
+  f.onednn_amx = libs.onednn_amx;
+  f.onednn_bf16 = libs.onednn_bf16;
   f.cpu = cpu_brand();
   return cpu_bf16_support(f);
 }

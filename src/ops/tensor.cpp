@@ -9,11 +9,12 @@
 #include <numeric>
 #include <sstream>
 
+#include "core/tensor_raw.h"
 #include "core/tensor_util.h"
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "kernels/kernels.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 
 namespace ember {
 
@@ -30,90 +31,24 @@ Tensor view_with_grad(const Tensor& base, Tensor out, const char* name,
   return out;
 }
 
-// PyTorch's computeStride: strides for viewing (sizes, strides) as new_sizes without a copy, or
-// nullopt when the memory layout does not allow it.
-std::optional<Shape> compute_view_strides(const Shape& old_sizes, const Shape& old_strides,
-                                          const Shape& new_sizes) {
-  if (old_sizes.empty()) return Shape(new_sizes.size(), 1);
-  int64_t numel = shape_numel(old_sizes);
-  if (numel == 0) return contiguous_strides(new_sizes);
-  Shape new_strides(new_sizes.size());
-  int64_t view_d = int64_t(new_sizes.size()) - 1;
-  int64_t chunk_base_stride = old_strides.back();
-  int64_t tensor_numel = 1, view_numel = 1;
-  for (int64_t d = int64_t(old_sizes.size()) - 1; d >= 0; --d) {
-    tensor_numel *= old_sizes[d];
-    if (d == 0 || (old_sizes[d - 1] != 1 && old_strides[d - 1] != tensor_numel * chunk_base_stride)) {
-      while (view_d >= 0 && (view_numel < tensor_numel || new_sizes[view_d] == 1)) {
-        new_strides[view_d] = view_numel * chunk_base_stride;
-        view_numel *= new_sizes[view_d];
-        --view_d;
-      }
-      if (view_numel != tensor_numel) return std::nullopt;
-      if (d > 0) {
-        chunk_base_stride = old_strides[d - 1];
-        tensor_numel = 1;
-        view_numel = 1;
-      }
-    }
-  }
-  if (view_d != -1) return std::nullopt;
-  return new_strides;
-}
-
-Shape infer_size(Shape shape, int64_t numel, const char* op) {
-  int64_t infer = -1, known = 1;
-  for (size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] == -1) {
-      EMBER_CHECK(infer < 0, ShapeError, op, ": only one dimension can be -1, got ", shape_str(shape));
-      infer = int64_t(i);
-    } else {
-      EMBER_CHECK(shape[i] >= 0, ShapeError, op, ": invalid size ", shape[i], " in ", shape_str(shape));
-      known *= shape[i];
-    }
-  }
-  if (infer >= 0) {
-    EMBER_CHECK(known != 0 && numel % known == 0, ShapeError, op, ": shape ", shape_str(shape),
-                " is invalid for input of size ", numel);
-    shape[infer] = numel / known;
-  }
-  EMBER_CHECK(shape_numel(shape) == numel, ShapeError, op, ": shape ", shape_str(shape),
-              " is invalid for input of size ", numel);
-  return shape;
-}
 }  // namespace
 
-// ---- views -----------------------------------------------------------------------------------
+// ---- views: core's view (core/tensor_raw.h: the rules and their messages) plus the backward ----
 Tensor Tensor::view(Shape shape) const {
-  Shape sizes_out = infer_size(std::move(shape), numel(), "view");
-  auto st = compute_view_strides(sizes(), strides(), sizes_out);
-  EMBER_CHECK(st.has_value(), ShapeError, "view: size ", shape_str(sizes_out),
-              " is not compatible with input tensor's size ", shape_str(sizes()), " and stride ",
-              shape_str(strides()), "; use reshape() (which copies) or contiguous() first");
   Shape in_shape = sizes();
-  return view_with_grad(*this, make_view(*this, sizes_out, *st, storage_offset()), "ViewBackward",
+  return view_with_grad(*this, core::view(*this, std::move(shape)), "ViewBackward",
                         [in_shape](const Tensor& g) { return g.reshape(in_shape); });
 }
 Tensor Tensor::reshape(Shape shape) const {
-  Shape sizes_out = infer_size(std::move(shape), numel(), "reshape");
-  if (compute_view_strides(sizes(), strides(), sizes_out)) return view(sizes_out);
+  Shape sizes_out = core::infer_size(std::move(shape), numel(), "reshape");
+  if (core::view_strides(sizes(), strides(), sizes_out)) return view(sizes_out);
   return contiguous().view(sizes_out);
 }
 Tensor Tensor::permute(std::vector<int64_t> dims) const {
-  EMBER_CHECK(int64_t(dims.size()) == dim(), ShapeError, "permute: got ", dims.size(),
-              " dims for a ", dim(), "-d tensor");
-  Shape ns(dims.size()), nst(dims.size());
-  std::vector<bool> seen(dims.size(), false);
+  Tensor out = core::permute(*this, dims);  // checks dims
   std::vector<int64_t> inverse(dims.size());
-  for (size_t i = 0; i < dims.size(); ++i) {
-    int64_t d = wrap_tensor_dim(dims[i], dim(), "permute");
-    EMBER_CHECK(!seen[d], ShapeError, "permute: dimension ", d, " repeated");
-    seen[d] = true;
-    ns[i] = sizes()[d];
-    nst[i] = strides()[d];
-    inverse[d] = int64_t(i);
-  }
-  return view_with_grad(*this, make_view(*this, ns, nst, storage_offset()), "PermuteBackward",
+  for (size_t i = 0; i < dims.size(); ++i) inverse[wrap_tensor_dim(dims[i], dim(), "permute")] = int64_t(i);
+  return view_with_grad(*this, std::move(out), "PermuteBackward",
                         [inverse](const Tensor& g) { return g.permute(inverse); });
 }
 Tensor Tensor::transpose(int64_t d0, int64_t d1) const {
@@ -180,36 +115,12 @@ Tensor Tensor::squeeze(int64_t d) const {
 }
 Tensor Tensor::unsqueeze(int64_t d) const {
   d = wrap_tensor_dim(d, dim(), "unsqueeze", true);
-  Shape ns = sizes(), nst = strides();
-  int64_t st = d < dim() ? sizes()[d] * strides()[d] : 1;
-  ns.insert(ns.begin() + d, 1);
-  nst.insert(nst.begin() + d, st);
-  return view_with_grad(*this, make_view(*this, ns, nst, storage_offset()), "UnsqueezeBackward",
+  return view_with_grad(*this, core::unsqueeze(*this, d), "UnsqueezeBackward",
                         [d](const Tensor& g) { return g.squeeze(d); });
 }
 Tensor Tensor::expand(Shape shape) const {
-  EMBER_CHECK(int64_t(shape.size()) >= dim(), ShapeError, "expand: the number of sizes (",
-              shape.size(), ") must be >= the tensor's dims (", dim(), ")");
-  int64_t lead = int64_t(shape.size()) - dim();
-  Shape ns(shape.size()), nst(shape.size());
-  for (int64_t i = int64_t(shape.size()) - 1; i >= 0; --i) {
-    int64_t j = i - lead;
-    if (j >= 0) {
-      int64_t cur = sizes()[j];
-      int64_t want = shape[i] == -1 ? cur : shape[i];
-      EMBER_CHECK(cur == want || cur == 1, ShapeError, "expand: the expanded size ", want,
-                  " must match the existing size ", cur, " at dimension ", i, " (shape ",
-                  shape_str(sizes()), " -> ", shape_str(shape), ")");
-      ns[i] = want;
-      nst[i] = cur == want ? strides()[j] : 0;
-    } else {
-      EMBER_CHECK(shape[i] >= 0, ShapeError, "expand: -1 is not allowed in a new leading dimension");
-      ns[i] = shape[i];
-      nst[i] = 0;
-    }
-  }
   Shape in_shape = sizes();
-  return view_with_grad(*this, make_view(*this, ns, nst, storage_offset()), "ExpandBackward",
+  return view_with_grad(*this, core::expand(*this, shape), "ExpandBackward",
                         [in_shape](const Tensor& g) { return sum_to(g, in_shape); });
 }
 Tensor Tensor::flatten(int64_t start, int64_t end) const {
@@ -226,12 +137,7 @@ Tensor Tensor::flatten(int64_t start, int64_t end) const {
 }
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 Tensor Tensor::clone() const {
-  Tensor out = empty(sizes(), {.dtype = dtype(), .device = device()});
-  {
-    NoGradGuard g;
-    kernels::copy(device())(*this, out);
-  }
-  return view_with_grad(*this, out, "CloneBackward", [](const Tensor& g) { return g; });
+  return view_with_grad(*this, core::clone(*this), "CloneBackward", [](const Tensor& g) { return g; });
 }
 
 // ---- conversion and copy ------------------------------------------------------------------------
@@ -239,11 +145,7 @@ Tensor Tensor::to(DType dt) const { return to(device(), dt); }
 Tensor Tensor::to(Device dev) const { return to(dev, dtype()); }
 Tensor Tensor::to(Device dev, DType dt) const {
   if (dev == device() && dt == dtype()) return *this;
-  Tensor out = empty(sizes(), {.dtype = dt, .device = dev});
-  {
-    NoGradGuard g;
-    out.copy_(*this);
-  }
+  Tensor out = core::to(*this, dev, dt);
   if (is_floating(dt) && is_floating(dtype())) {
     Device src_dev = device();
     DType src_dt = dtype();
@@ -256,18 +158,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
   EMBER_CHECK(!(requires_grad() && is_leaf() && autograd::grad_mode_enabled()), AutogradError,
               "copy_: a leaf tensor that requires grad is being used in an in-place operation; "
               "wrap it in NoGradGuard");
-  Tensor s = src.expand(sizes());
-  if (s.device() == device()) {
-    kernels::copy(device())(s, *this);
-  } else {
-    // Cross-device: stage through a contiguous tensor of the destination dtype on the source
-    // device, then a raw byte copy owned by the non-CPU backend.
-    Tensor staged = s.to(s.device(), dtype()).contiguous();
-    Tensor dst = is_contiguous() ? *this : empty(sizes(), {.dtype = dtype(), .device = device()});
-    Device owner = s.device().is_cpu() ? device() : s.device();
-    kernels::device_copy(owner)(staged, dst);
-    if (!dst.is_same(*this)) kernels::copy(device())(dst, *this);
-  }
+  core::copy(core::expand(src, sizes()), *this);  // across devices too (core/tensor_raw.h)
   storage()->bump_version();
   return *this;
 }
@@ -317,16 +208,8 @@ EMBER_INSTANTIATE(bool)
 
 // ---- factories -----------------------------------------------------------------------------------
 Tensor empty(Shape shape, TensorOptions opt) {
-  for (int64_t s : shape)
-    EMBER_CHECK(s >= 0, ShapeError, "empty: negative dimension in shape ", shape_str(shape));
   ensure_backends();  // the first allocation registers the backends (allocators, kernels)
-  const size_t nbytes = shape_nbytes(shape, opt.dtype);  // ShapeError when the shape cannot be addressed
-  auto impl = std::make_shared<TensorImpl>();
-  impl->storage = std::make_shared<StorageImpl>(nbytes, opt.device);
-  impl->strides = contiguous_strides(shape);
-  impl->sizes = std::move(shape);
-  impl->dtype = opt.dtype;
-  Tensor t(std::move(impl));
+  Tensor t = core::empty(std::move(shape), opt.dtype, opt.device);
   if (opt.requires_grad) t.requires_grad_(true);
   return t;
 }

@@ -12,7 +12,7 @@
 #include <cstdlib>
 #include <utility>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "env/nvml.h"
 
 namespace ember::train {

@@ -17,8 +17,8 @@
 #include <string>
 #include <thread>
 
-#include "core/runtime.h"
 #include "e2e_util.h"
+#include "ember/cuda.h"
 
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_ONLY_PNG

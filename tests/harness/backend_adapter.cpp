@@ -13,7 +13,7 @@
 #include "cpu/reference/nn.h"
 #include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 #include "support/gpu.h"
 
 namespace ember::test::ops {

@@ -1,5 +1,5 @@
 // Whether the tests can use a GPU, and why not: the one place the tests ask the runtime (today the
-// private core/runtime.h; the public API once it says why there is no GPU). EMBER_REQUIRE_GPU()
+// private backends/runtime.h; the public API once it says why there is no GPU). EMBER_REQUIRE_GPU()
 // skips a test, printing the reason.
 #pragma once
 
@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 
 namespace ember::test {
 

@@ -7,7 +7,7 @@
 
 #include <ember/ember.h>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 
 using namespace ember;
 

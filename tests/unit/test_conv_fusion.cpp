@@ -18,7 +18,7 @@
 
 #include "cpu/nn_conv.h"
 #include "kernels/nn_kernels.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 #include "support/compare.h"
 
 using namespace ember;

@@ -8,7 +8,7 @@
 
 #include <vector>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "ember/data/loader.h"
 #ifdef EMBER_WITH_CUDA
 #include "cuda/allocator.h"

@@ -15,7 +15,7 @@
 #include "support/errors.h"
 #include "support/gpu.h"
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "core/visible_devices.h"
 #ifdef EMBER_WITH_CUDA
 #include "cuda/allocator.h"

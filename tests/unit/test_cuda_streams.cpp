@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 #include "ember/data/loader.h"
 #include "support/compare.h"
 #ifdef EMBER_WITH_CUDA

@@ -22,7 +22,7 @@
 #include "cpu/pool_grad.h"
 #include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
-#include "ops/backends.h"
+#include "backends/registry.h"
 #include "support/compare.h"
 #include "support/bf16.h"
 

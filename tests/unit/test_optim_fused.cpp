@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "core/runtime.h"
+#include "backends/runtime.h"
 
 using namespace ember;
 
