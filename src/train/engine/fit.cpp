@@ -16,7 +16,7 @@
 #include "ember/train/gpu_monitor.h"
 #include "ember/train/validation.h"
 #include "ember/train/weights_info.h"
-#include "train/data_parallel.h"
+#include "train/engine/data_parallel.h"
 
 namespace ember::train {
 namespace {

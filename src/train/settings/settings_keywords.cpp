@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "ember/train/settings.h"
-#include "settings_value.h"
+#include "settings_json.h"
 
 namespace ember::train {
 namespace {

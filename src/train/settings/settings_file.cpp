@@ -9,7 +9,7 @@
 
 #include "ember/io/user_file.h"
 #include "ember/train/settings.h"
-#include "settings_value.h"
+#include "settings_json.h"
 
 namespace ember::train {
 namespace {

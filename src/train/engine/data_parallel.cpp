@@ -1,7 +1,7 @@
 // DataParallel (data_parallel.h): DistributedDataParallel's start (rank 0's state broadcast), its
 // reducer (GradBucketer buckets launched from the gradient-ready hook of the last backward) and
 // the host-side all-gather the engine decides with, so every rank stops, saves and selects alike.
-#include "train/data_parallel.h"
+#include "train/engine/data_parallel.h"
 
 #include <cstring>
 

@@ -9,7 +9,7 @@
 #include "ember/train/resume.h"
 #include "ember/train/settings.h"
 #include "io/json_fields.h"
-#include "settings_value.h"
+#include "settings_json.h"
 
 namespace ember::train {
 
