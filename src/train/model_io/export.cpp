@@ -25,7 +25,7 @@ ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov)
   // Opened as eval and predict open it (inference.h): the same model, input and data rules.
   InferenceOptions o;
   o.path = path.string();
-  o.model = ov.model, o.data = ov.data;
+  o.model = ov.model, o.data = ov.data, o.checkpoint = ov.checkpoint;
   o.device = "cpu", o.precision = "fp32";
   o.read_look = false;
   InferenceModel l = open_for_inference(o, /*need_test=*/false);
@@ -39,6 +39,7 @@ ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov)
   s.manifest = l.manifest;
   s.weights = l.weights;
   s.notes = l.notes;
+  s.chosen = l.chosen;
   // The data settings travel with an export, so eval finds the run's test set from the file alone.
   const json cfg = json::parse(l.config_json.empty() ? "{}" : l.config_json, nullptr, false);
   if (cfg.is_object()) {

@@ -14,6 +14,7 @@
 #include "ember/ops.h"
 #include "ember/train/device_choice.h"
 #include "ember/train/init_from.h"
+#include "ember/train/open_weights.h"
 #include "ember/train/precision_choice.h"
 #include "ember/train/run_data.h"
 #include "ember/train/settings.h"
@@ -57,21 +58,15 @@ std::vector<std::string> read_class_names(const std::string& file, int64_t expec
   return names;
 }
 
-}  // namespace
-
-OpenedWeights open_weights(const std::string& path, const std::string& which) {
-  OpenedWeights w;
-  try {
-    w.chosen = train::choose_checkpoint(path, which);
-  } catch (const ValueError& e) {  // a choice that cannot apply (--checkpoint with a file): a usage error
-    throw SettingError(e.what(), e.hint());
-  }
-  w.checkpoint = train::load_checkpoint(w.chosen.path);
-  // A weights file copied out of its run describes itself (__metadata__, train/weights_info.h).
-  w.info = train::weights_info_from_metadata(w.checkpoint.metadata, w.checkpoint.weights_path.string());
-  w.run_dir = train::run_dir_of(w.chosen.path);
-  return w;
+// The device (the library's default when the caller gives none) and the precision that goes with it.
+void choose_device_and_precision(const InferenceOptions& o, InferenceModel& l) {
+  const DeviceChoice device =
+      choose_device(o.device.empty() ? InferenceOptions{}.device : o.device, false, /*has_require_gpu_flag=*/false);
+  l.device = device.device;
+  l.precision = choose_precision(o.precision, device).name;
 }
+
+}  // namespace
 
 InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
   OpenedWeights opened = open_weights(o.path, o.checkpoint);
@@ -132,8 +127,7 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
     l.data = "";
     l.data_label = fmt::format("torchvision's evaluation transforms (resize {}, centre crop {}, ImageNet mean/std)",
                                data::resize_for_crop(crop), crop);
-    l.device = train::choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
-    l.precision = train::choose_precision(o.precision, l.device).name;
+    choose_device_and_precision(o, l);
     Generator gen(0);
     l.model = models::create(model, classes, 3, crop, &gen);
     try {
@@ -190,8 +184,7 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
     } catch (const Error&) {
     }
   }
-  l.device = train::choose_device(o.device, false, /*has_require_gpu_flag=*/false).device;
-  l.precision = train::choose_precision(o.precision, l.device).name;
+  choose_device_and_precision(o, l);
   Generator gen(0);
   const int64_t num_classes = int64_t(l.input.classes.size());
   l.model = spec_from_metadata

@@ -16,7 +16,7 @@
 #include "ember/ops.h"
 #include "ember/train/transfer.h"
 #include "ember/train/weights_info.h"
-#include "ember/train/inference.h"
+#include "ember/train/open_weights.h"
 
 namespace ember::train {
 namespace {

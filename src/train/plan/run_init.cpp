@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "ember/train/checkpoint.h"
-#include "ember/train/inference.h"
+#include "ember/train/open_weights.h"
 #include "ember/train/init_from.h"
 #include "ember/train/settings.h"
 #include "ember/train/transfer.h"
@@ -25,7 +25,7 @@ std::string init_model_from(nn::Module& model, const train::TrainSettings& s, bo
   if (resuming)
     throw SettingError("--init-from starts a new run; --resume continues one: pass only one of them",
                      "drop --init-from to continue the run, or --resume to start a new run from the weights");
-  // The file a path names by eval's rule (inference.h): a run directory gives its best checkpoint.
+  // The file a path names by eval's rule (open_weights.h): a run directory gives its best checkpoint.
   const train::OpenedWeights opened = train::open_weights(f.file);
   const train::Checkpoint& ck = opened.checkpoint;
   train::WeightLoadReport rep;
