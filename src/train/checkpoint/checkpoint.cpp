@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <nlohmann/json.hpp>
@@ -17,6 +18,7 @@
 #include "io/json_fields.h"
 #include "ember/io/safetensors.h"
 #include "ember/io/user_file.h"
+#include "ember/train/run_files.h"
 
 namespace ember::train {
 namespace fs = std::filesystem;
@@ -110,7 +112,12 @@ FitState fit_state_from_json(const json& j, const std::string& where) {
     const json e = io::json_get<json>(j, "epoch", where, kHint, "fit_state.epoch");
     FitState::EpochSums s;
     s.loss_sum = get(e, "loss_sum", 0.0, "fit_state.epoch.loss_sum");
-    s.correct = get(e, "correct", 0.0, "fit_state.epoch.correct");
+    // A count; format 2 before it was an integer wrote it as a whole double ("correct": 40.0).
+    const double correct = get(e, "correct", 0.0, "fit_state.epoch.correct");
+    if (!(correct >= 0 && correct == std::floor(correct) && correct < 9.0e15))
+      throw FormatError(fmt::format("{}: \"fit_state.epoch.correct\" must be a count of samples, it is {}", where,
+                                    correct), kHint);
+    s.correct = int64_t(correct);
     s.seen = get(e, "seen", int64_t(0), "fit_state.epoch.seen");
     s.data_time = get(e, "data_time", 0.0, "fit_state.epoch.data_time");
     s.train_time = get(e, "train_time", 0.0, "fit_state.epoch.train_time");
@@ -147,7 +154,7 @@ FitState fit_state_from_scalars(std::map<std::string, double>& scalars) {
   const auto loss_sum = take("loss_sum"), seen = take("seen"), correct = take("correct");
   const auto data_time = take("data_time"), train_time = take("train_time"), skipped = take("skipped_in_epoch");
   if (loss_sum || seen || correct || data_time || train_time || skipped)
-    f.epoch = FitState::EpochSums{loss_sum.value_or(0), correct.value_or(0), data_time.value_or(0),
+    f.epoch = FitState::EpochSums{loss_sum.value_or(0), int64_t(correct.value_or(0)), data_time.value_or(0),
                                   train_time.value_or(0), int64_t(seen.value_or(0)), int64_t(skipped.value_or(0))};
   for (auto it = scalars.begin(); it != scalars.end();) {
     if (it->first.rfind("fit.loss_scale", 0) == 0) {
@@ -296,8 +303,8 @@ Checkpoint load_checkpoint(const fs::path& path_in) {
   // io::path_type, not std::filesystem: a symlink loop is named as one, not "does not exist".
   auto exists = [](const fs::path& p) { return io::path_type(p) != io::PathType::missing; };
   if (io::path_type(path) == io::PathType::directory) {
-    if (exists(path / "checkpoints" / "latest.json")) path = path / "checkpoints" / "latest.json";
-    else if (exists(path / "latest.json")) path = path / "latest.json";
+    if (exists(latest_manifest(path))) path = latest_manifest(path);
+    else if (exists(path / kLatestManifest)) path = path / kLatestManifest;
     else
       throw IOError(fmt::format("no checkpoint in '{}': neither checkpoints/latest.json nor latest.json exists",
                                 path.string()),

@@ -1,12 +1,13 @@
-// Evaluation of a model on a dataset (fit.h): eval mode, no autograd, the run's loss function.
+// Evaluation of a model on a dataset (evaluate.h): eval mode, no autograd, the run's loss function.
 // With a confusion matrix the predictions are read back batch by batch (the final report); without,
 // loss and accuracy are summed on the device and read once (the per-epoch evaluation). A stop
 // signal ends it before the next batch.
+#include "ember/train/evaluate.h"
+
 #include <cmath>
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
-#include "ember/train/fit.h"
 
 namespace ember::train {
 
@@ -43,7 +44,7 @@ EvalResult evaluate(nn::Module& model, const data::Dataset& test, const EvalOpti
   const DeviceMetrics::Values v = sums.read();
   r.samples = test.size();
   r.loss = r.samples ? v.loss_sum / double(r.samples) : NAN;
-  r.accuracy = r.samples ? v.correct / double(r.samples) : NAN;
+  r.accuracy = r.samples ? double(v.correct) / double(r.samples) : NAN;
   for (const auto& row : r.confusion) {
     int64_t total = 0;
     for (int64_t c : row) total += c;

@@ -48,7 +48,7 @@ DeviceMetrics::Values DeviceMetrics::read(const std::vector<Tensor>& weights) co
   }
   const std::vector<double> h = cat(parts).to_vector<double>();  // the one device->host read
   size_t i = 0;
-  if (loss_sum_.defined()) v.loss_sum = h[i++], v.correct = h[i++];
+  if (loss_sum_.defined()) v.loss_sum = h[i++], v.correct = int64_t(h[i++]);  // exact: counts below 2^53
   if (!weights.empty()) v.weights_finite = h[i] == 0.0;
   return v;
 }

@@ -1,5 +1,4 @@
-// One split of a known dataset for the fit loop, optionally cut to a seeded stratified subset, and
-// the seeded validation split held out of a training set.
+// One split of a known dataset for the fit loop, optionally cut to a seeded stratified subset.
 #include "ember/train/dataset.h"
 
 #include <fmt/format.h>
@@ -25,10 +24,6 @@ data::Dataset limit_split(const data::Dataset& ds, int64_t limit, uint64_t seed,
 data::Dataset load_split(const std::string& name, const std::filesystem::path& dir, bool train, int64_t limit,
                          uint64_t seed) {
   return limit_split(data::load_dataset(name, {.data_dir = dir, .train = train}), limit, seed, train);
-}
-
-data::DatasetSplit validation_split(const data::Dataset& train, double fraction, uint64_t seed) {
-  return data::split_dataset(train, fraction, seed ^ 0x76616c2d73706c74ULL /* "val-splt" */);
 }
 
 }  // namespace ember::train
