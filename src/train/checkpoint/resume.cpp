@@ -15,6 +15,7 @@
 #include "ember/io/user_file.h"
 #include "ember/nn/spec.h"
 #include "ember/train/checkpoint.h"
+#include "ember/train/run_files.h"
 #include "io/json_fields.h"
 
 namespace ember::train {
@@ -37,7 +38,7 @@ fs::path parent_of(const fs::path& p) {
 }
 bool is_checkpoints_dir(const fs::path& dir) {
   std::error_code ec;
-  return fs::weakly_canonical(dir, ec).filename() == "checkpoints" || dir.filename() == "checkpoints";
+  return fs::weakly_canonical(dir, ec).filename() == kCheckpointsDir || dir.filename() == kCheckpointsDir;
 }
 }  // namespace
 
@@ -45,7 +46,7 @@ std::optional<fs::path> run_dir_of(const fs::path& path_in) {
   const fs::path p = tidy(path_in);
   std::error_code ec;
   if (fs::is_directory(p, ec)) {
-    if (fs::is_directory(p / "checkpoints", ec)) return p;
+    if (fs::is_directory(checkpoints_dir(p), ec)) return p;
     if (is_checkpoints_dir(p)) return parent_of(p);
     return std::nullopt;
   }
@@ -68,7 +69,7 @@ ResumePoint find_resume_point(const fs::path& path_in) {
                                    path_in.string()),
                        kForms);
     rp.run_dir = *run;
-    rp.manifest = *run / "checkpoints" / "latest.json";
+    rp.manifest = latest_manifest(*run);
     if (!fs::exists(rp.manifest, ec))
       throw IOError(fmt::format("--resume: the run '{}' has no checkpoint yet ({} does not exist)",
                                 rp.run_dir.string(), rp.manifest.string()),
@@ -116,7 +117,7 @@ ResumePoint find_resume_point(const fs::path& path_in) {
   std::vector<fs::path> manifests;
   for (const auto& e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".json") manifests.push_back(e.path());
-  auto rank = [](const fs::path& m) { return m.filename() == "latest.json" ? 0 : m.filename() == "best.json" ? 1 : 2; };
+  auto rank = [](const fs::path& m) { return m.filename() == kLatestManifest ? 0 : m.filename() == kBestManifest ? 1 : 2; };
   std::sort(manifests.begin(), manifests.end(),
             [&](const fs::path& a, const fs::path& b) { return std::pair(rank(a), a) < std::pair(rank(b), b); });
   for (const fs::path& m : manifests) {
@@ -168,8 +169,8 @@ ChosenCheckpoint choose_checkpoint(const fs::path& path, const std::string& whic
   ChosenCheckpoint c;
   fs::path dir;
   if (io::path_type(path) == io::PathType::directory) {
-    if (io::path_type(path / "checkpoints") == io::PathType::directory) dir = path / "checkpoints";
-    else if (io::path_type(path / "latest.json") != io::PathType::missing) dir = path;
+    if (io::path_type(checkpoints_dir(path)) == io::PathType::directory) dir = checkpoints_dir(path);
+    else if (io::path_type(path / kLatestManifest) != io::PathType::missing) dir = path;
   }
   if (dir.empty()) {
     if (!which.empty() && io::path_type(path) != io::PathType::directory)
@@ -180,17 +181,17 @@ ChosenCheckpoint choose_checkpoint(const fs::path& path, const std::string& whic
     c.path = path;  // a file, or a directory load_checkpoint will explain
     return c;
   }
-  const auto best = peek_manifest(dir / "best.json"), last = peek_manifest(dir / "latest.json");
+  const auto best = peek_manifest(dir / kBestManifest), last = peek_manifest(dir / kLatestManifest);
   const bool want_last = which == "last";
   if (!best && !want_last) {
-    c.path = dir / "latest.json", c.which = "last";
+    c.path = dir / kLatestManifest, c.which = "last";
     c.summary = last ? fmt::format("the last checkpoint (epoch {}, step {}): no epoch had ended yet, so there is no best",
                                    last->epoch, last->step)
                      : "the last checkpoint";
     return c;
   }
   if (want_last) {
-    c.path = dir / "latest.json", c.which = "last";
+    c.path = dir / kLatestManifest, c.which = "last";
     if (last)
       c.summary = best && best->weights != last->weights
                       ? fmt::format("the last checkpoint, epoch {} (the best was epoch {}: --checkpoint best)",
@@ -198,7 +199,7 @@ ChosenCheckpoint choose_checkpoint(const fs::path& path, const std::string& whic
                       : fmt::format("the last checkpoint, epoch {}{}", last->epoch, best ? ", also the best" : "");
     return c;
   }
-  c.path = dir / "best.json", c.which = "best";
+  c.path = dir / kBestManifest, c.which = "best";
   const std::string metric = fmt::format("{} {:.2f}%", chosen_on(*best), 100 * best->best_metric);
   c.summary = last && last->weights != best->weights
                   ? fmt::format("the best epoch, {} of {} ({}); --checkpoint last for epoch {}", best->epoch,

@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "ember/train/checkpoint.h"
+#include "ember/train/run_files.h"
 
 namespace ember::train {
 
@@ -29,12 +30,12 @@ void NanGuard::on_sync(FitContext& ctx, const IntervalStats& s) {
 
 void CheckpointCallback::on_epoch_end(FitContext& ctx, const EpochStats& s) {
   if (ctx.status == FitStatus::NonFiniteLoss || ctx.status == FitStatus::RunDirLost || !ctx.save_checkpoint) return;
-  ctx.save_checkpoint("latest");
-  if (s.improved) tag_checkpoint(dir_, "latest", "best");
+  ctx.save_checkpoint(kLatestTag);
+  if (s.improved) tag_checkpoint(dir_, kLatestTag, kBestTag);
 }
 
 void CheckpointCallback::on_train_end(FitContext& ctx, const FitResult& r) {
-  if (r.status == FitStatus::Interrupted && ctx.save_checkpoint) ctx.save_checkpoint("latest");
+  if (r.status == FitStatus::Interrupted && ctx.save_checkpoint) ctx.save_checkpoint(kLatestTag);
 }
 
 void EarlyStopping::on_epoch_end(FitContext& ctx, const EpochStats& s) {
