@@ -1,5 +1,5 @@
 // Device choice (device_choice.h): "auto" and explicit devices, with the reason the banner prints,
-// and the compute threads of a run.
+// the devices a benchmark compares, and the compute threads of a run.
 #include "ember/train/device_choice.h"
 
 #include <fmt/format.h>
@@ -15,14 +15,14 @@
 
 namespace ember::train {
 
-DeviceChoice choose_device(const std::string& spec, bool require_gpu, bool has_require_gpu_flag) {
+DeviceChoice decide_device(const std::string& spec, bool require_gpu, bool has_require_gpu_flag) {
   const int n = cuda::device_count();
   const std::string reason = n ? std::string() : cuda::unavailable_reason();
   if (spec == "auto") {
-    if (n > 0) return {Device::cuda(0), fmt::format("best device ({} CUDA device{})", n, n > 1 ? "s" : "")};
+    if (n > 0) return {Device::cuda(0), fmt::format("best device ({} CUDA device{})", n, n > 1 ? "s" : ""), false, ""};
     if (require_gpu)
       throw DeviceError("--require-gpu: no usable CUDA device: " + reason, "run `ember doctor` to see what to fix");
-    return {Device::cpu(), reason};
+    return {Device::cpu(), reason, /*fell_back_to_cpu=*/true, ""};
   }
   Device d;
   try {
@@ -32,9 +32,9 @@ DeviceChoice choose_device(const std::string& spec, bool require_gpu, bool has_r
   }
   if (d.is_cpu()) {
     if (require_gpu) throw SettingError("--require-gpu conflicts with --device cpu", "drop one of the two flags");
-    return {d, "requested with --device cpu"};
+    return {d, "requested with --device cpu", false, ""};
   }
-  if (d.index < n) return {d, "requested with --device " + spec};
+  if (d.index < n) return {d, "requested with --device " + spec, false, ""};
   if (spec.find(':') != std::string::npos && d.index > 0)
     throw DeviceError(fmt::format("--device {}: there is no CUDA device {} ({})", spec, d.index,
                                   n ? fmt::format("this machine has {}: cuda:0..cuda:{}", n, n - 1) : reason),
@@ -42,10 +42,30 @@ DeviceChoice choose_device(const std::string& spec, bool require_gpu, bool has_r
   if (require_gpu)
     throw DeviceError(fmt::format("--device {} with --require-gpu: no usable CUDA device: {}", spec, reason),
                       "run `ember doctor` to see what to fix, or drop --require-gpu to fall back to the CPU");
-  warn(fmt::format("--device {}: no usable CUDA device ({}); falling back to the CPU{}", spec, reason,
-                   has_require_gpu_flag ? " (add --require-gpu to make this an error)"
-                                        : "; run `ember doctor` to see what is missing"));
-  return {Device::cpu(), "fallback: " + reason};
+  return {Device::cpu(), "fallback: " + reason, /*fell_back_to_cpu=*/true,
+          fmt::format("--device {}: no usable CUDA device ({}); falling back to the CPU{}", spec, reason,
+                      has_require_gpu_flag ? " (add --require-gpu to make this an error)"
+                                           : "; run `ember doctor` to see what is missing")};
+}
+
+DeviceChoice choose_device(const std::string& spec, bool require_gpu, bool has_require_gpu_flag) {
+  DeviceChoice c = decide_device(spec, require_gpu, has_require_gpu_flag);
+  if (!c.warning.empty()) warn(c.warning);
+  return c;
+}
+
+std::vector<Device> devices_to_compare(const std::string& spec) {
+  if (spec == "all") {
+    std::vector<Device> devices{Device::cpu()};
+    for (int g = 0; g < cuda::device_count(); ++g) devices.push_back(Device::cuda(g));
+    return devices;
+  }
+  const DeviceChoice c = decide_device(spec, /*require_gpu=*/false);
+  if (c.warning.empty()) return {c.device};
+  const int n = cuda::device_count();
+  throw DeviceError(fmt::format("no CUDA device {}: {}", Device::parse(spec).str(),
+                                n ? fmt::format("this machine has {}", n) : cuda::unavailable_reason()),
+                    "use --device cpu, or run `ember doctor`");
 }
 
 

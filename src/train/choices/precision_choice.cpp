@@ -9,6 +9,7 @@
 #include "ember/autocast.h"
 #include "ember/train/loss_scaling.h"
 #include "ember/train/settings.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
 
@@ -34,6 +35,18 @@ PrecisionChoice choose_precision(const std::string& flag, Device device) {
   }
   if (bf16.fast) return {"bf16", "auto: " + bf16.reason};
   return {"fp32", "auto: " + bf16.reason};
+}
+
+PrecisionChoice choose_precision(const std::string& flag, const DeviceChoice& device) {
+  try {
+    return choose_precision(flag, device.device);
+  } catch (const SettingError& e) {
+    if (!device.fell_back_to_cpu) throw;
+    std::string why = e.what();  // "--precision fp16: float16 is a GPU mode ..."
+    if (const std::string prefix = "--precision " + flag + ": "; why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+    warn(fmt::format("--precision {} falls back with the device: the cpu runs fp32 ({})", flag, why));
+    return {"fp32", fmt::format("fallback: --precision {} with the device ({})", flag, why)};
+  }
 }
 
 std::string precision_banner(const PrecisionChoice& p) {
