@@ -85,7 +85,7 @@ void read_entry(const std::filesystem::path& file, const std::string& table, con
     throw SettingError(fmt::format("{}: \"{}\" must be {}, it is {}", where(file, line), shown,
                                    detail::expected_type(*s), describe(node)),
                        s->is_text() ? "TOML strings are quoted: model = \"lenet5\"" : kHint);
-  const std::string err = check_setting_text(*s, detail::flag_text(value));
+  const std::string err = check_given_setting_text(*s, detail::flag_text(value));
   if (!err.empty())
     throw SettingError(fmt::format("{}: {} = {}: {}", where(file, line), shown, detail::flag_text(value), err),
                        fmt::format("run 'ember train --help' for the valid values of {}", s->flag()));

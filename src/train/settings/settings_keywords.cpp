@@ -32,7 +32,7 @@ std::vector<const Setting*> apply_settings_values(TrainSettings& v, const std::s
     }
     if (value.is_null() || !detail::kind_fits(*s, value))
       throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), value.dump()));
-    if (const std::string err = check_setting_text(*s, detail::flag_text(value)); !err.empty())
+    if (const std::string err = check_given_setting_text(*s, detail::flag_text(value)); !err.empty())
       throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(value), err));
     detail::assign(*s, v, value);
     set.push_back(s);

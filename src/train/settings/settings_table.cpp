@@ -309,6 +309,10 @@ std::vector<Setting> make_table() {
     // Rank 0 names the run and owns its directory; the others are told where it is.
     Setting& s = row("name", "--name", &TrainSettings::name, "Run name: the run directory is runs/<name>", R::Extend);
     s.check = check_run_name, s.value_word = "NAME";
+    // The same refusal for `--name ""`, a config file's `name = ""` and ember.fit(name=""): the run
+    // directory would be runs/ itself. (The default "" means none was given: a name is made.)
+    s.refuse_empty = "the run name is empty: pass a name (the run directory is runs/<name>), or leave it out to "
+                     "have one made from the model, data and time";
     s.show_default = false, s.per_rank = true;
   }
   {
@@ -329,7 +333,6 @@ std::vector<Setting> make_table() {
                      "(0: no limit)",
                      R::Invocation);
     s.rule = at_least(0), s.recorded = false;
-    static_assert(TrainSettings{}.max_image_pixels == data::kMaxImagePixels);
   }
   {
     Setting& s = row("stop_after_steps", "--stop-after-steps", &TrainSettings::stop_after_steps,
@@ -360,6 +363,8 @@ std::string normal(const std::string& name) {
 }  // namespace
 
 std::string Setting::flag() const { return "--" + long_names().front(); }
+
+std::string Setting::spelled(FrontEnd front_end) const { return front_end == FrontEnd::Python ? key + "=" : flag(); }
 
 std::vector<std::string> Setting::long_names() const {
   std::vector<std::string> out;
@@ -422,6 +427,11 @@ std::string check_setting_text(const Setting& s, const std::string& text) {
     if (!err.empty()) return flag + ": " + err;
   }
   return "";
+}
+
+std::string check_given_setting_text(const Setting& s, const std::string& text) {
+  if (text.empty() && !s.refuse_empty.empty()) return s.flag() + ": " + s.refuse_empty;
+  return check_setting_text(s, text);
 }
 
 std::string setting_json(const Setting& s, const TrainSettings& v) {

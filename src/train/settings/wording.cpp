@@ -1,4 +1,5 @@
-// Numbers and plurals in messages, and the warning sink (ember/train/wording.h).
+// Numbers and plurals in messages, the caller's words for a resume, and the warning sink
+// (ember/train/wording.h).
 #include "ember/train/wording.h"
 
 #include <fmt/format.h>
@@ -13,6 +14,11 @@ WarningSink& sink() {
   return s;
 }
 }  // namespace
+
+std::string resume_call(const std::string& run_dir, FrontEnd front_end) {
+  return front_end == FrontEnd::Python ? fmt::format("ember.fit(resume=\"{}\")", run_dir)
+                                       : fmt::format("ember train --resume {}", run_dir);
+}
 
 // Built by appending: GCC 12's -Wrestrict misfires on std::string::insert here.
 std::string thousands(int64_t v) {
