@@ -8,6 +8,7 @@
 #include "ember/io/user_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
+#include "ember/train/run_files.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
@@ -51,11 +52,35 @@ std::unique_ptr<io::RunDirLock> lock_run_dir(const fs::path& run_dir) {
   }
 }
 
-void refuse_existing_run(const fs::path& run_dir) {
-  if (fs::exists(run_dir / "checkpoints" / "latest.json"))
+void refuse_existing_run(const fs::path& run_dir, FrontEnd front_end) {
+  if (fs::exists(latest_manifest(run_dir)))
     throw SettingError(fmt::format("run directory '{}' already holds a run", run_dir.string()),
-                     fmt::format("continue it with `ember train --resume {}`, or pick another --name/--run-dir",
-                                 run_dir.string()));
+                       fmt::format("continue it with {}, or pick another {} or {}",
+                                   resume_call(run_dir.string(), front_end), setting("name").spelled(front_end),
+                                   setting("run_dir").spelled(front_end)));
+}
+
+fs::path new_run_dir(std::string& name, const std::string& run_dir, const std::string& generated_name,
+                     FrontEnd front_end) {
+  // A run named after its folder takes the folder's name (--run-dir . or .. names the folder it resolves to).
+  if (name.empty() && !run_dir.empty()) {
+    std::error_code ec;
+    fs::path folder = fs::weakly_canonical(fs::absolute(run_dir), ec);
+    if (ec) folder = fs::absolute(run_dir).lexically_normal();
+    name = folder.filename().string();
+    if (name.empty()) name = folder.parent_path().filename().string();
+    if (name.empty() || !check_setting_text(setting("name"), name).empty()) name = "run";
+  }
+  if (!run_dir.empty() || !name.empty()) {  // asked for: used as it is, or refused
+    const fs::path dir = run_dir.empty() ? fs::path("runs") / name : fs::path(run_dir);
+    refuse_existing_run(dir, front_end);
+    return dir;
+  }
+  // A generated name: the first free one of name, name-2, name-3, ...
+  std::error_code ec;
+  name = generated_name;
+  for (int n = 2; fs::exists(fs::path("runs") / name, ec); ++n) name = fmt::format("{}-{}", generated_name, n);
+  return fs::path("runs") / name;
 }
 
 std::string ModelSource::label() const { return is_spec() ? fs::path(name).stem().string() : name; }

@@ -20,8 +20,10 @@
 #include "ember/optim/registry.h"
 #include "ember/train/dataset.h"
 #include "ember/train/run_init.h"
+#include "ember/train/run_files.h"
 #include "ember/train/schedule_plan.h"
 #include "ember/train/transfer.h"
+#include "ember/train/validation.h"
 #include "ember/train/wording.h"
 
 namespace ember::train {
@@ -70,26 +72,60 @@ void warn_momentum_ignored(const TrainSettings& c, const PlanInputs& in) {
                      "(pass --optimizer sgd to use it)", c.optimizer));
 }
 
-// A new run's directory: --run-dir, else runs/<--name>, else runs/<model>-<data>-<time>. A run
-// named after its folder takes the folder's name (--run-dir . or .. names the folder it resolves to).
-fs::path name_run_dir(TrainSettings& c, const ModelSource& model_src) {
-  if (c.name.empty() && !c.run_dir.empty()) {
-    std::error_code ec;
-    fs::path folder = fs::weakly_canonical(fs::absolute(c.run_dir), ec);
-    if (ec) folder = fs::absolute(c.run_dir).lexically_normal();
-    c.name = folder.filename().string();
-    if (c.name.empty()) c.name = folder.parent_path().filename().string();
-    if (c.name.empty() || !check_setting_text(setting("name"), c.name).empty()) c.name = "run";
-  }
-  if (c.name.empty()) {
+// A new run's directory (run_dir.h: new_run_dir): --run-dir, else runs/<--name>, else
+// runs/<model>-<data>-<time>, numbered when two runs start in the same second.
+fs::path name_run_dir(TrainSettings& c, const ModelSource& model_src, FrontEnd front_end) {
+  std::string generated;
+  if (c.name.empty() && c.run_dir.empty()) {
     std::time_t t = std::time(nullptr);
     char buf[32];
     std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", std::localtime(&t));
-    c.name = fmt::format("{}-{}-{}", model_src.label(), data_label(c.data, c.data_dir), buf);
+    generated = fmt::format("{}-{}-{}", model_src.label(), data_label(c.data, c.data_dir), buf);
   }
-  fs::path run_dir = c.run_dir.empty() ? fs::path("runs") / c.name : fs::path(c.run_dir);
-  refuse_existing_run(run_dir);
-  return run_dir;
+  return new_run_dir(c.name, c.run_dir, generated, front_end);
+}
+
+// The epochs the run in a checkpoint was started (or last extended) to train: its config's "epochs".
+int64_t recorded_epochs(const Checkpoint& ck) {
+  const RunSettings recorded(ck.manifest.config_json, ck.weights_path.string(), false);
+  return recorded.contains("epochs") ? recorded.get<int64_t>("epochs") : 0;
+}
+
+// A resume that has nothing to train is refused before anything is written (the run, its report
+// and its checkpoints stay as they are): the run finished its epochs, or --epochs ends before the
+// checkpoint. The hint says how to extend it in the caller's words.
+void refuse_nothing_to_train(const RunPlan& p, const PlanInputs& in) {
+  const int64_t done = p.checkpoint->manifest.epoch, target = p.settings.epochs;
+  if (done < target) return;
+  const int64_t planned = recorded_epochs(*p.checkpoint);
+  const std::string flag = setting("epochs").spelled(p.front_end);
+  const std::string more = p.front_end == FrontEnd::Python ? fmt::format("{}{}", flag, done + 1)
+                                                           : fmt::format("{} {}", flag, done + 1);
+  const std::string extend = fmt::format("pass {} (or more) to extend it; `ember eval {}` evaluates it as it is",
+                                         more, p.run_dir.string());
+  if (!in.given(setting("epochs")) || target == planned)
+    throw SettingError(fmt::format("the run in '{}' already finished its {}: nothing was trained or written",
+                                   p.run_dir.string(), plural(done, "epoch")),
+                       extend);
+  throw SettingError(fmt::format("the run in '{}' has trained {} already, and {} {} ends there: nothing was trained "
+                                 "or written", p.run_dir.string(), plural(done, "epoch"), flag, target),
+                     planned > done ? fmt::format("leave {} out to continue to its {}, or {}", flag, planned, extend)
+                                    : extend);
+}
+
+// A checkpoint resumes only with the number of ranks that wrote it (check_checkpoint_world, fit.h),
+// said before anything is loaded, in the caller's words.
+void check_resume_world(const RunPlan& p) {
+  const int64_t saved = p.checkpoint->manifest.fit.world_size;
+  std::string hint;
+  if (saved == 1) hint = "resume it as one process (without --nproc-per-node, mpirun or torchrun)";
+  else if (p.front_end == FrontEnd::Python)
+    hint = fmt::format("ember.fit trains in this process: resume the run with `ember train --resume {}`, which "
+                       "starts its {} ranks again", p.run_dir.string(), saved);
+  else
+    hint = fmt::format("resume with the same number of ranks: `ember train --resume {}` starts {} again (or pass "
+                       "--nproc-per-node {})", p.run_dir.string(), saved, saved);
+  check_checkpoint_world(p.checkpoint->manifest, p.world->size(), hint);
 }
 
 // The image folder's pipeline: the photo pipeline for torchvision's architectures (or any model
@@ -218,6 +254,9 @@ void build_optimizer(RunPlan& p, const PlanInputs& in) {
 // config.json: the settings, the image folder's description, the world, the schedule's plan.
 std::string run_config_json(const RunPlan& p) {
   nlohmann::json cfg = nlohmann::json::parse(settings_to_json(p.settings));
+  // A resume with a smaller --epochs stops there this time; the run keeps its length for the next
+  // resume (it is never shortened for good).
+  if (p.checkpoint) cfg["epochs"] = std::max(p.settings.epochs, recorded_epochs(*p.checkpoint));
   if (!p.image_folder_json.empty()) cfg["image_folder"] = nlohmann::json::parse(p.image_folder_json);
   if (const std::string w = p.world->config_json(); !w.empty()) cfg["distributed"] = nlohmann::json::parse(w);
   cfg["schedule_epochs"] = p.schedule_epochs;  // the schedule's plan, kept by every resume
@@ -239,7 +278,6 @@ FitOptions fit_options(RunPlan& p) {
   fo.device_resident = c.device_resident;
   fo.device = p.device.device;
   fo.seed = c.seed;
-  fo.threads = c.threads;
   fo.workers = c.workers;
   fo.log_every = c.log_every;
   fo.run_dir = p.run_dir;
@@ -255,11 +293,12 @@ FitOptions fit_options(RunPlan& p) {
 
 int64_t default_log_every(int64_t total_steps) { return std::clamp<int64_t>(total_steps / 200, 1, 50); }
 
-std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) {
+std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) {
   auto plan = std::make_unique<RunPlan>();
   RunPlan& p = *plan;
   p.settings = std::move(settings);
   p.world = in.world ? in.world : &one_process();
+  p.front_end = in.front_end;
   TrainSettings& c = p.settings;
   // ---- resume: own the run, read its checkpoint and settings ----
   // On --resume, the run's identity (model, data, optimizer, recipe, seed, subset, validation split)
@@ -272,6 +311,8 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
     for (const std::string& w : adopt_run_settings(c, p.checkpoint->manifest.config_json, rp.manifest.string(), in.given))
       warn(w);
     p.run_dir = rp.run_dir;
+    refuse_nothing_to_train(p, in);
+    check_resume_world(p);
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
   if (!p.checkpoint) warn_folder_flags_ignored(c, in), warn_momentum_ignored(c, in);  // a resume warns of its own
@@ -287,8 +328,8 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
   p.device = choose_device(c.device, c.require_gpu);
   p.device.device = p.world->rank_device(p.device.device, c.device);
   p.world->join(p.device.device, c.threads);
-  p.precision = choose_precision(c.precision, p.device.device);
-  if (p.run_dir.empty() && p.world->leader()) p.run_dir = name_run_dir(c, p.model_source);
+  p.precision = choose_precision(c.precision, p.device);
+  if (p.run_dir.empty() && p.world->leader()) p.run_dir = name_run_dir(c, p.model_source, p.front_end);
   if (!p.checkpoint) p.run_dir = p.world->shared_run_dir(p.run_dir);  // rank 0's
   c.run_dir = p.run_dir.string();
   // ---- data, model, optimizer, schedule ----
@@ -300,23 +341,29 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
   return plan;
 }
 
-std::unique_ptr<Fitter> RunPlan::make_fitter(std::function<void(int64_t, int64_t)> on_unfreeze) {
-  auto fitter = std::make_unique<Fitter>(*model, *optimizer, scheduler.get(), per_step_schedule, train, test, fit);
+std::unique_ptr<Fitter> RunPlan::make_fitter(const RunControls& controls) const {
+  FitOptions fo = fit;
+  fo.stop_signal = controls.stop_signal;
+  fo.interactive = controls.interactive;
+  auto fitter = std::make_unique<Fitter>(*model, *optimizer, scheduler.get(), per_step_schedule, train, test, fo);
+  fitter->on_epoch = controls.on_epoch;
+  fitter->on_oom = controls.on_oom;
   if (settings.freeze_backbone && settings.unfreeze_after > 0)
     fitter->add_callback(std::make_shared<UnfreezeAfter>(
-        settings.unfreeze_after, on_unfreeze ? std::move(on_unfreeze) : [](int64_t, int64_t) {}));
+        settings.unfreeze_after, controls.on_unfreeze ? controls.on_unfreeze : [](int64_t, int64_t) {}));
+  for (const auto& c : controls.callbacks) fitter->add_callback(c);
   apply_precision(precision, device.device, fitter->step());  // autocast; fp16: dynamic loss scaling
   if (checkpoint) fitter->resume_from(*checkpoint);  // a checkpoint whose state does not fit fails here
   return fitter;
 }
 
-void RunPlan::claim_run_dir() {
+void RunPlan::claim_run_dir() const {
   std::optional<io::NewRunDir> created;
   if (!checkpoint) {
     created.emplace(run_dir);
     try {
       lock_ = lock_run_dir(run_dir);
-      refuse_existing_run(run_dir);  // again, now that we own it: another run may have finished there
+      refuse_existing_run(run_dir, front_end);  // again, now that we own it: another run may have finished there
     } catch (...) {
       created->keep();  // another process uses this directory (it may have made it first): never remove it
       throw;
@@ -324,17 +371,21 @@ void RunPlan::claim_run_dir() {
   }
   keep_spec_copy(model_source, run_dir);
   const std::string cfg_text = nlohmann::json::parse(config_json).dump(2) + "\n";
-  io::write_file_atomic(run_dir / "config.json",
+  io::write_file_atomic(run_dir / kConfigFile,
                         std::span(reinterpret_cast<const uint8_t*>(cfg_text.data()), cfg_text.size()));
   if (created) created->keep();
 }
 
-EvalOptions RunPlan::final_eval_options(const FitResult& r) const {
+EvalOptions RunPlan::final_eval_options(const FitResult& r, const std::atomic<int>* stop_signal) const {
   EvalOptions eo;
   eo.batch_size = r.oom_events.empty() ? 256 : r.micro_batch;
   eo.device = device.device, eo.workers = settings.workers;
-  eo.stop_signal = fit.stop_signal;  // the training is done: a signal skips the final evaluation
+  eo.stop_signal = stop_signal;  // the training is done: a signal skips the final evaluation
   return eo;
+}
+
+std::string RunWorld::resume_command(const fs::path& run_dir) const {
+  return resume_call(run_dir.string(), FrontEnd::Cli);
 }
 
 std::string RunPlan::precision_summary() const { return train::precision_summary(settings.precision, precision); }

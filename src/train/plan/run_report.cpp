@@ -10,6 +10,7 @@
 
 #include "ember/env/doctor.h"
 #include "ember/train/gpu_monitor.h"
+#include "ember/train/run_files.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
@@ -96,7 +97,7 @@ std::string utc_now() {
 }  // namespace
 
 void write_run_report(const RunReportInput& in, const train::EvalResult* ev, const std::vector<std::string>& names) {
-  auto recs = train::read_metrics(in.run_dir / "metrics.jsonl");
+  auto recs = train::read_metrics(in.run_dir / kMetricsFile);
   io::ReportData d;
   d.title = fmt::format("ember run {}: {} on {}", run_display_name(in), in.model, in.dataset);
   const double smoothing = in.config.is_object() ? in.config.value("label_smoothing", 0.0) : 0.0;
@@ -143,7 +144,11 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   if (smoothing > 0)
     d.table_header[1] = fmt::format("train loss (label smoothing {:g})", smoothing);
   if (ev) {
-    d.summary.push_back({"test accuracy", fmt::format("{:.2f}% of {} samples", 100 * ev->accuracy, ev->samples)});
+    // The model the user gets (eval, predict, export, ember.load: the selected epoch), named as such.
+    const std::string which = in.final_eval_epoch > 0 ? fmt::format(" (epoch {}'s weights: the model eval, predict "
+                                                                    "and export use)", in.final_eval_epoch)
+                                                      : "";
+    d.summary.push_back({"test accuracy", fmt::format("{:.2f}% of {} samples{}", 100 * ev->accuracy, ev->samples, which)});
     d.summary.push_back({"test loss", fmt::format("{:.4f} (cross-entropy)", ev->loss)});
     d.class_names = names;
     d.confusion = ev->confusion;
@@ -162,7 +167,7 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
     d.summary.push_back({"loss scaling (fp16)", loss_scaling_line(skipped, last_step, last_scale)});
   if (!ooms.empty())
     d.summary.push_back({"out of memory", ooms + " (the same samples per optimizer step; dashed lines on the charts)"});
-  d.summary.push_back({"wall time (this invocation)", fmt::format("{:.1f} s", in.wall_seconds)});
+  d.summary.push_back({"wall time (this invocation)", fmt::format("{:.1f} s, training and final evaluation", in.wall_seconds)});
   d.summary.push_back({"report written", utc_now()});
   env::EnvFacts f = env::probe_environment(env::ProbeDepth::DriverOnly);
   d.summary.push_back({"ember version", f.ember_version});
@@ -174,7 +179,7 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
                    {"NVIDIA driver", f.driver_found ? f.driver_version : "not found (" + f.driver_error + ")"},
                    {"CUDA in this build", f.built_with_cuda ? "yes" : "no"}};
   d.config = train::config_table(in.config.dump());  // the settings in the table's order, then the rest
-  io::write_report(in.run_dir / "report.html", d);
+  io::write_report(in.run_dir / kReportFile, d);
 }
 
 }  // namespace ember::train

@@ -180,6 +180,12 @@ int checkpoint_world_size(const std::string& resume) {
   }
 }
 
+int local_ranks_to_resume(const std::string& resume, bool nproc_given) {
+  if (resume.empty() || nproc_given || dist::world_from_env().distributed()) return 0;
+  const int w = checkpoint_world_size(resume);
+  return w > 1 ? w : 0;
+}
+
 int threads_per_local_rank(int nproc_per_node) {
   cpu_set_t set;
   const int cores = ::sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 1;
