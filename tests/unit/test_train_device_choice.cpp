@@ -37,7 +37,7 @@ TEST(TrainDeviceChoice, CudaWithoutAGpuFallsBackAndSaysSoOnce) {
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_EQ(seen[0], quiet.warning);
   EXPECT_TRUE(warnings_of([] { train::decide_device("cuda", false); }).empty());
-  EXPECT_TRUE(train::decide_device("auto", false).fell_back_to_cpu);
+  EXPECT_FALSE(train::decide_device("auto", false).fell_back_to_cpu);  // the CPU is auto's answer
   EXPECT_FALSE(train::decide_device("cpu", false).fell_back_to_cpu);
   // A benchmark never times the CPU in a missing GPU's place.
   EXPECT_THROW(train::devices_to_compare("cuda"), DeviceError);
@@ -52,8 +52,9 @@ TEST(TrainDeviceChoice, Fp16FallsBackWithTheDevice) {
   EXPECT_NE(p.why.find("fallback"), std::string::npos) << p.why;
   ASSERT_EQ(seen.size(), 1u);
   EXPECT_NE(seen[0].find("--precision fp16 falls back with the device"), std::string::npos) << seen[0];
-  // Both asked for: the CPU and fp16 cannot go together, said up front.
+  // Both asked for, or the CPU chosen by auto: the CPU and fp16 cannot go together, said up front.
   EXPECT_THROW(train::choose_precision("fp16", train::decide_device("cpu", false)), train::SettingError);
+  EXPECT_THROW(train::choose_precision("fp16", train::decide_device("auto", false)), train::SettingError);
   // Precisions the CPU runs are untouched by a fallback.
   EXPECT_EQ(train::choose_precision("fp32", train::decide_device("cuda", false)).name, "fp32");
 }

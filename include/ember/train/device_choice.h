@@ -14,8 +14,9 @@ namespace ember::train {
 struct DeviceChoice {
   Device device;
   std::string why;  // "no NVIDIA driver found (...)", "requested with --device cpu", ...
-  // The CPU runs because no GPU is usable: `cuda` fell back, or `auto` found none. A precision
-  // only a GPU runs falls back with it (precision_choice.h).
+  // The CPU runs in place of the GPU asked for (`cuda`, `cuda:0` without a usable one). A precision
+  // only a GPU runs falls back with it (precision_choice.h). Not for `auto`, whose answer on a
+  // machine without a GPU is the CPU itself: a precision the CPU cannot run is refused there.
   bool fell_back_to_cpu = false;
   std::string warning;  // what choose_device warns of a fallback ("" when none)
 };

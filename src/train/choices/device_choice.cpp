@@ -22,7 +22,7 @@ DeviceChoice decide_device(const std::string& spec, bool require_gpu, bool has_r
     if (n > 0) return {Device::cuda(0), fmt::format("best device ({} CUDA device{})", n, n > 1 ? "s" : ""), false, ""};
     if (require_gpu)
       throw DeviceError("--require-gpu: no usable CUDA device: " + reason, "run `ember doctor` to see what to fix");
-    return {Device::cpu(), reason, /*fell_back_to_cpu=*/true, ""};
+    return {Device::cpu(), reason, false, ""};  // auto's choice, not a fallback: the CPU's rules apply
   }
   Device d;
   try {
