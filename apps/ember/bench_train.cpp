@@ -41,23 +41,6 @@ struct BenchColumn {
   }
 };
 
-std::vector<Device> bench_devices(const std::string& spec) {
-  std::vector<Device> devices;
-  if (spec == "all") {
-    devices.push_back(Device::cpu());
-    for (int g = 0; g < cuda::device_count(); ++g) devices.push_back(Device::cuda(g));
-    return devices;
-  }
-  Device d = Device::parse(spec);
-  if (d.is_cuda() && d.index >= cuda::device_count())
-    throw DeviceError(fmt::format("no CUDA device {}: {}", d.str(),
-                                  cuda::device_count() ? fmt::format("this machine has {}", cuda::device_count())
-                                                      : cuda::unavailable_reason()),
-                      "use --device cpu, or run `ember doctor`");
-  devices.push_back(d);
-  return devices;
-}
-
 // The timing of SGD steps (momentum 0.9) of the training engine's TrainStep on random inputs, in
 // the column's precision (the autocast policy and, for fp16, the loss scaler of `ember train`).
 // The input side: --image-size, or the size each model was built for (RGB beyond 28x28): 28 for the
@@ -148,7 +131,7 @@ int run_train_bench(const TrainBenchOpts& o) {
       throw UsageError(fmt::format("unknown model '{}'{}", n, near.empty() ? "" : ", did you mean '" + near + "'?"),
                        "choose from: " + list);
     }
-  const auto devices = bench_devices(o.device);
+  const auto devices = train::devices_to_compare(o.device);
   const auto cols = bench_columns(devices, o.precision);
   const bool has_cpu = devices.front().is_cpu();
   const bool has_gpu = std::any_of(devices.begin(), devices.end(), [](Device d) { return d.is_cuda(); });

@@ -1,5 +1,7 @@
 // ember eval (test accuracy, per-class accuracy, confusion matrix of a run or checkpoint) and
-// ember predict (top-k classes of one test-set sample).
+// ember predict (top-k classes of image files or of one test-set sample). The model is opened,
+// fed and run by the library (ember/train/inference.h, predict.h), as ember.load's Model is: this
+// file parses and prints.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -8,31 +10,21 @@
 #include <nlohmann/json.hpp>
 
 #include "cli.h"
-#include "checkpoint_choice.h"
-#include "ember/train/image_check.h"
-#include "ember/train/inference.h"
-#include "ember/train/run_data.h"
-#include "ember/train/device_choice.h"
-#include "ember/autograd/node.h"
-#include "ember/data/photo_transforms.h"
+#include "ember/data/loader.h"
 #include "ember/ember.h"
-#include "ember/nn/models.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/report.h"
-#include "ember/io/user_file.h"
-#include "ember/nn/spec.h"
-#include "ember/train/fit.h"
-#include "ember/train/init_from.h"
-#include "ember/train/resume.h"
-#include "ember/train/weights_info.h"
-#include "ember/train/precision_choice.h"
+#include "ember/train/inference.h"
+#include "ember/train/predict.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
 namespace {
 
 struct EvalOpts {
-  std::string path, model, data, data_dir, device = "auto", precision = "fp32";
+  // --device and --precision default as every reader of a trained model does (train::InferenceOptions).
+  std::string path, model, data, data_dir, device = train::InferenceOptions{}.device,
+                                           precision = train::InferenceOptions{}.precision;
   std::string confusion_csv;  // eval: write the whole confusion matrix here
   int64_t batch_size = 256, limit_test = 0, index = -1, top_k = 5;
   std::vector<std::string> images;  // predict: image files instead of --index
@@ -81,13 +73,11 @@ void print_confusion_summary(const std::vector<std::string>& names, const std::v
 
 int run_eval(const EvalOpts& o) {
   Loaded l = load(o, /*need_test=*/true);
-  // bf16 / fp16: the forward passes run under autocast (the weights, whatever precision trained them,
-  // stay f32).
-  autocast ac(l.device.type, train::PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
-  // Evaluation only: each convolution + batch norm runs as one convolution with folded weights
-  // (nn::conv_bn_activation; the same accuracy within float32 rounding, one pass instead of three).
-  nn::FoldBatchNorm fold;
-  train::EvalResult r = train::evaluate(*l.model, l.test, o.batch_size, l.device);
+  // The library's evaluation of an opened model (ember/train/predict.h): under --precision's
+  // autocast, batch norms folded into their convolutions.
+  train::EvalOptions eo;
+  eo.batch_size = o.batch_size, eo.device = l.device;
+  train::EvalResult r = train::evaluate_inference(*l.model, l.precision, l.test, eo);
   const auto& names = l.test.classes;
   if (o.json) {
     nlohmann::json j = provenance(l, o);
@@ -139,12 +129,8 @@ int run_eval(const EvalOpts& o) {
 // text, or appended to `json_out` (predict --json).
 void top_k(const Loaded& l, const EvalOpts& o, const Tensor& x, int64_t truth, const std::string& what,
            const std::string& input, nlohmann::json& json_out) {
-  Tensor logits;
-  {
-    autocast ac(l.device.type, train::PrecisionChoice{l.precision, ""}.dtype(), l.precision != "fp32");
-    logits = (*l.model)(x.to(l.device));
-  }
-  auto probs = nn::functional::softmax(logits, 1).to_vector<float>();
+  // The library's forward (ember/train/predict.h): the probabilities ember.load's Model gives.
+  auto probs = train::class_probabilities(l, x).to_vector<float>();
   std::vector<int64_t> idx(probs.size());
   for (size_t i = 0; i < idx.size(); ++i) idx[i] = int64_t(i);
   std::sort(idx.begin(), idx.end(), [&](int64_t a, int64_t b) { return probs[size_t(a)] > probs[size_t(b)]; });
@@ -194,8 +180,6 @@ int run_predict(const EvalOpts& given) {
                      "e.g. `ember predict runs/<name> shirt.png` or `ember predict runs/<name> --index 0`");
   Loaded l = load(o, /*need_test=*/o.index >= 0);
   if (!o.json && !l.chosen.summary.empty()) fmt::print("checkpoint: {}\n", l.chosen.summary), std::fflush(stdout);
-  autograd::NoGradGuard ng;
-  nn::FoldBatchNorm fold;  // as in eval: batch norms folded into their convolutions
   nlohmann::json predictions = nlohmann::json::array();
   auto print_json = [&] {
     if (!o.json) return;
@@ -216,51 +200,11 @@ int run_predict(const EvalOpts& given) {
     print_json();
     return kExitOk;
   }
-  if (l.photo) {
-    // torchvision's evaluation transforms on the decoded RGB picture (data/photo_transforms.h).
-    const int64_t crop = l.input.input_shape[1];
-    for (const std::string& file : o.images) {
-      const data::Image picture = data::read_rgb_image(file, o.max_pixels);
-      const data::Image cropped = data::eval_resize_crop(picture, crop);
-      Tensor x = empty({1, 3, crop, crop});
-      data::to_planes(cropped, l.input.mean, l.input.std, x.data_ptr<float>());
-      top_k(l, o, x, -1,
-            fmt::format("{} ({}x{}, resized to {} and centre-cropped to {}x{})", file, picture.width, picture.height,
-                        data::resize_for_crop(crop), crop, crop),
-            file, predictions);
-    }
-    print_json();
-    return kExitOk;
-  }
-  // Image files: decoded and resized to the dataset's geometry, then normalised by the same
-  // loader code as the test set (one-sample dataset with the test set's mean/std).
-  data::ImageFolderOptions io;
-  io.channels = l.input.input_shape[0], io.height = l.input.input_shape[1], io.width = l.input.input_shape[2];
-  io.max_pixels = o.max_pixels;  // the header is checked before decoding
-  // An image-folder run was trained on centre crops (aspect ratio kept): predict sees images alike.
-  if (l.data == train::kImageFolder) io.resize = data::ResizeMode::CenterCrop;
+  // Image files, made the model's input as the run's test images were (ember/train/predict.h).
   for (const std::string& file : o.images) {
-    Tensor image = data::load_image(file, io).unsqueeze(0).contiguous();
-    if (o.invert) train::invert_u8(image);
-    bool colour = false;
-    if (io.channels == 1) {
-      data::ImageFolderOptions rgb = io;
-      rgb.channels = 3;
-      colour = train::has_colour(data::load_image(file, rgb).unsqueeze(0));
-    }
-    if (l.look)
-      if (std::string why = train::unlike_training_data(image, *l.look, io.channels, l.data_label, colour, o.invert);
-          !why.empty())
-        warn(file + " " + why);
-    // A one-sample set normalised by the loader with the training set's mean and std.
-    const data::Dataset one =
-        data::dataset_from_tensors(image, zeros({1}, {.dtype = DType::Int64}), int64_t(l.input.classes.size()),
-                                   l.input.classes, l.input.mean, l.input.std);
-    data::Batch b = data::DataLoader(one, lo).make_batch(0, 0);
-    top_k(l, o, b.x, -1,
-          fmt::format("{} ({}x{}x{} as {}{})", file, io.channels, io.height, io.width, l.data_label,
-                      o.invert ? ", inverted" : ""),
-          file, predictions);
+    const train::ImageInput in = train::image_input(l, file, {.max_pixels = o.max_pixels, .invert = o.invert});
+    for (const std::string& w : in.warnings) warn(w);
+    top_k(l, o, in.x, -1, in.description, file, predictions);
   }
   print_json();
   return kExitOk;

@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 
-#include "checkpoint_choice.h"
 #include "cli.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/onnx.h"
@@ -34,8 +33,9 @@ std::string export_format(const ExportOpts& o) {
 
 int run_export(const ExportOpts& o) {
   const std::string format = export_format(o);
-  const train::ChosenCheckpoint chosen = chosen_checkpoint(o.path, o.checkpoint);
-  train::ExportSource s = train::load_export_source(chosen.path, {o.model, o.data});
+  // The checkpoint a path names, opened by the library's rule (ember/train/open_weights.h).
+  train::ExportSource s = train::load_export_source(o.path, {o.model, o.data, o.checkpoint});
+  const train::ChosenCheckpoint& chosen = s.chosen;
   for (const auto& note : s.notes) fmt::print(stderr, "ember: note: {}\n", note);
   const std::string trained_on = s.dataset.empty() ? "data it does not name (bare weights)" : s.dataset;
   std::error_code ec;

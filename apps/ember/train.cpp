@@ -33,7 +33,9 @@
 #include "ember/train/metrics.h"
 #include "ember/train/settings.h"
 #include "ember/train/transfer.h"
-#include "ember/train/run_report.h"
+#include "ember/train/run_end.h"
+#include "ember/train/run_files.h"
+#include "ember/train/run_world.h"
 #include "train_dist.h"
 #include "train_flags.h"
 
@@ -94,7 +96,7 @@ extern "C" void on_signal(int sig) {
 
 // The second signal's message for this run, once its directory is known.
 void prepare_second_signal_message(const fs::path& run_dir) {
-  const std::string manifest = (run_dir / "checkpoints" / "latest.json").string();
+  const std::string manifest = train::latest_manifest(run_dir).string();
   const std::string line = fmt::format("the last checkpoint is {} (the steps since it are lost; resume with: "
                                        "ember train --resume {})\n", manifest, run_dir.string());
   if (manifest.size() >= sizeof g_latest_manifest || line.size() >= sizeof g_second_with_checkpoint) return;
@@ -188,31 +190,33 @@ struct EpochTable {
   }
 };
 
-// A rank other than 0: trains, writes nothing, and exits as rank 0 will (its failure message too).
-int finish_rank(train::DataParallelWorld& world, train::Fitter& fitter) {
-  const train::FitResult r = fitter.run();
-  world.finish();
-  if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory)
-    throw Error(fmt::format("rank {}: {}", world.rank(), r.message), "rank 0 kept the last good checkpoint");
-  if (r.status == train::FitStatus::Interrupted) return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
-  return kExitOk;
+// The exit status of a stop by `signal` (0: --stop-after-steps, which exits as SIGINT does).
+int stopped_exit(int signal) { return signal == SIGTERM ? kExitSigterm : kExitSigint; }
+const char* stopped_by(int signal) {
+  return signal == SIGTERM ? "terminated (SIGTERM)" : signal == SIGINT ? "interrupted (SIGINT)" : "stopped (--stop-after-steps)";
+}
+
+// The headline: the final evaluation of the model eval, predict, export and ember.load give (the
+// selected epoch's), labelled as such, with the last epoch's when that is another one.
+std::string headline(const train::RunOutcome& end) {
+  const train::EvalResult& ev = *end.test;
+  std::string which = fmt::format("epoch {}, chosen on {}", end.evaluated_epoch, end.selected_on);
+  if (!std::isnan(end.last_epoch_test_acc))
+    which += fmt::format("; the last epoch, {}, had {:.2f}%", end.fit.epoch, 100 * end.last_epoch_test_acc);
+  return fmt::format("test accuracy: {:.2f}% ({}; {}), wall time {:.1f} s\n", 100 * ev.accuracy,
+                     plural(ev.samples, "sample"), which, end.wall_seconds);
 }
 
 int run_train(TrainConfig c, const TrainFlags& flags) {
   flags.apply_shorthands(c);  // --fp16, --bf16, --amp
-  if (flags.given(train::setting("name")) && c.name.empty())
-    throw UsageError("--name: the run name is empty", "pass a name (the run directory is runs/<name>), or leave --name "
-                                                      "out to have one made from the model, data and time");
   Given given{flags, {}};
   apply_config_file(c, given);
   // `--resume` of a run of W ranks, in a process that is not a rank: W local ranks again.
-  if (!c.resume.empty() && !given(train::setting("nproc_per_node")) && !dist::world_from_env().distributed()) {
-    if (const int w = train::checkpoint_world_size(c.resume); w > 1) {
-      c.nproc_per_node = w;
-      fmt::print("resume     the checkpoint was written by {} ranks: starting {} ranks on this machine again\n"
-                 "           (as --nproc-per-node {})\n", w, w, w);
-      std::fflush(stdout);
-    }
+  if (const int w = train::local_ranks_to_resume(c.resume, given(train::setting("nproc_per_node"))); w > 1) {
+    c.nproc_per_node = w;
+    fmt::print("resume     the checkpoint was written by {} ranks: starting {} ranks on this machine again\n"
+               "           (as --nproc-per-node {})\n", w, w, w);
+    std::fflush(stdout);
   }
   if (auto code = launch_local_ranks(c, given(train::setting("threads")))) return *code;  // --nproc-per-node
   install_signal_handlers();
@@ -228,7 +232,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   in.config_file = c.config_file;
   in.resume = c.resume;
   in.world = &world;
-  const std::unique_ptr<train::RunPlan> plan = train::plan_run(c, in);
+  const std::unique_ptr<const train::RunPlan> plan = train::plan_run(c, in);
   static_cast<train::TrainSettings&>(c) = plan->settings;
   const train::DeviceChoice& dev = plan->device;
   const train::PrecisionChoice& precision = plan->precision;
@@ -304,74 +308,51 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   }
   std::fflush(stdout);
 
-  // ---- fit ----
-  plan->fit.interactive = isatty(STDOUT_FILENO);
-  plan->fit.stop_signal = &g_signal;
-  const std::unique_ptr<train::Fitter> fitter_ptr = plan->make_fitter([](int64_t epoch, int64_t trainable) {
-    fmt::print("unfreeze   epoch {}: the whole model trains now ({} parameters)\n", epoch, thousands(trainable));
-    std::fflush(stdout);
-  });
-  train::Fitter& fitter = *fitter_ptr;
-
-  if (!world.leader()) return finish_rank(world, fitter);  // rank 0 alone writes the run directory
-  // ---- the run directory: created and owned only now that the start is known to work ----
-  plan->claim_run_dir();
+  // ---- the run, to its end (ember/train/run_end.h): every step below the printing is the library's ----
   prepare_second_signal_message(run_dir);
-  const io::DirWatch run_dir_watch(run_dir);  // the engine watches it too, while it trains
-
-  fitter.on_epoch = [&, table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
-  fitter.on_oom = [](const train::OomEvent& e) {
+  train::RunControls controls;
+  controls.stop_signal = &g_signal;
+  controls.interactive = isatty(STDOUT_FILENO);
+  controls.on_epoch = [table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
+  controls.on_oom = [](const train::OomEvent& e) {
     warn(fmt::format("out of memory at micro-batch {}: continuing with micro-batches of {} x accumulate {} (the same "
                      "{} samples per optimizer step)", e.micro_batch, e.new_micro_batch, e.new_accumulate,
                      e.new_micro_batch * e.new_accumulate));
   };
-  const auto t0 = std::chrono::steady_clock::now();
-  train::FitResult r = fitter.run();
-  const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  world.finish();
+  controls.on_unfreeze = [](int64_t epoch, int64_t trainable) {
+    fmt::print("unfreeze   epoch {}: the whole model trains now ({} parameters)\n", epoch, thousands(trainable));
+    std::fflush(stdout);
+  };
+  const train::RunOutcome end = train::run_to_end(*plan, controls);
+  const train::FitResult& r = end.fit;
+  if (!end.leader) {  // a rank other than 0 wrote nothing; it exits as rank 0 will (its failure message too)
+    if (end.ending == train::RunEnding::Failed)
+      throw Error(fmt::format("rank {}: {}", world.rank(), end.message), "rank 0 kept the last good checkpoint");
+    if (end.ending == train::RunEnding::Interrupted) return stopped_exit(end.signal);
+    return kExitOk;
+  }
   if (world.distributed() && r.step > 0)
     fmt::print("world      rank 0 waited {:.1f} s on gradient all-reduces ({:.2f} ms per step)\n", r.comm_seconds,
                1000 * r.comm_seconds / double(r.step));
-
-  const train::RunReportInput rep = plan->report_input(r, wall);
-  if (r.status == train::FitStatus::RunDirLost)  // nothing can be written there any more: no report
-    throw Error(r.message, "if the directory was moved rather than deleted, `ember train --resume NEW_PATH` "
-                           "continues from its last checkpoint; otherwise start the run again");
-  const fs::path latest = run_dir / "checkpoints" / "latest.json";
-  if (r.status == train::FitStatus::NonFiniteLoss || r.status == train::FitStatus::OutOfMemory) {
-    train::write_run_report(rep, nullptr, train_ds.classes);
-    throw Error(r.message, fs::exists(latest)
-                               ? fmt::format("the last finite checkpoint was kept: {}", latest.string())
-                               : "no checkpoint was written: the run stopped before the end of its first epoch "
-                                 "(checkpoints are written at each epoch's end)");
-  }
-  if (r.status == train::FitStatus::Interrupted) {
-    train::write_run_report(rep, nullptr, train_ds.classes);
-    const char* what = r.signal == SIGTERM ? "terminated (SIGTERM)" : r.signal == SIGINT ? "interrupted (SIGINT)"
-                                                                                         : "stopped (--stop-after-steps)";
-    fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", what, r.epoch + 1, r.step, latest.string());
-    fmt::print("resume with: {}\n", world.resume_command(run_dir));
-    return r.signal == SIGTERM ? kExitSigterm : kExitSigint;
+  switch (end.ending) {
+    case train::RunEnding::RunDirLost:
+    case train::RunEnding::Failed:
+      throw Error(end.message, end.hint);
+    case train::RunEnding::Interrupted:
+      fmt::print("\n{} at epoch {}, step {}; checkpoint written to {}\n", stopped_by(end.signal), r.epoch + 1, r.step,
+                 end.latest.string());
+      fmt::print("resume with: {}\n", end.hint);
+      return stopped_exit(end.signal);
+    case train::RunEnding::EvaluationStopped:
+      fmt::print("\n{} during the final evaluation: the training is complete ({}); evaluate it with: {}\n",
+                 stopped_by(end.signal), end.latest.string(), end.hint);
+      return stopped_exit(end.signal);
+    case train::RunEnding::Finished:
+      break;
   }
   if (r.status == train::FitStatus::EarlyStopped) fmt::print("{}\n", r.message);
-  // After an out-of-memory halving, the final evaluation uses the micro-batch that fitted.
-  const train::EvalOptions eo = plan->final_eval_options(r);
-  const train::EvalResult ev = train::evaluate(*model, test_ds, eo);
-  if (const std::string what = run_dir_watch.change(); !what.empty())
-    throw Error(fmt::format("the run directory {} {} during the final evaluation: the run's files went with it",
-                            run_dir.string(), what),
-                "if the directory was moved rather than deleted, `ember eval NEW_PATH` evaluates the run");
-  if (ev.interrupted) {
-    train::write_run_report(rep, nullptr, train_ds.classes);
-    fmt::print("\n{} during the final evaluation: the training is complete ({}); evaluate it with: ember eval {}\n",
-               ev.interrupted == SIGTERM ? "terminated (SIGTERM)" : "interrupted (SIGINT)", latest.string(),
-               run_dir.string());
-    return ev.interrupted == SIGTERM ? kExitSigterm : kExitSigint;
-  }
-  train::write_run_report(rep, &ev, train_ds.classes);
   fmt::print("{}", train::loss_scaling_summary(r));
-  fmt::print("test accuracy: {:.2f}% ({}; best {:.2f}%), wall time {:.1f} s\n", 100 * ev.accuracy, plural(ev.samples, "sample"),
-             100 * r.best_test_acc, wall);
+  fmt::print("{}", headline(end));
   fmt::print("{}\n", wrap_text(fmt::format("run saved in {} (report.html, metrics.jsonl, checkpoints/)",
                                            run_dir.string()), kHelpColumns, "  "));
   return kExitOk;

@@ -16,6 +16,7 @@
 #include "cli.h"
 #include "ember/cuda.h"
 #include "ember/dist/launch.h"
+#include "ember/train/device_choice.h"
 
 namespace ember::cli {
 namespace fs = std::filesystem;
@@ -51,10 +52,6 @@ std::vector<std::string> without_nproc_flag(const std::vector<std::string>& args
   return out;
 }
 
-bool wants_cuda(const std::string& spec) {
-  return spec.rfind("cuda", 0) == 0 || (spec == "auto" && cuda::device_count() > 0);
-}
-
 }  // namespace
 
 std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool threads_given) {
@@ -68,7 +65,8 @@ std::optional<int> launch_local_ranks(const train::TrainSettings& c, bool thread
   dist::LaunchOptions lo;
   lo.nproc_per_node = c.nproc_per_node;
   lo.argv = without_nproc_flag(own_command_line());
-  if (wants_cuda(c.device)) {
+  // The ranks' device, by the rule each rank will apply (device_choice.h; it warns of a fallback there).
+  if (train::decide_device(c.device, c.require_gpu).device.is_cuda()) {
     if (c.device.find(':') != std::string::npos)
       throw UsageError(fmt::format("--device {} conflicts with --nproc-per-node {}: each rank gets one GPU",
                                    c.device, c.nproc_per_node),

@@ -32,9 +32,9 @@ TrainFlags::TrainFlags(CLI::App& app, train::TrainSettings& values) {
             return app.add_flag(s.flags, field, s.help);
           } else {
             CLI::Option* o = app.add_option(s.flags, field, s.help);
-            if (!s.is_text() || s.choices || s.check) {
+            if (!s.is_text() || s.choices || s.check || !s.refuse_empty.empty()) {
               const train::Setting* row = &s;  // the table is static
-              o->check(CLI::Validator([row](std::string& v) { return train::check_setting_text(*row, v); },
+              o->check(CLI::Validator([row](std::string& v) { return train::check_given_setting_text(*row, v); },
                                       value_word(s)));
             }
             if (s.show_default) o->capture_default_str();

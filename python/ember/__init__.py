@@ -58,13 +58,15 @@ def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, pytho
 class FitResult:
     """What ember.fit returns: how the run ended, its per-epoch metrics and where it lives."""
 
-    status: str                  # "completed" or "early_stopped" (other ends raise)
+    status: str                  # "completed" or "early_stopped" ("interrupted" for stop_after_steps; other ends raise)
     run_dir: Path                # runs/<name>: config.json, metrics.jsonl, checkpoints/
     history: List[Dict[str, Any]]  # one dict per epoch of this call, as on_epoch_end received them
-    test_accuracy: Optional[float]  # the final evaluation of the selected model on the test set
+    # The final evaluation on the test set of the model ember.load(run_dir) gives: the weights of
+    # the epoch model selection chose (evaluated_epoch), evaluated as `ember eval` does.
+    test_accuracy: Optional[float]
     test_loss: Optional[float]
     best_epoch: int              # the epoch model selection chose (1-based)
-    best_test_acc: Optional[float]
+    best_test_acc: Optional[float]  # that epoch's test accuracy, as measured after it during training
     selected_on: str             # "val" or "test"
     epoch: int                   # epochs completed
     step: int                    # optimizer steps completed
@@ -74,6 +76,8 @@ class FitResult:
     precision: str
     message: str = ""
     config: Dict[str, Any] = field(default_factory=dict)  # config.json
+    evaluated_epoch: int = 0     # whose weights test_accuracy measured (the best epoch's)
+    last_epoch_test_acc: Optional[float] = None  # the last epoch's test accuracy, when it is another epoch
 
 
 def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
@@ -102,7 +106,8 @@ def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
                      test_accuracy=r["test_accuracy"], test_loss=r["test_loss"], best_epoch=r["best_epoch"],
                      best_test_acc=r["best_test_acc"], selected_on=r["selected_on"], epoch=r["epoch"],
                      step=r["step"], wall_seconds=r["wall_seconds"], device=r["device"], device_why=r["device_why"],
-                     precision=r["precision"], message=r["message"], config=_json.loads(r["config_json"]))
+                     precision=r["precision"], message=r["message"], config=_json.loads(r["config_json"]),
+                     evaluated_epoch=r["evaluated_epoch"], last_epoch_test_acc=r["last_epoch_test_acc"])
 
 
 def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import numpy as np
 
@@ -31,12 +32,6 @@ class Prediction:
     def top(self, k: int = 5) -> List[Tuple[str, float]]:
         order = np.argsort(-self.probabilities, kind="stable")[:k]
         return [(self.classes[i], float(self.probabilities[i])) for i in order]
-
-
-def _softmax(logits: np.ndarray) -> np.ndarray:
-    z = logits - logits.max(axis=1, keepdims=True)
-    e = np.exp(z)
-    return (e / e.sum(axis=1, keepdims=True)).astype(np.float32)
 
 
 class Model:
@@ -78,20 +73,14 @@ class Model:
         return (f"ember.Model({self.model_name}, {len(self.classes)} classes, input {self.input_shape}, "
                 f"epoch {self.epoch}, on {self.device})")
 
-    def _normalise(self, pixels: np.ndarray) -> np.ndarray:
-        """uint8 pixels (N, C, H, W) -> the model's float32 input: (v / 255 - mean) / std per channel."""
-        mean = np.asarray(self._m.mean, dtype=np.float32).reshape(1, -1, 1, 1)
-        std = np.asarray(self._m.std, dtype=np.float32).reshape(1, -1, 1, 1)
-        return ((pixels.astype(np.float32) / 255.0 - mean) / std).astype(np.float32)
-
-    def _array_input(self, a: np.ndarray) -> np.ndarray:
+    def _array_input(self, a: np.ndarray) -> _core.Tensor:
         c, h, w = self.input_shape
-        if a.dtype == np.uint8:  # pixels: (H, W), (H, W, C), (C, H, W) or (N, C, H, W)
+        pixels = a.dtype == np.uint8
+        if pixels:  # (H, W), (H, W, C), (C, H, W) or (N, C, H, W)
             if a.ndim == 2:
                 a = a[None, None]
             elif a.ndim == 3:
                 a = a.transpose(2, 0, 1)[None] if a.shape[-1] == c and a.shape[0] != c else a[None]
-            a = self._normalise(a)
         else:  # model inputs, normalised: (C, H, W) or (N, C, H, W)
             a = np.asarray(a, dtype=np.float32)
             if a.ndim == 3:
@@ -100,38 +89,50 @@ class Model:
             raise ShapeError(f"predict: the model takes ({c}, {h}, {w}) inputs, got an array of shape {a.shape}",
                              "pass uint8 pixels of that size (H, W[, C]) or normalised float32 (N, C, H, W), "
                              "or an image file or PIL image (resized for you)")
-        return np.ascontiguousarray(a)
+        x = _core.from_numpy(np.ascontiguousarray(a))
+        # Pixels are normalised by the library, as the test set is (the same bits as `ember predict`).
+        return self._m.pixels_input(x) if pixels else x
 
-    def _pil_input(self, image: Any) -> np.ndarray:
+    def _file_input(self, path: str, max_pixels: int = -1) -> _core.Tensor:
+        """An image file read as `ember predict FILE` reads it; the check against the training data
+        warns as it does there."""
+        x, notes = self._m.image_input(path, max_pixels)
+        for note in notes:
+            warnings.warn(note, UserWarning, stacklevel=4)
+        return x
+
+    def _pil_input(self, image: Any) -> _core.Tensor:
         """A PIL image saved losslessly and read as `ember predict FILE` reads files."""
         import tempfile
 
         with tempfile.TemporaryDirectory() as d:
             path = os.path.join(d, "image.png")
             image.save(path)
-            return np.asarray(self._m.image_input(path, 0))
+            return self._file_input(path, 0)
+
+    def _input(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> _core.Tensor:
+        if isinstance(x, (str, os.PathLike)):
+            return self._file_input(os.fspath(x))
+        if isinstance(x, np.ndarray):
+            return self._array_input(x)
+        if hasattr(x, "save") and hasattr(x, "mode"):  # a PIL.Image
+            return self._pil_input(x)
+        raise TypeError(f"predict: expected an image file, a PIL image or a numpy array, got {type(x).__name__}")
 
     def logits(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> np.ndarray:
         """The model's raw outputs (N, classes) for the inputs predict() takes."""
-        if isinstance(x, (str, os.PathLike)):
-            batch = np.asarray(self._m.image_input(os.fspath(x), 178956970))
-        elif isinstance(x, np.ndarray):
-            batch = self._array_input(x)
-        elif hasattr(x, "save") and hasattr(x, "mode"):  # a PIL.Image
-            batch = self._pil_input(x)
-        else:
-            raise TypeError(f"predict: expected an image file, a PIL image or a numpy array, got {type(x).__name__}")
-        return np.asarray(self._m.forward(_core.from_numpy(np.ascontiguousarray(batch))))
+        return np.asarray(self._m.logits(self._input(x)))
 
     def predict(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> Union[Prediction, List[Prediction]]:
         """Classes of an image file (read as ``ember predict FILE`` does: decoded, resized to the
         model's input, normalised as in training), a PIL image (the same, through a lossless PNG), or a
         numpy array: uint8 pixels (H, W), (H, W, C), (C, H, W) or (N, C, H, W) at the model's size, or
-        float32 inputs already normalised. One input gives a Prediction, a batch a list of them."""
-        probs = _softmax(self.logits(x))
+        float32 inputs already normalised. The forward and the probabilities are the library's, as
+        ``ember predict`` computes them (bit for bit). One input gives a Prediction, a batch a list of
+        them."""
+        probs = np.asarray(self._m.probabilities(self._input(x)))
         preds = [Prediction(p, self.classes) for p in probs]
-        batched = isinstance(x, np.ndarray) and ((x.dtype == np.uint8 and x.ndim == 4) or
-                                                 (x.dtype != np.uint8 and x.ndim == 4))
+        batched = isinstance(x, np.ndarray) and x.ndim == 4
         return preds if batched else preds[0]
 
     def export(self, path: Union[str, "os.PathLike[str]"], format: str = "") -> Path:
@@ -152,12 +153,13 @@ class Model:
         return dict(self._m.named_tensors())
 
 
-def load(path: Union[str, "os.PathLike[str]"], checkpoint: str = "", device: str = "cpu", model: str = "",
+def load(path: Union[str, "os.PathLike[str]"], checkpoint: str = "", device: Optional[str] = None, model: str = "",
          classes: Union[str, "os.PathLike[str]"] = "") -> Model:
     """A trained model, opened as ``ember eval`` and ``ember predict`` open it: from a run directory
     (its best epoch; checkpoint="last" for the last one), a checkpoint manifest or .safetensors file
     of a run, or a weights file on its own (ember's export; PyTorch's or torchvision's with ``model``,
-    the architecture's zoo name, and ``classes``, a file of class names). On ``device`` ("auto": the
-    GPU when one is usable). What loading noted (casts, prefixes) is in ``model.notes``."""
-    m = Model(_core._load(os.fspath(path), checkpoint, device, model, os.fspath(classes) if classes else ""))
+    the architecture's zoo name, and ``classes``, a file of class names). On ``device``: by default
+    ``ember eval``'s and ``ember predict``'s (``"auto"``: the GPU when one is usable, else the CPU,
+    saying why), or "cpu", "cuda", "cuda:N". What loading noted (casts, prefixes) is in ``model.notes``."""
+    m = Model(_core._load(os.fspath(path), checkpoint, device or "", model, os.fspath(classes) if classes else ""))
     return m

@@ -1,14 +1,14 @@
 // ember.fit: `ember train`'s run from Python. The settings are the CLI's (the same table, checks and
-// sentences: ember/train/settings.h), the run is the library's plan (ember/train/run_plan.h), so a
-// seed gives the CLI's weights bit for bit. The GIL is released while the plan loads data and the
+// sentences: ember/train/settings.h), the run is the library's plan taken to its end by the
+// library (ember/train/run_plan.h, run_end.h), so a seed gives the CLI's weights bit for bit. The GIL is released while the plan loads data and the
 // engine trains; it is taken back only for the callbacks. Ctrl-C (SIGINT) stops at the next step
 // boundary with a checkpoint, as in the CLI, then raises KeyboardInterrupt; an exception raised by
 // a callback stops the run the same way and is raised again once the checkpoint is written.
+#include <fmt/format.h>
 #include <nanobind/stl/string.h>
 
 #include <algorithm>
 #include <atomic>
-#include <chrono>
 #include <cmath>
 #include <csignal>
 #include <optional>
@@ -17,6 +17,7 @@
 #include "bindings.h"
 #include "ember/train/callbacks.h"
 #include "ember/train/fit.h"
+#include "ember/train/run_end.h"
 #include "ember/train/run_plan.h"
 #include "ember/train/settings.h"
 #include "ember/train/wording.h"
@@ -152,13 +153,6 @@ std::string status_name(train::FitStatus s) {
   return "unknown";
 }
 
-// What ember.fit returns (python/ember/__init__.py makes it a FitResult).
-struct Outcome {
-  train::FitResult fit;
-  std::optional<train::EvalResult> eval;
-  double wall = 0;
-};
-
 nb::dict fit(const std::string& values_json, const std::string& resume, const std::string& config_file,
              nb::object on_epoch_end, nb::object on_step) {
   // ---- the settings: keyword arguments, then the config file's (the keywords win) ----
@@ -178,77 +172,73 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
   inputs.given_directly = [&](const train::Setting& s) { return in(by_keyword, s); };
   inputs.config_file = config_file;
   inputs.resume = resume;
+  inputs.front_end = train::FrontEnd::Python;
 
   OneFitAtATime only_fit;
   PythonCallbacks py{on_epoch_end, on_step, nb::list(), std::nullopt};
   WarningsToPython warnings;
   g_stop = 0;
   SigintGuard sigint;
-  std::unique_ptr<train::RunPlan> plan;
-  Outcome out;
+  std::unique_ptr<const train::RunPlan> plan;
+  train::RunOutcome end;
   {
     nb::gil_scoped_release unlocked;
     plan = train::plan_run(settings, inputs);
-    plan->fit.stop_signal = &g_stop;
-    std::unique_ptr<train::Fitter> fitter = plan->make_fitter();
-    if (!on_step.is_none()) fitter->add_callback(std::make_shared<StepCallback>(py));
-    fitter->on_epoch = [&py](const train::EpochStats& st) {
+    // The run to its end as `ember train` runs it (ember/train/run_end.h); Python adds its callbacks.
+    train::RunControls controls;
+    controls.stop_signal = &g_stop;
+    if (!on_step.is_none()) controls.callbacks.push_back(std::make_shared<StepCallback>(py));
+    controls.on_epoch = [&py](const train::EpochStats& st) {
       nb::gil_scoped_acquire gil;
       nb::dict logs = epoch_logs(st);
       py.history.append(logs);
       py.call(py.on_epoch_end, logs);
     };
-    plan->claim_run_dir();
-    const auto t0 = std::chrono::steady_clock::now();
-    out.fit = fitter->run();
-    const bool finished = out.fit.status == train::FitStatus::Completed ||
-                          out.fit.status == train::FitStatus::EarlyStopped;
-    if (finished && g_stop == 0) out.eval = train::evaluate(*plan->model, plan->test, plan->final_eval_options(out.fit));
-    out.wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    // report.html as `ember train` writes it (none where the run directory is gone).
-    if (out.fit.status != train::FitStatus::RunDirLost) {
-      const bool evaluated = out.eval && !out.eval->interrupted;
-      train::write_run_report(plan->report_input(out.fit, out.wall), evaluated ? &*out.eval : nullptr,
-                              plan->train.classes);
-    }
+    end = train::run_to_end(*plan, controls);
   }
-  const std::string latest = (plan->run_dir / "checkpoints" / "latest.json").string();
+  const train::FitResult& r = end.fit;
   if (py.raised) throw std::move(*py.raised);  // after its checkpoint: the run resumes from there
-  if (out.fit.status == train::FitStatus::Interrupted && out.fit.signal == SIGINT) {
-    const std::string msg = "interrupted (SIGINT) at epoch " + std::to_string(out.fit.epoch + 1) + ", step " +
-                            std::to_string(out.fit.step) + "; checkpoint written to " + latest +
-                            "; resume with ember.fit(resume=\"" + plan->run_dir.string() + "\")";
+  auto keyboard_interrupt = [](const std::string& msg) {
     PyErr_SetString(PyExc_KeyboardInterrupt, msg.c_str());
     throw nb::python_error();
+  };
+  switch (end.ending) {
+    case train::RunEnding::RunDirLost:
+    case train::RunEnding::Failed:
+      throw Error(end.message, end.hint);
+    case train::RunEnding::Interrupted:
+      if (r.signal == SIGINT)
+        keyboard_interrupt(fmt::format("interrupted (SIGINT) at epoch {}, step {}; checkpoint written to {}; resume "
+                                       "with {}", r.epoch + 1, r.step, end.latest.string(), end.hint));
+      break;  // stop_after_steps: a result with status "interrupted"
+    case train::RunEnding::EvaluationStopped:
+      if (end.signal == SIGINT)
+        keyboard_interrupt(fmt::format("interrupted (SIGINT) during the final evaluation: the training is complete "
+                                       "({}); evaluate it with {}", end.latest.string(), end.hint));
+      break;
+    case train::RunEnding::Finished:
+      break;
   }
-  if (out.fit.status == train::FitStatus::RunDirLost || out.fit.status == train::FitStatus::NonFiniteLoss ||
-      out.fit.status == train::FitStatus::OutOfMemory)
-    throw Error(out.fit.message, out.fit.status == train::FitStatus::RunDirLost
-                                     ? "resume from the directory's new place with ember.fit(resume=PATH)"
-                                     : "the last good checkpoint was kept: " + latest);
-  if (out.eval && out.eval->interrupted) {
-    PyErr_SetString(PyExc_KeyboardInterrupt, ("interrupted (SIGINT) during the final evaluation: the training is "
-                                              "complete (" + latest + ")").c_str());
-    throw nb::python_error();
-  }
-  nb::dict r;
-  r["status"] = status_name(out.fit.status);
-  r["message"] = out.fit.message;
-  r["run_dir"] = plan->run_dir.string();
-  r["history"] = py.history;
-  r["epoch"] = out.fit.epoch;
-  r["step"] = out.fit.step;
-  r["best_epoch"] = out.fit.best_epoch;
-  r["best_test_acc"] = number(out.fit.best_test_acc);
-  r["selected_on"] = out.fit.selected_on;
-  r["test_accuracy"] = out.eval ? number(out.eval->accuracy) : nb::none();
-  r["test_loss"] = out.eval ? number(out.eval->loss) : nb::none();
-  r["wall_seconds"] = out.wall;
-  r["device"] = plan->device.device.str();
-  r["device_why"] = plan->device.why;
-  r["precision"] = plan->precision_summary();
-  r["config_json"] = plan->config_json;
-  return r;
+  nb::dict d;
+  d["status"] = status_name(r.status);
+  d["message"] = r.message;
+  d["run_dir"] = plan->run_dir.string();
+  d["history"] = py.history;
+  d["epoch"] = r.epoch;
+  d["step"] = r.step;
+  d["best_epoch"] = r.best_epoch;
+  d["best_test_acc"] = number(r.best_test_acc);
+  d["selected_on"] = r.selected_on;
+  d["test_accuracy"] = end.test ? number(end.test->accuracy) : nb::none();
+  d["test_loss"] = end.test ? number(end.test->loss) : nb::none();
+  d["evaluated_epoch"] = end.evaluated_epoch;
+  d["last_epoch_test_acc"] = number(end.last_epoch_test_acc);
+  d["wall_seconds"] = end.wall_seconds;
+  d["device"] = plan->device.device.str();
+  d["device_why"] = plan->device.why;
+  d["precision"] = plan->precision_summary();
+  d["config_json"] = plan->config_json;
+  return d;
 }
 
 }  // namespace

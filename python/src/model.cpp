@@ -1,7 +1,7 @@
 // ember.load: a trained run (or a checkpoint, or a weights file) as a model to predict with and
-// export, opened as `ember eval` and `ember predict` open it (train::open_for_inference,
-// ember/train/inference.h). The Python side (python/ember/_model.py) turns images and arrays into
-// inputs and logits into classes.
+// export, opened, fed and run as `ember eval` and `ember predict` do (train::open_for_inference,
+// ember/train/inference.h; image_input, class_probabilities, ember/train/predict.h). The Python side
+// (python/ember/_model.py) converts its arguments (paths, PIL images, arrays) and calls these.
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/unique_ptr.h>
@@ -13,19 +13,12 @@
 #include <vector>
 
 #include "bindings.h"
-#include "ember/autograd/node.h"
-#include "ember/data/dataset.h"
-#include "ember/data/loader.h"
-#include "ember/data/photo_transforms.h"
 #include "ember/io/atomic_file.h"
 #include "ember/io/onnx.h"
 #include "ember/io/safetensors.h"
-#include "ember/ops.h"
-#include "ember/train/device_choice.h"
 #include "ember/train/export.h"
 #include "ember/train/inference.h"
-#include "ember/train/resume.h"
-#include "ember/train/run_data.h"
+#include "ember/train/predict.h"
 
 namespace ember::python {
 namespace {
@@ -46,44 +39,38 @@ std::unique_ptr<Model> load(const std::string& path, const std::string& checkpoi
   return m;
 }
 
-// The logits of a batch of model inputs (N, C, H, W), normalised as in training, on the CPU.
-Tensor forward(Model& m, const Tensor& x) {
+// The logits / class probabilities of model inputs (N, C, H, W), on the CPU: the library's forward
+// (train::inference_logits: no autograd, the model's precision, batch norms folded), as `ember
+// predict` runs it, so both give the same bits.
+Tensor logits(Model& m, const Tensor& x) {
   nb::gil_scoped_release unlocked;
-  autograd::NoGradGuard no_grad;
-  return m.opened.model->forward(x.to(m.opened.device, DType::Float32)).cpu();
+  return train::inference_logits(m.opened, x);
+}
+Tensor probabilities(Model& m, const Tensor& x) {
+  nb::gil_scoped_release unlocked;
+  return train::class_probabilities(m.opened, x);
 }
 
-// An image file as `ember predict FILE` reads it: decoded (EXIF upright), resized to the model's
-// input (a photo run: resized and centre-cropped as torchvision's evaluation transforms; an image
-// folder run: centre-cropped to the aspect ratio), normalised with the training mean and std.
-Tensor image_input(Model& m, const std::string& file, int64_t max_pixels) {
+// An image file as `ember predict FILE` reads it (train::image_input): the model's input, and what
+// the check of the picture against the training data had to say.
+std::pair<Tensor, std::vector<std::string>> image_input(Model& m, const std::string& file, int64_t max_pixels) {
   nb::gil_scoped_release unlocked;
-  const train::StoredInput& in = m.opened.input;
-  const std::vector<int64_t>& shape = in.input_shape;  // (C, H, W)
-  if (m.opened.photo) {
-    const data::Image picture = data::read_rgb_image(file, max_pixels);
-    const data::Image cropped = data::eval_resize_crop(picture, shape[1]);
-    Tensor x = empty({1, 3, shape[1], shape[1]});
-    data::to_planes(cropped, in.mean, in.std, x.data_ptr<float>());
-    return x;
-  }
-  data::ImageFolderOptions io;
-  io.channels = shape[0], io.height = shape[1], io.width = shape[2];
-  io.max_pixels = max_pixels;
-  if (m.opened.data == train::kImageFolder) io.resize = data::ResizeMode::CenterCrop;
-  const Tensor image = data::load_image(file, io).unsqueeze(0).contiguous();
-  const data::Dataset one =
-      data::dataset_from_tensors(image, zeros({1}, {.dtype = DType::Int64}), int64_t(in.classes.size()), in.classes,
-                                 in.mean, in.std);
-  data::LoaderOptions lo;
-  lo.batch_size = 1, lo.workers = 0, lo.shuffle = false;
-  return data::DataLoader(one, lo).make_batch(0, 0).x;
+  train::ImageInputOptions o;
+  if (max_pixels >= 0) o.max_pixels = max_pixels;  // < 0: the library's budget
+  train::ImageInput in = train::image_input(m.opened, file, o);
+  return {std::move(in.x), std::move(in.warnings)};
+}
+
+// uint8 pixels (N, C, H, W) at the model's size, normalised as the test set is (train::pixels_input).
+Tensor pixels_input(Model& m, const Tensor& pixels) {
+  nb::gil_scoped_release unlocked;
+  return train::pixels_input(m.opened, pixels);
 }
 
 // As `ember export` writes them (train::load_export_source reads the checkpoint again, on the CPU).
 void export_to(Model& m, const std::string& path, const std::string& format) {
   nb::gil_scoped_release unlocked;
-  const train::ExportSource source = train::load_export_source(m.opened.chosen.path, {m.model_override, ""});
+  const train::ExportSource source = train::load_export_source(m.opened.chosen.path, {m.model_override, "", ""});
   if (format == "onnx") {
     io::write_file_atomic(path, io::onnx_serialize(train::export_onnx(source)));
   } else if (format == "safetensors") {
@@ -111,8 +98,11 @@ void register_model(nb::module_& m) {
       .def_prop_ro("notes", [](const Model& x) { return x.opened.notes; })
       .def_prop_ro("device", [](const Model& x) { return x.opened.device; })
       .def_prop_ro("photo", [](const Model& x) { return x.opened.photo; })
-      .def("forward", &forward, nb::arg("x"))
-      .def("image_input", &image_input, nb::arg("file"), nb::arg("max_pixels"))
+      .def_prop_ro("precision", [](const Model& x) { return x.opened.precision; })
+      .def("logits", &logits, nb::arg("x"))
+      .def("probabilities", &probabilities, nb::arg("x"))
+      .def("image_input", &image_input, nb::arg("file"), nb::arg("max_pixels") = -1)
+      .def("pixels_input", &pixels_input, nb::arg("pixels"))
       .def("export", &export_to, nb::arg("path"), nb::arg("format"))
       .def("named_tensors", [](const Model& x) {
         std::vector<std::pair<std::string, Tensor>> out = x.opened.model->named_parameters();

@@ -349,3 +349,37 @@ TEST_F(CliRunDir, SpecModelRunKeepsItsSpec) {
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "my_net.toml");
 }
+
+// Issue 48, item 11: `--resume` of a run that finished its epochs has nothing to train: it says so
+// with the flag that extends it, and trains and writes nothing (its report was rewritten before).
+TEST_F(CliRunDir, ResumingAFinishedRunTrainsAndWritesNothing) {
+  const fs::path rd = dir / "run";
+  Result r = run(tiny("run"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const auto before = snapshot(rd);
+  r = run("train --resume " + rd.string() + " --threads 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "already finished its 1 epoch: nothing was trained or written");
+  EXPECT_HAS(r.out, "--epochs 2");
+  EXPECT_LACKS(r.out, "resuming at epoch");
+  EXPECT_TRUE(snapshot(rd) == before) << "the finished run's files changed";
+}
+
+// Issue 48, item 11: `--resume RUN --epochs 2` of a 3-epoch run stops at 2 this time, but the run
+// keeps its 3 epochs: a later plain --resume continues to them (it was shortened for good).
+TEST_F(CliRunDir, AShorterEpochsOnResumeStopsThereOnlyThisTime) {
+  const fs::path rd = dir / "run";
+  Result r = run(tiny("run") + " --epochs 3 --stop-after-steps 4");
+  ASSERT_EQ(r.code, 130) << r.out;
+  r = run("train --resume " + rd.string() + " --epochs 2 --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(read_json(rd / "checkpoints" / "latest.json")["epoch"], 2);
+  EXPECT_EQ(read_json(rd / "config.json")["epochs"], 3);
+  r = run("train --resume " + rd.string() + " --threads 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "resuming at epoch 3");
+  EXPECT_EQ(read_json(rd / "checkpoints" / "latest.json")["epoch"], 3);
+  r = run("train --resume " + rd.string() + " --epochs 2 --threads 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "has trained 3 epochs already, and --epochs 2 ends there");
+}

@@ -340,3 +340,34 @@ TEST_F(CliSettings, EvalAndPredictTakeAPrecision) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_HAS(r.out, R"("precision": "bf16")");
 }
+
+// Issue 44: an empty run name is refused wherever it comes from (a flag, a --config file's
+// `name = ""`), with one sentence; before, only the flag was, and the file's made the run
+// directory runs/ itself.
+TEST_F(CliSettings, AnEmptyRunNameIsRefusedFromAConfigFileToo) {
+  std::ofstream(dir / "c.toml") << "name = \"\"\n";
+  Result r = run("train --config " + (dir / "c.toml").string() + " --data-dir " + data.string() +
+                 " --model lenet5 --epochs 1 --threads 2");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "the run name is empty");
+  r = run(tiny("x") + " --name \"\"");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "the run name is empty");
+}
+
+// Issue 48, item 12: the README's `--device cuda --precision fp16` on a machine without a usable
+// GPU falls back together — the CPU in fp32, with a warning for each — instead of falling back
+// the device and then refusing fp16 (exit 2). `--device cpu --precision fp16` is still refused.
+TEST_F(CliSettings, Fp16FallsBackWithTheDeviceOnAMachineWithoutAGpu) {
+  Result probe = run(tiny("probe") + " --device cuda --epochs 1 --stop-after-steps 1");
+  if (probe.out.find("falling back to the CPU") == std::string::npos) GTEST_SKIP() << "a GPU is usable here";
+  Result r = run(tiny("fp16") + " --device cuda --precision fp16");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "falling back to the CPU");
+  EXPECT_HAS(r.out, "--precision fp16 falls back with the device");
+  EXPECT_HAS(r.out, "precision  fp32");
+  EXPECT_EQ(read_json(dir / "fp16" / "config.json")["precision"], "fp16");  // as asked; the banner says what ran
+  r = run(tiny("cpu16") + " --device cpu --precision fp16");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "float16 is a GPU mode");
+}

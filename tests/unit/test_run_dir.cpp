@@ -12,6 +12,8 @@
 #include "ember/io/run_dir.h"
 #include "ember/train/checkpoint.h"
 #include "ember/train/resume.h"
+#include "ember/train/run_dir.h"
+#include "ember/train/settings.h"
 #include "io/json_fields.h"
 #include "support/files.h"
 
@@ -192,4 +194,43 @@ TEST(RunDir, OptimizerStateMissingABufferIsRefusedByName) {
   plain.param_groups()[0].params[0].set_grad(ones({4}));
   plain.step();
   EXPECT_NO_THROW(plain2.load_state_dict(plain.state_dict()));
+}
+
+// Issue 48, item 1: every run gets its own directory. A generated name whose directory exists
+// (two runs started in the same second) is numbered like Lightning's version_N; a name or a
+// directory the caller gave that holds a run is refused, with the hint in the caller's words.
+TEST(RunDir, GeneratedNamesAreNumberedAndGivenOnesRefusedInTheCallersWords) {
+  TempDir dir("run_dir_names");
+  const fs::path old = fs::current_path();
+  fs::current_path(dir.path());
+  struct Back {
+    fs::path to;
+    ~Back() { fs::current_path(to); }
+  } back{old};
+  fs::create_directories("runs/net-data-20261204-090435/checkpoints");
+  std::ofstream("runs/net-data-20261204-090435/checkpoints/latest.json") << "{}";
+  fs::create_directories("runs/net-data-20261204-090435-2");  // a run starting there (no checkpoint yet)
+  std::string name;
+  EXPECT_EQ(train::new_run_dir(name, "", "net-data-20261204-090435"), fs::path("runs/net-data-20261204-090435-3"));
+  EXPECT_EQ(name, "net-data-20261204-090435-3");
+  name.clear();
+  EXPECT_EQ(train::new_run_dir(name, "", "net-data-20261204-090436"), fs::path("runs/net-data-20261204-090436"));
+
+  name = "net-data-20261204-090435";  // given: refused, never renamed behind the caller's back
+  auto refusal = [&](train::FrontEnd front_end) -> std::string {
+    try {
+      train::new_run_dir(name, "", "ignored", front_end);
+    } catch (const train::SettingError& e) {
+      return std::string(e.what()) + "\nhint: " + e.hint();
+    }
+    return "<no SettingError>";
+  };
+  const std::string cli = refusal(train::FrontEnd::Cli);
+  EXPECT_NE(cli.find("already holds a run"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("ember train --resume runs/net-data-20261204-090435"), std::string::npos) << cli;
+  EXPECT_NE(cli.find("--name or --run-dir"), std::string::npos) << cli;
+  const std::string py = refusal(train::FrontEnd::Python);
+  EXPECT_NE(py.find("ember.fit(resume=\"runs/net-data-20261204-090435\")"), std::string::npos) << py;
+  EXPECT_NE(py.find("name= or run_dir="), std::string::npos) << py;
+  EXPECT_EQ(py.find("--name"), std::string::npos) << py;
 }

@@ -353,15 +353,15 @@ TEST(TrainEngine, ValSplitIsRecordedAndAResumeWithAnotherSplitIsRefused) {
     o.val_split = split;
     o.run_dir = dir.path();
     Fitter f(*model, opt, nullptr, false, train, test_set, o);
-    EXPECT_EQ(f.train_set().size(), 80 - validation_size(80, split));
+    EXPECT_EQ(f.train_set().size(), validation_split(train, split, o.seed).kept.size());
     return f.run(ck);
   };
   FitResult r = run(0.25, nullptr, 1);
   ASSERT_EQ(r.status, FitStatus::Completed);
-  EXPECT_EQ(r.val_size, 20);
-  EXPECT_EQ(r.step, 4);  // 60 training samples in steps of 16
+  EXPECT_EQ(r.val_size, 21);  // 7 of each class of 27, 27 and 26 (stratified)
+  EXPECT_EQ(r.step, 4);  // 59 training samples in steps of 16
   Checkpoint ck = load_checkpoint(dir.path() / "checkpoints" / "latest.json");
-  EXPECT_EQ(ck.manifest.fit.val_size, 20);
+  EXPECT_EQ(ck.manifest.fit.val_size, 21);
   EXPECT_EQ(ck.manifest.fit.val_split, 0.25);
   EXPECT_EQ(run(0.25, &ck, 2).status, FitStatus::Completed);
   EXPECT_THROW(run(0.5, &ck, 3), ValueError);

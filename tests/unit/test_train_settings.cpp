@@ -15,6 +15,7 @@
 #include "ember/optim/registry.h"
 #include "ember/train/dataset.h"
 #include "ember/train/settings.h"
+#include "ember/train/validation.h"
 
 namespace fs = std::filesystem;
 using namespace ember;

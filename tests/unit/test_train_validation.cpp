@@ -1,10 +1,14 @@
-// The seeded validation split: sizes, disjoint parts that cover the set, the original order kept,
-// the same split for the same seed, and bad fractions refused.
+// The validation split (validation.h): one split for every caller. It is seeded, stratified,
+// disjoint, keeps the order, refuses bad fractions, and the C++ Fitter's FitOptions::val_split
+// holds out exactly the samples `ember train --val-split` and ember.fit hold out (issue 44: the
+// Fitter had a second, unstratified split with another seed).
 #include <gtest/gtest.h>
 
 #include <set>
 
 #include "ember/core/error.h"
+#include "ember/optim/optimizer.h"
+#include "ember/train/fit.h"
 #include "ember/train/validation.h"
 #include "support/train_cases.h"
 
@@ -21,24 +25,29 @@ std::vector<std::vector<uint8_t>> rows(const data::Dataset& d) {
 }
 }  // namespace
 
-TEST(TrainValidation, SizesAndBadFractions) {
-  EXPECT_EQ(validation_size(100, 0.0), 0);
-  EXPECT_EQ(validation_size(100, 0.1), 10);
-  EXPECT_EQ(validation_size(3, 0.01), 1);
-  EXPECT_EQ(validation_size(3, 0.99), 2);
-  EXPECT_THROW(validation_size(100, 1.0), ValueError);
-  EXPECT_THROW(validation_size(100, -0.1), ValueError);
-  EXPECT_THROW(split_validation(test::synthetic_dataset(1, 1), 0.5, 0), ValueError);
+TEST(TrainValidation, BadFractionsAreRefusedAndTinySetsHoldNothingOut) {
+  const auto all = test::synthetic_dataset(100);
+  EXPECT_THROW(validation_split(all, 1.0, 0), ValueError);
+  EXPECT_THROW(validation_split(all, -0.1, 0), ValueError);
+  EXPECT_EQ(validation_split(all, 0.0, 0).held_out.size(), 0);
+  // One sample per class: none can be held out without emptying its class.
+  const auto three = test::synthetic_dataset(3);
+  const auto s = validation_split(three, 0.5, 0);
+  EXPECT_EQ(s.held_out.size(), 0);
+  EXPECT_EQ(s.kept.size(), 3);
 }
 
-TEST(TrainValidation, SplitIsSeededDisjointAndKeepsTheOrder) {
-  const auto all = test::synthetic_dataset(200);
-  const auto s = split_validation(all, 0.1, 42);
-  EXPECT_EQ(s.val.size(), 20);
-  EXPECT_EQ(s.train.size(), 180);
-  EXPECT_EQ(s.train.classes, all.classes);
-  EXPECT_EQ(s.val.mean, all.mean);
-  const auto a = rows(all), t = rows(s.train), v = rows(s.val);
+TEST(TrainValidation, SplitIsStratifiedSeededDisjointAndKeepsTheOrder) {
+  const auto all = test::synthetic_dataset(200);  // 3 classes of 67, 67 and 66
+  const auto s = validation_split(all, 0.1, 42);
+  EXPECT_EQ(s.held_out.size(), 21);  // llround(6.7) + llround(6.7) + llround(6.6)
+  EXPECT_EQ(s.kept.size(), 179);
+  EXPECT_EQ(s.kept.classes, all.classes);
+  EXPECT_EQ(s.held_out.mean, all.mean);
+  std::vector<int> per_class(3);
+  for (int64_t l : s.held_out.labels.to_vector<int64_t>()) ++per_class[size_t(l)];
+  EXPECT_EQ(per_class, (std::vector<int>{7, 7, 7}));
+  const auto a = rows(all), t = rows(s.kept), v = rows(s.held_out);
   // Both parts are subsequences of the original: the order is kept.
   auto subsequence = [&](const std::vector<std::vector<uint8_t>>& part, std::vector<int64_t>& idx) {
     size_t j = 0;
@@ -52,9 +61,20 @@ TEST(TrainValidation, SplitIsSeededDisjointAndKeepsTheOrder) {
   std::set<int64_t> both(ti.begin(), ti.end());
   both.insert(vi.begin(), vi.end());
   EXPECT_EQ(both.size(), 200u);  // disjoint and covering
-  auto labels = s.train.labels.to_vector<int64_t>();
-  auto all_labels = all.labels.to_vector<int64_t>();
-  for (size_t i = 0; i < ti.size(); ++i) EXPECT_EQ(labels[i], all_labels[size_t(ti[i])]);
-  EXPECT_EQ(rows(split_validation(all, 0.1, 42).val), v);  // same seed, same split
-  EXPECT_NE(rows(split_validation(all, 0.1, 43).val), v);
+  EXPECT_EQ(rows(validation_split(all, 0.1, 42).held_out), v);  // same seed, same split
+  EXPECT_NE(rows(validation_split(all, 0.1, 43).held_out), v);
+}
+
+TEST(TrainValidation, TheFittersSplitIsTheRunsSplit) {
+  const auto train = test::synthetic_dataset(90), test_set = test::synthetic_dataset(12, 3, 9);
+  auto model = test::tiny_mlp(3);
+  optim::SGD opt(model->parameters(), {.lr = 0.1});
+  FitOptions o = test::fit_options(16, 1, 1);
+  o.val_split = 0.2, o.seed = 5;
+  Fitter f(*model, opt, nullptr, false, train, test_set, o);
+  const data::DatasetSplit run = validation_split(train, 0.2, 5);
+  ASSERT_NE(f.val_set(), nullptr);
+  EXPECT_EQ(rows(*f.val_set()), rows(run.held_out));
+  EXPECT_EQ(rows(f.train_set()), rows(run.kept));
+  EXPECT_EQ(f.val_set()->labels.to_vector<int64_t>(), run.held_out.labels.to_vector<int64_t>());
 }

@@ -1,6 +1,6 @@
 // Typed errors. User mistakes (bad shapes, wrong dtype, a corrupt file) throw one of these with a
 // message naming the op, the argument and the values; EMBER_ASSERT is for our own invariants.
-// Only the CLI catches them: it prints what() and, when present, hint(), then exits non-zero.
+// Front-ends catch them: the CLI prints what() and hint(), exits non-zero; Python raises ember.errors.
 #pragma once
 
 #include <sstream>

@@ -1,10 +1,10 @@
-// Dataset: a labelled image set held once, as uint8, ready for the DataLoader.
-//   images  uint8 (N, C, H, W), contiguous; held once (the loader never copies it, floats are made
-//           per batch)
-//   labels  int64 (N), each in [0, classes.size())
+// Dataset: a labelled image set ready for the DataLoader: labels int64 (N) in [0, classes.size()),
+// and either images uint8 (N, C, H, W), contiguous, held once (floats are made per batch), or a
+// photo set (photo_set.h: the files, decoded and transformed per sample; images undefined).
 // Sources: the known datasets by name (fashion-mnist, mnist, cifar10, cifar100), image folders
-// (root/<class>/<file>.png|jpg), the IDX/CIFAR readers' LabeledImages, or tensors the user already
-// has in memory. A Dataset is a value of tensor handles: copying it never copies pixels.
+// (root/<class>/<file>.png|jpg, as tensors or photos) and photo caches, the IDX/CIFAR readers'
+// LabeledImages, or tensors the user already has in memory. A Dataset is a value of handles:
+// copying it never copies pixels.
 #pragma once
 
 #include <cstdint>

@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/data/decode.h"
 #include "ember/data/image.h"
 
 namespace ember::data {
@@ -33,7 +34,7 @@ struct PhotoCacheOptions {
   int jpeg_quality = 90;     // re-encoding quality (1..100)
   bool raw = false;          // store decoded RGB instead of JPEG (larger, no decode per sample)
   int workers = 2;           // decode/resize/encode threads
-  int64_t max_pixels = 178956970;  // per source picture, checked on its header
+  int64_t max_pixels = kMaxImagePixels;  // per source picture, checked on its header
 };
 
 struct PhotoCacheReport {

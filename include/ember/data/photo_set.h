@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/data/decode.h"
 #include "ember/data/image.h"
 #include "ember/data/photo_augment.h"
 
@@ -41,7 +42,7 @@ struct PhotoRecipe {
   bool train = false;               // training transforms (augment) or the evaluation ones
   Augment augment = Augment::Standard;
   ColorJitter jitter;               // none unless --color-jitter
-  int64_t max_pixels = 178956970;   // per picture, checked on its header before decoding; 0: none
+  int64_t max_pixels = kMaxImagePixels;   // per picture, checked on its header before decoding; 0: none
   // "RandomResizedCrop(224, scale 0.08-1) + horizontal flip [+ ColorJitter(..)] [+ TrivialAugmentWide]",
   // "resize 256, centre crop 224"
   std::string describe() const;

@@ -1,5 +1,5 @@
-// Where this process sits in a data-parallel job, read from the launcher's environment: torchrun /
-// Slurm-style variables (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT)
+// Where this process sits in a data-parallel job, read from the launcher's environment: torchrun's variables
+// (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; not Slurm's SLURM_PROCID, ...)
 // or Open MPI's (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, as set by `mpirun`).
 #pragma once
 

@@ -1,6 +1,6 @@
-// The model zoo. Every builder returns a fresh model with PyTorch default initialisation drawn
-// from `gen` (or the default generator). All return logits (N, num_classes); none applies softmax.
-// Inputs are (N, in_channels, image_size, image_size).
+// The model zoo. Every builder returns a fresh model initialised from `gen` (or the default generator) as
+// its PyTorch original is: PyTorch's layer defaults, or torchvision's own init (ResNets, MobileNets, EfficientNet).
+// All return logits (N, num_classes); none applies softmax. Inputs are (N, in_channels, image_size, image_size).
 //
 // mnistnet, lenet5 and bncnn use the submodule names of tests/golden/make_golden.py (conv1, conv2,
 // dropout1, dropout2, fc1, fc2[, fc3]; bncnn: conv1, bn1, conv2, bn2, fc), so their state_dict

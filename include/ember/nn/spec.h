@@ -5,8 +5,8 @@
 //
 //   # my_net.toml
 //   [[layer]]
-//   type = "conv2d"        # conv2d, linear, batchnorm2d, relu, gelu, dropout, maxpool2d,
-//   out_channels = 32      # avgpool2d, adaptiveavgpool2d, flatten, residual
+//   type = "conv2d"        # conv2d, linear, batchnorm2d, relu, relu6, gelu, silu, hardswish, hardsigmoid,
+//   out_channels = 32      # dropout, maxpool2d, avgpool2d, adaptiveavgpool2d, flatten, residual
 //   kernel_size = 3
 //   padding = 1
 //   [[layer]]

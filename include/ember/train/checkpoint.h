@@ -41,7 +41,9 @@ struct FitState {
   std::vector<Rng> rank_rng;          // ranks 1 .. world_size-1 (rank 0's is the manifest's "rng")
   // Mid-epoch only: the epoch's running sums so far (absent at an epoch's end).
   struct EpochSums {
-    double loss_sum = 0, correct = 0, data_time = 0, train_time = 0;
+    double loss_sum = 0;
+    int64_t correct = 0;              // correctly classified samples so far (older files: a whole double)
+    double data_time = 0, train_time = 0;
     int64_t seen = 0, skipped = 0;    // samples so far; optimizer steps the loss scaler skipped
     bool operator==(const EpochSums&) const = default;
   };

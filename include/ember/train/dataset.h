@@ -25,10 +25,4 @@ data::Dataset load_split(const std::string& name, const std::filesystem::path& d
 data::Dataset limit_split(const data::Dataset& ds, int64_t limit, uint64_t seed, bool train,
                           bool allow_one_class = false);
 
-// The validation split of a run (FitOptions::val_split, `ember train --val-split`): `fraction` of
-// each class of the training set held out by data::split_dataset, seeded by the run's seed mixed
-// with a constant of its own (so it is independent of an image folder's test split and of the
-// batch shuffles). `kept` is what the run trains on, `held_out` what selects its best epoch.
-data::DatasetSplit validation_split(const data::Dataset& train, double fraction, uint64_t seed);
-
 }  // namespace ember::train

@@ -13,6 +13,7 @@
 #include "ember/io/safetensors.h"
 #include "ember/nn/module.h"
 #include "ember/train/checkpoint.h"
+#include "ember/train/resume.h"
 
 namespace ember::train {
 
@@ -29,11 +30,13 @@ struct ExportSource {
   CheckpointManifest manifest;
   std::filesystem::path weights;       // the safetensors file the weights came from
   std::vector<std::string> notes;      // what opening it had to say (inference.h), for the user
+  ChosenCheckpoint chosen;             // which of a run's checkpoints was opened (open_weights.h)
 };
 
 struct ExportOverrides {
   std::string model;  // --model: a zoo name or spec file, when the checkpoint does not say
   std::string data;   // --data: a known dataset name, when the checkpoint does not say
+  std::string checkpoint;  // --checkpoint: a run's "best" or "last" ("": best)
 };
 
 // Opens `path` as `ember eval` and `predict` do (train::open_for_inference, on the CPU): a run

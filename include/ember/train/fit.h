@@ -70,7 +70,7 @@
 #include "ember/optim/optimizer.h"
 #include "ember/train/callbacks.h"
 #include "ember/train/checkpoint.h"
-#include "ember/train/dataset.h"
+#include "ember/train/evaluate.h"
 #include "ember/train/fit_types.h"
 #include "ember/train/progress.h"
 #include "ember/train/step.h"
@@ -80,46 +80,32 @@ namespace detail {
 class DataParallel;
 }
 
-struct EvalResult {
-  double loss = 0, accuracy = 0;
-  int64_t samples = 0;
-  std::vector<std::vector<int64_t>> confusion;  // [true][predicted]; empty without EvalOptions::confusion
-  std::vector<double> per_class_accuracy;
-  int interrupted = 0;  // the signal that stopped it before the last batch (EvalOptions::stop_signal); 0: complete
-};
-
-struct EvalOptions {
-  int64_t batch_size = 256;
-  Device device = Device::cpu();
-  int workers = 1;
-  bool device_resident = false;
-  bool confusion = true;   // false: loss and accuracy summed on the device, one read at the end
-  LossFunction loss = {};  // its evaluation form (no label smoothing)
-  // Checked before each batch: non-zero stops the evaluation there (EvalResult::interrupted; the
-  // loss and accuracy are then NAN), so a signal is honoured within one batch.
-  const std::atomic<int>* stop_signal = nullptr;
-};
-
 // Everything that is checkpointed: model state ("model/..."), optimizer ("optim/..."), scheduler
 // ("sched/...").
 NamedTensors training_state(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched);
 // Restores training_state() from a checkpoint; FormatError naming the first mismatched tensor.
 void restore_training_state(const Checkpoint& ck, nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched);
 
-// Evaluates in eval mode without autograd, batch by batch on `device`.
-EvalResult evaluate(nn::Module& model, const data::Dataset& test, const EvalOptions& o);
-EvalResult evaluate(nn::Module& model, const data::Dataset& test, int64_t batch_size, Device device, int workers = 1);
+// Restores the model's state alone ("model/...") from a checkpoint: the weights of that epoch for
+// evaluation. FormatError naming the file and the model when it does not fit.
+void restore_model_state(const Checkpoint& ck, nn::Module& model);
+
+// A checkpoint resumes only with the number of ranks that wrote it (`world`): the data shards, the
+// position in the epoch and each rank's dropout stream depend on it. ValueError otherwise, with
+// `hint` (default: the --nproc-per-node to pass).
+void check_checkpoint_world(const CheckpointManifest& m, int world, const std::string& hint = "");
 
 // Optimizer steps in an epoch of `samples` (ceil(samples / (batch_size x accumulate))): what a
 // per-step schedule (OneCycle) needs. With a val_split, pass the training part's size
-// (samples - validation_size(samples, val_split)).
+// (validation_split(...).kept.size()).
 int64_t optimizer_steps_per_epoch(int64_t samples, int64_t batch_size, int64_t accumulate = 1);
 
 class Fitter {
  public:
-  // `test` is evaluated after each epoch; selection uses opt_.val, a val_split of `train`, or `test`.
-  Fitter(nn::Module& model, optim::Optimizer& opt, optim::LRScheduler* sched, bool sched_per_step,
-         const data::Dataset& train, const data::Dataset& test, FitOptions opt_);
+  // `test` is evaluated after each epoch; selection uses options.val, the validation_split of
+  // `train` (options.val_split, validation.h: the samples `ember train --val-split` holds out), or `test`.
+  Fitter(nn::Module& model, optim::Optimizer& optimizer, optim::LRScheduler* sched, bool sched_per_step,
+         const data::Dataset& train, const data::Dataset& test, FitOptions options);
   ~Fitter();
   // Restores the model, optimizer and schedule from `ck` now, so that a checkpoint that does not fit
   // fails (FormatError naming the file and the tensor) before the caller writes anything; run()
@@ -147,14 +133,14 @@ class Fitter {
   struct Run;
   friend struct Run;
   nn::Module& model_;
-  optim::Optimizer& opt_;
+  optim::Optimizer& optimizer_;
   optim::LRScheduler* sched_;
   bool sched_per_step_;
   data::Dataset train_;            // the training part (after a val_split)
   const data::Dataset& test_;
   std::optional<data::Dataset> split_val_;  // the val_split part
   const data::Dataset* val_ = nullptr;      // what selection uses; nullptr: the test set
-  FitOptions o_;
+  FitOptions options_;
   TrainStep step_;
   const Checkpoint* resume_ = nullptr;  // restored by resume_from
   std::vector<std::shared_ptr<Callback>> user_callbacks_;

@@ -25,13 +25,13 @@ struct FitOptions {
   int64_t accumulate = 1;           // micro-batches per optimizer step (effective batch = batch_size x accumulate)
   Device device = Device::cpu();
   uint64_t seed = 0;
-  int threads = 1;
+  // The compute threads are the process's (set_num_threads, ember/ops.h); checkpoints record them.
   int workers = 1;                  // data-loading threads (0: batches assembled on this thread)
   data::TransformOptions transforms;  // per-sample augmentation and normalisation
   double label_smoothing = 0.0;     // training loss only (the test loss is plain cross-entropy)
   // Model selection ("best", early stopping) uses a validation set, never the test set: `val` when
   // given (an image folder's val/), else a seeded `val_split` share of the training set; with
-  // neither, the test set (the old behaviour, --val-split 0).
+  // neither (or a set too small to hold a sample of any class out), the test set (--val-split 0).
   double val_split = 0.0;
   const data::Dataset* val = nullptr;
   int64_t early_stop_patience = 0;  // epochs without a validation improvement before stopping (0: off)

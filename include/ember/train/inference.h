@@ -19,6 +19,7 @@
 #include "ember/nn/module.h"
 #include "ember/train/checkpoint.h"
 #include "ember/train/image_check.h"
+#include "ember/train/open_weights.h"
 #include "ember/train/resume.h"
 #include "ember/train/weights_info.h"
 
@@ -29,7 +30,9 @@ struct InferenceOptions {
   std::string path;        // run directory, manifest, or weights file
   std::string checkpoint;  // a run's "best" or "last" ("": best)
   std::string model, data, data_dir;  // overrides: a zoo name or spec file, a dataset or image folder
-  std::string device = "auto", precision = "fp32";  // precision_choice.h's names, chosen for the device
+  // The device ("": this default, which `ember eval`/`predict`/`export` and ember.load share) and the
+  // precision (precision_choice.h's names), chosen by device_choice.h and precision_choice.h.
+  std::string device = "auto", precision = "fp32";
   int64_t limit_test = 0;  // a seeded, stratified subset of the test set (0: all of it)
   int64_t max_pixels = data::kMaxImagePixels;  // images larger than this are refused before decoding
   // Bare torchvision weights: the class names (one per line) and the crop (0: 224).
@@ -64,18 +67,6 @@ struct InferenceModel {
   // What loading had to say (a weights file's casts, keys it read through a prefix), for the user.
   std::vector<std::string> notes;
 };
-
-// The weights a path names, by the rule every reader shares: a run directory (or its checkpoints/)
-// gives its best checkpoint (`which` "best" or "") or its last ("last"); a manifest or a weights
-// file is read as it is. Verified and parsed (load_checkpoint); SettingError for a `which` that
-// cannot apply (a file given with --checkpoint), IOError/FormatError from the reader.
-struct OpenedWeights {
-  ChosenCheckpoint chosen;
-  Checkpoint checkpoint;
-  WeightsInfo info;  // what the weights file says of itself (__metadata__)
-  std::optional<std::filesystem::path> run_dir;  // the run it belongs to, when inside one
-};
-OpenedWeights open_weights(const std::string& path, const std::string& which = "");
 
 // Opens `o.path`: the model built and its weights loaded (strict: every tensor by name), on its
 // device in eval mode. need_test: also read the run's test set (eval, predict --index), checked to

@@ -75,7 +75,7 @@ struct WeightsFit {
 };
 std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata);
 
-// open_weights(path) (inference.h: a .safetensors or PyTorch .pth file, a manifest, or a run
+// open_weights(path) (open_weights.h: a .safetensors or PyTorch .pth file, a manifest, or a run
 // directory, whose best checkpoint is read; other files are named, with how to convert them) +
 // load_weights.
 WeightLoadReport init_from_file(nn::Module& model, const std::filesystem::path& path,

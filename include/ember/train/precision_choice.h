@@ -7,6 +7,7 @@
 
 #include "ember/core/device.h"
 #include "ember/core/dtype.h"
+#include "ember/train/device_choice.h"
 #include "ember/train/fit.h"
 
 namespace ember::train {
@@ -24,6 +25,12 @@ struct PrecisionChoice {
 // anywhere but a GPU with float16 tensor cores (sm_70+), are refused with the reason (SettingError),
 // never emulated slowly; `bf16` on an Intel CPU's AVX512-BF16 without AMX runs (measured slower).
 PrecisionChoice choose_precision(const std::string& flag, Device device);
+// The precision of a run on the device `device` chose: as above, except that when the device fell
+// back to the CPU (`--device cuda` without a usable GPU), a precision the CPU cannot run falls back
+// with it to fp32, with a warning, as torch.autocast("cuda") disables itself where CUDA is not
+// available; `--device cpu --precision fp16` (both asked for) and `auto` on a machine without a GPU
+// (the CPU is the device chosen) still refuse it.
+PrecisionChoice choose_precision(const std::string& flag, const DeviceChoice& device);
 
 // The banner's "precision" lines (each ends with a newline).
 std::string precision_banner(const PrecisionChoice& p);

@@ -12,6 +12,7 @@
 #include "ember/io/run_dir.h"
 #include "ember/nn/module.h"
 #include "ember/train/resume.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
 
@@ -24,8 +25,16 @@ train::ResumePoint resume_point(const std::string& resume, const std::string& ru
 // naming its pid.
 std::unique_ptr<io::RunDirLock> lock_run_dir(const std::filesystem::path& run_dir);
 
-// A fresh run may not start in a directory that already holds one (SettingError, hint: --resume).
-void refuse_existing_run(const std::filesystem::path& run_dir);
+// A fresh run may not start in a directory that already holds one (SettingError; the hint names
+// the resume and the settings that pick another directory as `front_end` spells them).
+void refuse_existing_run(const std::filesystem::path& run_dir, FrontEnd front_end = FrontEnd::Cli);
+
+// A new run's directory: `run_dir` when given, else runs/<name>, else runs/<model>-<data>-<time>
+// (`generated_name`), with "-2", "-3", ... added to a generated name whose directory exists (as
+// Lightning numbers its version_N), so every run gets its own directory; a directory given by
+// name or path that holds a run is refused (refuse_existing_run). `name` is set to the run's name.
+std::filesystem::path new_run_dir(std::string& name, const std::string& run_dir, const std::string& generated_name,
+                                  FrontEnd front_end = FrontEnd::Cli);
 
 // The model of a run: a zoo name, or a spec file read once, so that the model built and the copy
 // kept in the run directory are the same bytes. `name` is what the run records: the zoo name, or

@@ -3,15 +3,19 @@
 // the resume point, the run directory (named, checked, claimed and locked), the data and its
 // validation split, the model (with --init-from and fine-tuning), optimizer and schedule, and the
 // FitOptions the engine runs with. The caller parses its arguments, calls plan_run, shows the plan
-// (the CLI's banner reads its fields), and runs it; nothing is written before claim_run_dir.
+// (the CLI's banner reads its fields), and runs it to its end (run_end.h: run_to_end); nothing is
+// written before the run directory is claimed there. A plan is not changed once made: what only
+// the caller knows (its stop signal, a terminal, its callbacks) goes in RunControls.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "ember/data/dataset.h"
 #include "ember/io/run_dir.h"
@@ -26,6 +30,7 @@
 #include "ember/train/run_dir.h"
 #include "ember/train/run_report.h"
 #include "ember/train/settings.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
 
@@ -48,6 +53,24 @@ class RunWorld {
   virtual std::string config_json() const { return ""; }
   // The engine's process group and its all-reduce options.
   virtual void configure(FitOptions& fit) {}
+  // This process's rank (0 for one process), for messages.
+  virtual int rank() const { return 0; }
+  // The command that continues the run in `run_dir` after a stop.
+  virtual std::string resume_command(const std::filesystem::path& run_dir) const;
+  // The end of this rank's run (the others wait for rank 0's store to outlive their last collective).
+  virtual void finish() {}
+};
+
+// What the caller of a planned run adds: what only it knows. The plan itself is not changed.
+struct RunControls {
+  // Non-zero: finish the step (or the evaluation batch), checkpoint and stop (the CLI's SIGINT /
+  // SIGTERM handler, ember.fit's Ctrl-C or a raising callback). Not owned; outlives the run.
+  const std::atomic<int>* stop_signal = nullptr;
+  bool interactive = false;  // the progress bar redraws in place (stdout is a terminal)
+  std::function<void(const EpochStats&)> on_epoch;     // after each epoch (the CLI's table row)
+  std::function<void(const OomEvent&)> on_oom;         // the micro-batch was halved
+  std::function<void(int64_t epoch, int64_t trainable)> on_unfreeze;  // --unfreeze-after
+  std::vector<std::shared_ptr<Callback>> callbacks;    // after the built-in ones, in this order
 };
 
 // What the caller of plan_run knows beyond the settings.
@@ -62,6 +85,7 @@ struct PlanInputs {
   // --resume: the run directory or one of its manifests ("" for a new run).
   std::string resume;
   RunWorld* world = nullptr;  // null: one process
+  FrontEnd front_end = FrontEnd::Cli;  // whose words the plan's hints use (flags or keyword arguments)
 };
 
 struct RunPlan {
@@ -95,39 +119,40 @@ struct RunPlan {
   std::string schedule_lines;   // a resumed run's schedule against its new --epochs ("" when the same)
 
   std::string config_json;  // config.json (one line); the engine puts it into every manifest
-  // The engine's options. The caller adds what only it knows: stop_signal, interactive.
-  FitOptions fit;
+  FitOptions fit;           // the engine's options (RunControls add the caller's)
   RunWorld* world = nullptr;
+  FrontEnd front_end = FrontEnd::Cli;
 
   RunPlan() = default;
   RunPlan(const RunPlan&) = delete;  // fit.val points into the plan
   RunPlan& operator=(const RunPlan&) = delete;
 
-  // The Fitter for the plan: the precision installed (autocast; fp16: dynamic loss scaling), the
-  // backbone unfrozen at --unfreeze-after (on_unfreeze says so), the checkpoint's state restored on
-  // a resume (a state that does not fit fails here, before anything is written).
-  std::unique_ptr<Fitter> make_fitter(std::function<void(int64_t epoch, int64_t trainable)> on_unfreeze = {});
+  // The Fitter for the plan with the caller's controls: the precision installed (autocast; fp16:
+  // dynamic loss scaling), the backbone unfrozen at --unfreeze-after, the checkpoint's state
+  // restored on a resume (a state that does not fit fails here, before anything is written).
+  std::unique_ptr<Fitter> make_fitter(const RunControls& controls) const;
   // A new run's directory created and locked, refused when another run is there; the model spec's
   // copy and config.json written. Rank 0 only; call it once the Fitter is made.
-  void claim_run_dir();
-  // The final evaluation of the test set after `r` (with the micro-batch that fitted, after an
-  // out-of-memory halving).
-  EvalOptions final_eval_options(const FitResult& r) const;
+  void claim_run_dir() const;
+  // The final evaluation's options (with the micro-batch that fitted, after an out-of-memory
+  // halving; `stop_signal` skips it).
+  EvalOptions final_eval_options(const FitResult& r, const std::atomic<int>* stop_signal) const;
   // The report's "precision" line.
   std::string precision_summary() const;
   // What report.html shows of the run after `r` (run_report.h: write_run_report), `wall_seconds`
-  // of training.
+  // of training and final evaluation.
   RunReportInput report_input(const FitResult& r, double wall_seconds) const;
 
  private:
-  friend std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const struct PlanInputs& inputs);
-  std::unique_ptr<io::RunDirLock> lock_;  // the run directory, owned while the plan lives
+  friend std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const struct PlanInputs& inputs);
+  mutable std::unique_ptr<io::RunDirLock> lock_;  // the run directory, owned while the plan lives
 };
 
 // Plans the run of `settings` (checked like their flags: SettingError with the flag's sentence).
 // A resume reads its checkpoint and adopts the run's identity settings (warnings through
-// ember/train/wording.h's sink). Loads the data and builds the model; writes nothing.
-std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& inputs);
+// ember/train/wording.h's sink); a run that has already trained its epochs is refused (nothing to
+// do: the hint says how to extend it). Loads the data and builds the model; writes nothing.
+std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs& inputs);
 
 // Steps per metrics.jsonl step record when --log-every is not given: about 200 points on the
 // report's per-step curves, however short the run, and at most 50 steps apart.

@@ -8,7 +8,8 @@
 #include <vector>
 
 #include "ember/io/report.h"
-#include "ember/train/fit.h"
+#include "ember/train/evaluate.h"
+#include "ember/train/fit_types.h"
 #include "ember/train/metrics.h"
 
 namespace ember::train {
@@ -28,6 +29,9 @@ struct RunReportInput {
   int64_t best_epoch = 0;
   std::string selected_on = "test";
   double best_metric = NAN, best_test_acc = NAN;
+  // The epoch whose weights the final evaluation (the summary's test accuracy and the confusion
+  // matrix) measured: the selected one, the model eval, predict, export and ember.load give (0: unknown).
+  int64_t final_eval_epoch = 0;
 };
 
 // The charts of a run from its metrics records: loss, accuracy, learning rate and throughput per

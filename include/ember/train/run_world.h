@@ -28,7 +28,7 @@ class DataParallelWorld : public RunWorld {
   bool distributed() const { return world_.world_size > 1; }
   bool leader() const override { return world_.rank == 0; }
   int size() const override { return world_.world_size; }
-  int rank() const { return world_.rank; }
+  int rank() const override { return world_.rank; }
   const dist::WorldInfo& info() const { return world_; }
   dist::ProcessGroup* process_group() const { return pg_.get(); }
 
@@ -53,10 +53,11 @@ class DataParallelWorld : public RunWorld {
   std::string banner(int64_t batch_size, int64_t accumulate) const;
   // The command that continues the run after a stop: `ember train --resume RUN` (which starts the
   // ranks again on one machine), with the launcher's form when mpirun or torchrun started them.
-  std::string resume_command(const std::filesystem::path& run_dir) const;
+  std::string resume_command(const std::filesystem::path& run_dir) const override;
   // The end of a rank's run: the others say they are done and rank 0 waits for them (bounded), so
   // the store it serves outlives every rank's last collective. Failures are warnings.
-  void finish(std::chrono::seconds limit = std::chrono::seconds(60));
+  void finish() override { finish(std::chrono::seconds(60)); }
+  void finish(std::chrono::seconds limit);
 
  private:
   dist::WorldInfo world_;
@@ -68,6 +69,12 @@ class DataParallelWorld : public RunWorld {
 // several ranks resumes with as many again. 1 for a checkpoint of one process and for one that
 // cannot be read (the resume itself then reports it).
 int checkpoint_world_size(const std::string& resume);
+
+// `ember train --resume RUN` in a process that is not a rank of a job (no torchrun / mpirun
+// variables) and without --nproc-per-node (`nproc_given`): the local ranks to start again for a
+// checkpoint of several ranks (its world size); 0 when the resume runs in this process. ember.fit,
+// which trains in its own process, is refused such a run by plan_run, with this command as the hint.
+int local_ranks_to_resume(const std::string& resume, bool nproc_given);
 
 // The threads each of `nproc_per_node` local CPU ranks gets when --threads is not given: the
 // usable cores split between them (at least 1).

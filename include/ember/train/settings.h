@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "ember/core/error.h"
+#include "ember/data/decode.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
 
@@ -133,7 +135,7 @@ struct TrainSettings {
   int64_t log_every = 50;
   int64_t stop_after_steps = 0;
   int nproc_per_node = 1;          // --nproc-per-node N: start N local ranks (data-parallel)
-  int64_t max_image_pixels = 178956970;  // image folders: data::kMaxImagePixels, Pillow's refusal limit; 0: none
+  int64_t max_image_pixels = data::kMaxImagePixels;  // image folders: Pillow's refusal limit; 0: none
 };
 
 enum class ResumeRule {
@@ -163,6 +165,9 @@ struct Setting {
   // Text settings with another rule (a zoo model or spec file; a dataset or folder): "" or why not.
   std::function<std::string(const std::string& value)> check;
   std::string value_word;  // --help's word for check/choices ("NAME or FILE.toml"); "" = derived
+  // Text settings whose default "" means "not given": a value given empty (a flag, a config file, a
+  // keyword argument) is refused with this sentence; "" = an empty value is a value.
+  std::string refuse_empty;
   bool show_default = true;
   bool hidden = false;     // left out of --help (testing aids)
   // May differ between the ranks of a data-parallel run (a path, a thread count, the device);
@@ -170,6 +175,8 @@ struct Setting {
   bool per_rank = false;
 
   std::string flag() const;                     // "--batch-size"
+  // The setting as `front_end` names it: "--batch-size" (CLI) or "batch_size=" (Python).
+  std::string spelled(FrontEnd front_end) const;
   std::vector<std::string> long_names() const;  // {"batch-size"}; {"epochs", "max-epochs"}
   bool is_bool() const;
   bool is_text() const;
@@ -187,6 +194,9 @@ const Setting& setting(const std::string& key);
 // The flag's check of a value as typed on the command line: "" when valid, else the sentence
 // ("--optimizer must be sgd, adam or adamw (got 'rmsprop')").
 std::string check_setting_text(const Setting& s, const std::string& text);
+// The same for a value the caller gave (a flag, a config file, a keyword argument), which also
+// refuses an empty one where empty means "not given" (Setting::refuse_empty: `--name ""`).
+std::string check_given_setting_text(const Setting& s, const std::string& text);
 
 // The field's value as JSON text ("128", "\"lenet5\"", "true") and as a flag would spell it.
 std::string setting_json(const Setting& s, const TrainSettings& v);

@@ -92,8 +92,8 @@ class DeviceMetrics {
   // `loss` is the batch's mean loss (or, with loss_is_sum, its sum over the samples).
   void add(const Tensor& loss, const Tensor& logits, const Tensor& y, bool loss_is_sum = false);
   struct Values {
-    double loss_sum = 0, correct = 0;
-    int64_t samples = 0;
+    double loss_sum = 0;
+    int64_t correct = 0, samples = 0;  // correctly classified samples, samples
     bool weights_finite = true;
   };
   // Reads the sums (and, with `weights`, whether they are all finite) in one transfer.

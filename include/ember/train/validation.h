@@ -1,9 +1,7 @@
-// The validation split: a seeded share of the training set held out for model selection ("best",
-// early stopping), so the test set is only ever reported, never selected on.
-//
-// Which samples: randperm(N) from Generator(seed mixed with a constant of its own, so the split does
-// not follow the epoch shuffles), its first validation_size(N, fraction) indices. Both parts keep
-// the samples in their original order; the pixels of each part are copied once (uint8).
+// The validation split of a run: a seeded, stratified share of the training set held out for model
+// selection ("best", early stopping), so the test set is only ever reported, never selected on.
+// One split for every caller: `ember train --val-split`, ember.fit(val_split=) and the C++ Fitter's
+// FitOptions::val_split hold out the same samples for the same seed and fraction.
 #pragma once
 
 #include <cstdint>
@@ -12,14 +10,12 @@
 
 namespace ember::train {
 
-// round(fraction x n), at least 1 and at most n - 1 for 0 < fraction < 1 and n >= 2; 0 for
-// fraction 0. ValueError for a fraction outside [0, 1).
-int64_t validation_size(int64_t n, double fraction);
-
-struct TrainValSplit {
-  data::Dataset train, val;  // val normalised with the training set's mean and std, as the train part
-};
-// ValueError when the set has fewer than 2 samples or the fraction is outside (0, 1).
-TrainValSplit split_validation(const data::Dataset& train, double fraction, uint64_t seed);
+// `fraction` of each class of `train` held out by data::split_dataset (round(fraction x n) of a
+// class of n, at least one of a class of two or more, never all of it), seeded by the run's seed
+// mixed with a constant of its own, so it is independent of an image folder's test split and of the
+// batch shuffles. `kept` is what the run trains on, `held_out` (evaluation transforms, the training
+// set's mean and std) what selects its best epoch; both keep the set's order. Fraction 0, or a set
+// too small to hold a sample out, gives an empty held_out. ValueError for a fraction outside [0, 1).
+data::DatasetSplit validation_split(const data::Dataset& train, double fraction, uint64_t seed);
 
 }  // namespace ember::train

@@ -11,6 +11,14 @@
 
 namespace ember::train {
 
+// Who called the library, so that a hint names what that caller types: flags for `ember train`,
+// keyword arguments for ember.fit ("--name" / "name=").
+enum class FrontEnd { Cli, Python };
+
+// The call that continues the run in `run_dir`: `ember train --resume runs/x` or
+// `ember.fit(resume="runs/x")`.
+std::string resume_call(const std::string& run_dir, FrontEnd front_end);
+
 // 61706 -> "61,706".
 std::string thousands(int64_t v);
 // "1 epoch", "3 epochs", plural(2, "class", "classes") -> "2 classes".

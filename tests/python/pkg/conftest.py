@@ -70,3 +70,11 @@ def tensors_sha256(safetensors_file: Path) -> str:
 def final_weights(run_dir: Path) -> Path:
     manifest = json.loads((run_dir / "checkpoints" / "latest.json").read_text())
     return run_dir / "checkpoints" / manifest["weights"]
+
+
+def cli_flags(settings) -> list:
+    """ember.fit's keyword arguments as `ember train` flags: batch_size=32 -> --batch-size 32."""
+    flags = []
+    for k, v in settings.items():
+        flags += [f"--{k.replace('_', '-')}", str(v)]
+    return flags

@@ -10,18 +10,11 @@ import subprocess
 import pytest
 
 import ember
-from conftest import final_weights, tensors_sha256
+from conftest import cli_flags, final_weights, tensors_sha256
 
 # A run of seconds: lenet5, 1 epoch of 256 images in batches of 32 (8 steps), one thread, fp32.
 SETTINGS = dict(model="lenet5", epochs=1, batch_size=32, threads=1, workers=0, seed=7, precision="fp32",
                 val_split=0.25, lr=0.01)
-
-
-def cli_flags(settings):
-    flags = []
-    for k, v in settings.items():
-        flags += [f"--{k.replace('_', '-')}", str(v)]
-    return flags
 
 
 def test_fit_is_ember_train_bit_for_bit(tmp_path, tiny_data, ember_bin):

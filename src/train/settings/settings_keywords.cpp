@@ -1,0 +1,43 @@
+// Settings given by name from a program (ember.fit's keyword arguments): the same table, kind
+// checks and flag sentences as --config files (settings_file.cpp) and the command line.
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "ember/train/settings.h"
+#include "settings_json.h"
+
+namespace ember::train {
+namespace {
+
+std::vector<std::string> all_keys() {
+  std::vector<std::string> out;
+  for (const Setting& s : train_settings()) out.push_back(s.key);
+  return out;
+}
+
+}  // namespace
+
+std::vector<const Setting*> apply_settings_values(TrainSettings& v, const std::string& values_json) {
+  const nlohmann::json values = nlohmann::json::parse(values_json);
+  if (!values.is_object()) throw SettingError("settings must be given as name = value pairs");
+  std::vector<const Setting*> set;
+  for (const auto& [name, value] : values.items()) {
+    const Setting* s = find_setting(name);
+    if (!s) {
+      std::string msg = fmt::format("unknown setting '{}'", name);
+      if (const std::string guess = closest_name(name, all_keys()); !guess.empty())
+        msg += fmt::format("; did you mean {}?", guess);
+      throw SettingError(msg, "the settings are `ember train`'s flags, with '_' for '-' (batch_size=128)");
+    }
+    if (value.is_null() || !detail::kind_fits(*s, value))
+      throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), value.dump()));
+    if (const std::string err = check_given_setting_text(*s, detail::flag_text(value)); !err.empty())
+      throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(value), err));
+    detail::assign(*s, v, value);
+    set.push_back(s);
+  }
+  return set;
+}
+
+}  // namespace ember::train
