@@ -100,7 +100,7 @@ int run_cache(const CacheOpts& o) {
     if (tty) fmt::print(stderr, "\r  {} / {} pictures", done, total);
   });
   if (tty) fmt::print(stderr, "\n");
-  for (const auto& s : r.skipped) warn("skipped " + s);
+  for (const auto& s : r.skipped) warn(data::skip_warning(s));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("{}: {} pictures ({} written now{}), {} skipped, {:.1f} MB, {} (longer side <= {}), {:.1f} s\n", o.out,
              r.written + r.resumed, r.written, r.resumed ? fmt::format(", {} from the interrupted run", r.resumed) : "",

@@ -210,6 +210,27 @@ std::string describe_not_read(const std::vector<std::string>& not_read) {
   return s;
 }
 
+std::string skip_warning(const std::string& reason) { return "skipping " + reason; }
+
+std::string reason_naming(const fs::path& file, const std::string& reason) {
+  return reason.find(file.string()) == std::string::npos ? file.string() + ": " + reason : reason;
+}
+
+bool too_many_undecodable(int64_t bad, int64_t total) {
+  return bad > 1 && bad * kUndecodableShareDenominator > total;
+}
+
+void throw_too_many_undecodable(const std::string& where, int64_t bad, int64_t total,
+                                const std::vector<std::string>& first_reasons) {
+  std::string first;
+  for (size_t i = 0; i < first_reasons.size() && i < 3; ++i) first += (i ? "; " : "") + first_reasons[i];
+  throw DataError(detail::cat(where, ": ", bad, " of its ", total, " image files cannot be read or decoded (more than ",
+                              "a tenth: a copy gone wrong, or not the folder meant)",
+                              first.empty() ? "" : "; first: " + first),
+                  "copy or download the folder again, or remove the damaged files (one damaged file is skipped with "
+                  "a warning, never refused)");
+}
+
 Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image: channels must be 1 or 3, got ",
               opt.channels);
@@ -266,7 +287,8 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
     if (!d.warning.empty()) large.push_back(file.filename().string());
     if (!d.error.empty()) {
       if (opt.strict) throw DataError(d.error, "remove or replace the file, or load without strict to skip it");
-      std::fprintf(stderr, "ember: warning: skipping %s\n", d.error.c_str());
+      d.error = reason_naming(file, d.error);
+      std::fprintf(stderr, "ember: warning: %s\n", skip_warning(d.error).c_str());
       rep.warnings.push_back(std::move(d.error));
       continue;
     }
@@ -283,6 +305,10 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
   }
   EMBER_CHECK(!labels.empty(), DataError, "image folder '", root.string(), "': none of its ", files.size(),
               " image files could be decoded; first problem: ", rep.warnings.front());
+  const int64_t skipped = int64_t(files.size() - labels.size());
+  if (too_many_undecodable(skipped, int64_t(files.size())))
+    throw_too_many_undecodable(detail::cat("image folder '", root.string(), "'"), skipped, int64_t(files.size()),
+                               rep.warnings);
   images.resize(labels.size() * sample);
   images.shrink_to_fit();
   rep.loaded = int64_t(labels.size());

@@ -205,12 +205,14 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   std::vector<fs::path> files;
   std::vector<int64_t> labels;
   std::vector<bool> has(listing.classes.size(), false);
+  std::vector<std::string> unreadable;
   for (const auto& [file, label] : listing.files) {
     ImageInfo info;
     try {
       info = probe_image(file);
     } catch (const Error& e) {
-      rep.warnings.push_back(detail::cat("skipped ", file.string(), ": ", e.what()));
+      unreadable.push_back(reason_naming(file, e.what()));
+      rep.warnings.push_back(skip_warning(unreadable.back()));
       std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
       continue;
     }
@@ -227,10 +229,14 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   rep.not_read = listing.not_read;
   rep.loaded = int64_t(files.size());
   EMBER_CHECK(!files.empty(), DataError, "image folder '", dir.string(), "': no readable images");
+  const int64_t listed = int64_t(listing.files.size());
+  if (too_many_undecodable(int64_t(unreadable.size()), listed))
+    throw_too_many_undecodable(detail::cat("image folder '", dir.string(), "'"), int64_t(unreadable.size()), listed,
+                               unreadable);
   Dataset d;
   d.classes = listing.classes;
   d.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
-  d.photos = std::make_shared<const PhotoSet>(std::move(files));
+  d.photos = std::make_shared<const PhotoSet>(std::move(files), int64_t(unreadable.size()));
   d.recipe.size = opt.size > 0 ? opt.size : 224;
   d.recipe.train = train;
   d.recipe.augment = opt.augment;

@@ -143,7 +143,7 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
           try {
             blobs[size_t(i - done)] = encode(listing.files[size_t(i)].first, opt);
           } catch (const Error& e) {
-            why[size_t(i - done)] = listing.files[size_t(i)].first.string() + ": " + e.what();
+            why[size_t(i - done)] = reason_naming(listing.files[size_t(i)].first, e.what());
           }
         }
       };
@@ -174,6 +174,15 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
       if (progress) progress(done, n);
     }
     if (entries.empty()) throw DataError("no picture of '" + root.string() + "' could be read", "check the folder");
+    if (too_many_undecodable(int64_t(rep.skipped.size()), n)) {
+      // A rerun must read every file again (the folder is being fixed), not resume these skips.
+      std::fclose(f);
+      f = nullptr;
+      std::error_code ec;
+      fs::remove(partial, ec), fs::remove(record, ec);
+      throw_too_many_undecodable(detail::cat("image folder '", root.string(), "'"), int64_t(rep.skipped.size()), n,
+                                 rep.skipped);
+    }
     // Index, metadata, header, then the checksum of all of it as the footer.
     std::vector<uint8_t> tail;
     for (const auto& e : entries) {

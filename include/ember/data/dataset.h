@@ -102,6 +102,22 @@ ImageFolderListing list_image_folder(const std::filesystem::path& root);
 // of each kind, for a warning; "" when nothing was left out.
 std::string describe_not_read(const std::vector<std::string>& not_read);
 
+// ---- files that cannot be decoded ------------------------------------------------------------------
+// One damaged file (a truncated JPEG, a half-copied PNG) never ends a run: every reader of images —
+// the folder loaded as tensors, a photo set's header scan and its per-sample decoding, `ember data
+// cache` — leaves it out with the same warning, skip_warning(reason), and counts it. Only a large
+// share of bad files is refused (a copy gone wrong, the wrong folder): more than one file and more
+// than a tenth of those read, too_many_undecodable().
+inline constexpr int64_t kUndecodableShareDenominator = 10;  // "a tenth"
+// "skipping <reason>"; reason names the file ("photos/dog/5.jpg: cannot decode image: ...").
+std::string skip_warning(const std::string& reason);
+// `reason` prefixed with `file` unless it names the file already.
+std::string reason_naming(const std::filesystem::path& file, const std::string& reason);
+bool too_many_undecodable(int64_t bad, int64_t total);
+// The DataError for too_many_undecodable: how many of how many, where, and the first reasons.
+[[noreturn]] void throw_too_many_undecodable(const std::string& where, int64_t bad, int64_t total,
+                                             const std::vector<std::string>& first_reasons);
+
 // Decodes every image of list_image_folder(root). Entries not read and empty class folders are
 // reported (and warned about on stderr); an empty class folder is still a class, with no images.
 // Throws IOError (no such directory) or DataError (no class folders, no images, an image over the
