@@ -183,11 +183,12 @@ void build_run_model(RunPlan& p) {
   p.init_lines = init_model_from(*p.model, c, p.checkpoint.has_value(),
                                  {train_ds.num_classes(), train_ds.channels(), train_ds.height(), c.data == kImageFolder});
   c.model = p.model_source.name;  // a spec is recorded by its copy's name in the run directory
-  p.model_summary = p.model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
-  p.model->to(p.device.device);
   // Fine-tuning: a frozen backbone (until --unfreeze-after), the backbone's own lr (--lr-backbone).
+  // Before the summary, so its "Trainable params" counts what the fine-tune line says trains.
   p.transfer_lines =
       fine_tune_setup(*p.model, c, p.world->size() > 1, p.checkpoint ? p.checkpoint->manifest.epoch : 0);
+  p.model_summary = p.model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
+  p.model->to(p.device.device);
 }
 
 // Optimizer and schedule, both from their registries (ember/optim/registry.h).

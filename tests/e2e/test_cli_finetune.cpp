@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "support/test_data.h"
 #include "cli_test_util.h"
@@ -40,6 +41,12 @@ std::map<std::string, ember::Tensor> weights_of(const fs::path& run) {
   return out;
 }
 
+// The first group of the first match of `re` in `text`, "" when none.
+std::string first_group(const std::string& text, const std::string& re) {
+  std::smatch m;
+  return std::regex_search(text, m, std::regex(re)) && m.size() > 1 ? m[1].str() : std::string();
+}
+
 }  // namespace
 
 TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
@@ -60,6 +67,12 @@ TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
   EMBER_EXPECT_HAS(r.out, "fine-tune  backbone frozen (");
   EMBER_EXPECT_HAS(r.out, "training the classifier 'fc' (");
   EMBER_EXPECT_HAS(r.out, "test accuracy");
+  {
+    // Issue 48, item 15: the summary's trainable count is the classifier's, as the fine-tune line says.
+    const std::string head = first_group(r.out, R"(training the classifier 'fc' \(([0-9,]+) parameters\))");
+    ASSERT_FALSE(head.empty()) << r.out;
+    EXPECT_EQ(first_group(r.out, R"(Trainable params: ([0-9,]+))"), head) << r.out;
+  }
   const auto frozen = weights_of(dir / "frozen");
   ASSERT_EQ(frozen.size(), pre.size());
   for (const auto& [k, t] : frozen) {
