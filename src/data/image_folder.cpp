@@ -13,6 +13,7 @@
 
 #include "data/decode_internal.h"
 #include "data/file_bytes.h"
+#include "data/image_fit.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/decode.h"
@@ -77,6 +78,16 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
     d.error = e.what();
     return d;
   }
+  if (!fit_image_into(img, opt, out)) d.error = detail::cat(file.string(), ": cannot resize a ", img.width, "x", img.height,
+                                                          " image to ", ow, "x", oh);
+  return d;
+}
+
+}  // namespace
+
+bool fit_image_into(const Image& img, const ImageFolderOptions& opt, uint8_t* out) {
+  const int c = int(opt.channels), oh = int(opt.height), ow = int(opt.width);
+  EMBER_CHECK(img.channels == c, InternalError, "fit_image_into: a ", img.channels, "-channel image for ", c, " channels");
   const int iw = int(img.width), ih = int(img.height);
   std::vector<uint8_t> hwc(size_t(oh) * size_t(ow) * size_t(c));
   bool ok = true;
@@ -94,16 +105,15 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
       std::copy(row, row + size_t(ow) * size_t(c), hwc.data() + size_t(y) * size_t(ow) * size_t(c));
     }
   }
-  if (!ok) {
-    d.error = detail::cat(file.string(), ": cannot resize a ", iw, "x", ih, " image to ", ow, "x", oh);
-    return d;
-  }
+  if (!ok) return false;
   const size_t plane = size_t(oh) * size_t(ow);
   for (size_t p = 0; p < plane; ++p) {
     for (int ch = 0; ch < c; ++ch) out[size_t(ch) * plane + p] = hwc[p * size_t(c) + size_t(ch)];
   }
-  return d;
+  return true;
 }
+
+namespace {
 
 bool is_hidden(const fs::path& p) { return p.filename().string().starts_with("."); }
 

@@ -72,7 +72,7 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   data::ImageFolderSplitOptions o;
   o.size = flags.image_size, o.channels = flags.channels, o.test_fraction = flags.test_fraction, o.seed = seed;
   o.max_pixels = flags.max_pixels;
-  o.photos = flags.photos, o.augment = flags.augment, o.jitter = flags.jitter;
+  o.photos = flags.photos, o.photo_size = flags.photo_size, o.augment = flags.augment, o.jitter = flags.jitter;
   data::ImageFolderSplits s = data::load_image_folder_splits(dir, o);
   r.train = train::limit_split(s.train, limit_train, seed, true);
   r.test = train::limit_split(s.test, limit_test, seed, false);

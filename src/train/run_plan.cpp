@@ -13,7 +13,6 @@
 #include "ember/core/settings.h"
 #include "ember/core/threads.h"
 #include "ember/data/loader.h"
-#include "ember/data/photo_cache.h"
 #include "ember/io/atomic_file.h"
 #include "ember/nn/models.h"
 #include "ember/ops.h"
@@ -95,8 +94,8 @@ fs::path name_run_dir(TrainSettings& c, const ModelSource& model_src) {
 // The image folder's pipeline: the photo pipeline for torchvision's architectures (or any model
 // with --augment), decoded per sample at the model's size and augmented as torchvision's
 // references do; a resumed run keeps the pipeline it was trained with (runs from before it: tensors).
-FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, const fs::path& data_dir,
-                         const Checkpoint* ck) {
+// A photo cache file takes the pipeline its folder would (issue 48: the same data, the same defaults).
+FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, const Checkpoint* ck) {
   FolderFlags folder;
   folder.image_size = c.image_size;
   folder.channels = c.channels;
@@ -104,7 +103,7 @@ FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, c
   folder.max_pixels = c.max_image_pixels;
   if (c.data != kImageFolder) return folder;
   const int64_t design = model_src.is_spec() ? 0 : models::design_size(model_src.name);
-  folder.photos = c.augment != "auto" || design == 224 || data::is_photo_cache(data_dir);
+  folder.photos = c.augment != "auto" || design == 224;
   if (ck) {
     const nlohmann::json cfg = nlohmann::json::parse(ck->manifest.config_json, nullptr, false);
     const nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
@@ -113,7 +112,7 @@ FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, c
   if (folder.photos) {
     folder.augment = data::parse_augment(c.augment == "auto" ? "standard" : c.augment);
     if (!c.color_jitter.empty()) folder.jitter = data::parse_color_jitter(c.color_jitter);
-    if (folder.image_size == 0) folder.image_size = design > 0 ? design : 224;
+    folder.photo_size = design > 0 ? design : 224;  // without --image-size: the model's, said as the default
   }
   return folder;
 }
@@ -127,7 +126,7 @@ void load_data(RunPlan& p, const PlanInputs& in) {
   const fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
   p.data_dir = c.data_dir;
-  const FolderFlags folder = folder_flags(c, p.model_source, data_dir, p.checkpoint ? &*p.checkpoint : nullptr);
+  const FolderFlags folder = folder_flags(c, p.model_source, p.checkpoint ? &*p.checkpoint : nullptr);
   // --workers not given: photos are decoded per sample, so they get the cores the compute threads leave.
   if (folder.photos && !in.given(setting("workers")))
     c.workers = data::default_loader_workers(true, p.device.device.is_cuda(), c.threads, usable_cores());

@@ -205,3 +205,56 @@ TEST_F(CliFineTune, APhotoCacheFileTrainsLikeItsFolder) {
   EMBER_EXPECT_HAS(r.out, "the checksum does not match");
   EMBER_EXPECT_HAS(r.out, "ember data cache");
 }
+
+namespace {
+// The banner's "data" line, e.g. "data       image-folder: 38 train, 10 test, 3x24x24, 3 classes".
+std::string data_line(const std::string& out) {
+  const size_t at = out.find("data       image-folder:");
+  return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+}
+}  // namespace
+
+// Issue 48, item 5: the cache of a folder trains with the folder's defaults — ember's small models
+// get the same pre-resized size, channels and flips (not torchvision's crops at 28x28), a grey
+// folder's cache trains grey, and the banner says "default" for a default size.
+TEST_F(CliFineTune, APhotoCacheTakesItsFoldersDefaults) {
+  write_shape_images(dir / "shapes", 16, 0);
+  const std::string cache = (dir / "shapes.ember").string();
+  ASSERT_EQ(run_ember("data cache " + (dir / "shapes").string() + " -o " + cache).code, 0);
+  const std::string common = " --model bncnn --batch-size 16 --threads 2 --epochs 1 --val-split 0 --run-dir ";
+  auto folder = run_ember("train --data " + (dir / "shapes").string() + common + (dir / "f").string());
+  ASSERT_EQ(folder.code, 0) << folder.out;
+  auto cached = run_ember("train --data " + cache + common + (dir / "c").string());
+  ASSERT_EQ(cached.code, 0) << cached.out;
+  EXPECT_EQ(data_line(cached.out), data_line(folder.out)) << cached.out;
+  EMBER_EXPECT_HAS(data_line(cached.out), "3x24x24");
+  for (const auto* out : {&folder.out, &cached.out}) {
+    EMBER_EXPECT_HAS(*out, "uint8 data held once");
+    EMBER_EXPECT_HAS(*out, "horizontal flip p 0.5");
+    EXPECT_EQ(out->find("RandomResizedCrop"), std::string::npos) << *out;
+  }
+  auto r = run_ember("eval " + (dir / "c").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+
+  // A grey folder's cache holds RGB pictures but remembers their source was grey: 1 channel, as the folder.
+  for (const char* cls : {"dark", "light"}) {
+    fs::create_directories(dir / "grey" / cls);
+    for (int i = 0; i < 8; ++i) {
+      std::vector<unsigned char> px(24 * 24, (unsigned char)(cls[0] == 'd' ? 30 + i : 200 + i));
+      ASSERT_NE(stbi_write_png((dir / "grey" / cls / ("g" + std::to_string(i) + ".png")).c_str(), 24, 24, 1, px.data(), 24), 0);
+    }
+  }
+  ASSERT_EQ(run_ember("data cache " + (dir / "grey").string() + " -o " + (dir / "grey.ember").string()).code, 0);
+  folder = run_ember("train --data " + (dir / "grey").string() + common + (dir / "gf").string());
+  cached = run_ember("train --data " + (dir / "grey.ember").string() + common + (dir / "gc").string());
+  ASSERT_EQ(cached.code, 0) << cached.out;
+  EMBER_EXPECT_HAS(data_line(cached.out), "1x24x24");
+  EXPECT_EQ(data_line(cached.out), data_line(folder.out)) << cached.out;
+
+  // torchvision's models: photos at the model's size, said to be the default.
+  r = run_ember("train --data " + cache + " --model mobilenet_v3_small --batch-size 16 --threads 2 --epochs 1 "
+                "--limit-train 12 --limit-test 6 --val-split 0 --run-dir " + (dir / "tv").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "224x224 RGB crops (default: the model's size), decoded per sample");
+}

@@ -150,6 +150,10 @@ std::filesystem::path first_image_in_folder(const std::filesystem::path& root);
 // and must have the same class folders as the training split. The training split must have at
 // least two classes and an image in every class folder (a class of 0 images is refused, naming the
 // folders); a test or val folder without images of a class is a warning.
+// A photo cache file (photo_cache.h) in place of `root` gives the same splits, with the same
+// defaults, as the folder it was written from: a seeded split per class, and without `photos` its
+// pictures decoded once at the size and channels chosen the same way (from the pictures' stored
+// sizes and their source files' channels).
 struct ImageFolderSplitOptions {
   int64_t size = 0;                   // square side in pixels; 0: the median shorter side of up to
                                       // kSizeSample training images, at most kAutoMaxSide
@@ -161,10 +165,12 @@ struct ImageFolderSplitOptions {
   std::vector<float> mean, std;       // non-empty: normalise with these instead of the train split's
   int64_t max_pixels = kMaxImagePixels;  // per image, as ImageFolderOptions::max_pixels
   // Photos (photo_set.h): each split a PhotoSet decoded per sample, 3 channels, `size` the crop
-  // (0: 224), the training split through `augment`, the others through the evaluation transforms;
+  // (0: photo_size, the model's, said as the default), the training split through `augment`, the
+  // others through the evaluation transforms;
   // mean/std ImageNet's unless given. Every file's header is read (not decoded) when listed: an
   // unreadable one is left out with a warning, one over the pixel budget refused.
   bool photos = false;
+  int64_t photo_size = 224;           // photos without `size`: the model's input size
   Augment augment = Augment::Standard;
   ColorJitter jitter;                 // --color-jitter on the training split's photos
   static constexpr int64_t kAutoMaxSide = 64;

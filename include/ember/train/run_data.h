@@ -28,6 +28,7 @@ struct FolderFlags {
   int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels (0: no limit)
   // The photo pipeline (data/photo_set.h): decoded per sample at image_size, augmented.
   bool photos = false;
+  int64_t photo_size = 224;  // photos without --image-size: the model's input size
   data::Augment augment = data::Augment::Standard;
   data::ColorJitter jitter;  // --color-jitter
 };
