@@ -268,6 +268,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string lr_backbone = c.lr_backbone > 0 ? fmt::format(" (backbone {:g})", c.lr_backbone) : "";
   fmt::print("optimizer  {} lr {:g}{}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, lr_backbone,
              momentum, c.weight_decay, c.label_smoothing);
+  fmt::print("{}", wrap_banner(plan->defaults_lines));  // a folder's model, the model's recipe
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);

@@ -18,6 +18,8 @@
 #include "ember/ops.h"
 #include "ember/optim/registry.h"
 #include "ember/train/dataset.h"
+#include "ember/train/loss_watch.h"
+#include "ember/train/run_defaults.h"
 #include "ember/train/run_init.h"
 #include "ember/train/schedule_plan.h"
 #include "ember/train/transfer.h"
@@ -274,7 +276,9 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
     p.run_dir = rp.run_dir;
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
-  if (!p.checkpoint) warn_folder_flags_ignored(c, in), warn_momentum_ignored(c, in);  // a resume warns of its own
+  std::vector<std::string> defaults;  // what the run took from its model and data (the banner says)
+  if (!p.checkpoint) defaults.push_back(apply_model_default(c, in.given));  // a folder's model, --init-from's
+  if (!p.checkpoint) warn_folder_flags_ignored(c, in);  // a resume warns of its own
   p.model_source = model_source(c.model, p.run_dir);
   // ---- settings that do not need data ----
   set_compute_threads(c.threads, c.workers);  // ResourceError when the process cannot start them
@@ -292,6 +296,10 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
   if (!p.checkpoint) p.run_dir = p.world->shared_run_dir(p.run_dir);  // rank 0's
   c.run_dir = p.run_dir.string();
   // ---- data, model, optimizer, schedule ----
+  // The model's optimizer, lr (scaled to the batch) and weight decay where none was given.
+  if (!p.checkpoint) defaults.push_back(apply_recipe_defaults(c, in.given, c.batch_size * c.accumulate * p.world->size()));
+  p.defaults_lines = defaults_banner(defaults);
+  if (!p.checkpoint) warn_momentum_ignored(c, in);  // against the optimizer the recipe chose
   load_data(p, in);
   build_run_model(p);
   build_optimizer(p, in);
@@ -302,6 +310,7 @@ std::unique_ptr<RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) 
 
 std::unique_ptr<Fitter> RunPlan::make_fitter(std::function<void(int64_t, int64_t)> on_unfreeze) {
   auto fitter = std::make_unique<Fitter>(*model, *optimizer, scheduler.get(), per_step_schedule, train, test, fit);
+  fitter->add_callback(std::make_shared<LossWatch>(train.num_classes(), settings.lr, settings.model));  // names --lr
   if (settings.freeze_backbone && settings.unfreeze_after > 0)
     fitter->add_callback(std::make_shared<UnfreezeAfter>(
         settings.unfreeze_after, on_unfreeze ? std::move(on_unfreeze) : [](int64_t, int64_t) {}));

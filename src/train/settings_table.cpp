@@ -95,7 +95,9 @@ std::vector<Setting> make_table() {
     s.value_word = "ZOO NAME or FILE.toml";
     std::string zoo;
     for (const auto& n : models::names()) zoo += (zoo.empty() ? "" : ", ") + n;
-    s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml)";
+    s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml) (default: bncnn48_fc128; resnet_small for an "
+             "image folder; with --init-from, the model its weights record)";
+    s.show_default = false;
   }
   {
     Setting& s = row("data", "--data,--dataset", &TrainSettings::data,
@@ -168,17 +170,32 @@ std::vector<Setting> make_table() {
                      "Micro-batches per optimizer step: the effective batch is --batch-size x N", R::Identity);
     s.rule = at_least(1), s.absent = "1";
   }
-  row("lr", "--lr,--learning-rate", &TrainSettings::lr, "Learning rate (peak lr for onecycle)", R::Identity).rule =
-      above(0);
   {
-    Setting& s = row("optimizer", "--optimizer", &TrainSettings::optimizer, optimizer_help(), R::Identity);
-    s.choices = optim::optimizer_names;
+    Setting& s = row("lr", "--lr,--learning-rate", &TrainSettings::lr,
+                     "Learning rate (peak lr for onecycle) (default: the model's recipe: 0.006 for ember's models; "
+                     "torchvision's reference recipe for its architectures, scaled to the batch: resnet18 0.1 at "
+                     "batch 256)",
+                     R::Identity);
+    s.rule = above(0), s.show_default = false;
+  }
+  {
+    Setting& s = row("optimizer", "--optimizer", &TrainSettings::optimizer,
+                     optimizer_help() + " (default: the model's recipe: adamw for ember's models, sgd for "
+                                        "torchvision's ResNets, AlexNet and MobileNetV2)",
+                     R::Identity);
+    s.choices = optim::optimizer_names, s.show_default = false;
   }
   {
     Setting& s = row("schedule", "--schedule", &TrainSettings::schedule, schedule_help(), R::Identity);
     s.choices = optim::schedule_names;
   }
-  row("weight_decay", "--weight-decay,--wd", &TrainSettings::weight_decay, "Weight decay", R::Identity).rule = at_least(0);
+  {
+    Setting& s = row("weight_decay", "--weight-decay,--wd", &TrainSettings::weight_decay,
+                     "Weight decay (default: the model's recipe: 0.01 for ember's models, torchvision's for its "
+                     "architectures)",
+                     R::Identity);
+    s.rule = at_least(0), s.show_default = false;
+  }
   {
     // Runs from before --momentum trained SGD with 0.9.
     Setting& s = row("momentum", "--momentum", &TrainSettings::momentum,

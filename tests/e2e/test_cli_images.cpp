@@ -310,3 +310,37 @@ TEST_F(CliImages, OneTruncatedJpegIsSkippedByEveryPathAndOnlyManyAreRefused) {
   EMBER_EXPECT_HAS(r.out, "5 of its 36 image files cannot be read or decoded");
   EXPECT_FALSE(fs::exists(dir / "many.ember.partial")) << "a rerun must read every file again";
 }
+
+// Issue 48, item 6: photo defaults that do not fight themselves. A folder of 70x70 photos is read at
+// 64x64; without --model it trains resnet_small (which pools globally) instead of the Fashion-MNIST
+// model that warned it was built for 28x28, and torchvision's architectures take their reference
+// recipe (SGD, lr scaled to the batch) instead of AdamW at 6e-3, each said in the banner.
+TEST_F(CliImages, PhotoDefaultsFitThePhotosAndTheModel) {
+  for (int k = 0; k < 3; ++k) {
+    fs::create_directories(dir / "photos" / ember::e2e::kShapeClasses[k]);
+    for (int i = 0; i < 6; ++i) {
+      std::vector<unsigned char> px(70 * 70 * 3);
+      for (size_t p = 0; p < px.size(); ++p) px[p] = (unsigned char)((p % 3 == size_t(k) ? 150 : 30) + (p / 3 + i) % 50);
+      const fs::path f = dir / "photos" / ember::e2e::kShapeClasses[k] / ("p" + std::to_string(i) + ".png");
+      ASSERT_NE(stbi_write_png(f.c_str(), 70, 70, 3, px.data(), 70 * 3), 0);
+    }
+  }
+  auto r = run_ember("train --data " + (dir / "photos").string() + " --epochs 1 --threads 2 --run-dir " +
+                     (dir / "default").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "model      resnet_small:");
+  EMBER_EXPECT_HAS(r.out, "defaults   --model resnet_small for an image folder");
+  EXPECT_EQ(r.out.find("is built for"), std::string::npos) << r.out;
+  EMBER_EXPECT_HAS(r.out, "3x64x64");
+
+  r = run_ember("train --data " + (dir / "photos").string() + " --model resnet18 --image-size 32 --batch-size 16 "
+                "--epochs 1 --threads 2 --val-split 0 --run-dir " + (dir / "r18").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "optimizer  sgd lr 0.00625, momentum 0.9, weight decay 0.0001");
+  EMBER_EXPECT_HAS(r.out, "of resnet18: torchvision's ResNet");
+  // Given values are never changed.
+  r = run_ember("train --data " + (dir / "photos").string() + " --model resnet18 --image-size 32 --batch-size 16 "
+                "--optimizer adamw --lr 0.002 --epochs 1 --threads 2 --val-split 0 --run-dir " + (dir / "given").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "optimizer  adamw lr 0.002, weight decay 0.01");
+}

@@ -90,6 +90,9 @@ std::string closest_name(const std::string& typed, const std::vector<std::string
 // digits (--data mnist) pass --hflip 0. docs/benchmarks.md, "The
 // default recipe", has its measured accuracy and wall time. The recipe before it (91.4% in 27 s):
 // --model lenet5 --epochs 15 --batch-size 128 --lr 3e-3 --hflip 0 --precision fp32.
+// A new run adapts some defaults to what it trains (ember/train/run_defaults.h, issue 48): an image
+// folder's model is resnet_small, and torchvision's architectures take their reference recipes'
+// optimizer, lr (scaled to the batch) and weight decay; a value given is never changed.
 struct TrainSettings {
   // The run's identity: fixed when it starts, adopted from the checkpoint on --resume.
   std::string model = "bncnn48_fc128";
