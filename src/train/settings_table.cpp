@@ -13,6 +13,7 @@
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/optim/registry.h"
+#include "ember/train/run_data.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
@@ -37,9 +38,12 @@ std::string check_model(const std::string& v) {
 std::string check_data(const std::string& v) {
   const auto names = data::known_dataset_names();
   std::error_code ec;
+  const std::string path = expand_user(v);  // `~/photos` from a config file or Python, unexpanded
   if (std::find(names.begin(), names.end(), v) != names.end() || v == "image-folder" ||
-      (!v.empty() && std::filesystem::is_directory(v, ec)) || (!v.empty() && data::is_photo_cache(v)))
+      (!v.empty() && std::filesystem::is_directory(path, ec)) || (!v.empty() && data::is_photo_cache(path)))
     return "";
+  // `--data ~/phtos`: a path, not a dataset name; say which folder is missing and what is near it.
+  if (looks_like_path(v)) return data_path_problem(v);
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   const std::string guess = closest_name(v, names);

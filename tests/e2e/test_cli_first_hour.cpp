@@ -364,3 +364,27 @@ TEST_F(CliFirstHour, EpochRowsKeepTheirWidthWhenTheLossIsLarge) {
   for (const std::string& row : rows) EXPECT_EQ(row.size(), rows[0].size()) << row;
   EXPECT_LE(rows[0].size(), 80u);
 }
+
+// Issue 48, item 7: a --data value with a '/' or '~' is a path. A typo in it names the missing folder
+// and the closest one beside it, written as the user wrote the path (exit 2), not "unknown
+// dataset"; `~` unexpanded (a quoted value, a --config file) means $HOME, as os.path.expanduser.
+TEST_F(CliFirstHour, ADataPathWithATypoNamesTheFolderMeant) {
+  ember::e2e::write_shape_images(dir / "photos", 4, 0);
+  Result r = run("train --data " + (dir / "phtos").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "no such folder '" + (dir / "phtos").string() + "' (did you mean " + (dir / "photos").string() + "?)");
+  EXPECT_EQ(r.out.find("unknown dataset"), std::string::npos) << r.out;
+  r = run("train --data '~/phtos' --epochs 1", "HOME=" + dir.string() + " ");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "no such folder '~/phtos' (did you mean ~/photos?)");
+  r = run("train --data " + (dir / "nowhere" / "photos").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "does not exist either");
+  r = run("train --data " + (dir / "photos" / "disc" / "img1.png").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "is a file, not a folder of images");
+  r = run("train --data '~/photos' --model mlp --epochs 1 --batch-size 8 --threads 2 --run-dir " + (dir / "run").string(),
+          "HOME=" + dir.string() + " ");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "from " + (dir / "photos").string());
+}

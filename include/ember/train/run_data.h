@@ -14,6 +14,16 @@ namespace ember::train {
 
 inline constexpr const char* kImageFolder = "image-folder";  // the "data" value of a folder run
 
+// `~` or `~/...` with $HOME for `~`, as the shell and Python's os.path.expanduser do (a value from a
+// --config file or a Python keyword reaches ember unexpanded); other values as they are.
+std::string expand_user(const std::string& path);
+// Whether a --data value is meant as a path rather than a dataset name: it holds a '/', starts
+// with '~' or '.', or ends in ".ember".
+bool looks_like_path(const std::string& value);
+// Why a --data value that looks like a path names no image folder or photo cache: "no such folder
+// '~/phtos' (did you mean ~/photos?)", "... is a file, not ...". "" when it names one.
+std::string data_path_problem(const std::string& value);
+
 // Turns `--data PATH` (an existing directory that is not a known name) into data = "image-folder",
 // data_dir = the absolute path; with data = "image-folder", makes data_dir absolute. Other values
 // are left as they are. A --data-dir beside `--data PATH` is ignored, with a warning.
