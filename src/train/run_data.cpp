@@ -141,6 +141,16 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   return r;
 }
 
+std::string few_validation_warning(int64_t val_samples, bool from_folder, double val_split) {
+  if (val_samples <= 0 || val_samples >= kFewValidationSamples) return "";
+  return fmt::format("the best epoch is chosen on {} (fewer than {}: one sample moves the accuracy by {:.1f}%), so "
+                     "which epoch eval, predict and export take is largely chance; {}, or compare with `ember eval "
+                     "RUN --checkpoint last`",
+                     plural(val_samples, "validation sample"), kFewValidationSamples, 100.0 / double(val_samples),
+                     from_folder ? "put more images in val/"
+                                 : fmt::format("hold out more with --val-split (now {:g})", val_split));
+}
+
 data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, const std::string& run_config_json,
                                  int64_t limit_test, const train::StoredInput& input, int64_t max_pixels) {
   const nlohmann::json cfg = run_config_json.empty() ? nlohmann::json::object() : nlohmann::json::parse(run_config_json);

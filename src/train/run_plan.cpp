@@ -150,6 +150,7 @@ void load_data(RunPlan& p, const PlanInputs& in) {
   p.world->check_same_run(c, p.train, p.test);  // every rank: the same settings, data and ember
   warn_batch_larger_than_set(c.batch_size * p.world->size(), p.train.size());
   if (p.val.size() == 0) p.no_validation_why = no_validation_why(c, in, p.checkpoint.has_value(), p.loaded_train);
+  if (const std::string w = few_validation_warning(p.val.size(), p.val_from_folder, c.val_split); !w.empty()) warn(w);
   if (p.val.size() == 0 && c.early_stop_patience > 0)
     warn(fmt::format("--early-stop {} without a validation set ({}) stops on the test set: its accuracy then picks "
                      "the epoch and is no longer an unbiased estimate; keep a --val-split above 0 (default 0.1)",

@@ -344,3 +344,15 @@ TEST_F(CliImages, PhotoDefaultsFitThePhotosAndTheModel) {
   ASSERT_EQ(r.code, 0) << r.out;
   EMBER_EXPECT_HAS(r.out, "optimizer  adamw lr 0.002, weight decay 0.01");
 }
+
+// Issue 48, item 19: a best epoch chosen on a handful of validation samples is warned about.
+TEST_F(CliImages, ABestEpochChosenOnFewValidationSamplesIsWarnedAbout) {
+  write_shape_images(dir / "pics", 12, 0);  // 36 images: 29 train, of which 10% (3) validate
+  auto r = run_ember(train_folder(dir / "pics", "run"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "warning: the best epoch is chosen on 3 validation samples (fewer than 50");
+  EMBER_EXPECT_HAS(r.out, "hold out more with --val-split (now 0.1)");
+  r = run_ember(train_folder(dir / "pics", "run_no_val", "--val-split 0"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_EQ(r.out.find("validation samples (fewer than"), std::string::npos) << r.out;
+}

@@ -51,6 +51,13 @@ struct RunData {
                               // mean, std, look (the training images' brightness, for predict's check); "" else
 };
 
+// Below this many validation samples the best epoch is warned to be chosen on too few (one sample
+// moves the accuracy by 2% or more, more than epochs of a converging run usually differ).
+inline constexpr int64_t kFewValidationSamples = 50;
+// The warning when a run's best epoch is chosen on `val_samples` (< kFewValidationSamples; "" else):
+// from_folder: they are the image folder's val/; val_split: the share held out otherwise.
+std::string few_validation_warning(int64_t val_samples, bool from_folder, double val_split);
+
 // Loads train and test (and val) for `ember train`; limits > 0 keep a seeded, stratified subset of N
 // samples (train::limit_split; a subset left with one class is a SettingError).
 RunData load_run_data(const std::string& data, const std::filesystem::path& dir, const FolderFlags& flags,
