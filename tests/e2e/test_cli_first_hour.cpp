@@ -289,8 +289,13 @@ TEST_F(CliFirstHour, ExportWritesThroughLinksToStdoutAndRefusesDevices) {
 TEST_F(CliFirstHour, InitFromNamesTheModelOrGeometryTheWeightsFit) {
   ASSERT_EQ(run(tiny("lenet")).code, 0);
   const std::string run_dir = (dir / "lenet").string();
+  // Without --model, the model the weights were trained as (issue 48); another --model gets the hint.
   Result r = run("train --init-from " + run_dir + " --data-dir " + data.string() + " --epochs 1 --threads 2 "
                  "--run-dir " + (dir / "d").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "defaults   --model lenet5: the model --init-from's weights were trained as");
+  r = run("train --model bncnn --init-from " + run_dir + " --data-dir " + data.string() + " --epochs 1 --threads 2 "
+          "--run-dir " + (dir / "d2").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "hint: these weights fit --model lenet5");
   // Into a 3-class RGB photo folder at 24x24: the run's 1x28x28, with a new head.
