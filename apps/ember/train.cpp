@@ -394,7 +394,7 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--resume", c->resume,
                 "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
                 "a step-N.safetensors one of them names");
-  t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
+  t->footer(exit_codes_footer("done"));
   t->callback([&run, c, flags] { run = [c, flags] { return run_train(*c, *flags); }; });
 }
 

@@ -393,3 +393,58 @@ TEST_F(CliFirstHour, ADataPathWithATypoNamesTheFolderMeant) {
   EXPECT_EQ(r.code, 0) << r.out;
   EMBER_EXPECT_HAS(r.out, "from " + (dir / "photos").string());
 }
+
+// Issue 48, item 20: the cosmetics a PyTorch/Keras user met in an hour.
+TEST_F(CliFirstHour, NamesAsOtherToolsSpellThemAndMessagesWithoutInternalWords) {
+  // --help footers: every exit code, each phrase on one line.
+  for (const std::string& cmd : {"--help", "train --help"}) {
+    Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "3 internal error (a bug in ember)");
+    EXPECT_HAS(r.out, "143 terminated (SIGTERM)");
+    for (const std::string& line : lines_of(r.out)) EXPECT_FALSE(line.ends_with(" 3 internal")) << r.out;
+  }
+  // --device gpu is CUDA's.
+  Result r = run(tiny("gpu") + " --device gpu");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "invalid device 'gpu' (did you mean cuda?)");
+  // Names in another case, and Keras's layer names in a spec.
+  r = run("train --model LeNet5 --optimizer SGD --data-dir " + data.string() + " --epochs 1 --batch-size 32 "
+          "--threads 2 --run-dir " + (dir / "cased").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "model      lenet5:");
+  EXPECT_HAS(r.out, "optimizer  sgd lr");
+  std::ofstream(dir / "keras.toml") << "[[layer]]\ntype = \"Conv2D\"\nfilters = 8\nkernel_size = 3\n"
+                                       "[[layer]]\ntype = \"Flatten\"\n[[layer]]\ntype = \"Linear\"\nout_features = \"classes\"\n";
+  r = run("train --model " + (dir / "keras.toml").string() + " --data-dir " + data.string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "layer 1 (conv2d): missing 'out_channels'; 'filters' is Keras's Conv2D name for it");
+  EXPECT_HAS(r.out, "write out_channels = 8");
+  std::ofstream(dir / "dense.toml") << "[[layer]]\ntype = \"Flatten\"\n[[layer]]\ntype = \"Dense\"\nunits = 10\n";
+  r = run("train --model " + (dir / "dense.toml").string() + " --data-dir " + data.string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "Keras's Dense is ember's 'linear'");
+  std::ofstream(dir / "cased.toml") << "[[layer]]\ntype = \"Conv2D\"\nout_channels = 4\nkernel_size = 3\n"
+                                       "[[layer]]\ntype = \"ReLU\"\n[[layer]]\ntype = \"Flatten\"\n"
+                                       "[[layer]]\ntype = \"Linear\"\nout_features = \"classes\"\n";
+  r = run("train --model " + (dir / "cased.toml").string() + " --data-dir " + data.string() + " --epochs 1 "
+          "--batch-size 32 --threads 2 --run-dir " + (dir / "spec").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  // An unknown dataset to fetch is a usage error, as for train --data.
+  r = run("data fetch imagenet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "unknown dataset 'imagenet'");
+  // A config file with two bad lines names both.
+  std::ofstream(dir / "bad.toml") << "epochs = 0\nbatch_size = 32\nlr = \"fast\"\n";
+  r = run("train --config " + (dir / "bad.toml").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "2 settings in config file");
+  EXPECT_HAS(r.out, "line 1: epochs = 0: --epochs must be at least 1");
+  EXPECT_HAS(r.out, "line 3: \"lr\" must be a number");
+  // Where pretrained weights come from: a .pth.
+  r = run("train --pretrained");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, ".pth");
+  r = run("train --help");
+  EXPECT_HAS(r.out, ".pth/.pt (torch.save(model.state_dict()), read");
+}

@@ -229,7 +229,9 @@ TEST_F(CliInterop, PyTorchPicklesAndOnnxFilesAreNamedNotCalledCorrupt) {
       Result r = run(cmd);
       EXPECT_EQ(r.code, 1) << cmd << "\n" << r.out;
       if (f == std::string("model.pt")) {  // a torch.save zip, cut short: the .pth reader says so
-        EXPECT_HAS(r.out, "Archive: no end-of-central-directory record (the archive is truncated)");
+        EXPECT_HAS(r.out, "not a readable torch.save archive: no end-of-central-directory record (the archive is truncated)");
+        EXPECT_HAS(r.out, "torch.save(model.state_dict(), \"weights.pth\")");  // issue 48: the one-line conversion
+        EXPECT_LACKS(r.out, "pth: ");
       } else {  // a pickle without torch's magic number
         EXPECT_HAS(r.out, "not a safetensors file");
         EXPECT_HAS(r.out, "Python pickle");
@@ -277,7 +279,9 @@ TEST_F(CliInterop, WeightsInfoAndInitFromReadPyTorchPthFiles) {
                                  "weights info " + (fixtures / "hostile_os_system.pth").string()}) {
     r = run(cmd);
     EXPECT_EQ(r.code, 1) << r.out;
-    EXPECT_HAS(r.out, "ForbiddenGlobal: the pickle refers to 'posix.system'");
+    EXPECT_HAS(r.out, "hostile_os_system.pth: refused: the pickle refers to 'posix.system'");
+    EXPECT_LACKS(r.out, "ForbiddenGlobal");  // issue 48: an internal name, not the user's
+    EXPECT_HAS(r.out, "torch.save(model.state_dict(), \"weights.pth\")");
     EXPECT_FALSE(fs::exists(marker));
   }
   r = run(tiny("m") + " --init-from " + (fixtures / "mlp.pth").string());

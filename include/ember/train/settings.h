@@ -188,8 +188,13 @@ const Setting* find_setting(const std::string& name);
 const Setting& setting(const std::string& key);
 
 // The flag's check of a value as typed on the command line: "" when valid, else the sentence
-// ("--optimizer must be sgd, adam or adamw (got 'rmsprop')").
+// ("--optimizer must be sgd, adam or adamw (got 'rmsprop')"). The value is checked as
+// canonical_setting_text gives it.
 std::string check_setting_text(const Setting& s, const std::string& text);
+// A name typed in another case, as PyTorch and Keras users write them (`--model ResNet18`,
+// `--optimizer SGD`, `--device CUDA`), as ember spells it; any other text as it is. Every way a
+// value arrives (a flag, a --config line, a Python keyword) goes through it before it is used.
+std::string canonical_setting_text(const Setting& s, const std::string& text);
 
 // The field's value as JSON text ("128", "\"lenet5\"", "true") and as a flag would spell it.
 std::string setting_json(const Setting& s, const TrainSettings& v);
