@@ -79,7 +79,7 @@ CASES = [
      ["layer 'data' includes <cuda_runtime_api.h> of vendor 'cuda', which only these layers may include: cuda, dist"]),
     ("the CPU backend includes cuDNN", "src/cpu/gemm.cpp", "#include <cudnn.h>",
      ["layer 'cpu' includes <cudnn.h> of vendor 'cuda'"]),
-    ("train includes NCCL", "src/train/planted.cpp", "#include <nccl.h>",
+    ("train includes NCCL", "src/train/plan/planted.cpp", "#include <nccl.h>",
      ["layer 'train' includes <nccl.h> of vendor 'nccl', which only these layers may include: dist"]),
     ("the CLI includes nanobind", "apps/ember/main.cpp", "#include <nanobind/nanobind.h>",
      ["layer 'apps' includes <nanobind/nanobind.h> of vendor 'nanobind', which only these layers may include: python"]),

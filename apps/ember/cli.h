@@ -99,8 +99,14 @@ std::string truncate_to_width(const std::string& text, int width);
 // `text` padded with spaces to `width` columns (by display width, not bytes); as is when wider.
 std::string pad_right(const std::string& text, int width);
 // Word-wraps each line of `text` to `width` columns; a continuation line gets the line's own
-// leading spaces plus `indent`. Words wider than `width` are not broken.
+// leading spaces plus `indent`. Words wider than `width` are not broken. kKeepTogether between two
+// words is a space that is never broken (printed as a space): a phrase that must stay on one line.
+inline constexpr char kKeepTogether = '\x1f';
 std::string wrap_text(const std::string& text, int width, const std::string& indent = "");
+// The "Exit codes: ..." footer of --help, with every documented code (cli.h's kExit*), each code's
+// phrase kept on one line when wrapped; zero: what success is called for the command ("success",
+// "done").
+std::string exit_codes_footer(const std::string& zero = "success");
 // A banner block ("device     cpu — why\n           more\n"): each line wrapped to kHelpColumns,
 // continuation lines under the value column (11). Keeps the trailing newline.
 std::string wrap_banner(const std::string& text);

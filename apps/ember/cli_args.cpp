@@ -58,8 +58,9 @@ std::string foreign_flag_hint(const std::string& typed, const std::vector<std::s
   if (is({"--save-dir", "--checkpoint-dir", "--ckpt-dir"}) && has("--run-dir"))
     return "did you mean --run-dir? checkpoints are written to RUN_DIR/checkpoints/";
   if (is({"--pretrained"}) && has("--init-from"))
-    return "ember downloads no pretrained weights; --init-from FILE starts from weights you have (a safetensors "
-           "state dict from PyTorch, or a run directory)";
+    return "ember downloads no pretrained weights; --init-from FILE starts from weights you have: a PyTorch .pth/.pt "
+           "(torch.save(model.state_dict(), \"resnet18.pth\"), e.g. of torchvision's resnet18(weights=\"DEFAULT\")), "
+           "a .safetensors file or a run directory";
   if (is({"--checkpoint", "--ckpt", "--resume-from", "--resume-from-checkpoint"}) && has("--resume"))
     return "did you mean --resume RUN? it continues a run from its checkpoint (--init-from FILE starts a new run "
            "from weights)";

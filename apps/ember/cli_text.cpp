@@ -134,7 +134,26 @@ std::string wrap_text(const std::string& text, int width, const std::string& ind
     out += '\n';
     start = end + 1;
   }
+  std::replace(out.begin(), out.end(), kKeepTogether, ' ');
   return out;
+}
+
+std::string exit_codes_footer(const std::string& zero) {
+  const std::pair<int, std::string> codes[] = {
+      {kExitOk, zero},
+      {kExitFailed, "the run failed"},
+      {kExitUsage, "usage error (flags, --config file, model spec)"},
+      {kExitInternal, "internal error (a bug in ember)"},
+      {kExitSigint, "interrupted (SIGINT)"},
+      {kExitSigterm, "terminated (SIGTERM)"},
+  };
+  std::string s = "Exit codes:";
+  for (size_t i = 0; i < std::size(codes); ++i) {
+    std::string phrase = std::to_string(codes[i].first) + " " + codes[i].second;
+    std::replace(phrase.begin(), phrase.end(), ' ', kKeepTogether);
+    s += (i ? ", " : " ") + phrase;
+  }
+  return s + ".";
 }
 
 std::string wrap_banner(const std::string& text) {

@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "cli.h"
@@ -49,7 +50,22 @@ std::string offline_hint(const DataOpts& o) {
   return h;
 }
 
+// A name `ember data fetch|verify` does not know is a usage error (exit 2), as an unknown
+// `ember train --data` is, with the names it knows and the closest one.
+void check_known(const std::string& name) {
+  const std::vector<std::string> names = data::known_dataset_names();
+  if (std::find(names.begin(), names.end(), name) != names.end()) return;
+  std::string known;
+  for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
+  const std::string guess = closest_name(name, names);
+  throw UsageError(fmt::format("unknown dataset '{}'{}: ember downloads {}", name,
+                               guess.empty() ? "" : " (did you mean " + guess + "?)", known),
+                   "for other images (ImageNet, your photos) put them in a folder, FOLDER/<class>/*.jpg, and pass "
+                   "`ember train --data FOLDER`");
+}
+
 int run_fetch(const DataOpts& o) {
+  check_known(o.name);
   data::FetchOptions fo;
   fo.base_url = o.base_url;
   fo.force = o.force;
@@ -70,6 +86,7 @@ int run_fetch(const DataOpts& o) {
 }
 
 int run_verify(const DataOpts& o) {
+  check_known(o.name);
   data::VerifyReport r = data::verify_dataset(o.name, o.dir);
   fmt::print("{} in {}\n", r.dataset, r.dir.string());
   for (const auto& f : r.files) fmt::print("  {}  {:<32} {}\n", f.ok ? "PASS" : "FAIL", f.name, f.message);
@@ -100,7 +117,7 @@ int run_cache(const CacheOpts& o) {
     if (tty) fmt::print(stderr, "\r  {} / {} pictures", done, total);
   });
   if (tty) fmt::print(stderr, "\n");
-  for (const auto& s : r.skipped) warn("skipped " + s);
+  for (const auto& s : r.skipped) warn(data::skip_warning(s));
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   fmt::print("{}: {} pictures ({} written now{}), {} skipped, {:.1f} MB, {} (longer side <= {}), {:.1f} s\n", o.out,
              r.written + r.resumed, r.written, r.resumed ? fmt::format(", {} from the interrupted run", r.resumed) : "",

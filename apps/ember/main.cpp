@@ -53,10 +53,7 @@ int main(int argc, char** argv) {
   app.formatter(help_formatter());  // subcommands copy it: every --help wraps to 80 columns
   app.set_version_flag("--version", "ember " + ember::version());
   app.require_subcommand(1);
-  app.footer(
-      "Exit codes: 0 success, 1 the run failed, 2 usage error (flags, --config file, model spec), 3 internal\n"
-      "error (a bug in ember), 130 interrupted (SIGINT), 143 terminated (SIGTERM).\n"
-      "Run 'ember <command> --help' for a command's flags.");
+  app.footer(exit_codes_footer() + "\nRun 'ember <command> --help' for a command's flags.");
   Runner run;
   register_train(app, run);
   register_eval(app, run);

@@ -272,6 +272,7 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string lr_backbone = c.lr_backbone > 0 ? fmt::format(" (backbone {:g})", c.lr_backbone) : "";
   fmt::print("optimizer  {} lr {:g}{}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, lr_backbone,
              momentum, c.weight_decay, c.label_smoothing);
+  fmt::print("{}", wrap_banner(plan->defaults_lines));  // a folder's model, the model's recipe
   const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
                                                            c.batch_size * c.accumulate)
                                             : fmt::format("batch {}", c.batch_size);
@@ -374,7 +375,7 @@ void register_train(CLI::App& root, Runner& run) {
   t->add_option("--resume", c->resume,
                 "Continue a run in its own directory: the run directory, or its checkpoints/latest.json, best.json or "
                 "a step-N.safetensors one of them names");
-  t->footer("Exit codes: 0 done, 1 the run failed, 2 usage error, 130 interrupted (SIGINT), 143 terminated (SIGTERM).");
+  t->footer(exit_codes_footer("done"));
   t->callback([&run, c, flags] { run = [c, flags] { return run_train(*c, *flags); }; });
 }
 

@@ -34,8 +34,14 @@ TrainFlags::TrainFlags(CLI::App& app, train::TrainSettings& values) {
             CLI::Option* o = app.add_option(s.flags, field, s.help);
             if (!s.is_text() || s.choices || s.check || !s.refuse_empty.empty()) {
               const train::Setting* row = &s;  // the table is static
-              o->check(CLI::Validator([row](std::string& v) { return train::check_given_setting_text(*row, v); },
-                                      value_word(s)));
+              // `--model ResNet18` is resnet18: the value as ember spells it (a transform: CLI11's
+              // check() may not change it), then checked.
+              o->transform(CLI::Validator(
+                  [row](std::string& v) {
+                    v = train::canonical_setting_text(*row, v);
+                    return train::check_given_setting_text(*row, v);
+                  },
+                  value_word(s)));
             }
             if (s.show_default) o->capture_default_str();
             return o;

@@ -32,11 +32,19 @@ int run_info(const WeightsOpts& o) {
   for (const auto& [key, value] : ck.metadata) fmt::print("metadata  {} = {}\n", key, truncate_to_width(value, 60));
   const std::vector<train::WeightsFit> fits = train::zoo_fits(ck.tensors, ck.metadata);
   if (fits.empty())
-    fmt::print("fits no zoo model (tried at the input size the weights imply, 1x28x28 and 3x32x32);\n"
+    fmt::print("fits no zoo model (tried at the input size the weights imply, 1x28x28, 3x32x32 and, for\n"
+               "  torchvision's architectures, 3x224x224);\n"
                "  a model spec (--model FILE.toml) with these names and shapes can take them\n");
-  for (const auto& f : fits)
-    fmt::print("fits --model {} on {}x{}x{} inputs with {} classes\n", f.model, f.channels, f.image_size, f.image_size,
-               f.num_classes);
+  for (const auto& f : fits) {
+    if (f.imagenet_architecture)  // a file that does not say what it was trained on
+      fmt::print("fits --model {} with {} classes: torchvision's architecture, built for {}x{}x{} photos{}\n"
+                 "  (it takes other sizes too; for grey images its stem is summed over RGB when loaded)\n",
+                 f.model, f.num_classes, f.channels, f.image_size, f.image_size,
+                 f.num_classes == 1000 ? " (1000 classes: torchvision's ImageNet weights, trained at 224x224)" : "");
+    else
+      fmt::print("fits --model {} on {}x{}x{} inputs with {} classes\n", f.model, f.channels, f.image_size,
+                 f.image_size, f.num_classes);
+  }
   return kExitOk;
 }
 

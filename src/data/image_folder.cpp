@@ -13,6 +13,7 @@
 
 #include "data/decode_internal.h"
 #include "data/file_bytes.h"
+#include "data/image_fit.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/decode.h"
@@ -77,6 +78,16 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
     d.error = e.what();
     return d;
   }
+  if (!fit_image_into(img, opt, out)) d.error = detail::cat(file.string(), ": cannot resize a ", img.width, "x", img.height,
+                                                          " image to ", ow, "x", oh);
+  return d;
+}
+
+}  // namespace
+
+bool fit_image_into(const Image& img, const ImageFolderOptions& opt, uint8_t* out) {
+  const int c = int(opt.channels), oh = int(opt.height), ow = int(opt.width);
+  EMBER_CHECK(img.channels == c, InternalError, "fit_image_into: a ", img.channels, "-channel image for ", c, " channels");
   const int iw = int(img.width), ih = int(img.height);
   std::vector<uint8_t> hwc(size_t(oh) * size_t(ow) * size_t(c));
   bool ok = true;
@@ -94,16 +105,15 @@ Decoded decode_one(const fs::path& file, const ImageFolderOptions& opt, uint8_t*
       std::copy(row, row + size_t(ow) * size_t(c), hwc.data() + size_t(y) * size_t(ow) * size_t(c));
     }
   }
-  if (!ok) {
-    d.error = detail::cat(file.string(), ": cannot resize a ", iw, "x", ih, " image to ", ow, "x", oh);
-    return d;
-  }
+  if (!ok) return false;
   const size_t plane = size_t(oh) * size_t(ow);
   for (size_t p = 0; p < plane; ++p) {
     for (int ch = 0; ch < c; ++ch) out[size_t(ch) * plane + p] = hwc[p * size_t(c) + size_t(ch)];
   }
-  return d;
+  return true;
 }
+
+namespace {
 
 bool is_hidden(const fs::path& p) { return p.filename().string().starts_with("."); }
 
@@ -210,6 +220,27 @@ std::string describe_not_read(const std::vector<std::string>& not_read) {
   return s;
 }
 
+std::string skip_warning(const std::string& reason) { return "skipping " + reason; }
+
+std::string reason_naming(const fs::path& file, const std::string& reason) {
+  return reason.find(file.string()) == std::string::npos ? file.string() + ": " + reason : reason;
+}
+
+bool too_many_undecodable(int64_t bad, int64_t total) {
+  return bad > 1 && bad * kUndecodableShareDenominator > total;
+}
+
+void throw_too_many_undecodable(const std::string& where, int64_t bad, int64_t total,
+                                const std::vector<std::string>& first_reasons) {
+  std::string first;
+  for (size_t i = 0; i < first_reasons.size() && i < 3; ++i) first += (i ? "; " : "") + first_reasons[i];
+  throw DataError(detail::cat(where, ": ", bad, " of its ", total, " image files cannot be read or decoded (more than ",
+                              "a tenth: a copy gone wrong, or not the folder meant)",
+                              first.empty() ? "" : "; first: " + first),
+                  "copy or download the folder again, or remove the damaged files (one damaged file is skipped with "
+                  "a warning, never refused)");
+}
+
 Tensor load_image(const fs::path& file, const ImageFolderOptions& opt) {
   EMBER_CHECK(opt.channels == 1 || opt.channels == 3, ValueError, "load_image: channels must be 1 or 3, got ",
               opt.channels);
@@ -266,7 +297,8 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
     if (!d.warning.empty()) large.push_back(file.filename().string());
     if (!d.error.empty()) {
       if (opt.strict) throw DataError(d.error, "remove or replace the file, or load without strict to skip it");
-      std::fprintf(stderr, "ember: warning: skipping %s\n", d.error.c_str());
+      d.error = reason_naming(file, d.error);
+      std::fprintf(stderr, "ember: warning: %s\n", skip_warning(d.error).c_str());
       rep.warnings.push_back(std::move(d.error));
       continue;
     }
@@ -283,6 +315,10 @@ Dataset load_image_folder(const fs::path& root, const ImageFolderOptions& opt, I
   }
   EMBER_CHECK(!labels.empty(), DataError, "image folder '", root.string(), "': none of its ", files.size(),
               " image files could be decoded; first problem: ", rep.warnings.front());
+  const int64_t skipped = int64_t(files.size() - labels.size());
+  if (too_many_undecodable(skipped, int64_t(files.size())))
+    throw_too_many_undecodable(detail::cat("image folder '", root.string(), "'"), skipped, int64_t(files.size()),
+                               rep.warnings);
   images.resize(labels.size() * sample);
   images.shrink_to_fit();
   rep.loaded = int64_t(labels.size());

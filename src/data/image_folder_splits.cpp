@@ -9,6 +9,8 @@
 #include <numeric>
 #include <random>
 
+#include "data/decode_internal.h"
+#include "data/image_fit.h"
 #include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/photo_cache.h"
@@ -117,36 +119,33 @@ void check_training_classes(const fs::path& dir, const ImageFolderListing& l) {
                                 "/ (e.g. cats/ and dogs/)"));
 }
 
-// Size and channels from the headers of up to kSizeSample training images spread over the listing
-// (every class is sampled when the classes are of similar size): the median shorter side (capped
-// at kAutoMaxSide) and the channels most of them have. One odd image (a grey one in a colour set,
-// a 1x1 icon) does not decide for the rest.
-std::string choose_geometry(const ImageFolderListing& l, const ImageFolderSplitOptions& opt, ImageFolderOptions& io) {
-  const size_t n = l.files.size(), k = std::min<size_t>(n, size_t(ImageFolderSplitOptions::kSizeSample));
+// One sampled image's size and whether it is colour, as its header (or a photo cache's index) says.
+struct GeometrySample {
+  std::string name;
+  int64_t width = 0, height = 0;
+  bool colour = true;
+};
+
+// Size and channels from up to kSizeSample training images spread over the set (every class is
+// sampled when the classes are of similar size), `n` images in all: the median shorter side
+// (capped at kAutoMaxSide) and the channels most of them have. One odd image (a grey one in a
+// colour set, a 1x1 icon) does not decide for the rest. An image folder and its photo cache choose
+// alike: the folder from its files' headers, the cache from its index.
+std::string geometry_from(const std::vector<GeometrySample>& samples, size_t n, const ImageFolderSplitOptions& opt,
+                          ImageFolderOptions& io) {
   std::vector<int64_t> sides;
   int64_t colour = 0, grey = 0, min_w = 0, min_h = 0, max_w = 0, max_h = 0;
   bool all_same = true;
   std::vector<std::string> minority;  // files of the channel count not chosen (named in the note)
   std::vector<std::pair<std::string, bool>> seen;
-  for (size_t i = 0; i < k; ++i) {
-    const fs::path& f = l.files[i * n / k].first;
-    ImageInfo info;
-    try {
-      info = probe_image(f);
-    } catch (const Error&) {
-      continue;  // named when it is decoded (skipped with a warning, or an error under strict)
-    }
+  for (const GeometrySample& info : samples) {
     if (!sides.empty() && (info.width != max_w || info.height != max_h)) all_same = false;
     if (sides.empty() || info.width * info.height < min_w * min_h) min_w = info.width, min_h = info.height;
     if (sides.empty() || info.width * info.height > max_w * max_h) max_w = info.width, max_h = info.height;
     sides.push_back(std::min(info.width, info.height));
-    const bool is_colour = info.channels_in_file >= 3;
-    (is_colour ? colour : grey) += 1;
-    seen.emplace_back(f.filename().string(), is_colour);
+    (info.colour ? colour : grey) += 1;
+    seen.emplace_back(info.name, info.colour);
   }
-  EMBER_CHECK(!sides.empty(), DataError, "none of the ", k, " images sampled to choose the image size has a header "
-              "ember can read (first: ", l.files.front().first.string(), ")",
-              "; pass PNG or JPEG images, or give --image-size and --channels");
   const size_t m = sides.size();
   std::nth_element(sides.begin(), sides.begin() + std::ptrdiff_t(m / 2), sides.end());
   const int64_t median = sides[m / 2];
@@ -186,6 +185,63 @@ std::string choose_geometry(const ImageFolderListing& l, const ImageFolderSplitO
   return size_part + "; " + kind + " as " + (minority.empty() ? std::string("all of them") : mixed_of("them"));
 }
 
+std::string choose_geometry(const ImageFolderListing& l, const ImageFolderSplitOptions& opt, ImageFolderOptions& io) {
+  const size_t n = l.files.size(), k = std::min<size_t>(n, size_t(ImageFolderSplitOptions::kSizeSample));
+  std::vector<GeometrySample> samples;
+  for (size_t i = 0; i < k; ++i) {
+    const fs::path& f = l.files[i * n / k].first;
+    try {
+      const ImageInfo info = probe_image(f);
+      samples.push_back({f.filename().string(), info.width, info.height, info.channels_in_file >= 3});
+    } catch (const Error&) {
+      continue;  // named when it is decoded (skipped with a warning, or an error under strict)
+    }
+  }
+  EMBER_CHECK(!samples.empty(), DataError, "none of the ", k, " images sampled to choose the image size has a header "
+              "ember can read (first: ", l.files.front().first.string(), ")",
+              "; pass PNG or JPEG images, or give --image-size and --channels");
+  return geometry_from(samples, n, opt, io);
+}
+
+// A photo cache's pictures, decoded once and fitted to io's size and channels as an image folder's
+// files are for ember's small models. A picture that cannot be decoded is skipped as a folder's
+// file is (warned, counted, a large share refused).
+Dataset cache_as_tensors(const PhotoCache& cache, const ImageFolderOptions& io, const std::string& name) {
+  const int64_t n = cache.size(), sample = io.channels * io.height * io.width;
+  std::vector<uint8_t> images(size_t(n * sample));
+  std::vector<int64_t> labels;
+  std::vector<std::string> skipped;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string where = cache.path().string() + "#" + std::to_string(i);
+    try {
+      Image rgb = cache.picture(i);
+      Image pic = rgb;
+      if (io.channels == 1) {
+        pic = Image(rgb.width, rgb.height, 1);
+        internal::rgb_to_grey(rgb.pixels.data(), pic.pixels.data(), size_t(rgb.width * rgb.height));
+      }
+      if (!fit_image_into(pic, io, images.data() + labels.size() * size_t(sample)))
+        throw DataError(detail::cat(where, ": cannot resize a ", pic.width, "x", pic.height, " picture"));
+    } catch (const DataError& e) {
+      skipped.push_back(reason_naming(where, e.what()));
+      std::fprintf(stderr, "ember: warning: %s\n", skip_warning(skipped.back()).c_str());
+      continue;
+    }
+    labels.push_back(cache.label(i));
+  }
+  EMBER_CHECK(!labels.empty(), DataError, "photo cache '", cache.path().string(), "': none of its pictures decodes");
+  if (too_many_undecodable(int64_t(skipped.size()), n))
+    throw_too_many_undecodable("photo cache '" + cache.path().string() + "'", int64_t(skipped.size()), n, skipped);
+  images.resize(labels.size() * size_t(sample));
+  LabeledImages li;
+  li.images = std::move(images);
+  li.n = int64_t(labels.size());
+  li.labels = std::move(labels);
+  li.c = io.channels, li.h = io.height, li.w = io.width;
+  li.num_classes = int64_t(cache.classes().size());
+  return dataset_from_labeled_images(std::move(li), name, cache.classes());
+}
+
 // The val/ folder under one of its usual names; "" when there is none. Two of them are ambiguous.
 std::string val_folder_name(const fs::path& root) {
   std::vector<std::string> found;
@@ -205,12 +261,14 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   std::vector<fs::path> files;
   std::vector<int64_t> labels;
   std::vector<bool> has(listing.classes.size(), false);
+  std::vector<std::string> unreadable;
   for (const auto& [file, label] : listing.files) {
     ImageInfo info;
     try {
       info = probe_image(file);
     } catch (const Error& e) {
-      rep.warnings.push_back(detail::cat("skipped ", file.string(), ": ", e.what()));
+      unreadable.push_back(reason_naming(file, e.what()));
+      rep.warnings.push_back(skip_warning(unreadable.back()));
       std::fprintf(stderr, "ember: warning: %s\n", rep.warnings.back().c_str());
       continue;
     }
@@ -227,11 +285,15 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   rep.not_read = listing.not_read;
   rep.loaded = int64_t(files.size());
   EMBER_CHECK(!files.empty(), DataError, "image folder '", dir.string(), "': no readable images");
+  const int64_t listed = int64_t(listing.files.size());
+  if (too_many_undecodable(int64_t(unreadable.size()), listed))
+    throw_too_many_undecodable(detail::cat("image folder '", dir.string(), "'"), int64_t(unreadable.size()), listed,
+                               unreadable);
   Dataset d;
   d.classes = listing.classes;
   d.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
-  d.photos = std::make_shared<const PhotoSet>(std::move(files));
-  d.recipe.size = opt.size > 0 ? opt.size : 224;
+  d.photos = std::make_shared<const PhotoSet>(std::move(files), int64_t(unreadable.size()));
+  d.recipe.size = opt.size > 0 ? opt.size : opt.photo_size;
   d.recipe.train = train;
   d.recipe.augment = opt.augment;
   d.recipe.jitter = opt.jitter;
@@ -239,29 +301,47 @@ Dataset photo_folder(const fs::path& dir, const ImageFolderSplitOptions& opt, bo
   return d;
 }
 
-// A one-file photo cache (photo_cache.h): always a photo dataset, split per class by the seed as a
-// one-level folder is.
+// A one-file photo cache (photo_cache.h), split per class by the seed as a one-level folder is, with
+// the folder's defaults: photos decoded per sample for torchvision's models (opt.photos), else its
+// pictures decoded once at the size and channels chosen as the folder's are.
 ImageFolderSplits photo_cache_splits(const fs::path& file, const ImageFolderSplitOptions& opt) {
-  EMBER_CHECK(opt.channels == 0 || opt.channels == 3, ValueError,
-              "a photo cache holds RGB pictures (3 channels), got --channels ", opt.channels);
+  EMBER_CHECK(!opt.photos || opt.channels == 0 || opt.channels == 3, ValueError,
+              "a photo cache's photos are read as RGB (3 channels), got --channels ", opt.channels);
   auto cache = std::make_shared<const PhotoCache>(file);
-  Dataset all;
-  all.name = "photo-cache:" + file.string();
-  all.classes = cache->classes();
-  std::vector<int64_t> labels(size_t(cache->size()));
-  for (int64_t i = 0; i < cache->size(); ++i) labels[size_t(i)] = cache->label(i);
-  all.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
-  all.photos = std::make_shared<const PhotoSet>(cache);
-  all.recipe.size = opt.size > 0 ? opt.size : 224;
-  all.recipe.augment = opt.augment;
-  all.recipe.jitter = opt.jitter;
-  all.recipe.max_pixels = opt.max_pixels;
   ImageFolderSplits out;
   out.layout = detail::cat("one photo cache file (", cache->size(), " pictures, longer side <= ", cache->max_side(),
                            "), seeded split (", std::llround(100 * (1 - opt.test_fraction)), "/",
                            std::llround(100 * opt.test_fraction), ")");
-  out.size_source = detail::cat(all.recipe.size, "x", all.recipe.size, " RGB crops (",
-                                opt.size > 0 ? "--image-size" : "the model's size", "), decoded per sample");
+  Dataset all;
+  if (opt.photos) {
+    all.name = "photo-cache:" + file.string();
+    all.classes = cache->classes();
+    std::vector<int64_t> labels(size_t(cache->size()));
+    for (int64_t i = 0; i < cache->size(); ++i) labels[size_t(i)] = cache->label(i);
+    all.labels = from_blob_copy(labels.data(), {int64_t(labels.size())}, DType::Int64, Device::cpu());
+    all.photos = std::make_shared<const PhotoSet>(cache);
+    all.recipe.size = opt.size > 0 ? opt.size : opt.photo_size;
+    all.recipe.augment = opt.augment;
+    all.recipe.jitter = opt.jitter;
+    all.recipe.max_pixels = opt.max_pixels;
+    out.size_source = detail::cat(all.recipe.size, "x", all.recipe.size, " RGB crops (",
+                                  opt.size > 0 ? "--image-size" : "default: the model's size", "), decoded per sample");
+  } else {
+    ImageFolderOptions io;
+    io.resize = ResizeMode::CenterCrop;
+    io.height = io.width = opt.size;
+    io.channels = opt.channels;
+    if (opt.size == 0 || opt.channels == 0) {
+      const size_t n = size_t(cache->size()), k = std::min<size_t>(n, size_t(ImageFolderSplitOptions::kSizeSample));
+      std::vector<GeometrySample> samples;
+      for (size_t i = 0; i < k; ++i) {
+        const int64_t row = int64_t(i * n / k);
+        samples.push_back({detail::cat("#", row), cache->width(row), cache->height(row), !cache->source_grey(row)});
+      }
+      out.size_source = geometry_from(samples, n, opt, io);
+    }
+    all = cache_as_tensors(*cache, io, "photo-cache:" + file.string());
+  }
   std::vector<int64_t> train_idx, test_idx;
   seeded_split(all, opt.test_fraction, opt.seed ^ 0x696d616765736574ULL /* "imageset", as folders */, train_idx,
                test_idx);
@@ -272,7 +352,9 @@ ImageFolderSplits photo_cache_splits(const fs::path& file, const ImageFolderSpli
   out.train.recipe.train = true;
   if (!opt.classes.empty()) check_classes(opt.load_train ? out.train : out.test, opt.classes,
                                           "photo cache '" + file.string() + "'", "the trained run");
-  const std::vector<float> mean = opt.mean.empty() ? kImageNetMean : opt.mean, sd = opt.std.empty() ? kImageNetStd : opt.std;
+  std::vector<float> mean = opt.mean, sd = opt.std;
+  if ((mean.empty() || sd.empty()) && opt.photos) mean = kImageNetMean, sd = kImageNetStd;  // torchvision's defaults
+  if (mean.empty() || sd.empty()) compute_mean_std(out.train.images, mean, sd);  // the training split's, as a folder's
   for (Dataset* d : {&out.train, &out.test})
     if (d->size()) d->mean = mean, d->std = sd;
   return out;
@@ -335,9 +417,9 @@ ImageFolderSplits load_image_folder_splits(const fs::path& root, const ImageFold
     EMBER_CHECK(opt.channels == 0 || opt.channels == 3, ValueError,
                 "image folder: photos are read as RGB (3 channels), got --channels ", opt.channels);
     io.channels = 3;
-    io.height = io.width = opt.size > 0 ? opt.size : 224;
-    out.size_source = detail::cat(io.height, "x", io.height, " RGB crops (", opt.size > 0 ? "--image-size" : "the model's size",
-                                  "), decoded per sample");
+    io.height = io.width = opt.size > 0 ? opt.size : opt.photo_size;
+    out.size_source = detail::cat(io.height, "x", io.height, " RGB crops (",
+                                  opt.size > 0 ? "--image-size" : "default: the model's size", "), decoded per sample");
   }
   if (opt.load_train && opt.photos) check_training_classes(train_root, list_image_folder(train_root));
   if (!opt.photos && (opt.load_train || opt.size == 0 || opt.channels == 0)) {

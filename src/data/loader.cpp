@@ -212,14 +212,29 @@ Batch DataLoader::assemble(int64_t epoch, int64_t step, const std::vector<int64_
   float* x = out.x.data_ptr<float>();
   int64_t* y = out.y.data_ptr<int64_t>();
   if (dataset_.is_photos()) {
-    // Decode + augment per sample (photo_set.h); the draws depend on (seed, epoch, index) only.
-    for (int64_t i = 0; i < b; ++i) {
-      const int64_t idx = order[size_t(begin + i)];
-      dataset_.photos->sample(idx, dataset_.recipe, dataset_.mean, dataset_.std, options_.seed, epoch, idx,
-                              x + i * chw);
-      y[i] = labels[idx];
-    }
-    return out;
+    // Decode + augment per sample (photo_set.h); the draws depend on (seed, epoch, index) only. A
+    // file that cannot be decoded is left out of the batch (warned about once, by the photo set), as
+    // a collate_fn that drops failed samples does in PyTorch; a batch that loses every sample takes
+    // the next decodable ones of the epoch's order instead, so no batch is empty.
+    int64_t kept = 0;
+    auto put = [&](int64_t idx) {
+      if (!dataset_.photos->sample(idx, dataset_.recipe, dataset_.mean, dataset_.std, options_.seed, epoch, idx,
+                                   x + kept * chw))
+        return;
+      y[kept++] = labels[idx];
+    };
+    for (int64_t i = 0; i < b; ++i) put(order[size_t(begin + i)]);
+    for (int64_t k = 1; kept == 0 && k < n; ++k) put(order[size_t((end - 1 + k) % n)]);
+    EMBER_CHECK(kept > 0, DataError, "photo set '", dataset_.name, "': none of its pictures can be decoded");
+    if (kept == b) return out;
+    Batch shorter;
+    shorter.epoch = epoch;
+    shorter.step = step;
+    shorter.x = stager_->host_buffer({kept, c, h, w}, DType::Float32);
+    shorter.y = stager_->host_buffer({kept}, DType::Int64);
+    std::copy(x, x + kept * chw, shorter.x.data_ptr<float>());
+    std::copy(y, y + kept, shorter.y.data_ptr<int64_t>());
+    return shorter;
   }
   const uint8_t* images = dataset_.images.data_ptr<uint8_t>();
   for (int64_t i = 0; i < b; ++i) {

@@ -37,7 +37,7 @@ constexpr int64_t kChunk = 64;  // pictures per parallel chunk (and per progress
 // One source picture, ready to append.
 struct Blob {
   std::vector<uint8_t> bytes;
-  uint32_t width = 0, height = 0, encoding = 0;
+  uint32_t width = 0, height = 0, encoding = 0, source_channels = 3;
 };
 
 Blob encode(const fs::path& file, const PhotoCacheOptions& opt) {
@@ -45,6 +45,8 @@ Blob encode(const fs::path& file, const PhotoCacheOptions& opt) {
   DecodeOptions d;
   d.channels = 3;
   d.max_pixels = opt.max_pixels;
+  // Grey as an image folder counts it (image_folder_splits.cpp: the header's channels, alpha aside).
+  const uint32_t source_channels = probe_image(src, file.string()).channels_in_file >= 3 ? 3 : 1;
   Image pic = decode_image(src, d, file.string());
   const int64_t longer = std::max(pic.width, pic.height);
   if (longer > opt.max_side) {
@@ -55,6 +57,7 @@ Blob encode(const fs::path& file, const PhotoCacheOptions& opt) {
   }
   Blob b;
   b.width = uint32_t(pic.width), b.height = uint32_t(pic.height);
+  b.source_channels = source_channels;
   if (opt.raw) {
     b.encoding = 1;
     b.bytes = std::move(pic.pixels);
@@ -106,7 +109,7 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
   const fs::path partial = out.string() + ".partial", record = out.string() + ".partial.json";
   const nlohmann::json job = job_of(root, opt, n);
   PhotoCacheReport rep;
-  std::vector<std::array<uint64_t, 6>> entries;
+  std::vector<std::array<uint64_t, 7>> entries;
   int64_t done = 0;
   uint64_t data_end = kHeader;
   // A partial file of the same job: continue after its last recorded chunk.
@@ -115,7 +118,11 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
     if (r.is_object() && r.value("job", nlohmann::json()) == job && fs::file_size(partial) >= r.value("data_end", uint64_t(0))) {
       done = r.value("done", int64_t(0));
       data_end = r.value("data_end", uint64_t(kHeader));
-      for (const auto& e : r.value("entries", nlohmann::json::array())) entries.push_back(e.get<std::array<uint64_t, 6>>());
+      for (const auto& e : r.value("entries", nlohmann::json::array())) {
+        std::vector<uint64_t> v = e.get<std::vector<uint64_t>>();
+        v.resize(7, 0);  // a record from before the source's channels were kept: unknown
+        entries.push_back({v[0], v[1], v[2], v[3], v[4], v[5], v[6]});
+      }
       for (const auto& s : r.value("skipped", nlohmann::json::array())) rep.skipped.push_back(s.get<std::string>());
       rep.resumed = int64_t(entries.size());
     }
@@ -143,7 +150,7 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
           try {
             blobs[size_t(i - done)] = encode(listing.files[size_t(i)].first, opt);
           } catch (const Error& e) {
-            why[size_t(i - done)] = listing.files[size_t(i)].first.string() + ": " + e.what();
+            why[size_t(i - done)] = reason_naming(listing.files[size_t(i)].first, e.what());
           }
         }
       };
@@ -160,7 +167,7 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
         if (std::fwrite(b->bytes.data(), 1, b->bytes.size(), f) != b->bytes.size())
           throw IOError(partial.string() + ": write failed (disk full?)", "free some space and run it again: it resumes");
         entries.push_back({data_end, b->bytes.size(), uint64_t(listing.files[size_t(i)].second), b->width, b->height,
-                           b->encoding});
+                           b->encoding, b->source_channels});
         data_end += b->bytes.size();
         ++rep.written;
       }
@@ -174,12 +181,20 @@ PhotoCacheReport write_photo_cache(const fs::path& root, const fs::path& out, co
       if (progress) progress(done, n);
     }
     if (entries.empty()) throw DataError("no picture of '" + root.string() + "' could be read", "check the folder");
+    if (too_many_undecodable(int64_t(rep.skipped.size()), n)) {
+      // A rerun must read every file again (the folder is being fixed), not resume these skips.
+      std::fclose(f);
+      f = nullptr;
+      std::error_code ec;
+      fs::remove(partial, ec), fs::remove(record, ec);
+      throw_too_many_undecodable(detail::cat("image folder '", root.string(), "'"), int64_t(rep.skipped.size()), n,
+                                 rep.skipped);
+    }
     // Index, metadata, header, then the checksum of all of it as the footer.
     std::vector<uint8_t> tail;
     for (const auto& e : entries) {
       put_u64(tail, e[0]);
-      for (int k = 1; k < 6; ++k) put_u32(tail, uint32_t(e[size_t(k)]));
-      put_u32(tail, 0);
+      for (int k = 1; k < 7; ++k) put_u32(tail, uint32_t(e[size_t(k)]));
     }
     const nlohmann::json meta = {{"classes", listing.classes}, {"max_side", opt.max_side},
                                  {"encoding", opt.raw ? "raw" : "jpeg"}, {"quality", opt.jpeg_quality},
@@ -242,7 +257,8 @@ PhotoCache::PhotoCache(const fs::path& file) : path_(file) {
     max_side_ = p.max_side;
     entries_.reserve(p.entries.size());
     for (const auto& e : p.entries)
-      entries_.push_back({e[0], uint32_t(e[1]), uint32_t(e[2]), uint32_t(e[3]), uint32_t(e[4]), uint32_t(e[5])});
+      entries_.push_back({e[0], uint32_t(e[1]), uint32_t(e[2]), uint32_t(e[3]), uint32_t(e[4]), uint32_t(e[5]),
+                          uint32_t(e[6])});
   } catch (...) {
     if (map_) ::munmap(const_cast<uint8_t*>(map_), map_size_);
     map_ = nullptr;
@@ -266,6 +282,9 @@ std::span<const uint8_t> PhotoCache::bytes(int64_t i) const {
 }
 
 bool PhotoCache::raw(int64_t i) const { return label(i) >= 0 && entries_[size_t(i)].encoding == 1; }
+int64_t PhotoCache::width(int64_t i) const { return label(i) >= 0 ? entries_[size_t(i)].width : 0; }
+int64_t PhotoCache::height(int64_t i) const { return label(i) >= 0 ? entries_[size_t(i)].height : 0; }
+bool PhotoCache::source_grey(int64_t i) const { return label(i) >= 0 && entries_[size_t(i)].source_channels == 1; }
 
 Image PhotoCache::picture(int64_t i) const {
   const std::span<const uint8_t> b = bytes(i);

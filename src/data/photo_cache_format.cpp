@@ -61,11 +61,11 @@ PhotoCacheIndex parse_photo_cache(std::span<const uint8_t> b, const std::string&
   for (uint64_t i = 0; i < count; ++i) {
     const uint8_t* e = b.data() + index_off + i * kEntry;
     const uint64_t off = get_u64(e), size = get_u32(e + 8), label = get_u32(e + 12), w = get_u32(e + 16),
-                   h = get_u32(e + 20), enc = get_u32(e + 24);
+                   h = get_u32(e + 20), enc = get_u32(e + 24), source_channels = get_u32(e + 28);
     if (off < data_off || off > index_off || size > index_off - off || label >= p.classes.size() || enc > 1 ||
         w == 0 || h == 0 || (enc == 1 && uint64_t(size) != w * h * 3))
       bad(name, "index entry " + std::to_string(i) + " does not fit its data region");
-    p.entries.push_back({off, size, label, w, h, enc});
+    p.entries.push_back({off, size, label, w, h, enc, source_channels == 1 || source_channels == 3 ? source_channels : 0});
   }
   return p;
 }

@@ -41,7 +41,9 @@ inline void put_u32(std::vector<uint8_t>& b, uint32_t v) {
 std::vector<uint8_t> sha256_raw(std::span<const uint8_t> bytes);
 
 struct PhotoCacheIndex {
-  std::vector<std::array<uint64_t, 6>> entries;  // offset, size, label, width, height, encoding
+  // offset, size, label, width, height, encoding, the source picture's channels (1 grey, 3 colour, 0
+  // unknown: a cache written before they were recorded)
+  std::vector<std::array<uint64_t, 7>> entries;
   std::vector<std::string> classes;
   int64_t max_side = 0;
 };

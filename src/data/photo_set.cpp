@@ -5,9 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <mutex>
+#include <set>
 
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
+#include "ember/data/dataset.h"
 #include "ember/data/decode.h"
 #include "ember/data/photo_cache.h"
 #include "ember/data/photo_transforms.h"
@@ -63,15 +67,32 @@ std::string PhotoRecipe::describe() const {
   return fmt::format("resize {}, centre crop {}", resize_for_crop(size), size);
 }
 
-PhotoSet::PhotoSet(std::vector<std::filesystem::path> files)
-    : files_(std::make_shared<const std::vector<std::filesystem::path>>(std::move(files))) {
+struct PhotoSet::Undecodable {
+  std::mutex mu;
+  std::set<int64_t> rows;            // rows of the shared file list (or cache) that failed
+  std::vector<std::string> reasons;  // their warnings' reasons, in the order found
+  int64_t total = 0;                 // the files the share is taken of (the scan's skipped ones too)
+  int64_t at_scan = 0;
+};
+
+PhotoSet::PhotoSet(std::vector<std::filesystem::path> files, int64_t skipped_at_scan)
+    : files_(std::make_shared<const std::vector<std::filesystem::path>>(std::move(files))),
+      bad_(std::make_shared<Undecodable>()) {
   rows_.resize(files_->size());
   for (size_t i = 0; i < rows_.size(); ++i) rows_[i] = int64_t(i);
+  bad_->at_scan = skipped_at_scan;
+  bad_->total = int64_t(files_->size()) + skipped_at_scan;
 }
 
-PhotoSet::PhotoSet(std::shared_ptr<const PhotoCache> cache) : cache_(std::move(cache)) {
+PhotoSet::PhotoSet(std::shared_ptr<const PhotoCache> cache) : cache_(std::move(cache)), bad_(std::make_shared<Undecodable>()) {
   rows_.resize(size_t(cache_->size()));
   for (size_t i = 0; i < rows_.size(); ++i) rows_[i] = int64_t(i);
+  bad_->total = cache_->size();
+}
+
+int64_t PhotoSet::undecodable() const {
+  std::lock_guard<std::mutex> lock(bad_->mu);
+  return int64_t(bad_->rows.size());
 }
 
 const std::filesystem::path& PhotoSet::file(int64_t i) const {
@@ -100,11 +121,42 @@ std::shared_ptr<const PhotoSet> PhotoSet::take(const std::vector<int64_t>& idx) 
     EMBER_CHECK(i >= 0 && i < size(), IndexError, "photo set: sample ", i, " is outside [0, ", size(), ")");
     rows.push_back(rows_[size_t(i)]);
   }
-  return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, cache_, std::move(rows)));
+  return std::shared_ptr<const PhotoSet>(new PhotoSet(files_, cache_, std::move(rows), bad_));
 }
 
-void PhotoSet::sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
+bool PhotoSet::sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
                       const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) const {
+  (void)file(i);  // the range check: an IndexError is ours, never a skipped file
+  const int64_t row = rows_[size_t(i)];
+  {
+    std::lock_guard<std::mutex> lock(bad_->mu);
+    if (bad_->rows.count(row)) return false;
+  }
+  std::string reason;
+  try {
+    sample_or_throw(i, recipe, mean, std, seed, epoch, index, dst);
+    return true;
+  } catch (const DataError& e) {
+    reason = e.what();
+  } catch (const IOError& e) {  // the file went away or became unreadable since the scan
+    reason = e.what();
+  }
+  reason = cache_ ? name(i) + ": " + reason : reason_naming(file(i), reason);
+  std::lock_guard<std::mutex> lock(bad_->mu);
+  if (!bad_->rows.insert(row).second) return false;  // another worker got there first
+  bad_->reasons.push_back(reason);
+  std::fprintf(stderr, "ember: warning: %s\n", skip_warning(reason).c_str());
+  const int64_t bad = int64_t(bad_->rows.size()) + bad_->at_scan;
+  if (too_many_undecodable(bad, bad_->total))
+    throw_too_many_undecodable(cache_ ? "photo cache '" + cache_->path().string() + "'"
+                                      : "image folder '" + file(i).parent_path().parent_path().string() + "'",
+                               bad, bad_->total, bad_->reasons);
+  return false;
+}
+
+void PhotoSet::sample_or_throw(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                               const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index,
+                               float* dst) const {
   if (!recipe.train || recipe.augment == Augment::None || (cache_ && cache_->raw(rows_[size_t(i)]))) {
     photo_sample(picture(i, recipe.max_pixels), recipe, mean, std, seed, epoch, index, dst);
     return;

@@ -62,8 +62,9 @@ class Machine {
   template <class... Args>
   [[noreturn]] void fail(const Args&... args) const {
     throw PthError(PthErrorKind::Pickle,
-                   detail::cat("pth: ", src_, ": Pickle: ", args..., " (opcode at byte ", op_at_, " of the pickle)"),
-                   "the file is damaged, or was not written by torch.save");
+                   detail::cat(src_, ": its pickle cannot be read: ", args..., " (opcode at byte ", op_at_,
+                               " of the pickle)"),
+                   std::string("the file is damaged, or was not written by torch.save; ") + kPthStateDictHint);
   }
 
   const uint8_t* take(uint64_t n) {
@@ -132,11 +133,10 @@ class Machine {
     for (std::string_view allowed : kAllowedGlobals)
       if (name == allowed) return push(text(Kind::Global, std::move(name)));
     throw PthForbiddenGlobalError(
-        detail::cat("pth: ", src_, ": ForbiddenGlobal: the pickle refers to '", name,
-                    "', which a weights file has no use for; refused without calling anything (ember reads "
-                    "state dicts: tensors, OrderedDict and plain values only)"),
-        name, "if the file comes from a source you trust, load it in Python and save only the weights: "
-              "torch.save(model.state_dict(), 'weights.pth')");
+        detail::cat(src_, ": refused: the pickle refers to '", name,
+                    "', which a weights file has no use for; nothing was called (ember reads state dicts: tensors, "
+                    "OrderedDict and plain values only)"),
+        name, std::string("if the file comes from a source you trust, ") + kPthStateDictHint);
   }
   void reduce();
   void int_bytes(uint64_t n) {  // LONG1/LONG4: little-endian two's complement of n bytes

@@ -20,9 +20,11 @@ using pickle::Kind;
 using pickle::Obj;
 using pickle::Pickle;
 
+// "<file>: <what>": the kind is the error's type (PthError::kind()), not a word in the message. The
+// hint is the one-line conversion that gives a file ember reads: the weights alone.
 template <class... Args>
 [[noreturn]] void fail(PthErrorKind kind, const std::string& source, const Args&... args) {
-  throw PthError(kind, detail::cat("pth: ", source, ": ", pth_error_kind_name(kind), ": ", args...));
+  throw PthError(kind, detail::cat(source, ": ", args...), std::string(kPthStateDictHint));
 }
 
 // torch's legacy files start with pickle.dump(0x1950a86a20f9469cfc6c, protocol=2): PROTO 2, LONG1 10.

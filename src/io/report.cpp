@@ -41,6 +41,20 @@ double nice_step(double range, int target) {
 }
 std::string num(double v) { return fmt::format("{:.4g}", v); }
 
+// An axis tick: 4 significant digits, but a whole 10,000 or more written out with thousands
+// separators (a step axis read "1e+04", issue 48); scientific only beyond 1e15 and below 1e-3.
+std::string tick_label(double v) {
+  const double a = std::abs(v);
+  if (a < 1e4 || a >= 1e15 || v != std::floor(v)) return num(v);
+  const auto whole = static_cast<long long>(a);
+  std::string digits = std::to_string(whole), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
+
 // Values a chart can place: finite and below 1e300, so that differences of two of them stay finite.
 bool plottable(double v) { return std::isfinite(v) && std::abs(v) < 1e300; }
 
@@ -100,9 +114,10 @@ std::string svg_line_chart(const Chart& c, int width, int height) {
   for (double y : ticks(y0, y1, ys))
     o += fmt::format("<line x1=\"{:.1f}\" y1=\"{:.1f}\" x2=\"{:.1f}\" y2=\"{:.1f}\" stroke=\"#e5e5e5\"/>"
                      "<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"end\">{}</text>\n",
-                     ml, py(y), ml + pw, py(y), ml - 4, py(y) + 4, num(y));
+                     ml, py(y), ml + pw, py(y), ml - 4, py(y) + 4, tick_label(y));
   for (double x : ticks(std::ceil(x0 / xs) * xs, x1, xs))
-    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x), mt + ph + 14, num(x));
+    o += fmt::format("<text x=\"{:.1f}\" y=\"{:.1f}\" text-anchor=\"middle\">{}</text>\n", px(x), mt + ph + 14,
+                     tick_label(x));
   o += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" stroke=\"#999\"/>\n", ml, mt, pw, ph);
   o += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", ml + pw / 2, height - 6,
                    html_escape(c.x_label));

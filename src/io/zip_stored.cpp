@@ -17,8 +17,8 @@ constexpr size_t kEndSize = 22, kCentralSize = 46, kLocalSize = 30, kLocatorSize
 
 template <class... Args>
 [[noreturn]] void fail(const std::string& source, const Args&... args) {
-  throw PthError(PthErrorKind::Archive, detail::cat("pth: ", source, ": Archive: ", args...),
-                 "the file is damaged or not a torch.save archive; save it again with torch.save");
+  throw PthError(PthErrorKind::Archive, detail::cat(source, ": not a readable torch.save archive: ", args...),
+                 std::string("the file is damaged (copy it again) or not a torch.save archive; ") + kPthStateDictHint);
 }
 
 uint64_t le(std::span<const uint8_t> b, uint64_t at, int n) {
@@ -117,7 +117,7 @@ std::span<const uint8_t> zip_read(std::span<const uint8_t> bytes, const std::str
                                   const std::string& source) {
   if (e.method != 0)
     throw PthError(PthErrorKind::Archive,
-                   detail::cat("pth: ", source, ": Archive: entry '", name, "' is compressed (zip method ", e.method,
+                   detail::cat(source, ": not a readable torch.save archive: entry '", name, "' is compressed (zip method ", e.method,
                                "); torch.save writes stored entries only"),
                    "the archive was repacked by another tool: load and save it again with torch.save");
   return bytes.subspan(e.offset, e.size);  // zip_list checked the bounds

@@ -63,6 +63,31 @@ std::string suggest(const std::string& typed, const std::vector<std::string>& ca
   return "known: " + all;
 }
 
+// Keys Keras and PyTorch users write for what ember calls otherwise (issue 48): the key ember reads,
+// or "" for what ember infers from the previous layer.
+struct ForeignKey {
+  const char* key;
+  const char* ours;
+  const char* whose;
+};
+constexpr ForeignKey kForeignKeys[] = {
+    {"filters", "out_channels", "Keras's Conv2D"},     {"units", "out_features", "Keras's Dense"},
+    {"strides", "stride", "Keras's"},                  {"pool_size", "kernel_size", "Keras's pooling layers'"},
+    {"use_bias", "bias", "Keras's"},                   {"rate", "p", "Keras's Dropout"},
+    {"in_channels", "", "PyTorch's Conv2d"},           {"in_features", "", "PyTorch's Linear"},
+    {"num_features", "", "PyTorch's BatchNorm2d"},
+};
+// Layer types as Keras names them, for the unknown-type error.
+constexpr std::pair<const char*, const char*> kForeignTypes[] = {
+    {"dense", "linear"},           {"maxpooling2d", "maxpool2d"}, {"averagepooling2d", "avgpool2d"},
+    {"batchnormalization", "batchnorm2d"}, {"globalaveragepooling2d", "adaptiveavgpool2d"},
+};
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
 int line_of(const toml::node& n, int fallback) {
   const auto& src = n.source();
   return src.begin.line ? int(src.begin.line) : fallback;
@@ -193,10 +218,21 @@ class LayerReader {
     return std::get<bool>(it->second.value);
   }
   void done() {
-    for (const auto& [k, e] : l_.keys)
-      if (!used_.count(k))
-        fail(source_, e.line, where_ + ": unknown key '" + k + "'",
-             suggest(k, std::vector<std::string>(used_.begin(), used_.end())) + " (docs/model-spec.md lists every key)");
+    for (const auto& [k, e] : l_.keys) {
+      if (used_.count(k)) continue;
+      for (const ForeignKey& f : kForeignKeys) {
+        if (k != f.key) continue;
+        if (*f.ours == '\0')
+          fail(source_, e.line, where_ + ": '" + k + "' (" + f.whose + " argument) is not a key of ember's layers",
+               "ember infers it from the previous layer's output: remove it (docs/model-spec.md lists every key)");
+        if (used_.count(f.ours))
+          fail(source_, e.line, where_ + ": unknown key '" + k + "'",
+               "'" + k + "' is " + f.whose + " name; ember's is '" + f.ours + "': write " + f.ours + " = " + e.shown +
+                   " (docs/model-spec.md lists every key)");
+      }
+      fail(source_, e.line, where_ + ": unknown key '" + k + "'",
+           suggest(k, std::vector<std::string>(used_.begin(), used_.end())) + " (docs/model-spec.md lists every key)");
+    }
   }
   [[noreturn]] void shape_error(const std::string& msg, const std::string& hint = "") {
     fail(source_, l_.line, where_ + ": " + msg, hint);
@@ -210,6 +246,10 @@ class LayerReader {
 
   // A required key is absent; a key of the layer spelled like it is probably the typo.
   [[noreturn]] void missing(const std::string& key) const {
+    for (const ForeignKey& f : kForeignKeys)  // `filters = 32` for out_channels
+      if (auto it = l_.keys.find(f.key); it != l_.keys.end() && key == f.ours)
+        fail(source_, it->second.line, where_ + ": missing '" + key + "'; '" + f.key + "' is " + f.whose + " name for it",
+             "write " + key + " = " + it->second.shown + " (docs/model-spec.md lists every key)");
     for (const auto& [k, e] : l_.keys)
       if (k != key && suggest(k, {key}).starts_with("did you mean"))
         fail(source_, e.line, where_ + ": missing '" + key + "'; '" + k + "' is not a key of this layer",
@@ -250,7 +290,8 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
     auto t = l.keys.find("type");
     if (t == l.keys.end() || !std::holds_alternative<std::string>(t->second.value))
       fail(source, l.line, "layer " + std::to_string(i + 1) + ": missing type = \"...\"");
-    const std::string type = std::get<std::string>(t->second.value);
+    // "Conv2D", "ReLU", "BatchNorm2d" as Keras and PyTorch spell them: the type names ignore case.
+    const std::string type = lower(std::get<std::string>(t->second.value));
     LayerReader r(l, source, i, type);
     auto need_image = [&] {
       if (shape.size() != 3)
@@ -348,7 +389,14 @@ std::shared_ptr<Module> model_from_spec(const std::string& text, const std::stri
       const double p = r.real("p", 0.5, 0, 1);
       m = build([&] { return std::make_shared<Dropout>(p); });
     } else {
-      fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + type + "'",
+      const std::string typed = std::get<std::string>(t->second.value);
+      for (const auto& [keras, ours] : kForeignTypes)
+        if (type == keras)
+          fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + typed + "'",
+               "Keras's " + typed + " is ember's '" + ours + "'" +
+                   (type == "globalaveragepooling2d" ? " (output_size = 1) followed by a flatten" : "") +
+                   " (docs/model-spec.md lists every type)");
+      fail(source, l.line, "layer " + std::to_string(i + 1) + ": unknown type '" + typed + "'",
            suggest(type, {"conv2d", "linear", "batchnorm2d", "relu", "gelu", "relu6", "hardsigmoid", "hardswish",
                           "silu", "dropout", "maxpool2d", "avgpool2d", "adaptiveavgpool2d", "flatten", "residual"}));
     }

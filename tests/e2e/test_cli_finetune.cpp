@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include "support/test_data.h"
 #include "cli_test_util.h"
@@ -40,6 +41,12 @@ std::map<std::string, ember::Tensor> weights_of(const fs::path& run) {
   return out;
 }
 
+// The first group of the first match of `re` in `text`, "" when none.
+std::string first_group(const std::string& text, const std::string& re) {
+  std::smatch m;
+  return std::regex_search(text, m, std::regex(re)) && m.size() > 1 ? m[1].str() : std::string();
+}
+
 }  // namespace
 
 TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
@@ -60,6 +67,12 @@ TEST_F(CliFineTune, ANewHeadTrainsAloneThenEverything) {
   EMBER_EXPECT_HAS(r.out, "fine-tune  backbone frozen (");
   EMBER_EXPECT_HAS(r.out, "training the classifier 'fc' (");
   EMBER_EXPECT_HAS(r.out, "test accuracy");
+  {
+    // Issue 48, item 15: the summary's trainable count is the classifier's, as the fine-tune line says.
+    const std::string head = first_group(r.out, R"(training the classifier 'fc' \(([0-9,]+) parameters\))");
+    ASSERT_FALSE(head.empty()) << r.out;
+    EXPECT_EQ(first_group(r.out, R"(Trainable params: ([0-9,]+))"), head) << r.out;
+  }
   const auto frozen = weights_of(dir / "frozen");
   ASSERT_EQ(frozen.size(), pre.size());
   for (const auto& [k, t] : frozen) {
@@ -191,4 +204,57 @@ TEST_F(CliFineTune, APhotoCacheFileTrainsLikeItsFolder) {
   EXPECT_NE(r.code, 0) << r.out;
   EMBER_EXPECT_HAS(r.out, "the checksum does not match");
   EMBER_EXPECT_HAS(r.out, "ember data cache");
+}
+
+namespace {
+// The banner's "data" line, e.g. "data       image-folder: 38 train, 10 test, 3x24x24, 3 classes".
+std::string data_line(const std::string& out) {
+  const size_t at = out.find("data       image-folder:");
+  return at == std::string::npos ? std::string() : out.substr(at, out.find('\n', at) - at);
+}
+}  // namespace
+
+// Issue 48, item 5: the cache of a folder trains with the folder's defaults — ember's small models
+// get the same pre-resized size, channels and flips (not torchvision's crops at 28x28), a grey
+// folder's cache trains grey, and the banner says "default" for a default size.
+TEST_F(CliFineTune, APhotoCacheTakesItsFoldersDefaults) {
+  write_shape_images(dir / "shapes", 16, 0);
+  const std::string cache = (dir / "shapes.ember").string();
+  ASSERT_EQ(run_ember("data cache " + (dir / "shapes").string() + " -o " + cache).code, 0);
+  const std::string common = " --model bncnn --batch-size 16 --threads 2 --epochs 1 --val-split 0 --run-dir ";
+  auto folder = run_ember("train --data " + (dir / "shapes").string() + common + (dir / "f").string());
+  ASSERT_EQ(folder.code, 0) << folder.out;
+  auto cached = run_ember("train --data " + cache + common + (dir / "c").string());
+  ASSERT_EQ(cached.code, 0) << cached.out;
+  EXPECT_EQ(data_line(cached.out), data_line(folder.out)) << cached.out;
+  EMBER_EXPECT_HAS(data_line(cached.out), "3x24x24");
+  for (const auto* out : {&folder.out, &cached.out}) {
+    EMBER_EXPECT_HAS(*out, "uint8 data held once");
+    EMBER_EXPECT_HAS(*out, "horizontal flip p 0.5");
+    EXPECT_EQ(out->find("RandomResizedCrop"), std::string::npos) << *out;
+  }
+  auto r = run_ember("eval " + (dir / "c").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "test accuracy");
+
+  // A grey folder's cache holds RGB pictures but remembers their source was grey: 1 channel, as the folder.
+  for (const char* cls : {"dark", "light"}) {
+    fs::create_directories(dir / "grey" / cls);
+    for (int i = 0; i < 8; ++i) {
+      std::vector<unsigned char> px(24 * 24, (unsigned char)(cls[0] == 'd' ? 30 + i : 200 + i));
+      ASSERT_NE(stbi_write_png((dir / "grey" / cls / ("g" + std::to_string(i) + ".png")).c_str(), 24, 24, 1, px.data(), 24), 0);
+    }
+  }
+  ASSERT_EQ(run_ember("data cache " + (dir / "grey").string() + " -o " + (dir / "grey.ember").string()).code, 0);
+  folder = run_ember("train --data " + (dir / "grey").string() + common + (dir / "gf").string());
+  cached = run_ember("train --data " + (dir / "grey.ember").string() + common + (dir / "gc").string());
+  ASSERT_EQ(cached.code, 0) << cached.out;
+  EMBER_EXPECT_HAS(data_line(cached.out), "1x24x24");
+  EXPECT_EQ(data_line(cached.out), data_line(folder.out)) << cached.out;
+
+  // torchvision's models: photos at the model's size, said to be the default.
+  r = run_ember("train --data " + cache + " --model mobilenet_v3_small --batch-size 16 --threads 2 --epochs 1 "
+                "--limit-train 12 --limit-test 6 --val-split 0 --run-dir " + (dir / "tv").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "224x224 RGB crops (default: the model's size), decoded per sample");
 }

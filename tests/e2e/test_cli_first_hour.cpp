@@ -289,8 +289,13 @@ TEST_F(CliFirstHour, ExportWritesThroughLinksToStdoutAndRefusesDevices) {
 TEST_F(CliFirstHour, InitFromNamesTheModelOrGeometryTheWeightsFit) {
   ASSERT_EQ(run(tiny("lenet")).code, 0);
   const std::string run_dir = (dir / "lenet").string();
+  // Without --model, the model the weights were trained as (issue 48); another --model gets the hint.
   Result r = run("train --init-from " + run_dir + " --data-dir " + data.string() + " --epochs 1 --threads 2 "
                  "--run-dir " + (dir / "d").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "defaults   --model lenet5: the model --init-from's weights were trained as");
+  r = run("train --model bncnn --init-from " + run_dir + " --data-dir " + data.string() + " --epochs 1 --threads 2 "
+          "--run-dir " + (dir / "d2").string());
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_HAS(r.out, "hint: these weights fit --model lenet5");
   // Into a 3-class RGB photo folder at 24x24: the run's 1x28x28, with a new head.
@@ -363,4 +368,83 @@ TEST_F(CliFirstHour, EpochRowsKeepTheirWidthWhenTheLossIsLarge) {
   EXPECT_TRUE(large) << "no loss of 10,000 or more to show:\n" << r.out;
   for (const std::string& row : rows) EXPECT_EQ(row.size(), rows[0].size()) << row;
   EXPECT_LE(rows[0].size(), 80u);
+}
+
+// Issue 48, item 7: a --data value with a '/' or '~' is a path. A typo in it names the missing folder
+// and the closest one beside it, written as the user wrote the path (exit 2), not "unknown
+// dataset"; `~` unexpanded (a quoted value, a --config file) means $HOME, as os.path.expanduser.
+TEST_F(CliFirstHour, ADataPathWithATypoNamesTheFolderMeant) {
+  ember::e2e::write_shape_images(dir / "photos", 4, 0);
+  Result r = run("train --data " + (dir / "phtos").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "no such folder '" + (dir / "phtos").string() + "' (did you mean " + (dir / "photos").string() + "?)");
+  EXPECT_EQ(r.out.find("unknown dataset"), std::string::npos) << r.out;
+  r = run("train --data '~/phtos' --epochs 1", "HOME=" + dir.string() + " ");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "no such folder '~/phtos' (did you mean ~/photos?)");
+  r = run("train --data " + (dir / "nowhere" / "photos").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "does not exist either");
+  r = run("train --data " + (dir / "photos" / "disc" / "img1.png").string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "is a file, not a folder of images");
+  r = run("train --data '~/photos' --model mlp --epochs 1 --batch-size 8 --threads 2 --run-dir " + (dir / "run").string(),
+          "HOME=" + dir.string() + " ");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EMBER_EXPECT_HAS(r.out, "from " + (dir / "photos").string());
+}
+
+// Issue 48, item 20: the cosmetics a PyTorch/Keras user met in an hour.
+TEST_F(CliFirstHour, NamesAsOtherToolsSpellThemAndMessagesWithoutInternalWords) {
+  // --help footers: every exit code, each phrase on one line.
+  for (const std::string& cmd : {"--help", "train --help"}) {
+    Result r = run(cmd);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_HAS(r.out, "3 internal error (a bug in ember)");
+    EXPECT_HAS(r.out, "143 terminated (SIGTERM)");
+    for (const std::string& line : lines_of(r.out)) EXPECT_FALSE(line.ends_with(" 3 internal")) << r.out;
+  }
+  // --device gpu is CUDA's.
+  Result r = run(tiny("gpu") + " --device gpu");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "invalid device 'gpu' (did you mean cuda?)");
+  // Names in another case, and Keras's layer names in a spec.
+  r = run("train --model LeNet5 --optimizer SGD --data-dir " + data.string() + " --epochs 1 --batch-size 32 "
+          "--threads 2 --run-dir " + (dir / "cased").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "model      lenet5:");
+  EXPECT_HAS(r.out, "optimizer  sgd lr");
+  std::ofstream(dir / "keras.toml") << "[[layer]]\ntype = \"Conv2D\"\nfilters = 8\nkernel_size = 3\n"
+                                       "[[layer]]\ntype = \"Flatten\"\n[[layer]]\ntype = \"Linear\"\nout_features = \"classes\"\n";
+  r = run("train --model " + (dir / "keras.toml").string() + " --data-dir " + data.string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "layer 1 (conv2d): missing 'out_channels'; 'filters' is Keras's Conv2D name for it");
+  EXPECT_HAS(r.out, "write out_channels = 8");
+  std::ofstream(dir / "dense.toml") << "[[layer]]\ntype = \"Flatten\"\n[[layer]]\ntype = \"Dense\"\nunits = 10\n";
+  r = run("train --model " + (dir / "dense.toml").string() + " --data-dir " + data.string() + " --epochs 1");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "Keras's Dense is ember's 'linear'");
+  std::ofstream(dir / "cased.toml") << "[[layer]]\ntype = \"Conv2D\"\nout_channels = 4\nkernel_size = 3\n"
+                                       "[[layer]]\ntype = \"ReLU\"\n[[layer]]\ntype = \"Flatten\"\n"
+                                       "[[layer]]\ntype = \"Linear\"\nout_features = \"classes\"\n";
+  r = run("train --model " + (dir / "cased.toml").string() + " --data-dir " + data.string() + " --epochs 1 "
+          "--batch-size 32 --threads 2 --run-dir " + (dir / "spec").string());
+  EXPECT_EQ(r.code, 0) << r.out;
+  // An unknown dataset to fetch is a usage error, as for train --data.
+  r = run("data fetch imagenet");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "unknown dataset 'imagenet'");
+  // A config file with two bad lines names both.
+  std::ofstream(dir / "bad.toml") << "epochs = 0\nbatch_size = 32\nlr = \"fast\"\n";
+  r = run("train --config " + (dir / "bad.toml").string());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "2 settings in config file");
+  EXPECT_HAS(r.out, "line 1: epochs = 0: --epochs must be at least 1");
+  EXPECT_HAS(r.out, "line 3: \"lr\" must be a number");
+  // Where pretrained weights come from: a .pth.
+  r = run("train --pretrained");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, ".pth");
+  r = run("train --help");
+  EXPECT_HAS(r.out, ".pth/.pt (torch.save(model.state_dict()), read");
 }

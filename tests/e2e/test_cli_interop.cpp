@@ -14,6 +14,7 @@
 #include "ember/ember.h"
 #include "ember/io/safetensors.h"
 #include "ember/nn/models.h"
+#include "ember/train/checkpoint.h"
 
 using namespace e2e;
 using nlohmann::json;
@@ -228,7 +229,9 @@ TEST_F(CliInterop, PyTorchPicklesAndOnnxFilesAreNamedNotCalledCorrupt) {
       Result r = run(cmd);
       EXPECT_EQ(r.code, 1) << cmd << "\n" << r.out;
       if (f == std::string("model.pt")) {  // a torch.save zip, cut short: the .pth reader says so
-        EXPECT_HAS(r.out, "Archive: no end-of-central-directory record (the archive is truncated)");
+        EXPECT_HAS(r.out, "not a readable torch.save archive: no end-of-central-directory record (the archive is truncated)");
+        EXPECT_HAS(r.out, "torch.save(model.state_dict(), \"weights.pth\")");  // issue 48: the one-line conversion
+        EXPECT_LACKS(r.out, "pth: ");
       } else {  // a pickle without torch's magic number
         EXPECT_HAS(r.out, "not a safetensors file");
         EXPECT_HAS(r.out, "Python pickle");
@@ -276,7 +279,9 @@ TEST_F(CliInterop, WeightsInfoAndInitFromReadPyTorchPthFiles) {
                                  "weights info " + (fixtures / "hostile_os_system.pth").string()}) {
     r = run(cmd);
     EXPECT_EQ(r.code, 1) << r.out;
-    EXPECT_HAS(r.out, "ForbiddenGlobal: the pickle refers to 'posix.system'");
+    EXPECT_HAS(r.out, "hostile_os_system.pth: refused: the pickle refers to 'posix.system'");
+    EXPECT_LACKS(r.out, "ForbiddenGlobal");  // issue 48: an internal name, not the user's
+    EXPECT_HAS(r.out, "torch.save(model.state_dict(), \"weights.pth\")");
     EXPECT_FALSE(fs::exists(marker));
   }
   r = run(tiny("m") + " --init-from " + (fixtures / "mlp.pth").string());
@@ -289,3 +294,34 @@ TEST_F(CliInterop, WeightsInfoAndInitFromReadPyTorchPthFiles) {
 }
 
 }  // namespace
+
+// Issue 48, item 13: torchvision's ImageNet weights are called what they are (built for 3x224x224,
+// never "fit 3x28x28"), and a grey dataset takes them with the stem summed over RGB (timm's
+// adapt_input_conv for one channel), said in the banner; with the backbone frozen the run's conv1 is
+// exactly the file's summed over its input channels.
+TEST_F(CliInterop, ImageNetWeightsOnGreyImagesGetTheirStemSummedOverRgb) {
+  ember::Generator gen(0);
+  auto model = ember::models::create("resnet18", 1000, 3, 224, &gen);
+  const fs::path file = dir / "resnet18_imagenet.safetensors";
+  write_torch_style(*model, file, "", ember::DType::Float32);
+  Result r = run("weights info " + file.string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "fits --model resnet18 with 1000 classes: torchvision's architecture, built for 3x224x224 photos");
+  EXPECT_HAS(r.out, "1000 classes: torchvision's ImageNet weights, trained at 224x224");
+  EXPECT_LACKS(r.out, "3x28x28");
+  EXPECT_LACKS(r.out, "3x32x32");
+
+  // Fashion-MNIST-like grey 28x28 images (the fixture's IDX files).
+  r = run("train --model resnet18 --init-from " + file.string() + " --data-dir " + data.string() +
+          " --freeze-backbone --epochs 1 --limit-train 64 --limit-test 32 --batch-size 32 --threads 2 --run-dir " +
+          (dir / "grey").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "conv1.weight: the file's RGB stem [64, 3, 7, 7] summed over its 3 input channels");
+  const ember::train::Checkpoint ck = ember::train::load_checkpoint(weights_of("grey"));
+  ember::Tensor got;
+  for (const auto& [k, t] : ck.tensors)
+    if (k == "model/conv1.weight") got = t;
+  ASSERT_TRUE(got.defined());
+  const ember::Tensor want = model->state_dict().at("conv1.weight").sum({1}, true);
+  EXPECT_TRUE(ember::allclose(got, want, 1e-6, 1e-6));
+}

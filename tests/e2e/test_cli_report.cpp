@@ -71,6 +71,12 @@ TEST_F(CliReport, OneEpochRunHasPerStepCurvesModelDateAndVersion) {
   EMBER_EXPECT_HAS(html, "<th>ember version</th>");
   EXPECT_TRUE(std::regex_search(html, std::regex("<th>report written</th><td>20[0-9]{2}-[0-9]{2}-[0-9]{2} ")));
   EMBER_EXPECT_HAS(html, "<title>ember run run: lenet5 on image folder shapes</title>");
+  {
+    // Issue 48: the summary says which device trained the model (not only the environment table).
+    const std::string summary = html.substr(html.find("<h2>Summary</h2>"), html.find("</table>", html.find("<h2>Summary</h2>")) -
+                                                                            html.find("<h2>Summary</h2>"));
+    EMBER_EXPECT_HAS(summary, "<th>device</th><td>cpu");
+  }
 
   // Without label smoothing the train loss is plain cross-entropy and named plainly.
   // --log-every 3 over 8 steps: records at steps 3, 6 and the epoch's last, shorter interval (8).

@@ -134,6 +134,7 @@ TEST_F(PhotoCacheTest, TrainingReadsItAsASplitPhotoSet) {
   data::ImageFolderSplitOptions o;
   o.size = 32;
   o.test_fraction = 0.2;
+  o.photos = true;
   const data::ImageFolderSplits s = data::load_image_folder_splits(out, o);
   EXPECT_TRUE(s.train.is_photos());
   EXPECT_EQ(s.train.size() + s.test.size(), 10);
@@ -150,6 +151,45 @@ TEST_F(PhotoCacheTest, TrainingReadsItAsASplitPhotoSet) {
     seen += b.x.size(0);
   }
   EXPECT_EQ(seen, 8);
+}
+
+// Issue 48, item 5: without `photos` (ember's small models) a cache is what its folder is: the same
+// seeded split, the size and channels chosen by the folder's rule (from the index's sizes and the
+// source files' channels), the pictures decoded once into a uint8 tensor, the training split's
+// mean and std.
+TEST_F(PhotoCacheTest, WithoutPhotosItLoadsAsTensorsWithItsFoldersGeometry) {
+  const fs::path out = dir / "c.ember";
+  data::write_photo_cache(folder, out, options(true));
+  data::ImageFolderSplitOptions o;
+  o.test_fraction = 0.2;
+  const data::ImageFolderSplits cached = data::load_image_folder_splits(out, o);
+  const data::ImageFolderSplits from_folder = data::load_image_folder_splits(folder, o);
+  EXPECT_FALSE(cached.train.is_photos());
+  EXPECT_EQ(cached.train.size(), from_folder.train.size());
+  EXPECT_EQ(cached.test.size(), from_folder.test.size());
+  // The cache's pictures are shrunk to 64 on the longer side (90x60 -> 64x43), the folder's are not:
+  // the median shorter side is 43 for the one and 60 for the other, both under the cap of 64.
+  EXPECT_EQ(cached.train.channels(), 3);
+  EXPECT_EQ(cached.train.height(), 43);
+  EXPECT_EQ(from_folder.train.height(), 60);
+  EXPECT_NE(cached.size_source.find("size 43x43: the median shorter side of all 10 images"), std::string::npos)
+      << cached.size_source;
+  EXPECT_EQ(cached.train.labels.to_vector<int64_t>(), from_folder.train.labels.to_vector<int64_t>());
+  ASSERT_EQ(cached.train.mean.size(), 3u);
+  EXPECT_NEAR(cached.train.mean[0], from_folder.train.mean[0], 0.02);
+}
+
+TEST_F(PhotoCacheTest, ItRemembersWhichSourcesWereGrey) {
+  fs::create_directories(folder / "c0");
+  test::Bytes grey(size_t(40 * 30), 77);
+  test::write_bytes(folder / "c0" / "q_grey.png", test::make_png(40, 30, 1, grey));
+  const fs::path out = dir / "g.ember";
+  data::write_photo_cache(folder, out, options(false));
+  const data::PhotoCache cache(out);
+  int64_t greys = 0;
+  for (int64_t i = 0; i < cache.size(); ++i) greys += cache.source_grey(i);
+  EXPECT_EQ(greys, 1);
+  EXPECT_EQ(cache.picture(5).channels, 3);  // stored as RGB all the same
 }
 
 }  // namespace

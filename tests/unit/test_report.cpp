@@ -196,3 +196,13 @@ TEST(Report, BigConfusionMatricesAreSummarisedWithTheMatrixInACsv) {
   d.class_names = {"a", "b", "c"};
   EXPECT_NE(render_report_html(d).find("true \\ predicted"), std::string::npos);
 }
+
+// Issue 48: a run of 20000 steps had an axis labelled "1e+04"; whole ticks of 10,000 and more are
+// written out, with thousands separators.
+TEST(Report, LargeWholeTicksAreWrittenOut) {
+  Series s{"loss", {0, 5000, 10000, 15000, 20000}, {2.0, 1.0, 0.5, 0.4, 0.3}};
+  const std::string svg = svg_line_chart({"Training loss", "step", "loss", {s}});
+  EXPECT_EQ(svg.find("e+0"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">10,000<"), std::string::npos) << svg;
+  EXPECT_NE(svg.find(">20,000<"), std::string::npos) << svg;
+}

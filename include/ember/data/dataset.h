@@ -102,6 +102,22 @@ ImageFolderListing list_image_folder(const std::filesystem::path& root);
 // of each kind, for a warning; "" when nothing was left out.
 std::string describe_not_read(const std::vector<std::string>& not_read);
 
+// ---- files that cannot be decoded ------------------------------------------------------------------
+// One damaged file (a truncated JPEG, a half-copied PNG) never ends a run: every reader of images —
+// the folder loaded as tensors, a photo set's header scan and its per-sample decoding, `ember data
+// cache` — leaves it out with the same warning, skip_warning(reason), and counts it. Only a large
+// share of bad files is refused (a copy gone wrong, the wrong folder): more than one file and more
+// than a tenth of those read, too_many_undecodable().
+inline constexpr int64_t kUndecodableShareDenominator = 10;  // "a tenth"
+// "skipping <reason>"; reason names the file ("photos/dog/5.jpg: cannot decode image: ...").
+std::string skip_warning(const std::string& reason);
+// `reason` prefixed with `file` unless it names the file already.
+std::string reason_naming(const std::filesystem::path& file, const std::string& reason);
+bool too_many_undecodable(int64_t bad, int64_t total);
+// The DataError for too_many_undecodable: how many of how many, where, and the first reasons.
+[[noreturn]] void throw_too_many_undecodable(const std::string& where, int64_t bad, int64_t total,
+                                             const std::vector<std::string>& first_reasons);
+
 // Decodes every image of list_image_folder(root). Entries not read and empty class folders are
 // reported (and warned about on stderr); an empty class folder is still a class, with no images.
 // Throws IOError (no such directory) or DataError (no class folders, no images, an image over the
@@ -134,6 +150,10 @@ std::filesystem::path first_image_in_folder(const std::filesystem::path& root);
 // and must have the same class folders as the training split. The training split must have at
 // least two classes and an image in every class folder (a class of 0 images is refused, naming the
 // folders); a test or val folder without images of a class is a warning.
+// A photo cache file (photo_cache.h) in place of `root` gives the same splits, with the same
+// defaults, as the folder it was written from: a seeded split per class, and without `photos` its
+// pictures decoded once at the size and channels chosen the same way (from the pictures' stored
+// sizes and their source files' channels).
 struct ImageFolderSplitOptions {
   int64_t size = 0;                   // square side in pixels; 0: the median shorter side of up to
                                       // kSizeSample training images, at most kAutoMaxSide
@@ -145,10 +165,12 @@ struct ImageFolderSplitOptions {
   std::vector<float> mean, std;       // non-empty: normalise with these instead of the train split's
   int64_t max_pixels = kMaxImagePixels;  // per image, as ImageFolderOptions::max_pixels
   // Photos (photo_set.h): each split a PhotoSet decoded per sample, 3 channels, `size` the crop
-  // (0: 224), the training split through `augment`, the others through the evaluation transforms;
+  // (0: photo_size, the model's, said as the default), the training split through `augment`, the
+  // others through the evaluation transforms;
   // mean/std ImageNet's unless given. Every file's header is read (not decoded) when listed: an
   // unreadable one is left out with a warning, one over the pixel budget refused.
   bool photos = false;
+  int64_t photo_size = 224;           // photos without `size`: the model's input size
   Augment augment = Augment::Standard;
   ColorJitter jitter;                 // --color-jitter on the training split's photos
   static constexpr int64_t kAutoMaxSide = 64;

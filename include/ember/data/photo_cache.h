@@ -8,7 +8,9 @@
 //                     | u64 index_offset | u64 meta_offset | u64 meta_size | u64 reserved
 //   data:             the pictures' bytes, one after another
 //   index:            count x 32 bytes: u64 offset | u32 size | u32 label | u32 width | u32 height
-//                     | u32 encoding (0 JPEG, 1 raw RGB) | u32 reserved
+//                     | u32 encoding (0 JPEG, 1 raw RGB) | u32 the source file's channels (1 grey,
+//                     3 colour; 0 in caches written before it was recorded: read as colour), so a
+//                     cache of grey pictures trains as grey as its folder does
 //   meta:             JSON: classes, max_side, encoding, quality, source folder, ember version
 //   footer, 40 bytes: "EMBDSEND" | SHA-256 of every byte before the footer
 // A reader checks the magic, the sizes against the file, every index entry against the data
@@ -69,6 +71,11 @@ class PhotoCache {
   // The stored bytes of picture i (JPEG or raw RGB) and how it is stored.
   std::span<const uint8_t> bytes(int64_t i) const;
   bool raw(int64_t i) const;
+  // Picture i's stored size, and whether its source file was grey (a grey JPEG or PNG; the cache
+  // stores every picture as RGB).
+  int64_t width(int64_t i) const;
+  int64_t height(int64_t i) const;
+  bool source_grey(int64_t i) const;
   // Picture i decoded to RGB.
   Image picture(int64_t i) const;
   const std::filesystem::path& path() const { return path_; }
@@ -77,7 +84,7 @@ class PhotoCache {
  private:
   struct Entry {
     uint64_t offset = 0;
-    uint32_t size = 0, label = 0, width = 0, height = 0, encoding = 0;
+    uint32_t size = 0, label = 0, width = 0, height = 0, encoding = 0, source_channels = 0;
   };
   std::filesystem::path path_;
   const uint8_t* map_ = nullptr;

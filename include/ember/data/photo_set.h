@@ -52,7 +52,9 @@ class PhotoCache;
 
 class PhotoSet {
  public:
-  explicit PhotoSet(std::vector<std::filesystem::path> files);
+  // skipped_at_scan: files of the folder already left out when their headers were read; they count
+  // towards the share of undecodable files (dataset.h: too_many_undecodable).
+  explicit PhotoSet(std::vector<std::filesystem::path> files, int64_t skipped_at_scan = 0);
   // The pictures of a one-file cache (photo_cache.h), read from its memory map.
   explicit PhotoSet(std::shared_ptr<const PhotoCache> cache);
   int64_t size() const { return int64_t(rows_.size()); }
@@ -66,18 +68,30 @@ class PhotoSet {
   // Augmented training draws the crop box from the header's size first and decodes a JPEG at the
   // smallest DCT scale (1/2, 1/4, 1/8) that keeps the box at least `size` pixels a side, so a
   // 12-megapixel photo is not decoded whole to be cut to 224 pixels; evaluation decodes whole.
-  void sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean, const std::vector<float>& std,
+  // False when the file cannot be read or decoded (a truncated JPEG whose header read fine): the
+  // first time it warns ("ember: warning: skipping FILE: why", dataset.h's skip_warning) and the
+  // file is remembered by every set sharing this one's files, so later epochs skip it without
+  // reading it; the caller leaves the sample out of its batch. DataError once too many of the
+  // set's files failed (dataset.h: too_many_undecodable). Thread-safe.
+  bool sample(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean, const std::vector<float>& std,
               uint64_t seed, int64_t epoch, int64_t index, float* dst) const;
+  // Files found undecodable so far (by sample()) among those this set shares.
+  int64_t undecodable() const;
   // The samples idx[0], idx[1], ... of this set (sharing the file list).
   std::shared_ptr<const PhotoSet> take(const std::vector<int64_t>& idx) const;
 
+  struct Undecodable;  // the rows found bad, shared by the sets take() makes
+
  private:
   PhotoSet(std::shared_ptr<const std::vector<std::filesystem::path>> files, std::shared_ptr<const PhotoCache> cache,
-           std::vector<int64_t> rows)
-      : files_(std::move(files)), cache_(std::move(cache)), rows_(std::move(rows)) {}
+           std::vector<int64_t> rows, std::shared_ptr<Undecodable> bad)
+      : files_(std::move(files)), cache_(std::move(cache)), rows_(std::move(rows)), bad_(std::move(bad)) {}
+  void sample_or_throw(int64_t i, const PhotoRecipe& recipe, const std::vector<float>& mean,
+                       const std::vector<float>& std, uint64_t seed, int64_t epoch, int64_t index, float* dst) const;
   std::shared_ptr<const std::vector<std::filesystem::path>> files_;
   std::shared_ptr<const PhotoCache> cache_;
   std::vector<int64_t> rows_;
+  std::shared_ptr<Undecodable> bad_;
 };
 
 // Sample `index` of epoch `epoch` through the recipe: (3, size, size) floats into dst, normalised

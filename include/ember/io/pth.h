@@ -26,7 +26,12 @@ enum class PthErrorKind {
 };
 std::string_view pth_error_kind_name(PthErrorKind kind);
 
-// what() reads "pth: <source>: <Kind>: <detail>".
+// The hint for a .pth ember cannot read: what makes one it can, in one line of PyTorch.
+inline constexpr const char* kPthStateDictHint =
+    "load it in PyTorch and save the weights alone, which ember reads: torch.save(model.state_dict(), "
+    "\"weights.pth\")";
+
+// what() reads "<source>: <detail>" (the kind is kind(), for code; users read the sentence).
 class PthError : public FormatError {
  public:
   PthError(PthErrorKind kind, const std::string& msg, std::string hint = {})

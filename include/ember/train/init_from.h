@@ -67,11 +67,16 @@ std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::st
 // Every zoo model that takes all of `tensors` exactly, with the input geometry and class count it
 // takes them at (`ember weights info`). Geometries tried: the metadata's input_shape, the channels
 // of the first conv weight (or the flattened input of a first linear layer, for the MLP), and the
-// usual 1x28x28 and 3x32x32; the class count is read from the head's weight. Each candidate is
-// built and discarded. Empty when none fits.
+// usual 1x28x28 and 3x32x32; the class count is read from the head's weight. torchvision's ImageNet
+// architectures (built for 224x224) are tried only at the metadata's geometry or else at 224: their
+// weights take photos of any size (and, with the stem summed over RGB when loaded, grey ones), so a
+// guessed 28 or 32 would only mislead. Each candidate is built and discarded. Empty when none fits.
 struct WeightsFit {
   std::string model;
   int64_t channels = 0, image_size = 0, num_classes = 0;
+  // One of torchvision's ImageNet classifiers in a file that does not say what it was trained on:
+  // image_size is the 224 it is built for.
+  bool imagenet_architecture = false;
 };
 std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata);
 

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "ember/data/dataset.h"
+#include "ember/train/data_path.h"
 #include "ember/train/weights_info.h"
 
 namespace ember::train {
@@ -28,6 +29,7 @@ struct FolderFlags {
   int64_t max_pixels = data::kMaxImagePixels;  // --max-image-pixels (0: no limit)
   // The photo pipeline (data/photo_set.h): decoded per sample at image_size, augmented.
   bool photos = false;
+  int64_t photo_size = 224;  // photos without --image-size: the model's input size
   data::Augment augment = data::Augment::Standard;
   data::ColorJitter jitter;  // --color-jitter
 };
@@ -39,6 +41,13 @@ struct RunData {
   std::string config_json;    // for folders, a JSON object: image_size, channels, test_fraction, layout, classes,
                               // mean, std, look (the training images' brightness, for predict's check); "" else
 };
+
+// Below this many validation samples the best epoch is warned to be chosen on too few (one sample
+// moves the accuracy by 2% or more, more than epochs of a converging run usually differ).
+inline constexpr int64_t kFewValidationSamples = 50;
+// The warning when a run's best epoch is chosen on `val_samples` (< kFewValidationSamples; "" else):
+// from_folder: they are the image folder's val/; val_split: the share held out otherwise.
+std::string few_validation_warning(int64_t val_samples, bool from_folder, double val_split);
 
 // Loads train and test (and val) for `ember train`; limits > 0 keep a seeded, stratified subset of N
 // samples (train::limit_split; a subset left with one class is a SettingError).

@@ -117,6 +117,9 @@ struct RunPlan {
   int64_t steps_per_epoch = 0;
   int64_t schedule_epochs = 0;  // the epochs the schedule was planned over (kept by every resume)
   std::string schedule_lines;   // a resumed run's schedule against its new --epochs ("" when the same)
+  // Defaults taken from the model and data (run_defaults.h): the model an image folder gets, the
+  // model's recipe (optimizer, lr, weight decay), each line saying where from ("" when none).
+  std::string defaults_lines;
 
   std::string config_json;  // config.json (one line); the engine puts it into every manifest
   FitOptions fit;           // the engine's options (RunControls add the caller's)

@@ -92,6 +92,9 @@ std::string closest_name(const std::string& typed, const std::vector<std::string
 // digits (--data mnist) pass --hflip 0. docs/benchmarks.md, "The
 // default recipe", has its measured accuracy and wall time. The recipe before it (91.4% in 27 s):
 // --model lenet5 --epochs 15 --batch-size 128 --lr 3e-3 --hflip 0 --precision fp32.
+// A new run adapts some defaults to what it trains (ember/train/run_defaults.h, issue 48): an image
+// folder's model is resnet_small, and torchvision's architectures take their reference recipes'
+// optimizer, lr (scaled to the batch) and weight decay; a value given is never changed.
 struct TrainSettings {
   // The run's identity: fixed when it starts, adopted from the checkpoint on --resume.
   std::string model = "bncnn48_fc128";
@@ -192,11 +195,16 @@ const Setting* find_setting(const std::string& name);
 const Setting& setting(const std::string& key);
 
 // The flag's check of a value as typed on the command line: "" when valid, else the sentence
-// ("--optimizer must be sgd, adam or adamw (got 'rmsprop')").
+// ("--optimizer must be sgd, adam or adamw (got 'rmsprop')"). The value is checked as
+// canonical_setting_text gives it.
 std::string check_setting_text(const Setting& s, const std::string& text);
 // The same for a value the caller gave (a flag, a config file, a keyword argument), which also
 // refuses an empty one where empty means "not given" (Setting::refuse_empty: `--name ""`).
 std::string check_given_setting_text(const Setting& s, const std::string& text);
+// A name typed in another case, as PyTorch and Keras users write them (`--model ResNet18`,
+// `--optimizer SGD`, `--device CUDA`), as ember spells it; any other text as it is. Every way a
+// value arrives (a flag, a --config line, a Python keyword) goes through it before it is used.
+std::string canonical_setting_text(const Setting& s, const std::string& text);
 
 // The field's value as JSON text ("128", "\"lenet5\"", "true") and as a flag would spell it.
 std::string setting_json(const Setting& s, const TrainSettings& v);

@@ -42,7 +42,7 @@ EvalResult evaluate(nn::Module& model, const data::Dataset& test, const EvalOpti
     return r;
   }
   const DeviceMetrics::Values v = sums.read();
-  r.samples = test.size();
+  r.samples = v.samples;  // the samples evaluated: a photo that cannot be decoded is left out, not counted wrong
   r.loss = r.samples ? v.loss_sum / double(r.samples) : NAN;
   r.accuracy = r.samples ? double(v.correct) / double(r.samples) : NAN;
   for (const auto& row : r.confusion) {

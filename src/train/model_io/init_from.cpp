@@ -65,6 +65,17 @@ bool counter_castable(const std::string& key, const Tensor& src, DType to) {
   return true;
 }
 
+// An RGB stem for grey inputs (issue 48): the model's first convolution takes 1 channel where the
+// file's takes 3, all else equal. Its weights are summed over the three inputs, as timm's
+// adapt_input_conv does for in_chans=1: the same as feeding each grey image as three equal
+// channels, so the pretrained filters and the batch-norm statistics after them still fit (an
+// average would scale the stem's output by a third).
+bool grey_stem(const std::string& key, const std::string& stem, const Tensor& src, const Tensor& model_t) {
+  if (key != stem || src.dim() != 4 || model_t.dim() != 4 || src.size(1) != 3 || model_t.size(1) != 1) return false;
+  return src.size(0) == model_t.size(0) && src.size(2) == model_t.size(2) && src.size(3) == model_t.size(3) &&
+         is_floating(src.dtype()) && is_floating(model_t.dtype());
+}
+
 // What loading `file` into `model` would do, before anything is copied.
 struct LoadPlan {
   WeightLoadReport rep;
@@ -90,6 +101,12 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
     else rep.unexpected.push_back(k);
   }
   plan.head = head_prefix(model);
+  std::string stem;  // the first convolution's weight
+  for (const auto& [k, t] : own)
+    if (t.dim() == 4) {
+      stem = k;
+      break;
+    }
   std::map<std::pair<DType, DType>, int> casts;
   std::set<std::string> own_keys;
   int counters_missing = 0, counters_cast = 0;
@@ -102,6 +119,15 @@ LoadPlan plan_load(nn::Module& model, const NamedTensors& file, const WeightLoad
       continue;
     }
     const Tensor& src = *it->second;
+    if (grey_stem(k, stem, src, t)) {
+      plan.copies.emplace_back(t, src.to(DType::Float32).sum({1}, /*keepdim=*/true).to(t.dtype()));
+      rep.loaded.push_back(k);
+      rep.notes.push_back(fmt::format("{}: the file's RGB stem {} summed over its 3 input channels into the model's "
+                                      "{} for grey images (timm's adapt_input_conv: the same as feeding each grey "
+                                      "image as three equal channels)",
+                                      k, shape_str(src.sizes()), shape_str(t.sizes())));
+      continue;
+    }
     const bool counter = src.sizes() == t.sizes() && counter_castable(k, src, t.dtype());
     if (src.sizes() != t.sizes() || !(castable(src.dtype(), t.dtype()) || counter)) {
       const std::string what = src.sizes() != t.sizes()
@@ -223,6 +249,9 @@ std::string weights_fit_hint(const NamedTensors& tensors, const std::map<std::st
   for (const std::string& name : names)
     for (const Geometry& g : geometries) {
       if (name == model && g == own) continue;  // that is the fit that failed
+      // torchvision's ImageNet classifiers take their weights at any input size and, through the
+      // summed stem, on grey images: another geometry never makes them fit.
+      if (models::design_size(name) == 224 && !(g == own)) continue;
       std::shared_ptr<nn::Module> candidate;
       try {
         Generator gen(0);
@@ -260,18 +289,23 @@ std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std
         std::find(geometries.begin(), geometries.end(), std::make_pair(c, size)) == geometries.end())
       geometries.emplace_back(c, size);
   };
+  std::optional<std::pair<int64_t, int64_t>> recorded;  // the geometry the metadata says it was trained at
   try {
     const WeightsInfo info = weights_info_from_metadata(metadata, "");
-    if (info.input_shape.size() == 3 && info.input_shape[1] == info.input_shape[2])
+    if (info.input_shape.size() == 3 && info.input_shape[1] == info.input_shape[2]) {
       add(info.input_shape[0], info.input_shape[1]);
+      recorded = std::make_pair(info.input_shape[0], info.input_shape[1]);
+    }
   } catch (const Error&) {
     // metadata ember did not write: the guesses below
   }
   // The first weight says the input's channels (a conv: [out, in, k, k]) or, for an MLP, its
   // flattened size (a linear layer: [out, C*S*S]).
+  int64_t stem_channels = 3;
   for (const auto& [name, t] : tensors) {
     if (t.dim() == 4) {
       add(t.size(1), 28), add(t.size(1), 32);
+      stem_channels = t.size(1);
       break;
     }
     if (t.dim() == 2) {
@@ -283,8 +317,15 @@ std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std
   }
   add(1, 28), add(3, 32);
   std::vector<WeightsFit> fits;
-  for (const std::string& name : models::names())
-    for (const auto& [c, size] : geometries) {
+  for (const std::string& name : models::names()) {
+    // torchvision's ImageNet classifiers: the size the weights were trained at when the file says,
+    // else the size the architecture is built for, never a guessed 28 or 32.
+    const bool imagenet = models::design_size(name) == 224 && !recorded;
+    const std::vector<std::pair<int64_t, int64_t>> tried =
+        models::design_size(name) != 224 ? geometries
+        : recorded                       ? std::vector<std::pair<int64_t, int64_t>>{*recorded}
+                                         : std::vector<std::pair<int64_t, int64_t>>{{stem_channels, 224}};
+    for (const auto& [c, size] : tried) {
       auto fits_with = [&](int64_t classes) -> std::optional<LoadPlan> {
         std::shared_ptr<nn::Module> m;
         try {
@@ -310,8 +351,9 @@ std::vector<WeightsFit> zoo_fits(const NamedTensors& tensors, const std::map<std
         plan = fits_with(classes);
         if (!plan || !plan->rep.mismatched.empty()) continue;
       }
-      fits.push_back({name, c, size, classes});
+      fits.push_back({name, c, size, classes, imagenet});
     }
+  }
   return fits;
 }
 

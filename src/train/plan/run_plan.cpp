@@ -13,12 +13,13 @@
 #include "ember/core/settings.h"
 #include "ember/core/threads.h"
 #include "ember/data/loader.h"
-#include "ember/data/photo_cache.h"
 #include "ember/io/atomic_file.h"
 #include "ember/nn/models.h"
 #include "ember/ops.h"
 #include "ember/optim/registry.h"
 #include "ember/train/dataset.h"
+#include "ember/train/loss_watch.h"
+#include "ember/train/run_defaults.h"
 #include "ember/train/run_init.h"
 #include "ember/train/run_files.h"
 #include "ember/train/schedule_plan.h"
@@ -131,8 +132,8 @@ void check_resume_world(const RunPlan& p) {
 // The image folder's pipeline: the photo pipeline for torchvision's architectures (or any model
 // with --augment), decoded per sample at the model's size and augmented as torchvision's
 // references do; a resumed run keeps the pipeline it was trained with (runs from before it: tensors).
-FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, const fs::path& data_dir,
-                         const Checkpoint* ck) {
+// A photo cache file takes the pipeline its folder would (issue 48: the same data, the same defaults).
+FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, const Checkpoint* ck) {
   FolderFlags folder;
   folder.image_size = c.image_size;
   folder.channels = c.channels;
@@ -140,7 +141,7 @@ FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, c
   folder.max_pixels = c.max_image_pixels;
   if (c.data != kImageFolder) return folder;
   const int64_t design = model_src.is_spec() ? 0 : models::design_size(model_src.name);
-  folder.photos = c.augment != "auto" || design == 224 || data::is_photo_cache(data_dir);
+  folder.photos = c.augment != "auto" || design == 224;
   if (ck) {
     const nlohmann::json cfg = nlohmann::json::parse(ck->manifest.config_json, nullptr, false);
     const nlohmann::json f = cfg.is_object() ? cfg.value("image_folder", nlohmann::json()) : nlohmann::json();
@@ -149,7 +150,7 @@ FolderFlags folder_flags(const TrainSettings& c, const ModelSource& model_src, c
   if (folder.photos) {
     folder.augment = data::parse_augment(c.augment == "auto" ? "standard" : c.augment);
     if (!c.color_jitter.empty()) folder.jitter = data::parse_color_jitter(c.color_jitter);
-    if (folder.image_size == 0) folder.image_size = design > 0 ? design : 224;
+    folder.photo_size = design > 0 ? design : 224;  // without --image-size: the model's, said as the default
   }
   return folder;
 }
@@ -163,7 +164,7 @@ void load_data(RunPlan& p, const PlanInputs& in) {
   const fs::path data_dir = c.data_dir.empty() ? data::default_data_dir(c.data) : fs::path(c.data_dir);
   c.data_dir = data_dir.string();
   p.data_dir = c.data_dir;
-  const FolderFlags folder = folder_flags(c, p.model_source, data_dir, p.checkpoint ? &*p.checkpoint : nullptr);
+  const FolderFlags folder = folder_flags(c, p.model_source, p.checkpoint ? &*p.checkpoint : nullptr);
   // --workers not given: photos are decoded per sample, so they get the cores the compute threads leave.
   if (folder.photos && !in.given(setting("workers")))
     c.workers = data::default_loader_workers(true, p.device.device.is_cuda(), c.threads, usable_cores());
@@ -185,6 +186,7 @@ void load_data(RunPlan& p, const PlanInputs& in) {
   p.world->check_same_run(c, p.train, p.test);  // every rank: the same settings, data and ember
   warn_batch_larger_than_set(c.batch_size * p.world->size(), p.train.size());
   if (p.val.size() == 0) p.no_validation_why = no_validation_why(c, in, p.checkpoint.has_value(), p.loaded_train);
+  if (const std::string w = few_validation_warning(p.val.size(), p.val_from_folder, c.val_split); !w.empty()) warn(w);
   if (p.val.size() == 0 && c.early_stop_patience > 0)
     warn(fmt::format("--early-stop {} without a validation set ({}) stops on the test set: its accuracy then picks "
                      "the epoch and is no longer an unbiased estimate; keep a --val-split above 0 (default 0.1)",
@@ -219,11 +221,12 @@ void build_run_model(RunPlan& p) {
   p.init_lines = init_model_from(*p.model, c, p.checkpoint.has_value(),
                                  {train_ds.num_classes(), train_ds.channels(), train_ds.height(), c.data == kImageFolder});
   c.model = p.model_source.name;  // a spec is recorded by its copy's name in the run directory
-  p.model_summary = p.model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
-  p.model->to(p.device.device);
   // Fine-tuning: a frozen backbone (until --unfreeze-after), the backbone's own lr (--lr-backbone).
+  // Before the summary, so its "Trainable params" counts what the fine-tune line says trains.
   p.transfer_lines =
       fine_tune_setup(*p.model, c, p.world->size() > 1, p.checkpoint ? p.checkpoint->manifest.epoch : 0);
+  p.model_summary = p.model->summary({1, train_ds.channels(), train_ds.height(), train_ds.width()});
+  p.model->to(p.device.device);
 }
 
 // Optimizer and schedule, both from their registries (ember/optim/registry.h).
@@ -315,7 +318,9 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
     check_resume_world(p);
   }
   normalise_data_arg(c.data, c.data_dir);  // `--data path/to/images`
-  if (!p.checkpoint) warn_folder_flags_ignored(c, in), warn_momentum_ignored(c, in);  // a resume warns of its own
+  std::vector<std::string> defaults;  // what the run took from its model and data (the banner says)
+  if (!p.checkpoint) defaults.push_back(apply_model_default(c, in.given));  // a folder's model, --init-from's
+  if (!p.checkpoint) warn_folder_flags_ignored(c, in);  // a resume warns of its own
   p.model_source = model_source(c.model, p.run_dir);
   // ---- settings that do not need data ----
   set_compute_threads(c.threads, c.workers);  // ResourceError when the process cannot start them
@@ -333,6 +338,10 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
   if (!p.checkpoint) p.run_dir = p.world->shared_run_dir(p.run_dir);  // rank 0's
   c.run_dir = p.run_dir.string();
   // ---- data, model, optimizer, schedule ----
+  // The model's optimizer, lr (scaled to the batch) and weight decay where none was given.
+  if (!p.checkpoint) defaults.push_back(apply_recipe_defaults(c, in.given, c.batch_size * c.accumulate * p.world->size()));
+  p.defaults_lines = defaults_banner(defaults);
+  if (!p.checkpoint) warn_momentum_ignored(c, in);  // against the optimizer the recipe chose
   load_data(p, in);
   build_run_model(p);
   build_optimizer(p, in);
@@ -348,6 +357,7 @@ std::unique_ptr<Fitter> RunPlan::make_fitter(const RunControls& controls) const 
   auto fitter = std::make_unique<Fitter>(*model, *optimizer, scheduler.get(), per_step_schedule, train, test, fo);
   fitter->on_epoch = controls.on_epoch;
   fitter->on_oom = controls.on_oom;
+  fitter->add_callback(std::make_shared<LossWatch>(train.num_classes(), settings.lr, settings.model));  // names --lr
   if (settings.freeze_backbone && settings.unfreeze_after > 0)
     fitter->add_callback(std::make_shared<UnfreezeAfter>(
         settings.unfreeze_after, controls.on_unfreeze ? controls.on_unfreeze : [](int64_t, int64_t) {}));

@@ -160,6 +160,7 @@ void write_run_report(const RunReportInput& in, const train::EvalResult* ev, con
   d.summary.push_back({"model", in.num_parameters > 0 ? fmt::format("{} ({} parameters)", in.model, in.num_parameters)
                                                       : in.model});
   d.summary.push_back({"data", in.dataset + (names.empty() ? "" : fmt::format(" ({} classes)", names.size()))});
+  if (!in.device.empty()) d.summary.push_back({"device", in.device});  // what it trained on, and why
   if (!in.precision.empty()) d.summary.push_back({"precision", in.precision});
   if (resumes > 0) d.summary.push_back({"resumed", fmt::format("{} time{} (orange dashed lines on the charts)", resumes,
                                                                resumes == 1 ? "" : "s")});

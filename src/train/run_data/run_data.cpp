@@ -6,7 +6,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <nlohmann/json.hpp>
+#include <vector>
 
 #include "ember/train/image_check.h"
 #include "ember/core/error.h"
@@ -39,6 +41,8 @@ std::string join(const std::vector<std::string>& v, size_t max_shown) {
 }  // namespace
 
 void normalise_data_arg(std::string& data, std::string& data_dir) {
+  data = expand_user(data);
+  data_dir = expand_user(data_dir);
   std::string folder;
   if (data == kImageFolder) folder = data_dir;               // --data image-folder --data-dir PATH
   else if (!is_known(data) && is_directory(data)) folder = data;  // --data PATH
@@ -72,7 +76,7 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
   data::ImageFolderSplitOptions o;
   o.size = flags.image_size, o.channels = flags.channels, o.test_fraction = flags.test_fraction, o.seed = seed;
   o.max_pixels = flags.max_pixels;
-  o.photos = flags.photos, o.augment = flags.augment, o.jitter = flags.jitter;
+  o.photos = flags.photos, o.photo_size = flags.photo_size, o.augment = flags.augment, o.jitter = flags.jitter;
   data::ImageFolderSplits s = data::load_image_folder_splits(dir, o);
   r.train = train::limit_split(s.train, limit_train, seed, true);
   r.test = train::limit_split(s.test, limit_test, seed, false);
@@ -96,6 +100,16 @@ RunData load_run_data(const std::string& data, const fs::path& dir, const Folder
                           join(r.train.classes, 8));
   r.config_json = config.dump();
   return r;
+}
+
+std::string few_validation_warning(int64_t val_samples, bool from_folder, double val_split) {
+  if (val_samples <= 0 || val_samples >= kFewValidationSamples) return "";
+  return fmt::format("the best epoch is chosen on {} (fewer than {}: one sample moves the accuracy by {:.1f}%), so "
+                     "which epoch eval, predict and export take is largely chance; {}, or compare with `ember eval "
+                     "RUN --checkpoint last`",
+                     plural(val_samples, "validation sample"), kFewValidationSamples, 100.0 / double(val_samples),
+                     from_folder ? "put more images in val/"
+                                 : fmt::format("hold out more with --val-split (now {:g})", val_split));
 }
 
 data::Dataset load_run_test_data(const std::string& data, const fs::path& dir, const std::string& run_config_json,

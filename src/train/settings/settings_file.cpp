@@ -4,6 +4,7 @@
 // would refuse, a setting given twice — and each error names the file and the line.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <toml++/toml.h>
 
@@ -80,7 +81,8 @@ void read_entry(const std::filesystem::path& file, const std::string& table, con
     if (!guess.empty()) msg += fmt::format("; did you mean {}?", node.is_table() ? "[" + guess + "]" : guess);
     throw SettingError(msg, kHint);
   }
-  const nlohmann::json value = to_json(node);
+  nlohmann::json value = to_json(node);
+  if (value.is_string()) value = canonical_setting_text(*s, value.get<std::string>());  // "SGD" is sgd
   if (value.is_null() || !detail::kind_fits(*s, value))
     throw SettingError(fmt::format("{}: \"{}\" must be {}, it is {}", where(file, line), shown,
                                    detail::expected_type(*s), describe(node)),
@@ -110,14 +112,31 @@ std::vector<const Setting*> apply_settings_file(TrainSettings& v, const std::fil
                                    e.source().begin.column, e.description()),
                        "see https://toml.io; e.g. epochs = 3, model = \"lenet5\", and [train] before a table's keys");
   }
+  // Every entry is checked, and every bad one named at once (a file with two mistakes is fixed in
+  // one round, not two).
   std::vector<Entry> entries;
+  std::vector<std::pair<uint32_t, SettingError>> bad;  // in the file's line order
+  auto read = [&](const std::string& table, const std::string& key, const toml::node& node) {
+    try {
+      read_entry(file, table, key, node, entries);
+    } catch (const SettingError& e) {
+      bad.emplace_back(node.source().begin.line, e);
+    }
+  };
   for (auto&& [k, node] : root) {
     const std::string key(k.str());
     if (key == kSection && node.is_table()) {
-      for (auto&& [k2, inner] : *node.as_table()) read_entry(file, kSection, std::string(k2.str()), inner, entries);
+      for (auto&& [k2, inner] : *node.as_table()) read(kSection, std::string(k2.str()), inner);
     } else {
-      read_entry(file, "", key, node, entries);
+      read("", key, node);
     }
+  }
+  std::stable_sort(bad.begin(), bad.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  if (bad.size() == 1) throw bad.front().second;
+  if (!bad.empty()) {
+    std::string msg = fmt::format("{} settings in config file '{}' cannot be used:", bad.size(), file.string());
+    for (const auto& [line, e] : bad) msg += std::string("\n  ") + e.what();
+    throw SettingError(msg, "run 'ember train --help' for each setting's name and valid values");
   }
   std::vector<const Setting*> set;
   for (const Entry& e : entries) {

@@ -30,11 +30,13 @@ std::vector<const Setting*> apply_settings_values(TrainSettings& v, const std::s
         msg += fmt::format("; did you mean {}?", guess);
       throw SettingError(msg, "the settings are `ember train`'s flags, with '_' for '-' (batch_size=128)");
     }
-    if (value.is_null() || !detail::kind_fits(*s, value))
-      throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), value.dump()));
-    if (const std::string err = check_given_setting_text(*s, detail::flag_text(value)); !err.empty())
-      throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(value), err));
-    detail::assign(*s, v, value);
+    nlohmann::json v_in = value;
+    if (v_in.is_string()) v_in = canonical_setting_text(*s, v_in.get<std::string>());  // model="ResNet18"
+    if (v_in.is_null() || !detail::kind_fits(*s, v_in))
+      throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), v_in.dump()));
+    if (const std::string err = check_given_setting_text(*s, detail::flag_text(v_in)); !err.empty())
+      throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(v_in), err));
+    detail::assign(*s, v, v_in);
     set.push_back(s);
   }
   return set;

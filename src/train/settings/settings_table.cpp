@@ -6,6 +6,7 @@
 #include "ember/data/photo_cache.h"
 
 #include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -13,6 +14,7 @@
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/optim/registry.h"
+#include "ember/train/data_path.h"
 #include "ember/train/settings.h"
 
 namespace ember::train {
@@ -22,6 +24,27 @@ std::string join_or(const std::vector<std::string>& v) {
   std::string s;
   for (size_t i = 0; i < v.size(); ++i) s += (i == 0 ? "" : i + 1 == v.size() ? " or " : ", ") + v[i];
   return s;
+}
+
+std::string lower(std::string s) {
+  for (auto& ch : s) ch = char(std::tolower(static_cast<unsigned char>(ch)));
+  return s;
+}
+
+// --device: auto, cpu, cuda or cuda:N; what other tools call the GPU ("gpu", "gpu:1", TensorFlow's
+// "/GPU:0") is named as cuda.
+std::string check_device(const std::string& v) {
+  if (v == "auto" || v == "cpu" || v == "cuda") return "";
+  if (v.starts_with("cuda:") && v.size() > 5 && v.find_first_not_of("0123456789", 5) == std::string::npos) return "";
+  std::string l = lower(v);
+  if (l.starts_with("/")) l = l.substr(1);
+  std::string guess;
+  if (l == "gpu" || l == "nvidia") guess = "cuda";
+  else if (l.starts_with("gpu:") && l.size() > 4 && l.find_first_not_of("0123456789", 4) == std::string::npos)
+    guess = "cuda:" + l.substr(4);
+  else guess = closest_name(v, {"auto", "cpu", "cuda"});
+  return fmt::format("invalid device '{}'{}: use auto, cpu, cuda or cuda:N (a GPU is cuda, as in PyTorch)", v,
+                     guess.empty() ? "" : " (did you mean " + guess + "?)");
 }
 
 std::string check_model(const std::string& v) {
@@ -37,9 +60,12 @@ std::string check_model(const std::string& v) {
 std::string check_data(const std::string& v) {
   const auto names = data::known_dataset_names();
   std::error_code ec;
+  const std::string path = expand_user(v);  // `~/photos` from a config file or Python, unexpanded
   if (std::find(names.begin(), names.end(), v) != names.end() || v == "image-folder" ||
-      (!v.empty() && std::filesystem::is_directory(v, ec)) || (!v.empty() && data::is_photo_cache(v)))
+      (!v.empty() && std::filesystem::is_directory(path, ec)) || (!v.empty() && data::is_photo_cache(path)))
     return "";
+  // `--data ~/phtos`: a path, not a dataset name; say which folder is missing and what is near it.
+  if (looks_like_path(v)) return data_path_problem(v);
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   const std::string guess = closest_name(v, names);
@@ -95,7 +121,9 @@ std::vector<Setting> make_table() {
     s.value_word = "ZOO NAME or FILE.toml";
     std::string zoo;
     for (const auto& n : models::names()) zoo += (zoo.empty() ? "" : ", ") + n;
-    s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml)";
+    s.help = "Zoo model (" + zoo + "), or a model spec file (*.toml) (default: bncnn48_fc128; resnet_small for an "
+             "image folder; with --init-from, the model its weights record)";
+    s.show_default = false;
   }
   {
     Setting& s = row("data", "--data,--dataset", &TrainSettings::data,
@@ -168,17 +196,32 @@ std::vector<Setting> make_table() {
                      "Micro-batches per optimizer step: the effective batch is --batch-size x N", R::Identity);
     s.rule = at_least(1), s.absent = "1";
   }
-  row("lr", "--lr,--learning-rate", &TrainSettings::lr, "Learning rate (peak lr for onecycle)", R::Identity).rule =
-      above(0);
   {
-    Setting& s = row("optimizer", "--optimizer", &TrainSettings::optimizer, optimizer_help(), R::Identity);
-    s.choices = optim::optimizer_names;
+    Setting& s = row("lr", "--lr,--learning-rate", &TrainSettings::lr,
+                     "Learning rate (peak lr for onecycle) (default: the model's recipe: 0.006 for ember's models; "
+                     "torchvision's reference recipe for its architectures, scaled to the batch: resnet18 0.1 at "
+                     "batch 256)",
+                     R::Identity);
+    s.rule = above(0), s.show_default = false;
+  }
+  {
+    Setting& s = row("optimizer", "--optimizer", &TrainSettings::optimizer,
+                     optimizer_help() + " (default: the model's recipe: adamw for ember's models, sgd for "
+                                        "torchvision's ResNets, AlexNet and MobileNetV2)",
+                     R::Identity);
+    s.choices = optim::optimizer_names, s.show_default = false;
   }
   {
     Setting& s = row("schedule", "--schedule", &TrainSettings::schedule, schedule_help(), R::Identity);
     s.choices = optim::schedule_names;
   }
-  row("weight_decay", "--weight-decay,--wd", &TrainSettings::weight_decay, "Weight decay", R::Identity).rule = at_least(0);
+  {
+    Setting& s = row("weight_decay", "--weight-decay,--wd", &TrainSettings::weight_decay,
+                     "Weight decay (default: the model's recipe: 0.01 for ember's models, torchvision's for its "
+                     "architectures)",
+                     R::Identity);
+    s.rule = at_least(0), s.show_default = false;
+  }
   {
     // Runs from before --momentum trained SGD with 0.9.
     Setting& s = row("momentum", "--momentum", &TrainSettings::momentum,
@@ -240,9 +283,10 @@ std::vector<Setting> make_table() {
   // ---- where the weights start (a new run only; recorded, not read back on resume) ----
   {
     Setting& s = row("init_from", "--init-from,--weights", &TrainSettings::init_from,
-                     "Start a new run from these weights: a .safetensors file (ember's, or PyTorch's "
-                     "save_file(model.state_dict())) or a run directory; keys are matched by name, float16/bfloat16/"
-                     "float64 are cast",
+                     "Start a new run from these weights: a PyTorch .pth/.pt (torch.save(model.state_dict()), read "
+                     "without running its code; torchvision's pretrained weights so saved), a .safetensors file "
+                     "(ember's, or PyTorch's save_file(model.state_dict())) or a run directory; keys are matched by "
+                     "name, float16/bfloat16/float64 are cast",
                      R::Invocation);
     s.show_default = false;
   }
@@ -284,7 +328,10 @@ std::vector<Setting> make_table() {
                      R::Extend);
     s.rule = thread_count_rule("0 uses all of them"), s.show_default = false, s.per_rank = true;
   }
-  row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation).per_rank = true;
+  {
+    Setting& s = row("device", "--device", &TrainSettings::device, "auto, cpu, cuda or cuda:N", R::Invocation);
+    s.check = check_device, s.per_rank = true, s.value_word = "DEVICE";
+  }
   row("device_resident", "--device-resident", &TrainSettings::device_resident,
       "Upload the whole dataset to the device once (no per-step copies; needs the memory for it)", R::Invocation)
       .per_rank = true;
@@ -403,8 +450,22 @@ const Setting& setting(const std::string& key) {
   throw InternalError("train::setting: no setting '" + key + "' in the table");
 }
 
-std::string check_setting_text(const Setting& s, const std::string& text) {
+std::string canonical_setting_text(const Setting& s, const std::string& text) {
+  if (!s.is_text() && !s.choices) return text;
+  const std::string l = lower(text);
+  if (s.choices)
+    for (const std::string& c : s.choices())
+      if (lower(c) == l) return c;
+  if (s.key == "model" && !nn::is_spec_file(text))
+    for (const std::string& n : models::names())
+      if (lower(n) == l) return n;
+  if (s.key == "device" && (l == "auto" || l == "cpu" || l == "cuda" || l.starts_with("cuda:"))) return l;
+  return text;
+}
+
+std::string check_setting_text(const Setting& s, const std::string& typed) {
   const std::string flag = s.flag();
+  const std::string text = canonical_setting_text(s, typed);
   if (s.is_bool()) {
     if (text == "true" || text == "false") return "";
     return fmt::format("{} must be true or false (got '{}')", flag, text);
