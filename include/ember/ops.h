@@ -207,7 +207,7 @@ Tensor roll(const Tensor& a, const std::vector<int64_t>& shifts, const std::vect
 //   gather:  out[i][j][k] = a[index[i][j][k]][j][k] (dim 0); index has a's rank, sizes <= a's but in dim.
 //   scatter: a copy of a with out[index[i][j][k]][j][k] = src[i][j][k] (dim 0); index's sizes <= src's
 //            and <= a's but in dim; src of a's dtype. Indices written twice keep one of the writes.
-//   scatter_add: the same with +=, every write summed (bool: DTypeError).
+//   scatter_add: the same with +=, every write summed (bool: or, as PyTorch's).
 Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
 Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
 Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, double value);

@@ -44,16 +44,15 @@ void scatter(ScatterMode mode, const Tensor& self, int64_t dim, const Tensor& in
     const T* s = src.data_ptr<T>();
     const int64_t* idx = index.data_ptr<int64_t>();
     T* dst = out.data_ptr<T>();
-    if constexpr (std::is_same_v<T, bool>)
-      if (mode == ScatterMode::Add) throw DTypeError("scatter_add: not defined for bool tensors");
     for_each_line<3>(index.sizes(), dim, {&out.strides(), &index.strides(), &src.strides()},
                      [&](std::array<int64_t, 3> b) {
                        if (mode == ScatterMode::Assign) {
                          for (int64_t i = 0; i < n; ++i) dst[b[0] + idx[b[1] + i * is] * os] = s[b[2] + i * ss];
-                       } else if constexpr (!std::is_same_v<T, bool>) {
+                       } else {
                          for (int64_t i = 0; i < n; ++i) {
                            T& d = dst[b[0] + idx[b[1] + i * is] * os];
-                           d = T(d + s[b[2] + i * ss]);
+                           if constexpr (std::is_same_v<T, bool>) d = d || s[b[2] + i * ss];  // PyTorch: an or
+                           else d = T(d + s[b[2] + i * ss]);
                          }
                        }
                      });

@@ -74,7 +74,9 @@ struct ScatterFunctor {
     T* d = out + o[0] + index[o[1]] * dim_stride;
     if (!add) {
       *d = src[o[2]];
-    } else if constexpr (!std::is_same_v<T, bool>) {
+    } else if constexpr (std::is_same_v<T, bool>) {
+      if (src[o[2]]) *d = true;  // an or: every writer writes the same value, no atomic needed
+    } else {
       atomic_add(d, src[o[2]]);
     }
   }
@@ -88,7 +90,6 @@ void scatter(ScatterMode mode, const Tensor& self, int64_t dim, const Tensor& in
   const Tensor base = line_view(out, index.sizes(), dim);
   const int64_t ds = out.dim() == 0 ? 0 : out.strides()[size_t(dim)];
   dispatch_numeric(out.dtype(), "scatter", [&]<class T>() {
-    if (std::is_same_v<T, bool> && mode == ScatterMode::Add) throw DTypeError("scatter_add: not defined for bool tensors");
     launch_elementwise<3>(index.sizes(), {&base, &index, &src},
                           ScatterFunctor<T>{mode == ScatterMode::Add, out.data_ptr<T>(), index.data_ptr<int64_t>(),
                                             src.data_ptr<T>(), ds});

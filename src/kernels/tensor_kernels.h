@@ -56,7 +56,7 @@ enum class ScatterMode : uint8_t { Assign, Add };
 // (Int64) and src (out's dtype) share index's shape, any strides (a value scattered is a broadcast
 // 0-d src); index's sizes are <= out's in every dim but `dim`, every index in [0, out.size(dim)).
 // Under Assign, positions written twice keep one of the writes (which one is unspecified, as
-// PyTorch's). Add sums every write (CUDA: atomically, in no fixed order); Add takes no Bool.
+// PyTorch's). Add sums every write (CUDA: atomically, in no fixed order); on Bool, Add is an or.
 using ScatterFn = void (*)(ScatterMode mode, const Tensor& self, int64_t dim, const Tensor& index, const Tensor& src,
                            const Tensor& out);
 

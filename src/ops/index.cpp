@@ -173,7 +173,6 @@ Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& 
   return scatter_add(a, dim, index, src);
 }
 Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src) {
-  EMBER_CHECK(a.dtype() != DType::Bool, DTypeError, "scatter_add: not defined for bool tensors");
   return scatter_src(ScatterMode::Add, a, dim, index, src, "scatter_add");
 }
 
@@ -195,7 +194,6 @@ Tensor& Tensor::scatter_(int64_t dim, const Tensor& index, double value) {
 }
 Tensor& Tensor::scatter_add_(int64_t dim, const Tensor& index, const Tensor& src) {
   ops_detail::check_inplace(*this, "scatter_add_");
-  EMBER_CHECK(dtype() != DType::Bool, DTypeError, "scatter_add_: not defined for bool tensors");
   check_src(*this, src, "scatter_add_");
   const Tensor idx = gather_scatter_index(*this, dim, index, &src, "scatter_add_");
   kernels::scatter(device())(ScatterMode::Add, *this, dim, idx, leading_block(src, idx.sizes()).detach(), *this);
@@ -223,7 +221,6 @@ Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor
   check_same_device(a, source, "index_add");
   EMBER_CHECK(source.dtype() == a.dtype(), DTypeError, "index_add: expected source of dtype ", dtype_name(a.dtype()),
               ", got ", dtype_name(source.dtype()));
-  EMBER_CHECK(a.dtype() != DType::Bool, DTypeError, "index_add: not defined for bool tensors");
   Shape want = a.sizes();
   if (a.dim() > 0) want[size_t(dim)] = idx.numel();
   EMBER_CHECK(source.sizes() == want, ShapeError, "index_add: source of shape ", shape_str(source.sizes()),
@@ -426,7 +423,6 @@ Tensor index_put(const Tensor& a, const std::vector<Tensor>& indices, const Tens
   EMBER_CHECK(values.dtype() == a.dtype(), DTypeError, "index_put: index put requires the source and destination "
               "dtypes match, got ", dtype_name(a.dtype()), " for the destination and ", dtype_name(values.dtype()),
               " for the source");
-  EMBER_CHECK(!(accumulate && a.dtype() == DType::Bool), DTypeError, "index_put: accumulate is not defined for bool tensors");
   const Advanced adv = resolve(a, indices, "index_put");
   if (adv.dims.empty()) {
     // Only full slices: every element is written (or added to).
@@ -444,7 +440,12 @@ Tensor index_put(const Tensor& a, const std::vector<Tensor>& indices, const Tens
     result.insert(result.end(), adv.shape.begin(), adv.shape.end());
     result.insert(result.end(), f.rest.begin() + at, f.rest.end());
   }
-  EMBER_CHECK(broadcast_shapes(values.sizes(), result, "index_put") == result, ShapeError,
+  bool fits = values.dim() <= int64_t(result.size());
+  for (int64_t i = 1; fits && i <= values.dim(); ++i) {
+    const int64_t v = values.sizes()[size_t(values.dim() - i)], r = result[result.size() - size_t(i)];
+    fits = v == r || v == 1;
+  }
+  EMBER_CHECK(fits, ShapeError,
               "index_put: shape mismatch: value tensor of shape ", shape_str(values.sizes()),
               " cannot be broadcast to indexing result of shape ", shape_str(result));
   Tensor v = values.expand(result);

@@ -528,12 +528,12 @@ void register_indexing() {
   {
     OpEntry e{"ScatterAdd",
               {{"duplicates", {in({2, 4}), index({0, 0, 2, 0, 1, 3, 1, 1}, {2, 4}), in({2, 4})},
-                [](auto& v) { return scatter_add(v[0], 1, v[1], v[2]); }, kNumericNoBool},
+                [](auto& v) { return scatter_add(v[0], 1, v[1], v[2]); }, kNumeric},
                {"threaded_dim0_200x300", {in({50, 300}), idx({200, 300}, 50, 11), in({200, 300})},
                 [](auto& v) { return scatter_add(v[0], 0, v[1], v[2]); }, kFloats, false},
                {"reduce_add_in_place", {in({3, 4}).no_grad(), idx({3, 6}, 4, 12), in({3, 6}).no_grad()},
                 [](auto& v) { Tensor t = v[0].clone(); t.scatter_add_(1, v[1], v[2]); return add(t, scatter(v[0], 1, v[1], v[2], "add")); },
-                kNumericNoBool, false}},
+                kNumeric, false}},
               kReduceTol};
     e.golden = torch_golden("scatter_add", 2, [](const GoldenCase& c) {
       const int64_t d = c.params()[0];
@@ -554,7 +554,7 @@ void register_indexing() {
     register_op(std::move(e));
     OpEntry a{"IndexAdd",
               {{"dim0_alpha", {in({4, 3}), index({1, 3, 1, 0, 1}), in({5, 3})}, [](auto& v) { return index_add(v[0], 0, v[1], v[2], -1.5); }},
-               {"dim1_ints", {in({2, 4}), index({3, 3, 0}), in({2, 3})}, [](auto& v) { return index_add(v[0], 1, v[1], v[2]); }, kNumericNoBool, false}},
+               {"dim1_ints", {in({2, 4}), index({3, 3, 0}), in({2, 3})}, [](auto& v) { return index_add(v[0], 1, v[1], v[2]); }, kNumeric, false}},
               kReduceTol};
     a.golden = torch_golden("index_add", 1, [](const GoldenCase& c) {
       const int64_t d = c.params()[0];
@@ -626,14 +626,14 @@ void register_indexing() {
               {{"pair", {in({3, 4, 2}), index({2, 0, 1}), index({1, 3, -1}), in({3, 2})},
                 [](auto& v) { return index_put(v[0], {v[1], v[2]}, v[3]); }, kNumeric},
                {"accumulate_repeats", {in({4, 3}), index({1, 3, 1, 1}), in({4, 3})},
-                [](auto& v) { return index_put(v[0], {v[1]}, v[2], true); }, kNumericNoBool},
+                [](auto& v) { return index_put(v[0], {v[1]}, v[2], true); }, kNumeric},
                {"mask_broadcast_value", {in({3, 4}), mask({3, 4}), in({1})}, [](auto& v) { return index_put(v[0], {v[1]}, v[2]); }},
                {"separated_slices", {in({3, 2, 4}), index({0, 2}), index({3, 1}), in({2, 2})},
                 [](auto& v) { return index_put(v[0], {v[1], Tensor(), v[2]}, v[3]); }},
                {"in_place_mask_scalar", {in({3, 4}).no_grad(), mask({3, 4}), in({}).no_grad()},
                 [](auto& v) { Tensor t = v[0].clone(); t.index_put_({v[1]}, v[2]); return t; }, kNumeric, false},
                {"in_place_accumulate", {in({4, 3}).no_grad(), index({1, 3, 1}), in({3}).no_grad()},
-                [](auto& v) { Tensor t = v[0].clone(); t.index_put_({v[1]}, v[2], true); return t; }, kNumericNoBool, false}},
+                [](auto& v) { Tensor t = v[0].clone(); t.index_put_({v[1]}, v[2], true); return t; }, kNumeric, false}},
               kReduceTol};
     e.golden = torch_golden("index_put", 4, [](const GoldenCase& c) {
       const auto p = c.params();

@@ -169,7 +169,7 @@ void scatter(ScatterMode mode, const Tensor& self, int64_t dim, const Tensor& in
       if (mode == ScatterMode::Assign) {
         d = v;
       } else if constexpr (std::is_same_v<T, bool>) {
-        throw DTypeError("reference scatter: add takes no bool tensor");
+        d = d || v;
       } else {
         d = T(d + v);
       }
