@@ -5,7 +5,7 @@
 # Builds a CUDA Release tree (SASS sm_90 + PTX, $BUILD_DIR or <repo>/build-bundle), then writes
 #   DIR/payload.tar.xz   bin/ember, bin/ember_tests, lib/ (libember and every shared library they
 #                        load per ldd, except glibc's own and the CUDA libraries; run path $ORIGIN),
-#                        golden/ops_v1.bin, fixtures/pth (the test binary reads golden/ beside its bin/,
+#                        golden/ops_v1.bin, ops_tensor_v1.bin, fixtures/pth (the test binary reads golden/ beside its bin/,
 #                        tests/support/test_data.h; so does one packed --from-build, whose configured
 #                        data folder is an absolute path of the build machine)
 #   DIR/cxx-runtime.tar.xz   lib/libstdc++.so.6, lib/libgcc_s.so.1, only while DIR stays under 40 MiB
@@ -81,6 +81,8 @@ for f in "$stage"/lib/*.so* "$stage"/cxx/lib/*.so*; do patchelf --set-rpath '$OR
 # makes them 12.6 MB of xz) would push the bundle over its limit; the GPU check runs the CPU suite
 # with EMBER_GOLDEN_LEFT_OUT=1, which skips their tests with the reason (CI runs them).
 cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
+# The tensor ops' PyTorch values (tests/harness/ops_tensor.cpp's Golden tests): ~100 KB.
+cp "$root"/tests/golden/ops_tensor_v1.bin "$stage/golden/"
 # torchvision's transforms on hashed pictures (test_data_photo_transforms.cpp): ~600 KB.
 cp "$root"/tests/golden/photo_v1.bin "$stage/golden/"
 # torchvision's augmentations on hashed pictures (test_data_photo_augment.cpp): ~1 MB.

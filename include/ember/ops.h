@@ -110,6 +110,128 @@ Tensor& uniform_(Tensor& t, double low, double high, Generator* gen = nullptr);
 Tensor& normal_(Tensor& t, double mean, double std, Generator* gen = nullptr);
 Tensor randperm(int64_t n, Generator* gen = nullptr);  // int64, Fisher–Yates on Philox draws
 
+// ---- element-wise math (src/ops/math.cpp) ------------------------------------------------------
+// PyTorch's result dtypes: sin, cos, log1p, expm1 and reciprocal of an integer or bool tensor are
+// float32; floor, ceil, trunc and round of an integer tensor are a copy (bool: DTypeError). Not in
+// place. Gradients: sin, cos, log1p, expm1, reciprocal as calculus; floor, ceil, trunc, round give
+// zero (PyTorch's); floor_divide records none (PyTorch's backward is not implemented).
+Tensor sin(const Tensor& a);
+Tensor cos(const Tensor& a);
+Tensor log1p(const Tensor& a);
+Tensor expm1(const Tensor& a);
+Tensor reciprocal(const Tensor& a);
+Tensor floor(const Tensor& a);
+Tensor ceil(const Tensor& a);
+Tensor trunc(const Tensor& a);
+// Half to even; decimals as torch.round: x * 10^d rounded, then / 10^d (d < 0: / 10^-d, * 10^-d).
+Tensor round(const Tensor& a, int64_t decimals = 0);
+// Python's a // b and a % b (the quotient rounded towards -inf; the remainder has the divisor's
+// sign), broadcasting and promoting as add. Bool: DTypeError; an integer divisor 0: ValueError
+// (one host read for integer tensors); a float divisor 0 gives inf / nan. remainder's gradient:
+// g for a, -g * floor(a / b) for b.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Tensor& b);
+// start + weight * (end - start), PyTorch's two-sided formula (exact at both ends); floating
+// tensors of one dtype (weight's too), broadcasting.
+Tensor lerp(const Tensor& start, const Tensor& end, const Tensor& weight);
+Tensor lerp(const Tensor& start, const Tensor& end, double weight);
+// Integer and bool tensors (promoted as add); floats are a DTypeError. Not differentiable.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);
+Tensor bitwise_or(const Tensor& a, const Tensor& b);
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);
+Tensor bitwise_not(const Tensor& a);  // bool: logical not
+Tensor logical_not(const Tensor& a);  // any dtype -> Bool
+// Bool results; integer and bool tensors are never NaN or infinite.
+Tensor isnan(const Tensor& a);
+Tensor isinf(const Tensor& a);
+Tensor isfinite(const Tensor& a);
+Tensor operator%(const Tensor& a, const Tensor& b);  // remainder
+Tensor operator&(const Tensor& a, const Tensor& b);  // bitwise_and
+Tensor operator|(const Tensor& a, const Tensor& b);  // bitwise_or
+Tensor operator^(const Tensor& a, const Tensor& b);  // bitwise_xor
+Tensor operator~(const Tensor& a);                   // bitwise_not
+
+// ---- more reductions and scans (src/ops/reduce_scan.cpp) -----------------------------------------
+// Integer and bool inputs give int64 (prod, cumsum, cumprod, count_nonzero), as PyTorch. cumsum's
+// gradient is the reverse cumsum; cumprod's and prod's are exact with zeros in the input.
+Tensor cumsum(const Tensor& a, int64_t dim);
+Tensor cumprod(const Tensor& a, int64_t dim);
+Tensor prod(const Tensor& a);  // every element, 0-d
+Tensor prod(const Tensor& a, int64_t dim, bool keepdim = false);
+// Bool results (uint8 for a uint8 input, as PyTorch); empty dims = every dim. Not differentiable.
+Tensor all(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor any(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor count_nonzero(const Tensor& a, std::vector<int64_t> dims = {});
+// log(sum(exp(a))) over dims, shifted by the max so it never overflows; integer inputs give
+// float32. Empty dims = every dim.
+Tensor logsumexp(const Tensor& a, std::vector<int64_t> dims = {}, bool keepdim = false);
+// The vector p-norm over dims (empty = every dim) of a floating tensor: p = 2, 1, 0 (the count of
+// non-zeros), inf (max |x|), -inf (min |x|), any other p (sum |x|^p)^(1/p); "fro" is p = 2 over at
+// most two dims ("nuc": NotImplementedError). Gradients as PyTorch's norm_backward (zero where the
+// norm is zero; inf norms share the gradient among the tied maxima).
+Tensor norm(const Tensor& a, double p = 2.0, std::vector<int64_t> dims = {}, bool keepdim = false);
+Tensor norm(const Tensor& a, const std::string& p, std::vector<int64_t> dims = {}, bool keepdim = false);
+// torch.max(x, dim) / torch.min(x, dim): the values and their int64 indices (the first index among
+// ties, the first NaN where there is one, as PyTorch on the CPU). The gradient flows to that index
+// only. A reduced dim of size 0 is an IndexError.
+ValuesIndices max(const Tensor& a, int64_t dim, bool keepdim = false);
+ValuesIndices min(const Tensor& a, int64_t dim, bool keepdim = false);
+Tensor max(const Tensor& a);  // amax over every dim (ties share the gradient)
+Tensor min(const Tensor& a);
+
+// ---- rearranging shape ops (src/ops/rearrange.cpp) -------------------------------------------------
+// Composed from views, cat and index_select: differentiable, on every device. repeat, tril, triu,
+// flip and roll return new tensors; split, split_with_sizes, chunk, unflatten, squeeze, unsqueeze and
+// movedim return views where a view can express them.
+Tensor repeat(const Tensor& a, const Shape& repeats);  // torch.Tensor.repeat (tiles; repeats.size() >= a.dim())
+std::vector<Tensor> split(const Tensor& a, int64_t split_size, int64_t dim = 0);  // the last piece may be shorter
+std::vector<Tensor> split_with_sizes(const Tensor& a, const std::vector<int64_t>& sizes, int64_t dim = 0);
+std::vector<Tensor> chunk(const Tensor& a, int64_t chunks, int64_t dim = 0);  // pieces of ceil(n / chunks)
+Tensor unflatten(const Tensor& a, int64_t dim, const Shape& sizes);  // one size may be -1
+Tensor squeeze(const Tensor& a);                                     // every dim of size 1
+Tensor squeeze(const Tensor& a, const std::vector<int64_t>& dims);   // those of dims that have size 1
+Tensor unsqueeze(const Tensor& a, int64_t dim);
+Tensor movedim(const Tensor& a, const std::vector<int64_t>& source, const std::vector<int64_t>& destination);
+Tensor movedim(const Tensor& a, int64_t source, int64_t destination);
+// The last two dims' lower / upper triangle (col - row <= diagonal / >= diagonal), the rest zeroed.
+Tensor tril(const Tensor& a, int64_t diagonal = 0);
+Tensor triu(const Tensor& a, int64_t diagonal = 0);
+Tensor flip(const Tensor& a, const std::vector<int64_t>& dims);
+// Rolls by shifts[i] along dims[i]; without dims, one shift rolls the flattened tensor.
+Tensor roll(const Tensor& a, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {});
+
+// ---- indexing (src/ops/index.cpp) ----------------------------------------------------------------
+// Indices are int64 (int32 accepted); an index out of range is an IndexError naming it, the dim and
+// the size (checked with one host read per index tensor). Gradients pair up: gather's is a
+// scatter_add, index_select's an index_add, index's an index_put with accumulate.
+//   gather:  out[i][j][k] = a[index[i][j][k]][j][k] (dim 0); index has a's rank, sizes <= a's but in dim.
+//   scatter: a copy of a with out[index[i][j][k]][j][k] = src[i][j][k] (dim 0); index's sizes <= src's
+//            and <= a's but in dim; src of a's dtype. Indices written twice keep one of the writes.
+//   scatter_add: the same with +=, every write summed (bool: or, as PyTorch's).
+Tensor gather(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, double value);
+Tensor scatter(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce);  // "add"
+Tensor scatter_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& src);
+// The slices of a along dim at the (1-D or 0-d) index; index_add adds alpha * source's slices at
+// them (source: a's shape with index.numel() along dim; repeated indices add up).
+Tensor index_select(const Tensor& a, int64_t dim, const Tensor& index);
+Tensor index_add(const Tensor& a, int64_t dim, const Tensor& index, const Tensor& source, double alpha = 1.0);
+// where(mask, value, a): mask Bool, broadcast with a; a value tensor must be 0-d (cast to a's dtype,
+// differentiable).
+Tensor masked_fill(const Tensor& a, const Tensor& mask, double value);
+Tensor masked_fill(const Tensor& a, const Tensor& mask, const Tensor& value);
+Tensor masked_select(const Tensor& a, const Tensor& mask);  // 1-D, row-major order of the broadcast shape
+Tensor nonzero(const Tensor& a);  // (count, a.dim()) int64 coordinates, row-major; one host read
+// Python's advanced indexing, t[i0, i1, ...]: one entry per leading dim, an undefined Tensor for a
+// full slice (:), an int64 / int32 index tensor (negative counts from the end), or a bool / uint8 mask
+// covering as many dims as it has. Index tensors broadcast together to B; consecutive indexed dims
+// are replaced by B in place, otherwise B leads (NumPy's rule). Always a copy.
+Tensor index(const Tensor& a, const std::vector<Tensor>& indices);
+// t[i0, i1, ...] = values (accumulate: +=, repeated positions summed) on a copy of a: values of a's
+// dtype, broadcastable to the shape index() would return. Differentiable in a and values.
+Tensor index_put(const Tensor& a, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+
 // ---- neural-network ops ----------------------------------------------------------------------
 namespace nn::functional {
 struct Conv2dOptions {

@@ -26,6 +26,9 @@ void register_nn_norm_kernels();      // nn_norm.cpp
 void register_nn_softmax_kernels();   // nn_softmax.cpp
 void register_nn_loss_kernels();      // nn_loss.cpp
 void register_optim_kernels();        // optim.cpp
+void register_math_kernels();         // math.cpp
+void register_scan_kernels();         // scan.cpp
+void register_index_kernels();        // index.cpp
 
 void register_kernels() {
   // Default thread count: the cores this process may use (affinity), unless OMP_NUM_THREADS says.
@@ -44,6 +47,9 @@ void register_kernels() {
   register_nn_softmax_kernels();
   register_nn_loss_kernels();
   register_optim_kernels();
+  register_math_kernels();
+  register_scan_kernels();
+  register_index_kernels();
   register_cpu_libraries(library_facts);
 }
 }  // namespace ember::cpu

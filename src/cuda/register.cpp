@@ -21,6 +21,9 @@ void register_nn_norm_kernels();     // nn_norm.cu
 void register_nn_softmax_kernels();  // nn_softmax.cu
 void register_nn_loss_kernels();     // nn_loss.cu
 void register_optim_kernels();       // optim.cu
+void register_math_kernels();        // math.cu
+void register_scan_kernels();        // scan.cu
+void register_index_kernels();       // index.cu
 void register_data_hooks();          // stager.cpp, data.cu: the loader's stager and resident kernel
 
 void register_kernels() {
@@ -36,6 +39,9 @@ void register_kernels() {
   register_nn_softmax_kernels();
   register_nn_loss_kernels();
   register_optim_kernels();
+  register_math_kernels();
+  register_scan_kernels();
+  register_index_kernels();
   register_data_hooks();
   set_allocator(DeviceType::CUDA, &caching_allocator());
   register_cuda_runtime({.runtime_version = runtime_version,

@@ -11,9 +11,11 @@
 #include "cpu/nn_conv.h"
 #include "cpu/reference/core.h"
 #include "cpu/reference/nn.h"
+#include "cpu/reference/tensor.h"
 #include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"
 #include "backends/registry.h"
+#include "kernels/tensor_kernels.h"
 #include "support/gpu.h"
 
 namespace ember::test::ops {
@@ -129,6 +131,11 @@ using WSmF = Wrap<kernels::softmax_forward, kernels::SoftmaxForwardFn, 3>;
 using WSmB = Wrap<kernels::softmax_backward, kernels::SoftmaxBackwardFn, 4>;
 using WNllF = Wrap<kernels::nll_loss_forward, kernels::NllLossForwardFn, 3>;
 using WNllB = Wrap<kernels::nll_loss_backward, kernels::NllLossBackwardFn, 3>;
+using WMathUnary = Wrap<kernels::math_unary, kernels::MathUnaryFn, 2>;
+using WMathBinary = Wrap<kernels::math_binary, kernels::MathBinaryFn, 3>;
+using WScan = Wrap<kernels::scan, kernels::ScanFn, 4>;
+using WGather = Wrap<kernels::gather, kernels::GatherFn, 3>;
+using WScatter = Wrap<kernels::scatter, kernels::ScatterFn, 5>;
 
 template <class... W>
 struct All {
@@ -141,7 +148,8 @@ struct All {
 // device_copy (cross-device transfers) is not wrapped: it is how inputs reach the device under test.
 using Everything = All<WBinary, WUnary, WCopy, WFill, WWhere, WReduce, WGemm, WRandom, WReluBackward, WActF, WActB,
                        WLinearInference, WLinearBackwardWeights, WLinearBackwardData, WConvF, WConvFused, WConvBD, WConvBW, WConvBWB, WMaxF, WMaxB,
-                       WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WBnFA, WBnBA, WSmF, WSmB, WNllF, WNllB>;
+                       WAvgF, WAvgB, WAdaF, WAdaB, WBnS, WBnF, WBnB, WBnFA, WBnBA, WSmF, WSmB, WNllF, WNllB,
+                       WMathUnary, WMathBinary, WScan, WGather, WScatter>;
 const std::initializer_list<const char*> kNames = {
     "binary", "unary", "copy", "fill", "where", "reduce", "batched_gemm", "random", "relu_backward",
     "activation_forward", "activation_backward",
@@ -149,7 +157,8 @@ const std::initializer_list<const char*> kNames = {
     "conv2d_backward_data", "conv2d_backward_weight", "conv2d_backward_weight_bias", "max_pool2d_forward",
     "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward", "adaptive_avg_pool2d_backward",
     "batch_norm_stats", "batch_norm_forward", "batch_norm_backward", "batch_norm_forward_act",
-    "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"};
+    "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward",
+    "math_unary", "math_binary", "scan", "gather", "scatter"};
 
 // ---- reference kernels with the slot signatures -------------------------------------------------
 void reference_gemm(const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -198,7 +207,8 @@ Backend reference_backend() {
            "conv2d_backward_weight_bias", "max_pool2d_forward",
            "max_pool2d_backward", "avg_pool2d_forward", "avg_pool2d_backward", "adaptive_avg_pool2d_forward",
            "adaptive_avg_pool2d_backward", "batch_norm_stats", "batch_norm_forward", "batch_norm_backward",
-           "batch_norm_forward_act", "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward"}};
+           "batch_norm_forward_act", "batch_norm_backward_act", "softmax_forward", "softmax_backward", "nll_loss_forward", "nll_loss_backward",
+           "math_unary", "math_binary", "scan", "gather", "scatter"}};
 }
 
 Backend cuda_backend(std::string* why) {
@@ -247,6 +257,11 @@ BackendScope::BackendScope(const Backend& b) : state_(std::make_unique<State>())
     WSmB::override_cpu(&ref::softmax_backward);
     WNllF::override_cpu(&ref::nll_loss_forward);
     WNllB::override_cpu(&ref::nll_loss_backward);
+    WMathUnary::override_cpu(&ref::math_unary);
+    WMathBinary::override_cpu(&ref::math_binary);
+    WScan::override_cpu(&ref::scan);
+    WGather::override_cpu(&ref::gather);
+    WScatter::override_cpu(&ref::scatter);
   } else if (b.name == "selftest:unary-writes-nothing") {
     WUnary::override_cpu(&unary_writes_nothing);
   } else if (b.name == "selftest:unary-off-by-1e-3") {

@@ -1,7 +1,8 @@
 // The table-driven op harness (in the spirit of ggml's test-backend-ops): each op is one OpEntry
 // listing its cases (input shapes, views, values, attributes) and tolerances; register_op() turns it
 // into the tests Ops/<Name>.Parity (every CPU backend against the reference kernels), .Parity_CUDA,
-// .Gradcheck (float64 finite differences) and .Golden (PyTorch's values from golden/ops_v1.bin).
+// .Gradcheck (float64 finite differences) and .Golden (PyTorch's values from a golden file:
+// golden/ops_v1.bin, or the one the entry's Golden names, as ops_tensor_v1.bin).
 #pragma once
 
 #include <ember/ember.h>
@@ -75,10 +76,12 @@ struct Case {
 // The options (dtype, device) of the run in progress: creation ops in a table use them.
 TensorOptions here();
 
-// One recorded PyTorch case of golden/ops_v1.bin under "<op>/<case>/".
+// One recorded PyTorch case of a golden file (golden/ops_v1.bin unless the entry's Golden names
+// another) under "<op>/<case>/".
 class GoldenCase {
  public:
-  explicit GoldenCase(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit GoldenCase(std::string prefix, std::string file = "ops_v1.bin")
+      : prefix_(std::move(prefix)), file_(std::move(file)) {}
   bool has(const std::string& k) const;
   Tensor get(const std::string& k) const;
   std::vector<int64_t> params() const;
@@ -87,15 +90,18 @@ class GoldenCase {
   void check(const std::vector<std::string>& leaves, const std::function<Tensor(std::map<std::string, Tensor>&)>& f) const;
   void expect_close(const Tensor& got, const std::string& key) const;  // against a recorded tensor
   const std::string& prefix() const { return prefix_; }
+  const std::string& file() const { return file_; }
 
  private:
   std::string prefix_;
+  std::string file_;
 };
 
 struct Golden {
-  std::string op;                                  // prefix in ops_v1.bin
+  std::string op;                                  // prefix in the golden file
   size_t expected_cases = 0;                       // 0: any number >= 1
   std::function<void(const GoldenCase&)> run;
+  std::string file = "ops_v1.bin";                 // under tests/golden/ (each script writes its own file)
 };
 
 struct OpEntry {

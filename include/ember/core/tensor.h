@@ -21,6 +21,7 @@ namespace ember {
 
 using Shape = std::vector<int64_t>;
 namespace autograd { class Node; }
+struct ValuesIndices;  // max / min along a dim (defined below Tensor)
 
 struct TensorImpl {
   Storage storage;
@@ -138,6 +139,56 @@ class Tensor {
   Tensor& clamp_(std::optional<double> min, std::optional<double> max);
   Tensor& relu_();
 
+  // The tensor ops of ember/ops.h that PyTorch also has as methods (same semantics, see there).
+  Tensor sin() const;
+  Tensor cos() const;
+  Tensor floor() const;
+  Tensor ceil() const;
+  Tensor round(int64_t decimals = 0) const;
+  Tensor trunc() const;
+  Tensor log1p() const;
+  Tensor expm1() const;
+  Tensor reciprocal() const;
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;
+  Tensor lerp(const Tensor& end, double weight) const;
+  Tensor prod() const;
+  Tensor prod(int64_t dim, bool keepdim = false) const;
+  Tensor cumsum(int64_t dim) const;
+  Tensor cumprod(int64_t dim) const;
+  Tensor all() const;
+  Tensor any() const;
+  Tensor logsumexp(std::vector<int64_t> dims, bool keepdim = false) const;
+  Tensor norm(double p = 2.0) const;
+  ValuesIndices max(int64_t dim, bool keepdim = false) const;
+  ValuesIndices min(int64_t dim, bool keepdim = false) const;
+  Tensor min() const;
+  Tensor repeat(const Shape& repeats) const;
+  std::vector<Tensor> split(int64_t split_size, int64_t dim = 0) const;
+  std::vector<Tensor> split_with_sizes(const std::vector<int64_t>& sizes, int64_t dim = 0) const;
+  std::vector<Tensor> chunk(int64_t chunks, int64_t dim = 0) const;
+  Tensor unflatten(int64_t dim, const Shape& sizes) const;
+  Tensor squeeze(const std::vector<int64_t>& dims) const;  // those of dims that have size 1
+  Tensor movedim(const std::vector<int64_t>& source, const std::vector<int64_t>& destination) const;
+  Tensor movedim(int64_t source, int64_t destination) const;
+  Tensor tril(int64_t diagonal = 0) const;
+  Tensor triu(int64_t diagonal = 0) const;
+  Tensor flip(const std::vector<int64_t>& dims) const;
+  Tensor roll(const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims = {}) const;
+  Tensor gather(int64_t dim, const Tensor& index) const;
+  Tensor index_select(int64_t dim, const Tensor& index) const;
+  Tensor masked_fill(const Tensor& mask, double value) const;
+  Tensor masked_fill(const Tensor& mask, const Tensor& value) const;
+  Tensor masked_select(const Tensor& mask) const;
+  Tensor nonzero() const;
+  Tensor index(const std::vector<Tensor>& indices) const;
+  // In place (the rule of add_: refused on a tensor that requires grad while grad mode is on).
+  Tensor& scatter_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& scatter_(int64_t dim, const Tensor& index, double value);
+  Tensor& scatter_add_(int64_t dim, const Tensor& index, const Tensor& src);
+  Tensor& masked_fill_(const Tensor& mask, double value);
+  Tensor& masked_fill_(const Tensor& mask, const Tensor& value);
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+
   std::string str() const;  // PyTorch-style printing
   TensorImpl& impl() const {
     EMBER_CHECK(impl_, ValueError, "use of an undefined tensor (default-constructed Tensor)");
@@ -148,6 +199,12 @@ class Tensor {
 
  private:
   std::shared_ptr<TensorImpl> impl_;
+};
+
+// torch.max(x, dim) / torch.min(x, dim)'s result (PyTorch's named tuple): `auto [v, i] = x.max(1);`
+struct ValuesIndices {
+  Tensor values;
+  Tensor indices;  // int64
 };
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t);
