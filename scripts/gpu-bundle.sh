@@ -81,6 +81,9 @@ for f in "$stage"/lib/*.so* "$stage"/cxx/lib/*.so*; do patchelf --set-rpath '$OR
 # makes them 12.6 MB of xz) would push the bundle over its limit; the GPU check runs the CPU suite
 # with EMBER_GOLDEN_LEFT_OUT=1, which skips their tests with the reason (CI runs them).
 cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
+# The rest of nn.functional, the optimizers' trajectories and the schedules' lrs (ops_nn2.cpp,
+# test_optim_more.cpp, test_optim_lr_schedulers_more.cpp): ~200 KB.
+cp "$root"/tests/golden/ops_nn2_v1.bin "$stage/golden/"
 # torchvision's transforms on hashed pictures (test_data_photo_transforms.cpp): ~600 KB.
 cp "$root"/tests/golden/photo_v1.bin "$stage/golden/"
 # torchvision's augmentations on hashed pictures (test_data_photo_augment.cpp): ~1 MB.

@@ -249,26 +249,29 @@ void check_gradients(const OpEntry& e) {
 
 
 namespace {
-const GoldenFile& golden_file() {
-  static const GoldenFile file(ember::test::data_path("golden/ops_v1.bin"));
-  return file;
+// Each golden file read once (tests run on one thread).
+const GoldenFile& golden_file(const std::string& file) {
+  static std::map<std::string, std::unique_ptr<GoldenFile>> files;
+  auto& f = files[file];
+  if (!f) f = std::make_unique<GoldenFile>(ember::test::data_path(file));
+  return *f;
 }
 }  // namespace
 
 void check_golden(const Golden& gold) {
   std::set<std::string> names;
-  for (const auto& n : golden_file().names_with_prefix(gold.op + "/")) {
+  for (const auto& n : golden_file(gold.file).names_with_prefix(gold.op + "/")) {
     std::string rest = n.substr(gold.op.size() + 1);
     names.insert(rest.substr(0, rest.find('/')));
   }
-  ASSERT_FALSE(names.empty()) << "no case of '" << gold.op << "' in golden/ops_v1.bin";
+  ASSERT_FALSE(names.empty()) << "no case of '" << gold.op << "' in " << gold.file;
   if (gold.expected_cases) {
     EXPECT_EQ(names.size(), gold.expected_cases) << gold.op;
   }
   BackendScope scope(cpu_backends().front());
   for (const auto& n : names) {
     SCOPED_TRACE(gold.op + "/" + n);
-    gold.run(GoldenCase(gold.op + "/" + n + "/"));
+    gold.run(GoldenCase(gold.op + "/" + n + "/", gold.file));
   }
 }
 
@@ -294,10 +297,10 @@ void add_test(const std::string& suite, const std::string& name, std::function<v
 TensorOptions here() { return g_here; }
 
 // ---- golden cases -------------------------------------------------------------------------------
-bool GoldenCase::has(const std::string& k) const { return golden_file().has(prefix_ + k); }
-Tensor GoldenCase::get(const std::string& k) const { return to_tensor(golden_file().get(prefix_ + k)); }
-std::vector<int64_t> GoldenCase::params() const { return golden_file().get(prefix_ + "params").as_int64(); }
-std::vector<double> GoldenCase::scalars() const { return golden_file().get(prefix_ + "scalars").as_double(); }
+bool GoldenCase::has(const std::string& k) const { return golden_file(file_).has(prefix_ + k); }
+Tensor GoldenCase::get(const std::string& k) const { return to_tensor(golden_file(file_).get(prefix_ + k)); }
+std::vector<int64_t> GoldenCase::params() const { return golden_file(file_).get(prefix_ + "params").as_int64(); }
+std::vector<double> GoldenCase::scalars() const { return golden_file(file_).get(prefix_ + "scalars").as_double(); }
 
 void GoldenCase::expect_close(const Tensor& got, const std::string& key) const {
   EXPECT_TRUE(close_each(get(key), got, 1e-10)) << prefix_ << key << " against PyTorch";

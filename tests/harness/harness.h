@@ -75,10 +75,11 @@ struct Case {
 // The options (dtype, device) of the run in progress: creation ops in a table use them.
 TensorOptions here();
 
-// One recorded PyTorch case of golden/ops_v1.bin under "<op>/<case>/".
+// One recorded PyTorch case under "<op>/<case>/" of a golden file (golden/ops_v1.bin by default).
 class GoldenCase {
  public:
-  explicit GoldenCase(std::string prefix) : prefix_(std::move(prefix)) {}
+  explicit GoldenCase(std::string prefix, std::string file = "golden/ops_v1.bin")
+      : prefix_(std::move(prefix)), file_(std::move(file)) {}
   bool has(const std::string& k) const;
   Tensor get(const std::string& k) const;
   std::vector<int64_t> params() const;
@@ -90,12 +91,14 @@ class GoldenCase {
 
  private:
   std::string prefix_;
+  std::string file_;
 };
 
 struct Golden {
-  std::string op;                                  // prefix in ops_v1.bin
+  std::string op;                                  // prefix in the golden file
   size_t expected_cases = 0;                       // 0: any number >= 1
   std::function<void(const GoldenCase&)> run;
+  std::string file = "golden/ops_v1.bin";          // under tests/: which golden file holds the cases
 };
 
 struct OpEntry {
