@@ -35,8 +35,13 @@ Tensor checked_weight(const Tensor& input, const Tensor& w, const char* op, cons
   if (!w.defined()) return w;
   check_same_device(input, w, op);
   EMBER_CHECK(is_floating(w.dtype()), DTypeError, op, ": ", name, " must be floating point, got ", dtype_name(w.dtype()));
-  EMBER_CHECK(broadcast_shapes(input.sizes(), w.sizes(), op) == input.sizes(), ShapeError, op, ": ", name, " shape ",
-              shape_str(w.sizes()), " does not broadcast to the input's ", shape_str(input.sizes()));
+  bool fits = false;
+  try {
+    fits = broadcast_shapes(input.sizes(), w.sizes(), op) == input.sizes();
+  } catch (const ShapeError&) {
+  }
+  EMBER_CHECK(fits, ShapeError, op, ": ", name, " shape ", shape_str(w.sizes()), " does not broadcast to the input's ",
+              shape_str(input.sizes()));
   return w.detach().to(input.dtype());
 }
 
