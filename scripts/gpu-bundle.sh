@@ -83,6 +83,9 @@ for f in "$stage"/lib/*.so* "$stage"/cxx/lib/*.so*; do patchelf --set-rpath '$OR
 cp "$root"/tests/golden/ops_v1.bin "$stage/golden/"
 # The tensor ops' PyTorch values (tests/harness/ops_tensor.cpp's Golden tests): ~100 KB.
 cp "$root"/tests/golden/ops_tensor_v1.bin "$stage/golden/"
+# The rest of nn.functional, the optimizers' trajectories and the schedules' lrs (ops_nn2.cpp,
+# test_optim_more.cpp, test_optim_lr_schedulers_more.cpp): ~200 KB.
+cp "$root"/tests/golden/ops_nn2_v1.bin "$stage/golden/"
 # torchvision's transforms on hashed pictures (test_data_photo_transforms.cpp): ~600 KB.
 cp "$root"/tests/golden/photo_v1.bin "$stage/golden/"
 # torchvision's augmentations on hashed pictures (test_data_photo_augment.cpp): ~1 MB.

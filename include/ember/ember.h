@@ -13,6 +13,8 @@
 #include "ember/core/timing.h"
 #include "ember/cuda.h"
 #include "ember/ops.h"
+#include "ember/ops_nn.h"
+#include "ember/nn/clip_grad.h"
 #include "ember/nn/init.h"
 #include "ember/nn/layers.h"
 #include "ember/nn/models.h"

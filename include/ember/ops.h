@@ -1,6 +1,7 @@
 // Op front-ends: each checks its arguments (shapes, dtypes, devices), infers the output shape,
 // allocates, dispatches to the kernel of the tensors' device and records autograd history.
 // Shapes are written as (N, C, H, W). Ops never mix devices: they throw DeviceError naming both.
+// The rest of torch.nn.functional (more activations, norms, losses, resampling) is ember/ops_nn.h.
 #pragma once
 
 #include <array>
@@ -286,14 +287,22 @@ Tensor stochastic_depth(const Tensor& x, double p, const std::string& mode, bool
                         Generator* gen = nullptr);
 Tensor softmax(const Tensor& x, int64_t dim);
 Tensor log_softmax(const Tensor& x, int64_t dim);
-enum class Reduction { Mean, Sum, None };
+// BatchMean ("batchmean") is kl_div's alone; the other losses refuse it (ValueError).
+enum class Reduction { Mean, Sum, None, BatchMean };
 struct CrossEntropyOptions {
   Reduction reduction = Reduction::Mean;
   int64_t ignore_index = -100;
   double label_smoothing = 0.0;
+  // A rescaling weight per class (C), or undefined. Not differentiated.
+  Tensor weight{};
 };
-// logits (N, C) and int64 class indices (N)
+// logits (N, C), (N, C, d1, ...) or unbatched (C); target int64 class indices (N), (N, d1, ...) or
+// () — or, for cross_entropy, class probabilities of the logits' shape (float). As PyTorch: a mean
+// over class indices divides by the summed weights of the targets that are not ignore_index (their
+// count without a weight; 0/0 = NaN when all are ignored), a mean over probabilities by the number
+// of samples; label smoothing mixes eps / C of every class into the target, weight included.
 Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOptions opt = {});
+// log_probs as cross_entropy's logits (label_smoothing must be 0); int64 class targets only.
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, CrossEntropyOptions opt = {});
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 }  // namespace nn::functional

@@ -1,4 +1,5 @@
-// Fused optimizer updates on the CPU (kernels/optim_kernels.h): one pass over each parameter with the
+// Fused optimizer updates on the CPU (kernels/optim_kernels.h: SGD, Adam/AdamW, Adagrad, Adadelta,
+// RMSprop): one pass over each parameter with the
 // element arithmetic of kernels/optim_update.h, so the result equals the reference path's in-place ops
 // bit for bit while reading and writing each buffer once instead of several times.
 #include "kernels/optim_kernels.h"
@@ -26,7 +27,7 @@ template <class T, bool kWd, bool kMom, bool kNesterov, bool kFirst>
                                             const T* __restrict g, T* __restrict buf, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    T d = g[i];
+    T d = s.maximize ? -g[i] : g[i];
     if constexpr (kWd) d = d + s.weight_decay * x[i];
     if constexpr (kMom) {
       T b = d;
@@ -78,7 +79,7 @@ template <class T, bool kDecoupled, bool kWd>
                                              T* __restrict m, T* __restrict v, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
-    T xi = x[i], d = g[i];
+    T xi = x[i], d = s.maximize ? -g[i] : g[i];
     if constexpr (kDecoupled) xi = xi * s.decay;
     else if constexpr (kWd) d = d + s.weight_decay * xi;
     const T mi = m[i] * s.beta1 + s.one_minus_beta1 * d;
@@ -158,11 +159,118 @@ void adam_step(const Tensor& param, const Tensor& grad, const Tensor& exp_avg, c
   });
 }
 
+// Adagrad, Adadelta, RMSprop: one loop over optim_math's element functions (their switches are
+// loop-invariant, so the compiler unswitches and vectorises the float32 clones), split across
+// threads as the others.
+template <class T, class Scalars, class Update>
+[[gnu::always_inline]] inline void update_loop(const Scalars& s, int64_t n, Update update) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) update(s, i);
+}
+
+template <class T>
+[[gnu::always_inline]] inline void adagrad_chunk(const optim_math::AdagradScalars<T>& s, T* __restrict x,
+                                                 const T* __restrict g, T* __restrict sum, int64_t n) {
+  update_loop<T>(s, n, [&](const auto& sc, int64_t i) { optim_math::adagrad_update<T>(sc, x[i], g[i], sum[i]); });
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void adagrad_chunk_f32(const optim_math::AdagradScalars<float>& s, float* x, const float* g, float* sum, int64_t n) {
+  adagrad_chunk<float>(s, x, g, sum, n);
+}
+void adagrad_chunk_any(const optim_math::AdagradScalars<float>& s, float* x, const float* g, float* sum, int64_t n) {
+  adagrad_chunk_f32(s, x, g, sum, n);
+}
+void adagrad_chunk_any(const optim_math::AdagradScalars<double>& s, double* x, const double* g, double* sum, int64_t n) {
+  adagrad_chunk<double>(s, x, g, sum, n);
+}
+
+template <class T>
+[[gnu::always_inline]] inline void adadelta_chunk(const optim_math::AdadeltaScalars<T>& s, T* __restrict x,
+                                                  const T* __restrict g, T* __restrict sq, T* __restrict acc, int64_t n) {
+  update_loop<T>(s, n, [&](const auto& sc, int64_t i) { optim_math::adadelta_update<T>(sc, x[i], g[i], sq[i], acc[i]); });
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void adadelta_chunk_f32(const optim_math::AdadeltaScalars<float>& s, float* x, const float* g, float* sq, float* acc,
+                        int64_t n) {
+  adadelta_chunk<float>(s, x, g, sq, acc, n);
+}
+void adadelta_chunk_any(const optim_math::AdadeltaScalars<float>& s, float* x, const float* g, float* sq, float* acc,
+                        int64_t n) {
+  adadelta_chunk_f32(s, x, g, sq, acc, n);
+}
+void adadelta_chunk_any(const optim_math::AdadeltaScalars<double>& s, double* x, const double* g, double* sq, double* acc,
+                        int64_t n) {
+  adadelta_chunk<double>(s, x, g, sq, acc, n);
+}
+
+// grad_avg and buf may be null (not centered, no momentum): a scratch element stands in.
+template <class T>
+[[gnu::always_inline]] inline void rmsprop_chunk(const optim_math::RmspropScalars<T>& s, T* __restrict x,
+                                                 const T* __restrict g, T* __restrict sq, T* ga, T* buf, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    T ga_unused = T(0), buf_unused = T(0);
+    optim_math::rmsprop_update<T>(s, x[i], g[i], sq[i], ga ? ga[i] : ga_unused, buf ? buf[i] : buf_unused);
+  }
+}
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void rmsprop_chunk_f32(const optim_math::RmspropScalars<float>& s, float* x, const float* g, float* sq, float* ga,
+                       float* buf, int64_t n) {
+  rmsprop_chunk<float>(s, x, g, sq, ga, buf, n);
+}
+void rmsprop_chunk_any(const optim_math::RmspropScalars<float>& s, float* x, const float* g, float* sq, float* ga,
+                       float* buf, int64_t n) {
+  rmsprop_chunk_f32(s, x, g, sq, ga, buf, n);
+}
+void rmsprop_chunk_any(const optim_math::RmspropScalars<double>& s, double* x, const double* g, double* sq, double* ga,
+                       double* buf, int64_t n) {
+  rmsprop_chunk<double>(s, x, g, sq, ga, buf, n);
+}
+
+void adagrad_step(const Tensor& param, const Tensor& grad, const Tensor& sum, const kernels::AdagradStepParams& p) {
+  dispatch_floating(param.dtype(), "adagrad_step", [&]<class T>() {
+    const auto s = optim_math::adagrad_scalars<T>(p);
+    T* x = param.data_ptr<T>();
+    const T* g = grad.data_ptr<T>();
+    T* acc = sum.data_ptr<T>();
+    for_chunks(param.numel(), [&](int64_t b, int64_t n) { adagrad_chunk_any(s, x + b, g + b, acc + b, n); });
+  });
+}
+
+void adadelta_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
+                   const kernels::AdadeltaStepParams& p) {
+  dispatch_floating(param.dtype(), "adadelta_step", [&]<class T>() {
+    const auto s = optim_math::adadelta_scalars<T>(p);
+    T* x = param.data_ptr<T>();
+    const T* g = grad.data_ptr<T>();
+    T* sq = square_avg.data_ptr<T>();
+    T* acc = acc_delta.data_ptr<T>();
+    for_chunks(param.numel(), [&](int64_t b, int64_t n) { adadelta_chunk_any(s, x + b, g + b, sq + b, acc + b, n); });
+  });
+}
+
+void rmsprop_step(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& grad_avg,
+                  const Tensor& momentum_buf, const kernels::RmspropStepParams& p) {
+  dispatch_floating(param.dtype(), "rmsprop_step", [&]<class T>() {
+    const auto s = optim_math::rmsprop_scalars<T>(p);
+    T* x = param.data_ptr<T>();
+    const T* g = grad.data_ptr<T>();
+    T* sq = square_avg.data_ptr<T>();
+    T* ga = s.centered ? grad_avg.data_ptr<T>() : nullptr;
+    T* buf = s.has_momentum ? momentum_buf.data_ptr<T>() : nullptr;
+    for_chunks(param.numel(), [&](int64_t b, int64_t n) {
+      rmsprop_chunk_any(s, x + b, g + b, sq + b, ga ? ga + b : nullptr, buf ? buf + b : nullptr, n);
+    });
+  });
+}
+
 }  // namespace
 
 void register_optim_kernels() {
   kernels::sgd_step.set(DeviceType::CPU, &sgd_step);
   kernels::adam_step.set(DeviceType::CPU, &adam_step);
+  kernels::adagrad_step.set(DeviceType::CPU, &adagrad_step);
+  kernels::adadelta_step.set(DeviceType::CPU, &adadelta_step);
+  kernels::rmsprop_step.set(DeviceType::CPU, &rmsprop_step);
 }
 
 }  // namespace ember::cpu

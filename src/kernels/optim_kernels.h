@@ -27,10 +27,13 @@ namespace ember::kernels {
 //   p = p - lr * d
 // momentum_buf is undefined when momentum == 0; on first_step its contents are ignored.
 // grad is read only.
+// maximize: the update follows -grad (PyTorch's maximize=True; negation is exact, so the rest rounds
+// as without it).
 struct SgdStepParams {
   double lr = 0.0, momentum = 0.0, dampening = 0.0, weight_decay = 0.0;
   bool nesterov = false;
   bool first_step = false;
+  bool maximize = false;
 };
 using SgdStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& momentum_buf,
                            const SgdStepParams& p);
@@ -45,6 +48,7 @@ struct AdamStepParams {
   double lr = 0.0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8, weight_decay = 0.0;
   bool decoupled = false;
   bool amsgrad = false;
+  bool maximize = false;
   int64_t step = 1;
   // The host-side scalars both backends use, computed once per call as the reference path does.
   double step_size() const { return lr / (1.0 - std::pow(beta1, double(step))); }
@@ -53,7 +57,44 @@ struct AdamStepParams {
 using AdamStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& exp_avg,
                             const Tensor& exp_avg_sq, const Tensor& max_exp_avg_sq, const AdamStepParams& p);
 
+// torch.optim.Adagrad for one parameter at step `step` (>= 1, already incremented); d = -grad when
+// maximize, + weight_decay * p when weight_decay != 0:
+//   sum = sum + d * d;  p = p - clr * d / (sqrt(sum) + eps),  clr = lr / (1 + (step - 1) lr_decay)
+struct AdagradStepParams {
+  double lr = 0.0, lr_decay = 0.0, weight_decay = 0.0, eps = 1e-10;
+  bool maximize = false;
+  int64_t step = 1;
+  double clr() const { return lr / (1.0 + double(step - 1) * lr_decay); }
+};
+using AdagradStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& sum, const AdagradStepParams& p);
+
+// torch.optim.Adadelta for one parameter (d as Adagrad's):
+//   sq = rho sq + (1 - rho) d^2;  delta = sqrt(acc + eps) / sqrt(sq + eps) * d
+//   acc = rho acc + (1 - rho) delta^2;  p = p - lr * delta
+struct AdadeltaStepParams {
+  double lr = 1.0, rho = 0.9, eps = 1e-6, weight_decay = 0.0;
+  bool maximize = false;
+};
+using AdadeltaStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& acc_delta,
+                                const AdadeltaStepParams& p);
+
+// torch.optim.RMSprop for one parameter (d as Adagrad's):
+//   sq = alpha sq + (1 - alpha) d^2
+//   centered: ga = lerp(ga, d, 1 - alpha) (ATen's two-sided lerp), avg = sqrt(sq - ga^2) + eps; else sqrt(sq) + eps
+//   momentum > 0: buf = momentum buf + d / avg, p = p - lr buf;  else p = p - lr d / avg
+// grad_avg is undefined unless centered, momentum_buf unless momentum > 0.
+struct RmspropStepParams {
+  double lr = 0.01, alpha = 0.99, eps = 1e-8, weight_decay = 0.0, momentum = 0.0;
+  bool centered = false;
+  bool maximize = false;
+};
+using RmspropStepFn = void (*)(const Tensor& param, const Tensor& grad, const Tensor& square_avg, const Tensor& grad_avg,
+                               const Tensor& momentum_buf, const RmspropStepParams& p);
+
 inline KernelSlot<SgdStepFn> sgd_step("sgd_step");
 inline KernelSlot<AdamStepFn> adam_step("adam_step");
+inline KernelSlot<AdagradStepFn> adagrad_step("adagrad_step");
+inline KernelSlot<AdadeltaStepFn> adadelta_step("adadelta_step");
+inline KernelSlot<RmspropStepFn> rmsprop_step("rmsprop_step");
 
 }  // namespace ember::kernels

@@ -39,14 +39,7 @@ std::string pair_str(std::array<int64_t, 2> a) {
 }
 // PyTorch's default for Linear and Conv2d: kaiming_uniform_(a = sqrt(5)) on the weight, then
 // U(-1/sqrt(fan_in), 1/sqrt(fan_in)) on the bias, in that order on the stream.
-void default_init(Tensor& weight, Tensor& bias, Generator* gen) {
-  init::kaiming_uniform_(weight, std::sqrt(5.0), "fan_in", "leaky_relu", gen);
-  if (bias.defined()) {
-    auto [fan_in, fan_out] = init::calculate_fan_in_and_fan_out(weight);
-    double bound = fan_in > 0 ? 1.0 / std::sqrt(double(fan_in)) : 0.0;
-    init::uniform_(bias, -bound, bound, gen);
-  }
-}
+void default_init(Tensor& weight, Tensor& bias, Generator* gen) { init::reset_weight_and_bias_(weight, bias, gen); }
 }  // namespace
 
 // ---- Linear -------------------------------------------------------------------------------------

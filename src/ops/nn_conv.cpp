@@ -52,7 +52,7 @@ struct ConvCall {
 ConvCall prepare_conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, const Conv2dOptions& opt) {
   check_same_device(x, weight, "conv2d");
   if (bias.defined()) check_same_device(x, bias, "conv2d");
-  EMBER_CHECK(x.dim() == 4, ShapeError, "conv2d: input must be 4-D (N, C, H, W), got shape ",
+  EMBER_CHECK(x.dim() == 4, ShapeError, "conv2d: input must be 4-D (N, C, H, W) or 3-D (C, H, W), got shape ",
               shape_str(x.sizes()));
   EMBER_CHECK(weight.dim() == 4, ShapeError, "conv2d: weight must be 4-D (C_out, C_in/groups, kH, kW), got shape ",
               shape_str(weight.sizes()));
@@ -178,6 +178,7 @@ Tensor rounded_on_device(const ConvCall& c, bool record, Tensor out) {
 }  // namespace
 
 Tensor conv2d(const Tensor& x, const Tensor& weight, const Tensor& bias, Conv2dOptions opt) {
+  if (x.dim() == 3) return conv2d(x.unsqueeze(0), weight, bias, opt).squeeze(0);  // unbatched (C, H, W), as PyTorch
   ConvCall c = prepare_conv2d(x, weight, bias, opt);
   const bool record = autograd::any_requires_grad({&x, &weight, &bias});
   c.p.out_any_layout = !record;  // nothing keeps out for a backward: the kernel may hold it in its layout

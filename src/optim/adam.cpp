@@ -70,12 +70,13 @@ void Adam::step_fused(Tensor& p, ParamState& st, double lr, double wd) {
   Tensor max_sq = opt_.amsgrad ? st.buffers.at("max_exp_avg_sq") : Tensor();
   fused::adam_step(p, p.grad(), exp_avg, exp_avg_sq, max_sq,
                    {.lr = lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
-                    .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad, .step = st.step});
+                    .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad, .maximize = opt_.maximize,
+                    .step = st.step});
 }
 
 void Adam::step_reference(Tensor& p, ParamState& st, double lr, double wd) {
   const double b1 = opt_.betas[0], b2 = opt_.betas[1];
-  Tensor grad = p.grad();
+  Tensor grad = opt_.maximize ? neg(p.grad()) : p.grad();
   Tensor& exp_avg = st.buffers.at("exp_avg");
   Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
   st.step += 1;
@@ -105,15 +106,19 @@ std::vector<std::string> Adam::state_buffer_names() const {
   return {"exp_avg", "exp_avg_sq"};
 }
 
+// maximize is listed only when set: the states saved before it existed stay loadable.
 std::vector<std::pair<std::string, double>> Adam::options_list() const {
-  return {{"beta1", opt_.betas[0]}, {"beta2", opt_.betas[1]}, {"eps", opt_.eps},
-          {"amsgrad", opt_.amsgrad ? 1.0 : 0.0}};
+  std::vector<std::pair<std::string, double>> o = {
+      {"beta1", opt_.betas[0]}, {"beta2", opt_.betas[1]}, {"eps", opt_.eps}, {"amsgrad", opt_.amsgrad ? 1.0 : 0.0}};
+  if (opt_.maximize) o.emplace_back("maximize", 1.0);
+  return o;
 }
 void Adam::set_option(const std::string& name, double v) {
   if (name == "beta1") opt_.betas[0] = v;
   else if (name == "beta2") opt_.betas[1] = v;
   else if (name == "eps") opt_.eps = v;
   else if (name == "amsgrad") opt_.amsgrad = v != 0.0;
+  else if (name == "maximize") opt_.maximize = v != 0.0;
 }
 
 }  // namespace ember::optim

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numbers>
 
 #include "ember/ops.h"
@@ -23,7 +24,7 @@ void LRScheduler::initial_step() {
 
 void LRScheduler::apply() {
   auto& groups = optimizer_.param_groups();
-  for (size_t i = 0; i < groups.size(); ++i) groups[i].lr = lr_at(last_epoch_, base_lrs_[i]);
+  for (size_t i = 0; i < groups.size(); ++i) groups[i].lr = group_lr_at(i, last_epoch_, base_lrs_[i]);
 }
 
 void LRScheduler::step() {
@@ -123,6 +124,20 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const std::vector<double>& max_lrs, int64
   EMBER_CHECK(o.div_factor > 0 && o.final_div_factor > 0, ValueError,
               "OneCycleLR: div_factor and final_div_factor must be > 0, got ", o.div_factor, " and ",
               o.final_div_factor);
+  EMBER_CHECK(o.anneal_strategy == "cos" || o.anneal_strategy == "linear", ValueError,
+              "OneCycleLR: anneal_strategy must be \"cos\" or \"linear\", got \"", o.anneal_strategy, "\"");
+  // PyTorch's phase ends, computed as it does (pct_start * total_steps in double, then - 1 or - 2).
+  const double up = o.pct_start * double(total_steps);
+  if (o.three_phase)
+    phases_ = {{up - 1.0, 0, 1}, {2.0 * o.pct_start * double(total_steps) - 2.0, 1, 0}, {double(total_steps) - 1.0, 0, 2}};
+  else
+    phases_ = {{up - 1.0, 0, 1}, {double(total_steps) - 1.0, 1, 2}};
+  if (o.cycle_momentum) {
+    if (optimizer_.has_option("momentum")) momentum_name_ = "momentum";
+    else if (optimizer_.has_option("beta1")) momentum_name_ = "beta1";
+    EMBER_CHECK(!momentum_name_.empty(), ValueError, "OneCycleLR: cycle_momentum needs an optimizer with momentum or beta1; ",
+                optimizer_.name(), " has neither (pass cycle_momentum = false)");
+  }
   for (size_t i = 0; i < max_lrs.size(); ++i) {
     optimizer_.param_groups()[i].initial_lr = max_lrs[i] / o.div_factor;
     base_lrs_[i] = max_lrs[i] / o.div_factor;
@@ -141,18 +156,237 @@ double OneCycleLR::max_lr_for(double base) const {
     if (m / opt_.div_factor == base) return m;
   return base * opt_.div_factor;
 }
-double OneCycleLR::lr_at(int64_t step, double base) const {
+double OneCycleLR::anneal(double start, double end, double pct) const {
+  if (opt_.anneal_strategy == "linear") return (end - start) * pct + start;
+  return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
+}
+std::pair<const OneCycleLR::Phase*, double> OneCycleLR::phase_at(int64_t step) const {
   EMBER_CHECK(step <= total_steps_, ValueError, "OneCycleLR: tried to step ", step,
               " times, more than total_steps = ", total_steps_);
-  auto anneal_cos = [](double start, double end, double pct) {
-    return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
-  };
+  double start = 0.0;
+  for (size_t i = 0; i < phases_.size(); ++i) {
+    const Phase& ph = phases_[i];
+    if (double(step) <= ph.end_step || i + 1 == phases_.size())
+      return {&ph, (double(step) - start) / (ph.end_step - start)};
+    start = ph.end_step;
+  }
+  return {&phases_.back(), 1.0};  // not reached: the last phase takes every step
+}
+double OneCycleLR::lr_at(int64_t step, double base) const {
   const double max_lr = max_lr_for(base), initial = max_lr / opt_.div_factor;
-  const double min_lr = initial / opt_.final_div_factor;
-  const double end1 = opt_.pct_start * double(total_steps_) - 1.0;
-  const double end2 = double(total_steps_) - 1.0;
-  if (double(step) <= end1) return anneal_cos(initial, max_lr, double(step) / end1);
-  return anneal_cos(max_lr, min_lr, (double(step) - end1) / (end2 - end1));
+  const double levels[3] = {initial, max_lr, initial / opt_.final_div_factor};
+  const auto [ph, pct] = phase_at(step);
+  return anneal(levels[ph->start], levels[ph->end], pct);
+}
+double OneCycleLR::momentum_at(int64_t step) const {
+  // Momentum runs against the lr: the lr's levels 0 (initial), 1 (max), 2 (min) map to max, base, max.
+  const double levels[3] = {opt_.max_momentum, opt_.base_momentum, opt_.max_momentum};
+  const auto [ph, pct] = phase_at(step);
+  return anneal(levels[ph->start], levels[ph->end], pct);
+}
+void OneCycleLR::apply() {
+  LRScheduler::apply();
+  if (!momentum_name_.empty()) optimizer_.set_option_value(momentum_name_, momentum_at(last_epoch_));
+}
+
+// ---- ExponentialLR / ConstantLR / LinearLR / PolynomialLR ----------------------------------------
+ExponentialLR::ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt), gamma_(gamma) {
+  EMBER_CHECK(gamma >= 0, ValueError, "ExponentialLR: gamma must be >= 0, got ", gamma);
+  initial_step();
+}
+double ExponentialLR::lr_at(int64_t e, double base) const { return base * std::pow(gamma_, double(e)); }
+
+ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
+    : LRScheduler(opt), factor_(factor), total_iters_(total_iters) {
+  EMBER_CHECK(factor >= 0 && factor <= 1, ValueError, "ConstantLR: factor must be in [0, 1], got ", factor);
+  EMBER_CHECK(total_iters >= 0, ValueError, "ConstantLR: total_iters must be >= 0, got ", total_iters);
+  initial_step();
+}
+double ConstantLR::lr_at(int64_t e, double base) const {
+  return base * (factor_ + (e >= total_iters_ ? 1.0 : 0.0) * (1.0 - factor_));
+}
+
+LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters)
+    : LRScheduler(opt), start_(start_factor), end_(end_factor), total_iters_(total_iters) {
+  EMBER_CHECK(start_factor > 0 && start_factor <= 1, ValueError, "LinearLR: start_factor must be in (0, 1], got ",
+              start_factor);
+  EMBER_CHECK(end_factor >= 0 && end_factor <= 1, ValueError, "LinearLR: end_factor must be in [0, 1], got ", end_factor);
+  EMBER_CHECK(total_iters >= 1, ValueError, "LinearLR: total_iters must be >= 1, got ", total_iters);
+  initial_step();
+}
+double LinearLR::lr_at(int64_t e, double base) const {
+  return base * (start_ + (end_ - start_) * double(std::min(total_iters_, e)) / double(total_iters_));
+}
+
+PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power)
+    : LRScheduler(opt), total_iters_(total_iters), power_(power) {
+  EMBER_CHECK(total_iters >= 1, ValueError, "PolynomialLR: total_iters must be >= 1, got ", total_iters);
+  initial_step();
+}
+double PolynomialLR::lr_at(int64_t e, double base) const {
+  return base * std::pow(1.0 - double(std::min(total_iters_, e)) / double(total_iters_), power_);
+}
+
+// ---- LambdaLR / MultiplicativeLR ----------------------------------------------------------------
+LambdaLR::LambdaLR(Optimizer& opt, LrLambda lr_lambda)
+    : LambdaLR(opt, std::vector<LrLambda>(opt.param_groups().size(), lr_lambda)) {}
+LambdaLR::LambdaLR(Optimizer& opt, std::vector<LrLambda> lr_lambdas) : LRScheduler(opt), lambdas_(std::move(lr_lambdas)) {
+  EMBER_CHECK(lambdas_.size() == optimizer_.param_groups().size(), ValueError, "LambdaLR: ", lambdas_.size(),
+              " lr functions for an optimizer with ", optimizer_.param_groups().size(), " parameter groups");
+  for (const auto& f : lambdas_) EMBER_CHECK(bool(f), ValueError, "LambdaLR: an lr function is empty");
+  initial_step();
+}
+double LambdaLR::group_lr_at(size_t group, int64_t e, double base) const { return base * lambdas_.at(group)(e); }
+
+MultiplicativeLR::MultiplicativeLR(Optimizer& opt, LrLambda lr_factor) : LRScheduler(opt), factor_(std::move(lr_factor)) {
+  EMBER_CHECK(bool(factor_), ValueError, "MultiplicativeLR: the factor function is empty");
+  initial_step();
+}
+double MultiplicativeLR::lr_at(int64_t e, double base) const {
+  int64_t from = 0;
+  double lr = base;
+  auto it = std::find_if(memo_.begin(), memo_.end(), [&](const auto& m) { return std::get<0>(m) == base; });
+  if (it != memo_.end() && std::get<1>(*it) <= e) {
+    from = std::get<1>(*it);
+    lr = std::get<2>(*it);
+  }
+  for (int64_t i = from + 1; i <= e; ++i) lr = lr * factor_(i);
+  if (it != memo_.end()) *it = {base, e, lr};
+  else memo_.emplace_back(base, e, lr);
+  return lr;
+}
+
+// ---- CosineAnnealingWarmRestarts ----------------------------------------------------------------
+CosineAnnealingWarmRestarts::CosineAnnealingWarmRestarts(Optimizer& opt, int64_t t0, int64_t t_mult, double eta_min)
+    : LRScheduler(opt), t0_(t0), t_mult_(t_mult), eta_min_(eta_min) {
+  EMBER_CHECK(t0 >= 1, ValueError, "CosineAnnealingWarmRestarts: T_0 must be >= 1, got ", t0);
+  EMBER_CHECK(t_mult >= 1, ValueError, "CosineAnnealingWarmRestarts: T_mult must be >= 1, got ", t_mult);
+  initial_step();
+}
+double CosineAnnealingWarmRestarts::lr_at(int64_t e, double base) const {
+  // The position in the current cycle, by PyTorch's step-by-step rule in integers (exact).
+  int64_t t_cur = e, t_i = t0_;
+  if (t_mult_ == 1) {
+    t_cur = e % t0_;
+  } else {
+    while (t_cur >= t_i) {
+      t_cur -= t_i;
+      t_i *= t_mult_;
+    }
+  }
+  return eta_min_ + (base - eta_min_) * (1.0 + std::cos(std::numbers::pi * double(t_cur) / double(t_i))) / 2.0;
+}
+
+// ---- SequentialLR / ChainedScheduler ------------------------------------------------------------
+namespace {
+void check_parts(const char* who, const Optimizer& opt, const std::vector<std::unique_ptr<LRScheduler>>& parts) {
+  EMBER_CHECK(!parts.empty(), ValueError, who, ": no schedulers");
+  for (size_t i = 0; i < parts.size(); ++i) {
+    EMBER_CHECK(parts[i] != nullptr, ValueError, who, ": scheduler ", i, " is null");
+    EMBER_CHECK(&parts[i]->optimizer() == &opt, ValueError, who, ": scheduler ", i,
+                " drives another optimizer (build every part on the optimizer passed here)");
+  }
+}
+}  // namespace
+
+SequentialLR::SequentialLR(Optimizer& opt, std::vector<std::unique_ptr<LRScheduler>> schedulers,
+                           std::vector<int64_t> milestones)
+    : LRScheduler(opt), schedulers_(std::move(schedulers)), milestones_(std::move(milestones)) {
+  check_parts("SequentialLR", optimizer_, schedulers_);
+  EMBER_CHECK(milestones_.size() + 1 == schedulers_.size(), ValueError, "SequentialLR: ", schedulers_.size(),
+              " schedulers need ", schedulers_.size() - 1, " milestones, got ", milestones_.size());
+  EMBER_CHECK(std::is_sorted(milestones_.begin(), milestones_.end()), ValueError,
+              "SequentialLR: milestones must be increasing");
+  initial_step();
+}
+double SequentialLR::group_lr_at(size_t group, int64_t e, double base) const {
+  const size_t idx = size_t(std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin());
+  const int64_t local = idx == 0 ? e : e - milestones_[idx - 1];
+  return schedulers_[idx]->group_lr_at(group, local, base);
+}
+
+ChainedScheduler::ChainedScheduler(Optimizer& opt, std::vector<std::unique_ptr<LRScheduler>> schedulers)
+    : LRScheduler(opt), schedulers_(std::move(schedulers)) {
+  check_parts("ChainedScheduler", optimizer_, schedulers_);
+  initial_step();
+}
+double ChainedScheduler::group_lr_at(size_t group, int64_t e, double base) const {
+  if (base == 0.0) return 0.0;
+  double lr = base;
+  for (const auto& s : schedulers_) lr *= s->group_lr_at(group, e, base) / base;
+  return lr;
+}
+
+// ---- ReduceLROnPlateau --------------------------------------------------------------------------
+ReduceLROnPlateau::ReduceLROnPlateau(Optimizer& optimizer, PlateauOptions o) : optimizer_(optimizer), opt_(std::move(o)) {
+  EMBER_CHECK(opt_.mode == "min" || opt_.mode == "max", ValueError, "ReduceLROnPlateau: mode must be \"min\" or \"max\", got \"",
+              opt_.mode, "\"");
+  EMBER_CHECK(opt_.threshold_mode == "rel" || opt_.threshold_mode == "abs", ValueError,
+              "ReduceLROnPlateau: threshold_mode must be \"rel\" or \"abs\", got \"", opt_.threshold_mode, "\"");
+  EMBER_CHECK(opt_.factor >= 0 && opt_.factor < 1, ValueError, "ReduceLROnPlateau: factor must be in [0, 1), got ", opt_.factor);
+  EMBER_CHECK(opt_.patience >= 0, ValueError, "ReduceLROnPlateau: patience must be >= 0, got ", opt_.patience);
+  EMBER_CHECK(opt_.cooldown >= 0, ValueError, "ReduceLROnPlateau: cooldown must be >= 0, got ", opt_.cooldown);
+  EMBER_CHECK(opt_.threshold >= 0, ValueError, "ReduceLROnPlateau: threshold must be >= 0, got ", opt_.threshold);
+  const size_t groups = optimizer_.param_groups().size();
+  if (opt_.min_lrs.size() == 1) opt_.min_lrs.assign(groups, opt_.min_lrs[0]);
+  EMBER_CHECK(opt_.min_lrs.size() == groups, ValueError, "ReduceLROnPlateau: ", opt_.min_lrs.size(),
+              " min_lrs for an optimizer with ", groups, " parameter groups (give one, or one per group)");
+  best_ = opt_.mode == "min" ? std::numeric_limits<double>::infinity() : -std::numeric_limits<double>::infinity();
+}
+
+bool ReduceLROnPlateau::is_better(double a) const {
+  const bool rel = opt_.threshold_mode == "rel";
+  if (opt_.mode == "min") return rel ? a < best_ * (1.0 - opt_.threshold) : a < best_ - opt_.threshold;
+  return rel ? a > best_ * (opt_.threshold + 1.0) : a > best_ + opt_.threshold;
+}
+
+void ReduceLROnPlateau::step(double metric) {
+  EMBER_CHECK(!std::isnan(metric), ValueError, "ReduceLROnPlateau.step: the metric is NaN (a diverged run?) at epoch ",
+              last_epoch_ + 1);
+  ++last_epoch_;
+  if (is_better(metric)) {
+    best_ = metric;
+    num_bad_epochs_ = 0;
+  } else {
+    ++num_bad_epochs_;
+  }
+  if (cooldown_counter_ > 0) {
+    --cooldown_counter_;
+    num_bad_epochs_ = 0;
+  }
+  if (num_bad_epochs_ > opt_.patience) {
+    auto& groups = optimizer_.param_groups();
+    for (size_t i = 0; i < groups.size(); ++i) {
+      const double old_lr = groups[i].lr, new_lr = std::max(old_lr * opt_.factor, opt_.min_lrs[i]);
+      if (old_lr - new_lr > opt_.eps) groups[i].lr = new_lr;
+    }
+    cooldown_counter_ = opt_.cooldown;
+    num_bad_epochs_ = 0;
+  }
+}
+
+std::vector<double> ReduceLROnPlateau::get_lr() const {
+  std::vector<double> out;
+  for (const auto& g : optimizer_.param_groups()) out.push_back(g.lr);
+  return out;
+}
+
+StateDict ReduceLROnPlateau::state_dict() const {
+  StateDict d;
+  d.set_int("last_epoch", last_epoch_);
+  d.set_scalar("best", best_);
+  d.set_int("num_bad_epochs", num_bad_epochs_);
+  d.set_int("cooldown_counter", cooldown_counter_);
+  return d;
+}
+
+void ReduceLROnPlateau::load_state_dict(const StateDict& d) {
+  const int64_t epoch = d.integer("last_epoch"), bad = d.integer("num_bad_epochs"), cool = d.integer("cooldown_counter");
+  const double best = d.scalar("best");
+  last_epoch_ = epoch;
+  num_bad_epochs_ = bad;
+  cooldown_counter_ = cool;
+  best_ = best;
 }
 
 }  // namespace ember::optim

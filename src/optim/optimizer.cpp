@@ -52,6 +52,24 @@ void Optimizer::zero_grad(bool set_to_none) {
   }
 }
 
+bool Optimizer::has_option(const std::string& name) const {
+  for (const auto& [k, v] : options_list())
+    if (k == name) return true;
+  return false;
+}
+
+void Optimizer::set_option_value(const std::string& name, double value) {
+  if (!has_option(name)) {
+    std::string known;
+    for (const auto& [k, v] : options_list()) {
+      if (!known.empty()) known += ", ";
+      known += k;
+    }
+    throw ValueError(name_ + ": no setting '" + name + "' (its settings: " + known + ")");
+  }
+  set_option(name, value);
+}
+
 void Optimizer::set_lr(double lr) {
   check_lr_wd(lr, 0.0);
   for (auto& g : groups_) g.lr = lr;
@@ -85,8 +103,9 @@ void Optimizer::load_state_dict(const StateDict& d) {
   int64_t ngroups = d.integer("num_param_groups");
   EMBER_CHECK(ngroups == int64_t(groups_.size()), ValueError, name_, ".load_state_dict: the state has ",
               ngroups, " parameter groups, this optimizer has ", groups_.size());
+  // maximize may be absent: SGD and Adam list it only when set (their states from before it existed).
   for (auto& [k, v] : options_list())
-    EMBER_CHECK(d.contains("options." + k), ValueError, name_, ".load_state_dict: missing key 'options.",
+    EMBER_CHECK(k == "maximize" || d.contains("options." + k), ValueError, name_, ".load_state_dict: missing key 'options.",
                 k, "' (a state dict of another optimizer type?)");
   std::vector<std::vector<ParamState>> new_state(groups_.size());
   int64_t flat = 0;
@@ -114,7 +133,10 @@ void Optimizer::load_state_dict(const StateDict& d) {
       }
     }
   }
-  for (auto& [k, v] : options_list()) set_option(k, d.scalar("options." + k));
+  // Every saved setting, also those this optimizer lists only when set (maximize: absent means off).
+  if (!d.contains("options.maximize")) set_option("maximize", 0.0);
+  for (const auto& [key, t] : d)
+    if (key.compare(0, 8, "options.") == 0) set_option(key.substr(8), d.scalar(key));
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     std::string gp = "param_groups." + std::to_string(gi) + ".";
     groups_[gi].lr = d.scalar(gp + "lr");

@@ -63,11 +63,12 @@ void SGD::step_fused(Tensor& p, ParamState& st, double lr, double weight_decay) 
   }
   fused::sgd_step(p, p.grad(), buf,
                   {.lr = lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
-                   .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step});
+                   .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step,
+                   .maximize = opt_.maximize});
 }
 
 void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_decay) {
-  Tensor d_p = p.grad();
+  Tensor d_p = opt_.maximize ? neg(p.grad()) : p.grad();
   if (weight_decay != 0.0) d_p = add(d_p, p, weight_decay);
   st.step += 1;
   if (opt_.momentum != 0.0) {
@@ -83,8 +84,12 @@ void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_dec
   p.add_(d_p, -lr);
 }
 
+// maximize is listed only when set: the states saved before it existed stay loadable.
 std::vector<std::pair<std::string, double>> SGD::options_list() const {
-  return {{"momentum", opt_.momentum}, {"dampening", opt_.dampening}, {"nesterov", opt_.nesterov ? 1.0 : 0.0}};
+  std::vector<std::pair<std::string, double>> o = {
+      {"momentum", opt_.momentum}, {"dampening", opt_.dampening}, {"nesterov", opt_.nesterov ? 1.0 : 0.0}};
+  if (opt_.maximize) o.emplace_back("maximize", 1.0);
+  return o;
 }
 std::vector<std::string> SGD::state_buffer_names() const {
   if (opt_.momentum == 0.0) return {};
@@ -94,6 +99,7 @@ void SGD::set_option(const std::string& name, double v) {
   if (name == "momentum") opt_.momentum = v;
   else if (name == "dampening") opt_.dampening = v;
   else if (name == "nesterov") opt_.nesterov = v != 0.0;
+  else if (name == "maximize") opt_.maximize = v != 0.0;
 }
 
 }  // namespace ember::optim

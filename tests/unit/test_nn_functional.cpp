@@ -114,7 +114,9 @@ TEST(NnErrors, OtherArguments) {
                            "more than one value per channel");
   expect_error<ShapeError>([] { F::mse_loss(zeros({2, 3}), zeros({3, 2})); }, "mse_loss: input shape [2, 3]");
   expect_error<IndexError>([] { F::softmax(zeros({2, 3}), 2); }, "softmax: dimension 2 out of range");
-  expect_error<ShapeError>([] { F::conv2d(zeros({3, 28, 28}), zeros({1, 3, 3, 3})); }, "conv2d: input must be 4-D");
+  // A 3-D input is an unbatched (C, H, W) image, as in PyTorch; a 2-D one is refused.
+  expect_error<ShapeError>([] { F::conv2d(zeros({28, 28}), zeros({1, 3, 3, 3})); }, "conv2d: input must be 4-D");
+  EXPECT_EQ(F::conv2d(zeros({3, 28, 28}), zeros({1, 3, 3, 3})).sizes(), (Shape{1, 26, 26}));
   expect_error<DTypeError>([] { F::conv2d(zeros({1, 1, 4, 4}), zeros({1, 1, 3, 3}, {.dtype = DType::Float64})); },
                            "same dtype");
 }

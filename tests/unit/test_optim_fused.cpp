@@ -52,6 +52,39 @@ std::vector<Case> all_cases() {
                            return std::make_unique<optim::Adam>(std::move(ps), o);
                          }});
       }
+  for (bool maximize : {false, true}) {
+    const std::string m = maximize ? " maximize" : "";
+    cases.push_back({"SGD nesterov wd" + m, [=](std::vector<Tensor> ps, bool fused) {
+                       return std::make_unique<optim::SGD>(std::move(ps), optim::SGDOptions{.lr = 0.05, .momentum = 0.9, .weight_decay = 0.01,
+                                                                                          .nesterov = true, .fused = fused, .maximize = maximize});
+                     }});
+    cases.push_back({"AdamW amsgrad" + m, [=](std::vector<Tensor> ps, bool fused) {
+                       return std::make_unique<optim::AdamW>(std::move(ps), optim::AdamOptions{.lr = 0.01, .amsgrad = true, .fused = fused,
+                                                                                              .maximize = maximize});
+                     }});
+    for (double wd : {0.0, 0.03}) {
+      const std::string w = " wd=" + std::to_string(wd) + m;
+      cases.push_back({"Adagrad lr_decay" + w, [=](std::vector<Tensor> ps, bool fused) {
+                         return std::make_unique<optim::Adagrad>(std::move(ps), optim::AdagradOptions{.lr = 0.05, .lr_decay = 0.1, .weight_decay = wd,
+                                                                                                    .initial_accumulator_value = 0.1,
+                                                                                                    .maximize = maximize, .fused = fused});
+                       }});
+      cases.push_back({"Adadelta" + w, [=](std::vector<Tensor> ps, bool fused) {
+                         return std::make_unique<optim::Adadelta>(std::move(ps), optim::AdadeltaOptions{.lr = 0.5, .rho = 0.85, .weight_decay = wd,
+                                                                                                      .maximize = maximize, .fused = fused});
+                       }});
+      for (double momentum : {0.0, 0.7})
+        for (bool centered : {false, true})
+          for (double alpha : {0.99, 0.3})  // 1 - alpha on both sides of ATen's lerp switch at 0.5
+            cases.push_back({"RMSprop momentum=" + std::to_string(momentum) + (centered ? " centered" : "") + " alpha=" +
+                                 std::to_string(alpha) + w,
+                             [=](std::vector<Tensor> ps, bool fused) {
+                               return std::make_unique<optim::RMSprop>(
+                                   std::move(ps), optim::RMSpropOptions{.lr = 0.01, .alpha = alpha, .weight_decay = wd, .momentum = momentum,
+                                                                        .centered = centered, .maximize = maximize, .fused = fused});
+                             }});
+    }
+  }
   return cases;
 }
 

@@ -6,10 +6,15 @@
 // one — so a scheduler restored from state_dict() continues exactly. base_lr is each group's
 // initial_lr, which the first scheduler attached to an optimizer records (as PyTorch).
 // state_dict(): "last_epoch" (0-d int64) and "base_lrs" (float64, one per group); load_state_dict
-// restores both and re-applies the lr of that epoch.
+// restores both and re-applies the lr of that epoch. Two schedules on one optimizer do not chain
+// as in PyTorch (each sets the lr it computes): combine them with ChainedScheduler or SequentialLR.
+// ReduceLROnPlateau follows a metric, so it is no closed form and no LRScheduler.
 #pragma once
 
+#include <functional>
+#include <tuple>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "ember/nn/state_dict.h"
@@ -25,16 +30,20 @@ class LRScheduler {
   std::vector<double> get_lr() const;
   int64_t last_epoch() const { return last_epoch_; }
   const std::vector<double>& base_lrs() const { return base_lrs_; }
+  const Optimizer& optimizer() const { return optimizer_; }
   StateDict state_dict() const;
   void load_state_dict(const StateDict& dict);
   // The schedule: lr of a group with base lr `base` at `epoch` (>= 0).
   virtual double lr_at(int64_t epoch, double base) const = 0;
+  // The same for group `group` (LambdaLR's per-group functions); apply() calls this one.
+  virtual double group_lr_at(size_t group, int64_t epoch, double base) const { (void)group; return lr_at(epoch, base); }
 
  protected:
   explicit LRScheduler(Optimizer& optimizer);
   // Called by each concrete constructor once its settings are in place.
   void initial_step();
-  void apply();
+  // Sets every group's lr for last_epoch_ (OneCycleLR also sets the momentum it cycles).
+  virtual void apply();
 
   Optimizer& optimizer_;
   std::vector<double> base_lrs_;
@@ -110,16 +119,24 @@ class HoldAfterPlan : public LRScheduler {
   int64_t planned_;
 };
 
-// One-cycle policy (Smith & Topin), two phases, cosine annealing, per batch: from
+// One-cycle policy (Smith & Topin), per batch, as PyTorch's OneCycleLR. Two phases: from
 // max_lr / div_factor up to max_lr over pct_start * total_steps - 1 steps, then down to
-// max_lr / (div_factor * final_div_factor) at step total_steps - 1. Stepping past total_steps
-// throws ValueError. Sets each group's initial_lr to max_lr / div_factor (ignores the
-// optimizer's lr). Momentum cycling (PyTorch's cycle_momentum) is not implemented: the
-// optimizer's momentum / betas stay as they are.
+// max_lr / (div_factor * final_div_factor) at step total_steps - 1. three_phase: up, back down to
+// max_lr / div_factor by step 2 pct_start total_steps - 2, then down to the minimum. anneal "cos" or
+// "linear". Stepping past total_steps throws ValueError. Sets each group's initial_lr to
+// max_lr / div_factor (ignores the optimizer's lr).
+// cycle_momentum: the optimizer's "momentum" (SGD, RMSprop) or "beta1" (Adam) runs the other way,
+// max_momentum -> base_momentum -> max_momentum (ValueError for an optimizer without either). Off
+// by default here (PyTorch: on), so `ember train`'s one-cycle runs keep their numbers.
 struct OneCycleOptions {
   double pct_start = 0.3;
   double div_factor = 25.0;
   double final_div_factor = 1e4;
+  std::string anneal_strategy = "cos";
+  bool three_phase = false;
+  bool cycle_momentum = false;
+  double base_momentum = 0.85;
+  double max_momentum = 0.95;
 };
 class OneCycleLR : public LRScheduler {
  public:
@@ -128,12 +145,177 @@ class OneCycleLR : public LRScheduler {
   OneCycleLR(Optimizer& optimizer, const std::vector<double>& max_lrs, int64_t total_steps, OneCycleOptions opt = {});
   // `base` is the group's starting lr, max_lr / div_factor: it names the group's curve.
   double lr_at(int64_t epoch, double base) const override;
+  // The cycled momentum at `epoch` (meaningful with cycle_momentum).
+  double momentum_at(int64_t epoch) const;
+
+ protected:
+  void apply() override;
 
  private:
+  struct Phase {
+    double end_step;
+    int start, end;  // 0 initial lr, 1 max lr, 2 min lr; momentum: 0 max, 1 base
+  };
   double max_lr_for(double base) const;
+  // The phase `epoch` is in and the fraction of it done.
+  std::pair<const Phase*, double> phase_at(int64_t epoch) const;
+  double anneal(double start, double end, double pct) const;
   std::vector<double> max_lrs_;  // per group
   int64_t total_steps_;
   OneCycleOptions opt_;
+  std::vector<Phase> phases_;
+  std::string momentum_name_;  // "momentum" or "beta1" with cycle_momentum, else empty
+};
+
+// lr = base * gamma ^ epoch. ValueError for gamma < 0.
+class ExponentialLR : public LRScheduler {
+ public:
+  ExponentialLR(Optimizer& optimizer, double gamma);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  double gamma_;
+};
+
+// lr = base * factor for epoch < total_iters, then base. ValueError for factor outside [0, 1] or
+// total_iters < 0.
+class ConstantLR : public LRScheduler {
+ public:
+  ConstantLR(Optimizer& optimizer, double factor = 1.0 / 3.0, int64_t total_iters = 5);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  double factor_;
+  int64_t total_iters_;
+};
+
+// lr = base * (start_factor + (end_factor - start_factor) * min(epoch, total_iters) / total_iters).
+// ValueError for start_factor outside (0, 1], end_factor outside [0, 1], total_iters < 1.
+class LinearLR : public LRScheduler {
+ public:
+  LinearLR(Optimizer& optimizer, double start_factor = 1.0 / 3.0, double end_factor = 1.0, int64_t total_iters = 5);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  double start_, end_;
+  int64_t total_iters_;
+};
+
+// lr = base * (1 - min(epoch, total_iters) / total_iters) ^ power. ValueError for total_iters < 1.
+class PolynomialLR : public LRScheduler {
+ public:
+  PolynomialLR(Optimizer& optimizer, int64_t total_iters = 5, double power = 1.0);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  int64_t total_iters_;
+  double power_;
+};
+
+// lr = base * lambda(epoch): one function for every group, or one per group (ValueError when the
+// count differs from the optimizer's groups). The functions are not saved by state_dict(): a
+// restored scheduler is built with the same ones, as in PyTorch.
+using LrLambda = std::function<double(int64_t epoch)>;
+class LambdaLR : public LRScheduler {
+ public:
+  LambdaLR(Optimizer& optimizer, LrLambda lr_lambda);
+  LambdaLR(Optimizer& optimizer, std::vector<LrLambda> lr_lambdas);
+  double lr_at(int64_t epoch, double base) const override { return group_lr_at(0, epoch, base); }
+  double group_lr_at(size_t group, int64_t epoch, double base) const override;
+
+ private:
+  std::vector<LrLambda> lambdas_;
+};
+
+// lr(epoch) = lr(epoch - 1) * factor(epoch), lr(0) = base: PyTorch's products in PyTorch's order.
+class MultiplicativeLR : public LRScheduler {
+ public:
+  MultiplicativeLR(Optimizer& optimizer, LrLambda lr_factor);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  LrLambda factor_;
+  // The last product per base, so stepping costs one multiplication rather than `epoch`.
+  mutable std::vector<std::tuple<double, int64_t, double>> memo_;  // (base, epoch, lr)
+};
+
+// SGDR (Loshchilov & Hutter): cosine from base to eta_min over T_i epochs, then a restart with
+// T_i *= T_mult (T_0 first). ValueError for T_0 < 1 or T_mult < 1.
+class CosineAnnealingWarmRestarts : public LRScheduler {
+ public:
+  CosineAnnealingWarmRestarts(Optimizer& optimizer, int64_t T_0, int64_t T_mult = 1, double eta_min = 0.0);
+  double lr_at(int64_t epoch, double base) const override;
+
+ private:
+  int64_t t0_, t_mult_;
+  double eta_min_;
+};
+
+// schedulers[0] until milestones[0], then schedulers[1] counted from milestones[0], ... (PyTorch's
+// SequentialLR, every part by its closed form). Build the parts on the same optimizer, then hand
+// them over. ValueError unless milestones are increasing and one fewer than the schedulers.
+class SequentialLR : public LRScheduler {
+ public:
+  SequentialLR(Optimizer& optimizer, std::vector<std::unique_ptr<LRScheduler>> schedulers,
+               std::vector<int64_t> milestones);
+  double lr_at(int64_t epoch, double base) const override { return group_lr_at(0, epoch, base); }
+  double group_lr_at(size_t group, int64_t epoch, double base) const override;
+
+ private:
+  std::vector<std::unique_ptr<LRScheduler>> schedulers_;
+  std::vector<int64_t> milestones_;
+};
+
+// Several schedules stepped together, their factors multiplied: lr = base * prod(s.lr_at(e) / base)
+// (PyTorch's ChainedScheduler of multiplicative schedules; a cosine with eta_min or past T_max is
+// not a factor of base, and PyTorch's recursive form of it differs from this product).
+class ChainedScheduler : public LRScheduler {
+ public:
+  ChainedScheduler(Optimizer& optimizer, std::vector<std::unique_ptr<LRScheduler>> schedulers);
+  double lr_at(int64_t epoch, double base) const override { return group_lr_at(0, epoch, base); }
+  double group_lr_at(size_t group, int64_t epoch, double base) const override;
+
+ private:
+  std::vector<std::unique_ptr<LRScheduler>> schedulers_;
+};
+
+// Reduces every group's lr by `factor` when a metric has stopped improving for `patience` epochs
+// (PyTorch's ReduceLROnPlateau): step(metric) once per epoch. Improvement: mode "min" / "max",
+// threshold_mode "rel" (beyond best * (1 -+ threshold)) or "abs" (beyond best -+ threshold). After
+// a reduction, `cooldown` epochs count no bad epochs. A group's lr never goes below its min_lr,
+// and a change smaller than eps is skipped.
+struct PlateauOptions {
+  std::string mode = "min";
+  double factor = 0.1;
+  int64_t patience = 10;
+  double threshold = 1e-4;
+  std::string threshold_mode = "rel";
+  int64_t cooldown = 0;
+  std::vector<double> min_lrs = {0.0};  // one for every group, or one per group
+  double eps = 1e-8;
+};
+class ReduceLROnPlateau {
+ public:
+  // ValueError for factor outside [0, 1), an unknown mode or threshold_mode, negative patience,
+  // cooldown or threshold, or a min_lrs count that is neither 1 nor the optimizer's groups.
+  explicit ReduceLROnPlateau(Optimizer& optimizer, PlateauOptions opt = {});
+  // ValueError for a NaN metric (PyTorch compares it and counts a bad epoch; a NaN loss is a
+  // diverged run, not a plateau).
+  void step(double metric);
+  std::vector<double> get_lr() const;
+  int64_t last_epoch() const { return last_epoch_; }
+  double best() const { return best_; }
+  int64_t num_bad_epochs() const { return num_bad_epochs_; }
+  // "last_epoch", "best", "num_bad_epochs", "cooldown_counter".
+  StateDict state_dict() const;
+  void load_state_dict(const StateDict& dict);
+
+ private:
+  bool is_better(double a) const;
+  Optimizer& optimizer_;
+  PlateauOptions opt_;
+  double best_;
+  int64_t num_bad_epochs_ = 0, cooldown_counter_ = 0, last_epoch_ = 0;
 };
 
 }  // namespace ember::optim

@@ -1,5 +1,6 @@
-// Optimizers: SGD, Adam, AdamW with PyTorch's update formulas (torch.optim 1.13, single-tensor
-// path). step() runs under NoGradGuard; parameters whose .grad is undefined are skipped.
+// Optimizers: SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop with PyTorch's update formulas (torch.optim's
+// single-tensor path, the one PyTorch takes for CPU tensors; maximize as PyTorch's: the update
+// follows -grad). step() runs under NoGradGuard; parameters whose .grad is undefined are skipped.
 //
 // Two paths, same numbers: by default (options.fused) a parameter that is a contiguous float32 or
 // float64 tensor, with a contiguous gradient of its dtype and contiguous state buffers, is updated by
@@ -19,6 +20,8 @@
 // exp_avg_sq, max_exp_avg_sq). Keys: "param_groups.<g>.<name>", "options.<name>",
 // "state.<i>.<name>" with <i> the parameter's index counted across groups (as PyTorch).
 // Scalars are 0-d float64 tensors, counts 0-d int64; buffers are live tensors (clone to keep).
+// Per-group settings are lr and weight_decay; the others (momentum, betas, eps, ...) are shared by
+// every group (PyTorch lets a group override any of them).
 #pragma once
 
 #include <array>
@@ -62,6 +65,13 @@ class Optimizer {
   const std::string& name() const { return name_; }
 
   StateDict state_dict() const;
+  // The shared settings by name ("momentum", "beta1", "alpha", ...; booleans as 0 / 1), and a
+  // change of one (OneCycleLR cycles "momentum" or "beta1"). set_option throws ValueError naming an
+  // unknown setting.
+  std::vector<std::pair<std::string, double>> option_values() const { return options_list(); }
+  void set_option_value(const std::string& name, double value);
+  bool has_option(const std::string& name) const;
+
   // Restores a state_dict() of the same optimizer type over the same parameter layout. Throws
   // ValueError when the group count, a group's parameter count or a required key differs (a
   // parameter with a step count must have every buffer state_buffer_names() lists),
@@ -102,6 +112,7 @@ struct SGDOptions {
   double weight_decay = 0.0;
   bool nesterov = false;
   bool fused = true;  // false: always the in-place-op reference path (see the top of this file)
+  bool maximize = false;
 };
 class SGD : public Optimizer {
  public:
@@ -134,6 +145,7 @@ struct AdamOptions {
   std::optional<double> weight_decay{};  // unset: 0 for Adam, 1e-2 for AdamW (PyTorch's defaults)
   bool amsgrad = false;
   bool fused = true;  // false: always the in-place-op reference path (see the top of this file)
+  bool maximize = false;
 };
 class Adam : public Optimizer {
  public:
@@ -161,6 +173,96 @@ class AdamW : public Adam {
  public:
   AdamW(std::vector<Tensor> params, AdamOptions opt = {});
   AdamW(std::vector<ParamGroupSpec> groups, AdamOptions opt = {});
+};
+
+// ---- Adagrad ------------------------------------------------------------------------------------
+// step t += 1; g = (maximize ? -grad : grad) + weight_decay * p
+// sum += g^2 (sum starts at initial_accumulator_value);  p -= lr / (1 + (t - 1) lr_decay) * g / (sqrt(sum) + eps)
+struct AdagradOptions {
+  double lr = 1e-2;
+  double lr_decay = 0.0;
+  double weight_decay = 0.0;
+  double initial_accumulator_value = 0.0;
+  double eps = 1e-10;
+  bool maximize = false;
+  bool fused = true;
+};
+class Adagrad : public Optimizer {
+ public:
+  // ValueError for lr, lr_decay, weight_decay, initial_accumulator_value or eps < 0.
+  Adagrad(std::vector<Tensor> params, AdagradOptions opt = {});
+  Adagrad(std::vector<ParamGroupSpec> groups, AdagradOptions opt = {});
+  void step() override;
+  const AdagradOptions& options() const { return opt_; }
+
+ protected:
+  std::vector<std::pair<std::string, double>> options_list() const override;
+  void set_option(const std::string& name, double value) override;
+  std::vector<std::string> state_buffer_names() const override { return {"sum"}; }
+
+ private:
+  AdagradOptions opt_;
+};
+
+// ---- Adadelta -----------------------------------------------------------------------------------
+// g as Adagrad's; square_avg = rho square_avg + (1 - rho) g^2
+// delta = sqrt(acc_delta + eps) / sqrt(square_avg + eps) * g;  acc_delta = rho acc_delta + (1 - rho) delta^2
+// p -= lr * delta
+struct AdadeltaOptions {
+  double lr = 1.0;
+  double rho = 0.9;
+  double eps = 1e-6;
+  double weight_decay = 0.0;
+  bool maximize = false;
+  bool fused = true;
+};
+class Adadelta : public Optimizer {
+ public:
+  // ValueError for lr, eps or weight_decay < 0, rho outside [0, 1].
+  Adadelta(std::vector<Tensor> params, AdadeltaOptions opt = {});
+  Adadelta(std::vector<ParamGroupSpec> groups, AdadeltaOptions opt = {});
+  void step() override;
+  const AdadeltaOptions& options() const { return opt_; }
+
+ protected:
+  std::vector<std::pair<std::string, double>> options_list() const override;
+  void set_option(const std::string& name, double value) override;
+  std::vector<std::string> state_buffer_names() const override { return {"square_avg", "acc_delta"}; }
+
+ private:
+  AdadeltaOptions opt_;
+};
+
+// ---- RMSprop ------------------------------------------------------------------------------------
+// g as Adagrad's; square_avg = alpha square_avg + (1 - alpha) g^2
+// centered: grad_avg = lerp(grad_avg, g, 1 - alpha), avg = sqrt(square_avg - grad_avg^2) + eps;
+// else avg = sqrt(square_avg) + eps
+// momentum > 0: buf = momentum buf + g / avg, p -= lr buf;  else p -= lr g / avg
+struct RMSpropOptions {
+  double lr = 1e-2;
+  double alpha = 0.99;
+  double eps = 1e-8;
+  double weight_decay = 0.0;
+  double momentum = 0.0;
+  bool centered = false;
+  bool maximize = false;
+  bool fused = true;
+};
+class RMSprop : public Optimizer {
+ public:
+  // ValueError for lr, eps, momentum, weight_decay or alpha < 0.
+  RMSprop(std::vector<Tensor> params, RMSpropOptions opt = {});
+  RMSprop(std::vector<ParamGroupSpec> groups, RMSpropOptions opt = {});
+  void step() override;
+  const RMSpropOptions& options() const { return opt_; }
+
+ protected:
+  std::vector<std::pair<std::string, double>> options_list() const override;
+  void set_option(const std::string& name, double value) override;
+  std::vector<std::string> state_buffer_names() const override;
+
+ private:
+  RMSpropOptions opt_;
 };
 
 }  // namespace ember::optim
