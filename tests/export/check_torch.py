@@ -133,8 +133,8 @@ def main():
             w = torch.from_numpy(np.ascontiguousarray(want[k]))
             if v.dtype != w.dtype or v.shape != w.shape or not torch.equal(v, w):
                 sys.exit(f"FAIL: {pt}: {k} is {v.dtype} {tuple(v.shape)}, not the safetensors export's tensor")
-        twin = torch_twins.twin("lenet5", 1, 28, 10)
-        twin.load_state_dict(sd, strict=True)
+        lenet = torch_twins.twin("lenet5", 1, 28, 10)
+        lenet.load_state_dict(sd, strict=True)
         print(f"PASS {os.path.basename(pt)}: torch.load(weights_only=True) gives the safetensors export's {len(sd)} "
               f"tensors bit for bit; load_state_dict(strict=True) into the twin")
 

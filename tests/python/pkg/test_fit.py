@@ -122,3 +122,19 @@ def test_settings_are_checked_like_flags(tmp_path):
 def test_the_plans_warnings_are_python_warnings(tmp_path, tiny_data):
     with pytest.warns(UserWarning, match="--momentum is SGD's"):
         ember.fit(**SETTINGS, momentum=0.5, data_dir=str(tiny_data), run_dir=str(tmp_path / "run"))
+
+
+def test_verbose_is_keras_fits(tmp_path, tiny_data, capsys):
+    """Issue 48 item 9: ember.fit printed nothing for minutes. verbose= is Keras's: by default the
+    banner and a line per epoch (through sys.stdout, which a notebook sees); 2 the same without a
+    bar; 0 nothing. The rule is the library's (progress_rule), the one `ember train --verbose` uses."""
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "default"))
+    out = capsys.readouterr().out
+    assert "ember.fit: lenet5 on fashion-mnist" in out and "run dir" in out
+    assert "epoch 1/1 - train loss" in out
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "two"), verbose=2)
+    assert "epoch 1/1 - train loss" in capsys.readouterr().out
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "quiet"), verbose=0)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(ember.SettingError, match="--verbose must be"):
+        ember.fit(**SETTINGS, verbose=3)
