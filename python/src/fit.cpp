@@ -72,24 +72,6 @@ class SigintGuard {
   struct sigaction previous_ {};
 };
 
-// The plan's warnings as Python warnings (warnings.warn), while the fit runs.
-class WarningsToPython {
- public:
-  WarningsToPython()
-      : previous_(train::set_warning_sink([](const std::string& msg) {
-          nb::gil_scoped_acquire gil;
-          try {
-            nb::module_::import_("warnings").attr("warn")(msg, nb::handle(PyExc_UserWarning), 2);
-          } catch (nb::python_error& e) {  // a filter turned it into an error: say it, keep training
-            e.discard_as_unraisable("ember warning");
-          }
-        })) {}
-  ~WarningsToPython() { train::set_warning_sink(std::move(previous_)); }
-
- private:
-  train::WarningSink previous_;
-};
-
 // Text to Python's sys.stdout (a notebook's cell, a redirected stream), flushed; the GIL is taken.
 void write_stdout(const std::string& text) {
   nb::gil_scoped_acquire gil;

@@ -34,6 +34,7 @@ std::unique_ptr<Model> load(const std::string& path, const std::string& checkpoi
   train::InferenceOptions o;
   o.path = path, o.checkpoint = checkpoint, o.device = device, o.model = model, o.classes_file = classes_file;
   o.front_end = train::FrontEnd::Python;
+  WarningsToPython warnings;  // a device fallen back to the CPU: a UserWarning, as ember.fit's
   auto m = std::make_unique<Model>();
   m->opened = train::open_for_inference(o, /*need_test=*/false);
   m->model_override = model;

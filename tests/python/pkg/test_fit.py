@@ -94,7 +94,7 @@ def test_sigint_in_a_child_interpreter(tmp_path, tiny_data):
         "def on_step(logs):\n"
         "    if logs['step'] == 1: print('training', flush=True); sys.stdin.readline()\n"
         f"ember.fit(**{SETTINGS!r} | {{'epochs': 50}}, data_dir={str(tiny_data)!r}, run_dir={str(run_dir)!r}, "
-        "on_step=on_step)\n")
+        "on_step=on_step, verbose=0)\n")  # its stdout is this test's protocol: no banner
     p = subprocess.Popen([os.sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "training"
