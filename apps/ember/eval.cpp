@@ -172,6 +172,10 @@ int run_predict(const EvalOpts& given) {
     throw UsageError("predict needs a run directory, a checkpoint or --weights FILE",
                      "e.g. `ember predict runs/<name> shirt.png` or `ember predict --model resnet18 --weights "
                      "resnet18.pth photo.jpg`");
+  } else {
+    // `ember predict shirt.png` (the run forgotten), `ember predict model.onnx x.png`: said before
+    // anything else, in the library's words.
+    train::refuse_non_model_path(o.path, train::FrontEnd::Cli);
   }
   if ((o.index >= 0) == !o.images.empty())
     throw UsageError(o.images.empty() ? "predict needs something to classify: image files or --index N (a test-set "
@@ -200,8 +204,11 @@ int run_predict(const EvalOpts& given) {
     print_json();
     return kExitOk;
   }
-  // Image files, made the model's input as the run's test images were (ember/train/predict.h).
-  for (const std::string& file : o.images) {
+  // Image files (a folder's, sorted), made the model's input as the run's test images were
+  // (ember/train/predict.h).
+  const train::PredictFiles files = train::predict_files(o.images);
+  for (const std::string& note : files.notes) fmt::print(stderr, "ember: note: {}\n", note);
+  for (const std::string& file : files.images) {
     const train::ImageInput in = train::image_input(l, file, {.max_pixels = o.max_pixels, .invert = o.invert});
     for (const std::string& w : in.warnings) warn(w);
     top_k(l, o, in.x, -1, in.description, file, predictions);
@@ -246,7 +253,8 @@ void register_eval(CLI::App& root, Runner& run) {
   pr->add_option("path", p->path,
                  "Run directory (runs/<name>) or checkpoint (.json, .safetensors or PyTorch .pth); with --weights, "
                  "the first image");
-  pr->add_option("images", p->images, "PNG/JPEG files to classify (resized to the dataset's size)");
+  pr->add_option("images", p->images,
+                 "Image files (PNG, JPEG, ...) or folders of them to classify (resized to the dataset's size)");
   pr->add_option("--weights", p->weights,
                  "A weights file alone (torchvision's .pth, or safetensors) for --model: `ember predict --model "
                  "resnet18 --weights resnet18.pth photo.jpg`; torchvision's models get torchvision's evaluation "

@@ -1,5 +1,6 @@
-// ember export RUN|CHECKPOINT --format onnx|safetensors -o FILE: a trained model as an ONNX graph
-// (onnxruntime and other runtimes) or a PyTorch-keyed safetensors state dict (load_state_dict).
+// ember export RUN|CHECKPOINT --format onnx|safetensors|torch -o FILE: a trained model as an ONNX
+// graph (onnxruntime and other runtimes), a PyTorch-keyed safetensors state dict (load_state_dict),
+// or torch.save's own file (torch.load). The format and the files are the library's (train/export.h).
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -21,18 +22,8 @@ struct ExportOpts {
   bool fold_bn = false;    // --fold-bn (ONNX only)
 };
 
-// --format, or the output file's extension when it is not given.
-std::string export_format(const ExportOpts& o) {
-  if (!o.format.empty()) return o.format;
-  const std::string ext = fs::path(o.output).extension().string();
-  if (ext == ".onnx") return "onnx";
-  if (ext == ".safetensors") return "safetensors";
-  throw UsageError(fmt::format("cannot tell the format from '{}'", o.output),
-                   "pass --format onnx or --format safetensors (or name the file *.onnx / *.safetensors)");
-}
-
 int run_export(const ExportOpts& o) {
-  const std::string format = export_format(o);
+  const train::ExportFormat format = train::export_format(o.format, o.output, train::FrontEnd::Cli);
   // The checkpoint a path names, opened by the library's rule (ember/train/open_weights.h).
   train::ExportSource s = train::load_export_source(o.path, {o.model, o.data, o.checkpoint});
   const train::ChosenCheckpoint& chosen = s.chosen;
@@ -51,7 +42,7 @@ int run_export(const ExportOpts& o) {
   };
   const int64_t params = s.model->num_parameters();
   const std::string input = fmt::format("({}, {}, {})", s.input_shape[0], s.input_shape[1], s.input_shape[2]);
-  if (format == "onnx") {
+  if (format == train::ExportFormat::Onnx) {
     const io::OnnxModel m = train::export_onnx(s, o.fold_bn);
     const std::vector<uint8_t> bytes = io::onnx_serialize(m);
     write(bytes, "the ONNX model");
@@ -63,6 +54,16 @@ int run_export(const ExportOpts& o) {
                "         (mean {}, std {})\n",
                s.input_shape[0], s.input_shape[1], s.input_shape[2], fmt::join(s.mean, ", "), fmt::join(s.std, ", "));
     fmt::print(out, "  output \"logits\": float32 (batch, {})\n", s.classes.size());
+    if (!chosen.summary.empty()) fmt::print(out, "  from   {}\n", chosen.summary);
+  } else if (format == train::ExportFormat::Torch) {
+    const std::vector<uint8_t> bytes = train::export_torch(s);
+    write(bytes, "the torch.save file");
+    fmt::print(out, "wrote {} (torch.save state dict, {} parameters, {:.2f} MB)\n", shown, params,
+               double(bytes.size()) / 1e6);
+    fmt::print(out, "  model  {} trained on {}, epoch {}, step {}\n  input  {} normalised with mean {}, std {}\n",
+               s.model_name, trained_on, s.manifest.epoch, s.manifest.step, input, fmt::join(s.mean, ", "),
+               fmt::join(s.std, ", "));
+    fmt::print(out, "  load   model.load_state_dict(torch.load(\"{}\", weights_only=True))\n", shown);
     if (!chosen.summary.empty()) fmt::print(out, "  from   {}\n", chosen.summary);
   } else {
     const io::StFile f = train::export_state_dict(s);
@@ -81,10 +82,12 @@ int run_export(const ExportOpts& o) {
 
 void register_export(CLI::App& root, Runner& run) {
   auto o = std::make_shared<ExportOpts>();
-  auto* e = root.add_subcommand("export", "Write a trained model as ONNX (opset 17) or a PyTorch safetensors state dict");
+  auto* e = root.add_subcommand("export", "Write a trained model as ONNX (opset 17), a PyTorch safetensors state dict or a torch.save file");
   e->add_option("path", o->path, "Run directory (runs/<name>) or checkpoint (.json or .safetensors)")->required();
-  e->add_option("--format", o->format, "onnx or safetensors (default: from the -o file's extension)")
-      ->check(CLI::IsMember({"onnx", "safetensors"}));
+  e->add_option("--format", o->format,
+                "onnx, safetensors or torch (torch.save's state dict) (default: from the -o file's extension: "
+                ".onnx, .safetensors, .pt or .pth)")
+      ->check(CLI::IsMember(train::export_format_names()));
   e->add_option("-o,--output", o->output,
                 "The file to write (a symlink is written through; - for standard output when it is a pipe or file)")
       ->required();
@@ -98,7 +101,8 @@ void register_export(CLI::App& root, Runner& run) {
   e->footer(
       "ONNX: input \"input\" float32 (batch, C, H, W) holding pixel / 255, normalised inside the graph; output "
       "\"logits\". safetensors: the model's state_dict with PyTorch's key names (load_state_dict(strict=True)); "
-      "__metadata__ holds the model, dataset, input shape, mean, std and class names. See docs/export.md.");
+      "__metadata__ holds the model, dataset, input shape, mean, std and class names. torch (.pt, .pth): the "
+      "same state dict as torch.save writes it, for torch.load(weights_only=True). See docs/export.md.");
   e->callback([&run, o] { run = [o] { return run_export(*o); }; });
 }
 

@@ -246,66 +246,72 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   const std::string& summary = plan->model_summary;
   const int64_t steps_per_epoch = plan->steps_per_epoch;
 
+  // What this run prints (ember/train/progress.h: progress_rule, --verbose as Keras's verbose=).
+  const bool terminal = isatty(STDOUT_FILENO);
+  const train::ProgressRule shown = train::progress_rule(train::parse_verbosity(c.verbose), terminal);
+
   // ---- banner ----
-  fmt::print("ember {}\n", version());
-  fmt::print("{}", wrap_banner(fmt::format("device     {} — {}\n", dev.device.str(), dev.why)));
-  fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
-  fmt::print("{}", wrap_banner(world.banner(c.batch_size, c.accumulate)));
-  fmt::print("{}", wrap_banner(train::precision_banner(precision)));
-  // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
-  fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, plan->loaded_train,
-             test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
-             plural(train_ds.num_classes(), "class", "classes"), data_dir.string());
-  // An image folder's layout, size, val/ and classes: one line each, wrapped at 80 columns.
-  const std::string& details = plan->data_details;
-  for (size_t a = 0, b; !details.empty() && a < details.size(); a = b + 1) {
-    b = std::min(details.find('\n', a), details.size());
-    fmt::print("{}", wrap_banner("           " + details.substr(a, b - a) + "\n"));
-  }
-  print_validation_line(c, plan->val_from_folder, val_ds.size(), plan->no_validation_why);
-  fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
-  if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
-  fmt::print("{}", plan->init_lines);
-  fmt::print("{}", plan->transfer_lines);
-  const std::string momentum =
-      optim::find_optimizer(c.optimizer).uses_momentum ? fmt::format(", momentum {:g}", c.momentum) : "";
-  const std::string lr_backbone = c.lr_backbone > 0 ? fmt::format(" (backbone {:g})", c.lr_backbone) : "";
-  fmt::print("optimizer  {} lr {:g}{}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, lr_backbone,
-             momentum, c.weight_decay, c.label_smoothing);
-  fmt::print("{}", wrap_banner(plan->defaults_lines));  // a folder's model, the model's recipe
-  const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
-                                                           c.batch_size * c.accumulate)
-                                            : fmt::format("batch {}", c.batch_size);
-  const std::string per_rank = world.distributed() ? fmt::format(" per rank x {} ranks", world.size()) : "";
-  fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
-             plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
-  fmt::print("{}", plan->schedule_lines);
-  std::string augment;
-  if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
-  if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
-  if (train_ds.is_photos())
-    fmt::print("loader     {} decoding each photo per sample, ImageNet mean/std\n           training:   {}\n"
-               "           evaluation: {}\n",
-               plural(c.workers, "worker thread"), train_ds.recipe.describe(), test_ds.recipe.describe());
-  else
-    fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
-               plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
-               augment.empty() ? ", no augmentation" : augment);
-  if (plan->digits_unflipped && !train_ds.is_photos()) fmt::print("           (no flips for digits: the default --hflip is for other images; --hflip P to flip)\n");
-  if (c.device_resident) fmt::print("           the whole dataset uploaded to {} once (--device-resident)\n", dev.device.str());
-  fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
-  if (c.log_placement) {
-    for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
-    for (const auto& [name, b] : model->named_buffers()) fmt::print("placement  {} (buffer) -> {}\n", name, b.device().str());
-    fmt::print("placement  batches, labels, loss, gradients and optimizer state -> {}\n", dev.device.str());
-    // Per step only the batch crosses from the host: float32 images and int64 labels.
-    const int64_t per_step = c.batch_size * (train_ds.channels() * train_ds.height() * train_ds.width() * 4 + 8);
-    if (dev.device.is_cpu())
-      fmt::print("placement  host->device per step: 0 bytes (everything stays on the cpu)\n");
+  if (shown.banner) {
+    fmt::print("ember {}\n", version());
+    fmt::print("{}", wrap_banner(fmt::format("device     {} — {}\n", dev.device.str(), dev.why)));
+    fmt::print("threads    {}{}\n", c.threads, c.deterministic ? " (deterministic: fixed thread count and data order)" : "");
+    fmt::print("{}", wrap_banner(world.banner(c.batch_size, c.accumulate)));
+    fmt::print("{}", wrap_banner(train::precision_banner(precision)));
+    // Banner lines stay within 80 columns (the terminal of issue 15): long ones go on two lines.
+    fmt::print("data       {}: {} train, {} test, {}x{}x{}, {}\n           from {}\n", c.data, plan->loaded_train,
+               test_ds.size(), train_ds.channels(), train_ds.height(), train_ds.width(),
+               plural(train_ds.num_classes(), "class", "classes"), data_dir.string());
+    // An image folder's layout, size, val/ and classes: one line each, wrapped at 80 columns.
+    const std::string& details = plan->data_details;
+    for (size_t a = 0, b; !details.empty() && a < details.size(); a = b + 1) {
+      b = std::min(details.find('\n', a), details.size());
+      fmt::print("{}", wrap_banner("           " + details.substr(a, b - a) + "\n"));
+    }
+    print_validation_line(c, plan->val_from_folder, val_ds.size(), plan->no_validation_why);
+    fmt::print("model      {}: {} parameters\n{}", c.model, thousands(model->num_parameters()), summary);
+    if (!summary.empty() && summary.back() != '\n') fmt::print("\n");
+    fmt::print("{}", plan->init_lines);
+    fmt::print("{}", plan->transfer_lines);
+    const std::string momentum =
+        optim::find_optimizer(c.optimizer).uses_momentum ? fmt::format(", momentum {:g}", c.momentum) : "";
+    const std::string lr_backbone = c.lr_backbone > 0 ? fmt::format(" (backbone {:g})", c.lr_backbone) : "";
+    fmt::print("optimizer  {} lr {:g}{}{}, weight decay {:g}, label smoothing {:g}\n", c.optimizer, c.lr, lr_backbone,
+               momentum, c.weight_decay, c.label_smoothing);
+    fmt::print("{}", wrap_banner(plan->defaults_lines));  // a folder's model, the model's recipe
+    const std::string batch = c.accumulate > 1 ? fmt::format("batch {} x {} accumulated = {}", c.batch_size, c.accumulate,
+                                                             c.batch_size * c.accumulate)
+                                              : fmt::format("batch {}", c.batch_size);
+    const std::string per_rank = world.distributed() ? fmt::format(" per rank x {} ranks", world.size()) : "";
+    fmt::print("schedule   {}; {} x {} ({}), seed {}\n", c.schedule, plural(c.epochs, "epoch"),
+               plural(steps_per_epoch, "step"), batch + per_rank, c.seed);
+    fmt::print("{}", plan->schedule_lines);
+    std::string augment;
+    if (c.hflip > 0) augment += fmt::format(", horizontal flip p {:g}", c.hflip);
+    if (c.crop_padding > 0) augment += fmt::format(", random crop (padding {})", c.crop_padding);
+    if (train_ds.is_photos())
+      fmt::print("loader     {} decoding each photo per sample, ImageNet mean/std\n           training:   {}\n"
+                 "           evaluation: {}\n",
+                 plural(c.workers, "worker thread"), train_ds.recipe.describe(), test_ds.recipe.describe());
     else
-      fmt::print("placement  host->device per step: {} bytes (batch {} x {}x{}x{} float32 + {} int64 labels)\n",
-                 thousands(per_step), c.batch_size, train_ds.channels(), train_ds.height(), train_ds.width(),
-                 c.batch_size);
+      fmt::print("loader     {}, uint8 data held once ({:.1f} MB),\n           batches normalised on the fly{}\n",
+                 plural(c.workers, "worker thread"), double(train_ds.nbytes() + val_ds.nbytes() + test_ds.nbytes()) / 1e6,
+                 augment.empty() ? ", no augmentation" : augment);
+    if (plan->digits_unflipped && !train_ds.is_photos()) fmt::print("           (no flips for digits: the default --hflip is for other images; --hflip P to flip)\n");
+    if (c.device_resident) fmt::print("           the whole dataset uploaded to {} once (--device-resident)\n", dev.device.str());
+    fmt::print("run dir    {}{}\n", run_dir.string(), ck ? fmt::format(" (resuming at epoch {}, step {})", ck->manifest.epoch + 1, ck->manifest.step) : "");
+    if (c.log_placement) {
+      for (const auto& [name, p] : model->named_parameters()) fmt::print("placement  {} -> {}\n", name, p.device().str());
+      for (const auto& [name, b] : model->named_buffers()) fmt::print("placement  {} (buffer) -> {}\n", name, b.device().str());
+      fmt::print("placement  batches, labels, loss, gradients and optimizer state -> {}\n", dev.device.str());
+      // Per step only the batch crosses from the host: float32 images and int64 labels.
+      const int64_t per_step = c.batch_size * (train_ds.channels() * train_ds.height() * train_ds.width() * 4 + 8);
+      if (dev.device.is_cpu())
+        fmt::print("placement  host->device per step: 0 bytes (everything stays on the cpu)\n");
+      else
+        fmt::print("placement  host->device per step: {} bytes (batch {} x {}x{}x{} float32 + {} int64 labels)\n",
+                   thousands(per_step), c.batch_size, train_ds.channels(), train_ds.height(), train_ds.width(),
+                   c.batch_size);
+    }
   }
   std::fflush(stdout);
 
@@ -313,8 +319,9 @@ int run_train(TrainConfig c, const TrainFlags& flags) {
   prepare_second_signal_message(run_dir);
   train::RunControls controls;
   controls.stop_signal = &g_signal;
-  controls.interactive = isatty(STDOUT_FILENO);
-  controls.on_epoch = [table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
+  controls.terminal = terminal;
+  if (shown.epoch_lines)
+    controls.on_epoch = [table = EpochTable{val_ds.size() > 0}](const train::EpochStats& st) mutable { table.print(st); };
   controls.on_oom = [](const train::OomEvent& e) {
     warn(fmt::format("out of memory at micro-batch {}: continuing with micro-batches of {} x accumulate {} (the same "
                      "{} samples per optimizer step)", e.micro_batch, e.new_micro_batch, e.new_accumulate,

@@ -98,8 +98,14 @@ def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
     resume: a run directory (or one of its manifests) to continue; config: a TOML file of settings
     (``ember train --config``; keywords win over it). A bad setting raises ember.SettingError with the
     sentence the flag would print.
+    verbose: what the run prints on sys.stdout, as Keras's fit(verbose=): "auto" or 1 (the default) a
+    short banner, a line per epoch and a progress bar on a terminal (elsewhere, a notebook or a log,
+    a progress line every 20 s); 2 the banner and a line per epoch; 0 nothing (warnings still come as
+    UserWarning).
     """
     values = {k: (os_fspath(v) if isinstance(v, _os.PathLike) else v) for k, v in settings.items()}
+    if isinstance(values.get("verbose"), int) and not isinstance(values["verbose"], bool):
+        values["verbose"] = str(values["verbose"])  # Keras's verbose=0/1/2; the setting's values are text
     r = _core._fit(_json.dumps(values), os_fspath(resume) if resume else "", os_fspath(config) if config else "",
                    on_epoch_end, on_step)
     return FitResult(status=r["status"], run_dir=Path(r["run_dir"]), history=list(r["history"]),

@@ -136,15 +136,12 @@ class Model:
         return preds if batched else preds[0]
 
     def export(self, path: Union[str, "os.PathLike[str]"], format: str = "") -> Path:
-        """Write the model as ONNX (opset 17) or a PyTorch safetensors state dict, as ``ember export``
-        does; the format from ``format`` or the file's extension (.onnx, .safetensors)."""
+        """Write the model as ``ember export`` does: ONNX (opset 17), a PyTorch safetensors state dict, or
+        the file ``torch.save(model.state_dict())`` writes (``torch.load(path, weights_only=True)`` reads
+        it); the format from ``format`` ("onnx", "safetensors", "torch") or the file's extension
+        (.onnx, .safetensors, .pt / .pth)."""
         path = Path(path)
-        fmt = format or {".onnx": "onnx", ".safetensors": "safetensors"}.get(path.suffix, "")
-        if not fmt:
-            from .errors import ValueError as EmberValueError
-            raise EmberValueError(f"export: cannot tell the format from '{path}'",
-                                  "pass format='onnx' or 'safetensors' (or name the file *.onnx / *.safetensors)")
-        self._m.export(str(path), fmt)
+        self._m.export(str(path), format)
         return path
 
     def state_dict(self) -> Dict[str, _core.Tensor]:

@@ -4,6 +4,10 @@
 
 #include <nanobind/nanobind.h>
 
+#include <string>
+
+#include "ember/train/wording.h"
+
 namespace ember::python {
 
 namespace nb = nanobind;
@@ -12,5 +16,27 @@ void register_errors(nb::module_& m);  // errors.cpp: C++ exceptions -> ember.er
 void register_tensor(nb::module_& m);  // tensor.cpp: ember.Tensor, NumPy and DLPack
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
+
+// The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
+// Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's
+// filters and pytest.warns see every one of them, never a raw "ember: warning:" line on stderr.
+class WarningsToPython {
+ public:
+  WarningsToPython()
+      : previous_(train::set_warning_sink([](const std::string& msg) {
+          nb::gil_scoped_acquire gil;
+          try {
+            nb::module_::import_("warnings").attr("warn")(msg, nb::handle(PyExc_UserWarning), 2);
+          } catch (nb::python_error& e) {  // a filter turned it into an error: say it, keep going
+            e.discard_as_unraisable("ember warning");
+          }
+        })) {}
+  ~WarningsToPython() { train::set_warning_sink(std::move(previous_)); }
+  WarningsToPython(const WarningsToPython&) = delete;
+  WarningsToPython& operator=(const WarningsToPython&) = delete;
+
+ private:
+  train::WarningSink previous_;
+};
 
 }  // namespace ember::python

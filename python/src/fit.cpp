@@ -3,7 +3,9 @@
 // library (ember/train/run_plan.h, run_end.h), so a seed gives the CLI's weights bit for bit. The GIL is released while the plan loads data and the
 // engine trains; it is taken back only for the callbacks. Ctrl-C (SIGINT) stops at the next step
 // boundary with a checkpoint, as in the CLI, then raises KeyboardInterrupt; an exception raised by
-// a callback stops the run the same way and is raised again once the checkpoint is written.
+// a callback stops the run the same way and is raised again once the checkpoint is written. What it
+// prints (verbose=, as Keras's fit) is the library's rule (ember/train/progress.h: progress_rule),
+// written through Python's sys.stdout so notebooks and redirected streams see it.
 #include <fmt/format.h>
 #include <nanobind/stl/string.h>
 
@@ -17,6 +19,7 @@
 #include "bindings.h"
 #include "ember/train/callbacks.h"
 #include "ember/train/fit.h"
+#include "ember/train/progress.h"
 #include "ember/train/run_end.h"
 #include "ember/train/run_plan.h"
 #include "ember/train/settings.h"
@@ -69,23 +72,52 @@ class SigintGuard {
   struct sigaction previous_ {};
 };
 
-// The plan's warnings as Python warnings (warnings.warn), while the fit runs.
-class WarningsToPython {
- public:
-  WarningsToPython()
-      : previous_(train::set_warning_sink([](const std::string& msg) {
-          nb::gil_scoped_acquire gil;
-          try {
-            nb::module_::import_("warnings").attr("warn")(msg, nb::handle(PyExc_UserWarning), 2);
-          } catch (nb::python_error& e) {  // a filter turned it into an error: say it, keep training
-            e.discard_as_unraisable("ember warning");
-          }
-        })) {}
-  ~WarningsToPython() { train::set_warning_sink(std::move(previous_)); }
+// Text to Python's sys.stdout (a notebook's cell, a redirected stream), flushed; the GIL is taken.
+void write_stdout(const std::string& text) {
+  nb::gil_scoped_acquire gil;
+  try {
+    nb::object out = nb::module_::import_("sys").attr("stdout");
+    if (out.is_none()) return;
+    out.attr("write")(text);
+    out.attr("flush")();
+  } catch (nb::python_error& e) {
+    e.discard_as_unraisable("ember progress");
+  }
+}
 
- private:
-  train::WarningSink previous_;
-};
+bool stdout_is_terminal() {
+  try {
+    nb::object out = nb::module_::import_("sys").attr("stdout");
+    return !out.is_none() && nb::cast<bool>(out.attr("isatty")());
+  } catch (...) {
+    return false;
+  }
+}
+
+// The banner of ember.fit: what `ember train` says first, in a few lines.
+std::string fit_banner(const train::RunPlan& p) {
+  const train::TrainSettings& c = p.settings;
+  std::string b = fmt::format("ember.fit: {} on {} ({} train, {} validation, {} test), {} of {}\n", c.model, c.data,
+                              train::thousands(p.train.size()), train::thousands(p.val.size()),
+                              train::thousands(p.test.size()), train::plural(c.epochs, "epoch"),
+                              train::plural(p.steps_per_epoch, "step"));
+  b += fmt::format("  device {} ({}), precision {}\n", p.device.device.str(), p.device.why, p.precision_summary());
+  b += fmt::format("  {} lr {:g}, batch {}, {} parameters; run dir {}{}\n", c.optimizer, c.lr, c.batch_size,
+                   train::thousands(p.model->num_parameters()), p.run_dir.string(),
+                   p.checkpoint ? fmt::format(" (resuming at epoch {})", p.checkpoint->manifest.epoch + 1) : "");
+  return b;
+}
+
+// One line per epoch, as Keras's verbose=2 gives: the epoch, its losses and accuracies, its time.
+std::string epoch_line(const train::EpochStats& s, int64_t epochs) {
+  auto pair = [](const char* what, double loss, double acc) {
+    if (std::isnan(loss) && std::isnan(acc)) return std::string();
+    return fmt::format(" - {} loss {:.4f} acc {:.2f}%", what, loss, 100 * acc);
+  };
+  return fmt::format("epoch {}/{}{}{}{} - {:.1f} s{}\n", s.epoch, epochs, pair("train", s.train_loss, s.train_acc),
+                     pair("val", s.val_loss, s.val_acc), pair("test", s.test_loss, s.test_acc), s.seconds,
+                     s.improved ? " (best so far)" : "");
+}
 
 nb::object number(double v) { return std::isnan(v) ? nb::none() : nb::cast(v); }
 
@@ -179,16 +211,22 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
   WarningsToPython warnings;
   g_stop = 0;
   SigintGuard sigint;
+  const bool terminal = stdout_is_terminal();
   std::unique_ptr<const train::RunPlan> plan;
   train::RunOutcome end;
   {
     nb::gil_scoped_release unlocked;
     plan = train::plan_run(settings, inputs);
+    const train::ProgressRule shown = train::progress_rule(train::parse_verbosity(plan->settings.verbose), terminal);
+    if (shown.banner) write_stdout(fit_banner(*plan));
     // The run to its end as `ember train` runs it (ember/train/run_end.h); Python adds its callbacks.
     train::RunControls controls;
     controls.stop_signal = &g_stop;
+    controls.terminal = terminal;
+    controls.progress_out = write_stdout;
     if (!on_step.is_none()) controls.callbacks.push_back(std::make_shared<StepCallback>(py));
-    controls.on_epoch = [&py](const train::EpochStats& st) {
+    controls.on_epoch = [&py, &shown, epochs = plan->settings.epochs](const train::EpochStats& st) {
+      if (shown.epoch_lines) write_stdout(epoch_line(st, epochs));
       nb::gil_scoped_acquire gil;
       nb::dict logs = epoch_logs(st);
       py.history.append(logs);

@@ -33,6 +33,8 @@ std::unique_ptr<Model> load(const std::string& path, const std::string& checkpoi
   nb::gil_scoped_release unlocked;
   train::InferenceOptions o;
   o.path = path, o.checkpoint = checkpoint, o.device = device, o.model = model, o.classes_file = classes_file;
+  o.front_end = train::FrontEnd::Python;
+  WarningsToPython warnings;  // a device fallen back to the CPU: a UserWarning, as ember.fit's
   auto m = std::make_unique<Model>();
   m->opened = train::open_for_inference(o, /*need_test=*/false);
   m->model_override = model;
@@ -68,17 +70,14 @@ Tensor pixels_input(Model& m, const Tensor& pixels) {
 }
 
 // As `ember export` writes them (train::load_export_source reads the checkpoint again, on the CPU).
+// The format from `format` or the file's extension, by `ember export`'s rule (train::export_format).
 void export_to(Model& m, const std::string& path, const std::string& format) {
   nb::gil_scoped_release unlocked;
+  const train::ExportFormat f = train::export_format(format, path, train::FrontEnd::Python);
   const train::ExportSource source = train::load_export_source(m.opened.chosen.path, {m.model_override, "", ""});
-  if (format == "onnx") {
-    io::write_file_atomic(path, io::onnx_serialize(train::export_onnx(source)));
-  } else if (format == "safetensors") {
-    io::write_file_atomic(path, io::st_serialize(train::export_state_dict(source)));
-  } else {
-    throw ValueError("export: unknown format '" + format + "'", "use onnx or safetensors (or name the file *.onnx / "
-                                                                  "*.safetensors)");
-  }
+  if (f == train::ExportFormat::Onnx) io::write_file_atomic(path, io::onnx_serialize(train::export_onnx(source)));
+  else if (f == train::ExportFormat::Torch) io::write_file_atomic(path, train::export_torch(source));
+  else io::write_file_atomic(path, io::st_serialize(train::export_state_dict(source)));
 }
 
 }  // namespace

@@ -271,7 +271,13 @@ void register_tensor(nb::module_& m) {
       .def("__len__", [](const Tensor& t) { return t.dim() ? t.size(0) : throw ValueError("len() of a 0-d tensor"); })
       .def("cpu", [](const Tensor& t) { return t.cpu(); }, "A copy on the CPU (the tensor itself when it is there).")
       .def("to", [](const Tensor& t, const std::string& what) {
-             if (what == "cpu" || what.rfind("cuda", 0) == 0) return t.to(Device::parse(what));
+             if (what == "cpu" || what.rfind("cuda", 0) == 0) {
+               try {
+                 return t.to(Device::parse(what));
+               } catch (const DeviceError& e) {  // the library's hint names C++ and the CLI: say it in Python's words
+                 throw DeviceError(e.what(), train::device_unavailable_hint(train::FrontEnd::Python));
+               }
+             }
              return t.to(parse_dtype(what));
            }, nb::arg("device_or_dtype"), "A copy on another device (\"cuda:0\") or in another dtype (\"float32\").")
       .def("numpy", [](nb::handle self) { return nb::module_::import_("numpy").attr("asarray")(self); },

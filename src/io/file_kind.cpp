@@ -18,6 +18,16 @@ const char* kTorchHint =
     "sd = torch.load('FILE', map_location='cpu'); save_file(sd.get('state_dict', sd), 'FILE.safetensors')` "
     "and pass the .safetensors file";
 
+bool looks_like_text(std::span<const uint8_t> b) {
+  const size_t n = std::min<size_t>(b.size(), 512);
+  if (n == 0) return false;
+  for (size_t i = 0; i < n; ++i)
+    if (b[i] < 0x09 || (b[i] > 0x0d && b[i] < 0x20)) return false;
+  return true;
+}
+
+}  // namespace
+
 // ONNX files are a protobuf ModelProto whose first field is ir_version (field 1, varint: tag 0x08)
 // followed by another ModelProto field (producer_name 0x12, ..., graph 0x3a, opset_import 0x42).
 bool looks_like_onnx(std::span<const uint8_t> b) {
@@ -29,16 +39,6 @@ bool looks_like_onnx(std::span<const uint8_t> b) {
   return tag == 0x12 || tag == 0x1a || tag == 0x22 || tag == 0x2a || tag == 0x32 || tag == 0x3a || tag == 0x42 ||
          tag == 0x52 || tag == 0x72;
 }
-
-bool looks_like_text(std::span<const uint8_t> b) {
-  const size_t n = std::min<size_t>(b.size(), 512);
-  if (n == 0) return false;
-  for (size_t i = 0; i < n; ++i)
-    if (b[i] < 0x09 || (b[i] > 0x0d && b[i] < 0x20)) return false;
-  return true;
-}
-
-}  // namespace
 
 static std::optional<ForeignFileKind> sniff_kind(std::span<const uint8_t> b);
 

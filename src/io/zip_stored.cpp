@@ -4,7 +4,10 @@
 // walking the central directory and bounds-checking each local header: ~150 lines with no
 // decompressor (no zip-bomb surface), no new dependency for the CI images and the fuzz build, and
 // every check in one place the fuzzer reaches. A compressed entry is refused with what to do.
+// The writer (zip_write_stored) is the same format the other way: stored entries, 64-byte aligned.
 #include "zip_stored.h"
+
+#include <array>
 
 #include "ember/io/pth.h"
 
@@ -121,6 +124,104 @@ std::span<const uint8_t> zip_read(std::span<const uint8_t> bytes, const std::str
                                "); torch.save writes stored entries only"),
                    "the archive was repacked by another tool: load and save it again with torch.save");
   return bytes.subspan(e.offset, e.size);  // zip_list checked the bounds
+}
+
+namespace {
+constexpr std::array<uint32_t, 256> make_crc32_table() {
+  std::array<uint32_t, 256> t{};
+  for (uint32_t i = 0; i < 256; ++i) {
+    uint32_t c = i;
+    for (int k = 0; k < 8; ++k) c = (c & 1) ? 0xEDB88320u ^ (c >> 1) : c >> 1;
+    t[i] = c;
+  }
+  return t;
+}
+constexpr auto kCrc32Table = make_crc32_table();
+
+void put_le(std::vector<uint8_t>& out, uint64_t v, int n) {
+  for (int i = 0; i < n; ++i) out.push_back(uint8_t(v >> (8 * i)));
+}
+}  // namespace
+
+uint32_t zip_crc32(std::span<const uint8_t> data) {
+  uint32_t c = 0xffffffffu;
+  for (uint8_t b : data) c = kCrc32Table[(c ^ b) & 0xff] ^ (c >> 8);
+  return c ^ 0xffffffffu;
+}
+
+std::vector<uint8_t> zip_write_stored(const std::vector<std::pair<std::string, std::vector<uint8_t>>>& entries) {
+  constexpr uint64_t kAlign = 64;      // PyTorchStreamWriter's kFieldAlignment
+  constexpr uint16_t kPadTag = 0x4246;  // "FB": the extra field torch pads with
+  constexpr uint64_t kLimit = 0xffffffffu;
+  std::vector<uint8_t> out;
+  struct Written {
+    uint64_t local = 0;
+    uint32_t crc = 0;
+    uint64_t size = 0;
+  };
+  std::vector<Written> written;
+  for (const auto& [name, data] : entries) {
+    Written w{out.size(), zip_crc32(data), data.size()};
+    // The data starts after the header, the name and the extra field; pad that field to the alignment
+    // (an extra field is a 4-byte tag and length, then the padding bytes).
+    const uint64_t bare = out.size() + kLocalSize + name.size();
+    uint64_t pad = (kAlign - (bare + 4) % kAlign) % kAlign;
+    put_le(out, kLocalSig, 4);
+    put_le(out, 20, 2);  // version needed: 2.0
+    put_le(out, 0, 2);   // flags
+    put_le(out, 0, 2);   // method: stored
+    put_le(out, 0, 2);   // time
+    put_le(out, 0x21, 2);  // date: 1980-01-01
+    put_le(out, w.crc, 4);
+    put_le(out, w.size, 4);
+    put_le(out, w.size, 4);
+    put_le(out, name.size(), 2);
+    put_le(out, 4 + pad, 2);
+    out.insert(out.end(), name.begin(), name.end());
+    put_le(out, kPadTag, 2);
+    put_le(out, pad, 2);
+    out.insert(out.end(), size_t(pad), uint8_t('Z'));
+    out.insert(out.end(), data.begin(), data.end());
+    if (out.size() >= kLimit)
+      throw ValueError(detail::cat("zip archive: '", name, "' ends past 4 GiB, which needs zip64 (not written)"),
+                       "export a smaller model, or use the safetensors format");
+    written.push_back(w);
+  }
+  const uint64_t cd_offset = out.size();
+  for (size_t i = 0; i < entries.size(); ++i) {
+    const std::string& name = entries[i].first;
+    put_le(out, kCentralSig, 4);
+    put_le(out, 20, 2);  // made by
+    put_le(out, 20, 2);  // needed
+    put_le(out, 0, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0, 2);
+    put_le(out, 0x21, 2);
+    put_le(out, written[i].crc, 4);
+    put_le(out, written[i].size, 4);
+    put_le(out, written[i].size, 4);
+    put_le(out, name.size(), 2);
+    put_le(out, 0, 2);  // extra
+    put_le(out, 0, 2);  // comment
+    put_le(out, 0, 2);  // disk
+    put_le(out, 0, 2);  // internal attributes
+    put_le(out, 0, 4);  // external attributes
+    put_le(out, written[i].local, 4);
+    out.insert(out.end(), name.begin(), name.end());
+  }
+  const uint64_t cd_size = out.size() - cd_offset;
+  if (out.size() >= kLimit || entries.size() >= 0xffff)
+    throw ValueError("zip archive: past 4 GiB or 65535 entries, which needs zip64 (not written)",
+                     "export a smaller model, or use the safetensors format");
+  put_le(out, kEndSig, 4);
+  put_le(out, 0, 2);
+  put_le(out, 0, 2);
+  put_le(out, entries.size(), 2);
+  put_le(out, entries.size(), 2);
+  put_le(out, cd_size, 4);
+  put_le(out, cd_offset, 4);
+  put_le(out, 0, 2);
+  return out;
 }
 
 }  // namespace ember::io

@@ -65,3 +65,4 @@ inline void write_shape_images(const std::filesystem::path& dir, int n, int firs
 }  // namespace ember::e2e
 
 #define EMBER_EXPECT_HAS(out, piece) EXPECT_NE((out).find(piece), std::string::npos) << "output:\n" << (out)
+#define EMBER_EXPECT_LACKS(out, piece) EXPECT_EQ((out).find(piece), std::string::npos) << "output:\n" << (out)

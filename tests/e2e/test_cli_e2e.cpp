@@ -737,3 +737,20 @@ TEST_F(Cli, BenchMessagesWithoutAGpu) {
   EXPECT_TRUE(j["results"].empty());
   EXPECT_NE(j["gpu"].get<std::string>().find("no CUDA device"), std::string::npos);
 }
+
+// Issue 48 item 9: --verbose as Keras's fit(verbose=): 0 prints neither the banner nor the epoch
+// lines (the result still), 2 the banner and the epoch lines; a bad value names the choices.
+TEST_F(Cli, VerboseIsKerasFitsVerbose) {
+  auto r = run(tiny("quiet") + " --verbose 0");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_LACKS(r.out, "device     ");
+  EXPECT_LACKS(r.out, "samples/s");
+  EXPECT_HAS(r.out, "test accuracy:");
+  r = run(tiny("epochs") + " --verbose 2");
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "device     ");
+  EXPECT_HAS(r.out, "samples/s");
+  r = run(tiny("bad") + " --verbose 3");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_HAS(r.out, "--verbose");
+}

@@ -5,6 +5,7 @@
 
 #include "cli_test_util.h"
 #include "e2e_util.h"
+#include "ember/io/pth.h"
 #include "ember/io/safetensors.h"
 
 using e2e::Fixture;
@@ -45,12 +46,42 @@ TEST_F(CliExport, BothFormatsFromARun) {
   EXPECT_TRUE(e2e::read_text(dir / "again.onnx") == bytes) << "the re-export differs from the run's export";
 }
 
+// `-o model.pt` (issue 48, item 18): the file torch.save(model.state_dict()) writes, holding the
+// safetensors export's tensors bit for bit (tests/export/check_torch.py loads it in PyTorch with
+// torch.load(weights_only=True)); ember's own reader of torch.save files reads it back.
+TEST_F(CliExport, TorchSaveFileFromAPtName) {
+  ASSERT_EQ(run(tiny("r")).code, 0);
+  const std::string rd = (dir / "r").string();
+  auto r = run("export " + rd + " -o " + (dir / "m.pt").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_HAS(r.out, "torch.save state dict");
+  EXPECT_HAS(r.out, "weights_only=True");
+  ASSERT_EQ(run("export " + rd + " -o " + (dir / "m.safetensors").string()).code, 0);
+  r = run("export " + rd + " --format torch -o " + (dir / "m2.pth").string());
+  ASSERT_EQ(r.code, 0) << r.out;
+  const std::string bytes = e2e::read_text(dir / "m.pt");
+  EXPECT_EQ(bytes.substr(0, 4), std::string("PK\x03\x04"));
+  EXPECT_TRUE(bytes == e2e::read_text(dir / "m2.pth"));
+  const ember::io::PthFile pt =
+      ember::io::pth_parse(std::span(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size()), "m.pt");
+  const ember::io::StFile st = ember::io::st_load(dir / "m.safetensors");
+  ASSERT_EQ(pt.tensors.size(), st.tensors.size());
+  for (const auto& t : pt.tensors) {
+    const ember::io::StTensor* s = st.find(t.name);
+    ASSERT_NE(s, nullptr) << t.name;
+    EXPECT_EQ(t.dtype, s->dtype) << t.name;
+    EXPECT_EQ(t.shape, s->shape) << t.name;
+    EXPECT_TRUE(t.data == s->data) << t.name;
+  }
+}
+
 TEST_F(CliExport, UsageErrors) {
   ASSERT_EQ(run(tiny("r")).code, 0);
   const std::string rd = (dir / "r").string();
   auto r = run("export " + rd + " -o " + (dir / "m.bin").string());
   EXPECT_EQ(r.code, 2) << r.out;
   EXPECT_HAS(r.out, "cannot tell the format from");
+  EXPECT_HAS(r.out, "*.pt / *.pth");
   r = run("export " + rd + " --format tflite -o " + (dir / "m.bin").string());
   EXPECT_EQ(r.code, 2) << r.out;
   // Writing over the run's own weights would destroy the checkpoint.

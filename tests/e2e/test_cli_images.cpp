@@ -356,3 +356,54 @@ TEST_F(CliImages, ABestEpochChosenOnFewValidationSamplesIsWarnedAbout) {
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_EQ(r.out.find("validation samples (fewer than"), std::string::npos) << r.out;
 }
+
+// What predict says when it is given something else than it takes (issue 48, item 18): an image
+// where the run goes (the run forgotten: the latest run under runs/ is named), an ONNX graph (it
+// runs in onnxruntime), and a folder of images (each classified, sorted, the rest skipped with a note).
+TEST_F(CliImages, PredictAnswersAForgottenRunAnOnnxFileAndAFolder) {
+  write_shape_images(dir / "pics", 8, 0);
+  const std::string in_dir = "cd " + dir.string() + " && ";
+  auto r = run_ember(train_folder(dir / "pics", "runs/shapes"));
+  ASSERT_EQ(r.code, 0) << r.out;
+  const fs::path ring = new_image(1, "ring.png");
+
+  r = run_ember("predict ring.png", in_dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "'ring.png' is an image, not a model: no run given");
+  EMBER_EXPECT_HAS(r.out, "`ember predict runs/shapes ring.png` (runs/shapes is the latest run under runs/)");
+  fs::create_directories(dir / "elsewhere");
+  r = run_ember("predict ../ring.png", "cd " + (dir / "elsewhere").string() + " && ");
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "`ember predict runs/<name> ../ring.png` (no run under runs/ yet");
+
+  r = run_ember("export runs/shapes -o model.onnx", in_dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  r = run_ember("predict model.onnx ring.png", in_dir);
+  EXPECT_EQ(r.code, 2) << r.out;
+  EMBER_EXPECT_HAS(r.out, "'model.onnx' is an ONNX model: ember predicts with its own runs, checkpoints and "
+                          "safetensors exports; an ONNX file runs in onnxruntime");
+  EMBER_EXPECT_HAS(r.out, "ort.InferenceSession(\"model.onnx\")");
+  EMBER_EXPECT_LACKS(r.out, "model.onnx.safetensors");
+
+  // A folder: its images in name order, one block each; a text file and a sub-folder are skipped.
+  fs::create_directories(dir / "batch" / "sub");
+  fs::copy_file(ring, dir / "batch" / "b_ring.png");
+  new_image(0, "batch/a_first.png");
+  new_image(2, "batch/c_last.PNG");
+  std::ofstream(dir / "batch" / "notes.txt") << "not an image";
+  r = run_ember("predict runs/shapes batch --top-k 1", in_dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  const size_t a = r.out.find("batch/a_first.png ("), b = r.out.find("batch/b_ring.png ("),
+               c = r.out.find("batch/c_last.PNG (");
+  ASSERT_NE(a, std::string::npos) << r.out;
+  ASSERT_NE(b, std::string::npos) << r.out;
+  ASSERT_NE(c, std::string::npos) << r.out;
+  EXPECT_LT(a, b);
+  EXPECT_LT(b, c);
+  EMBER_EXPECT_HAS(r.out, "note: skipping batch/notes.txt: not an image file");
+  EMBER_EXPECT_HAS(r.out, "note: skipping batch/sub: a folder");
+  fs::create_directories(dir / "nothing");
+  r = run_ember("predict runs/shapes nothing", in_dir);
+  EXPECT_EQ(r.code, 1) << r.out;
+  EMBER_EXPECT_HAS(r.out, "the folder 'nothing' holds no image files");
+}

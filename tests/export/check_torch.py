@@ -2,7 +2,8 @@
 load_state_dict(strict=True) into its PyTorch twin (docs/torch_twins.py, the file docs/export.md
 gives users: ember's own models written out, torchvision's architectures its own modules when
 python3-torchvision is installed; specs built here from their TOML) and gives ember's logits; a
-trained lenet5's export gives ember's test-set logits and accuracy.
+trained lenet5's export gives ember's test-set logits and accuracy; its torch.save export (`ember
+export RUN -o model.pt`) loads with torch.load(weights_only=True) into the same tensors.
 
 usage: check_torch.py EMBER EXPORT_FIXTURE WORK_DIR     (Debian's python3 with python3-torch)"""
 
@@ -120,6 +121,22 @@ def main():
             sys.exit(f"FAIL: PyTorch accuracy {accuracy} but `ember eval --json` says {r['accuracy']}")
         print(f"PASS trained lenet5 on {r['what']}: PyTorch {torch.__version__} accuracy {accuracy:.4f} == ember "
               f"eval's {r['accuracy']:.4f}; logits within 1e-4 (largest difference {worst:.2e})")
+
+        # PyTorch's own format: the file torch.save(model.state_dict()) writes, read without trusting it.
+        pt = os.path.join(work, "lenet5.pt")
+        print(run([ember, "export", r["run"], "-o", pt]), end="")
+        sd = torch.load(pt, weights_only=True)
+        want, _ = read_safetensors(r["safetensors"])
+        if sorted(sd) != sorted(want):
+            sys.exit(f"FAIL: {pt} holds {sorted(sd)}, the safetensors export {sorted(want)}")
+        for k, v in sd.items():
+            w = torch.from_numpy(np.ascontiguousarray(want[k]))
+            if v.dtype != w.dtype or v.shape != w.shape or not torch.equal(v, w):
+                sys.exit(f"FAIL: {pt}: {k} is {v.dtype} {tuple(v.shape)}, not the safetensors export's tensor")
+        lenet = torch_twins.twin("lenet5", 1, 28, 10)
+        lenet.load_state_dict(sd, strict=True)
+        print(f"PASS {os.path.basename(pt)}: torch.load(weights_only=True) gives the safetensors export's {len(sd)} "
+              f"tensors bit for bit; load_state_dict(strict=True) into the twin")
 
 
 if __name__ == "__main__":

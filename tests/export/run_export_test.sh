@@ -4,8 +4,8 @@
 #         and safetensors from PyPI. The venv is $EMBER_PY_VENV, else WORK/../py-venv-export; it is
 #         created once and reused (the first run downloads ~60 MB). Exit 77 (skipped) with the
 #         reason when it cannot be created: no venv module, PyPI unreachable.
-#   torch EMBER FIXTURE WORK: check_torch.py under Debian's /usr/bin/python3 with python3-torch;
-#         exit 77 (skipped) when that has no torch.
+#   torch EMBER FIXTURE WORK: check_torch.py under Debian's /usr/bin/python3 with python3-torch,
+#         or $EMBER_TORCH_PYTHON (a venv's python with torch); exit 77 (skipped) when that has no torch.
 set -eu
 export PYTHONDONTWRITEBYTECODE=1  # nothing written into the source tree
 mode=$1 ember=$2 fixture=$3 work=$4
@@ -29,11 +29,12 @@ if [[ $mode == onnx ]]; then
   fi
   exec "$venv/bin/python" "$here/check_onnx.py" "$ember" "$fixture" "$work"
 elif [[ $mode == torch ]]; then
-  if ! /usr/bin/python3 -c 'import torch, numpy' 2>/dev/null; then
-    echo "SKIPPED: /usr/bin/python3 has no torch (apt-get install python3-torch)"
+  python=${EMBER_TORCH_PYTHON:-/usr/bin/python3}
+  if ! "$python" -c 'import torch, numpy' 2>/dev/null; then
+    echo "SKIPPED: $python has no torch (apt-get install python3-torch, or set EMBER_TORCH_PYTHON)"
     exit 77
   fi
-  exec /usr/bin/python3 "$here/check_torch.py" "$ember" "$fixture" "$work"
+  exec "$python" "$here/check_torch.py" "$ember" "$fixture" "$work"
 else
   echo "FAIL: mode must be onnx or torch (got $mode)" >&2
   exit 1

@@ -111,7 +111,7 @@ TEST(GpuMonitor, CallbackRecordsShowsAndHints) {
   Fake fake;
   auto m = std::make_shared<GpuMonitor>(fake.sampler(), fake.options());
   auto sink = std::make_shared<RecordingSink>();
-  auto progress = std::make_shared<ProgressCallback>(false);
+  auto progress = std::make_shared<ProgressCallback>(ProgressRule{});  // not a terminal: no redraws
   std::vector<std::string> printed;
   GpuMonitorCallback cb(m, {sink}, progress, [&](const std::string& s) { printed.push_back(s); });
   const FitOptions fo;

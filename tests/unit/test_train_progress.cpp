@@ -99,13 +99,51 @@ TEST(TrainProgress, RedrawsAtMostEveryIntervalAndAlwaysAtTheEnd) {
   std::fclose(f);
 }
 
-TEST(TrainProgress, SilentWhenNotATerminal) {
+TEST(TrainProgress, SilentWhenNotATerminalWithoutPlainLines) {
   std::FILE* f = std::tmpfile();
   ProgressBar bar(10, false, f);
   for (int s = 1; s <= 10; ++s) EXPECT_FALSE(bar.update(s, {{"loss", 1}}, 0, double(s)));
   bar.finish();
   EXPECT_EQ(std::ftell(f), 0);
   std::fclose(f);
+}
+
+// Issue 48 item 9: `ember train | tee log` and nohup printed nothing inside an epoch (93 s of
+// silence). Not on a terminal, a plain line (no bar, no '\r') every plain_every seconds, never at
+// the last step (the epoch's own line follows).
+TEST(TrainProgress, APlainLineEveryFewSecondsWhenNotATerminal) {
+  ProgressBar bar(100, false, stdout, 0.05, 30, 0, 20);
+  bar.set_position({2, 3, 0});
+  std::string written;
+  bar.set_writer([&](const std::string& t) { written += t; });
+  int lines = 0;
+  for (int s = 1; s <= 100; ++s) lines += bar.update(s, {{"loss", 0.5}}, 100, 0.93 * s);  // 93 s in all
+  EXPECT_EQ(lines, 4);  // at 20.5, 40.9, 61.4 and 81.8 s
+  EXPECT_EQ(written.find('\r'), std::string::npos) << written;
+  EXPECT_EQ(written.find('['), std::string::npos) << written;
+  EXPECT_EQ(written.substr(0, written.find('\n')), "epoch 2/3  22/100 ETA 1:13 (run ETA 2:46) - loss: 0.5000 - 100 samples/s");
+}
+
+// The rule both front-ends follow (`ember train --verbose`, ember.fit(verbose=)), as Keras's fit.
+TEST(TrainProgress, VerbosityIsKerasFitsRule) {
+  EXPECT_EQ(parse_verbosity("auto"), Verbosity::ProgressBar);
+  EXPECT_EQ(parse_verbosity("1"), Verbosity::ProgressBar);
+  EXPECT_EQ(parse_verbosity("2"), Verbosity::EpochLines);
+  EXPECT_EQ(parse_verbosity("0"), Verbosity::Silent);
+  EXPECT_THROW(parse_verbosity("3"), ember::ValueError);
+  const ProgressRule tty = progress_rule(Verbosity::ProgressBar, true), log = progress_rule(Verbosity::ProgressBar, false);
+  EXPECT_TRUE(tty.banner && tty.epoch_lines && tty.redraw);
+  EXPECT_EQ(tty.plain_every, 0);
+  EXPECT_TRUE(log.banner && log.epoch_lines && !log.redraw);
+  EXPECT_EQ(log.plain_every, kPlainProgressSeconds);
+  EXPECT_GE(kPlainProgressSeconds, 10);
+  EXPECT_LE(kPlainProgressSeconds, 30);
+  for (bool terminal : {true, false}) {
+    const ProgressRule epochs = progress_rule(Verbosity::EpochLines, terminal);
+    EXPECT_TRUE(epochs.banner && epochs.epoch_lines && !epochs.redraw && epochs.plain_every == 0);
+    const ProgressRule silent = progress_rule(Verbosity::Silent, terminal);
+    EXPECT_FALSE(silent.banner || silent.epoch_lines || silent.redraw || silent.plain_every > 0);
+  }
 }
 
 TEST(TrainMetrics, WritesJsonLinesAndReadsThemBack) {

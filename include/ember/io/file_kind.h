@@ -21,4 +21,8 @@ struct ForeignFileKind {
 // the path the hint's conversion command names.
 std::optional<ForeignFileKind> sniff_foreign_weights(std::span<const uint8_t> bytes, const std::string& file = "FILE");
 
+// True when `bytes` start like an ONNX model (a protobuf ModelProto: ir_version, then another of
+// its fields), whatever the file's extension.
+bool looks_like_onnx(std::span<const uint8_t> bytes);
+
 }  // namespace ember::io

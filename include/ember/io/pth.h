@@ -71,4 +71,12 @@ bool pth_sniff(std::span<const uint8_t> bytes);
 // PthError naming `source` and what is wrong.
 PthFile pth_parse(std::span<const uint8_t> bytes, const std::string& source);
 
+// The file `torch.save(model.state_dict(), "x.pt")` writes, for `tensors` (in this order, by their
+// names): a zip archive ("archive/data.pkl", "archive/byteorder", one "archive/data/<i>" per
+// tensor, "archive/version") whose pickle (protocol 2) is an OrderedDict of
+// torch._utils._rebuild_tensor_v2 calls on torch.<Type>Storage persistent ids — only what
+// torch.load(weights_only=True) allows, so PyTorch loads it without trusting it, and pth_parse
+// reads it back. Each tensor contiguous, not requiring grad. ValueError past 4 GiB (no zip64).
+std::vector<uint8_t> pth_serialize(const std::vector<StTensor>& tensors);
+
 }  // namespace ember::io

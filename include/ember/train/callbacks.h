@@ -175,10 +175,10 @@ class MetricsLogger final : public Callback {
 };
 
 // The progress bar (progress.h) of each epoch: step counts every step, loss and accuracy as of the
-// latest read.
+// latest read; redrawn on a terminal, a plain line every so often elsewhere (the rule's).
 class ProgressCallback final : public Callback {
  public:
-  explicit ProgressCallback(bool interactive) : interactive_(interactive) {}
+  explicit ProgressCallback(ProgressRule rule, ProgressWriter out = {}) : rule_(rule), out_(std::move(out)) {}
   void on_epoch_begin(FitContext& ctx) override;
   void on_step_end(FitContext& ctx) override;
   void on_sync(FitContext& ctx, const IntervalStats& s) override;
@@ -189,7 +189,8 @@ class ProgressCallback final : public Callback {
 
  private:
   void finish();
-  bool interactive_;
+  ProgressRule rule_;
+  ProgressWriter out_;
   std::unique_ptr<ProgressBar> bar_;
   NamedValues values_;
   std::string status_;

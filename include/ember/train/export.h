@@ -14,8 +14,24 @@
 #include "ember/nn/module.h"
 #include "ember/train/checkpoint.h"
 #include "ember/train/resume.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
+
+// The files an export writes.
+enum class ExportFormat {
+  Onnx,         // an ONNX graph (opset 17) with the normalisation inside
+  Safetensors,  // a PyTorch-keyed state dict with ember's __metadata__ (input, classes, data settings)
+  Torch,        // the file torch.save(model.state_dict()) writes (a zip of a pickle): torch.load reads it
+};
+// "onnx", "safetensors", "torch": the names --format and Model.export(format=) take.
+std::vector<std::string> export_format_names();
+
+// Which format an export writes: `format` when given (one of export_format_names(); "pt" and "pth"
+// name torch too), else from the output file's extension (.onnx; .safetensors; .pt, .pth as
+// torch.save names them). SettingError when neither says, with the choices in front_end's words
+// (--format / format=).
+ExportFormat export_format(const std::string& format, const std::filesystem::path& output, FrontEnd front_end);
 
 // A checkpoint's model with its weights loaded, in eval mode on the CPU, and what its input is.
 struct ExportSource {
@@ -62,5 +78,11 @@ io::OnnxModel export_onnx(const ExportSource& source, bool fold_batch_norm = fal
 // state), float tensors as float32, num_batches_tracked as int64, plus export_metadata() and the
 // run's data settings as "config" (train/weights_info.h), so ember eval finds its test set again.
 io::StFile export_state_dict(const ExportSource& source);
+
+// The same state dict (export_state_dict's tensors, under the same names) as the bytes
+// torch.save(model.state_dict(), "model.pt") writes (io::pth_serialize): PyTorch loads it with
+// torch.load(path, weights_only=True) and model.load_state_dict(strict=True). A torch.save file has
+// no place for ember's metadata: the input shape, normalisation and classes are in the other two.
+std::vector<uint8_t> export_torch(const ExportSource& source);
 
 }  // namespace ember::train

@@ -12,6 +12,7 @@
 #include "ember/core/device.h"
 #include "ember/data/dataset.h"
 #include "ember/data/transforms.h"
+#include "ember/train/progress.h"
 
 namespace ember::dist {
 class ProcessGroup;
@@ -40,7 +41,10 @@ struct FitOptions {
                                     // device->host read of the running loss (0: once per epoch)
   int64_t eval_batch_size = 0;      // 0: max(batch_size, 256)
   bool recover_oom = true;          // halve the micro-batch on OutOfMemoryError (see fit.h)
-  bool interactive = false;         // progress bar with '\r' redraws (stdout is a terminal)
+  // What the progress callback prints within an epoch (progress.h: progress_rule) and where to
+  // (empty: stdout). The default prints nothing.
+  ProgressRule progress{false, false, false, 0};
+  ProgressWriter progress_out;
   // A CUDA run samples its GPU through NVML this often on a background thread (gpu_monitor.h): the
   // progress line, "gpu" records in metrics.jsonl / TensorBoard, one hint when it idles. 0: off.
   double gpu_sample_seconds = 5;

@@ -22,6 +22,7 @@
 #include "ember/train/open_weights.h"
 #include "ember/train/resume.h"
 #include "ember/train/weights_info.h"
+#include "ember/train/wording.h"
 
 namespace ember::train {
 
@@ -40,6 +41,7 @@ struct InferenceOptions {
   int64_t image_size = 0;
   // Read a little of a known dataset's test set, when installed, for `look` (predict's check).
   bool read_look = true;
+  FrontEnd front_end = FrontEnd::Cli;  // whose words the hints use (`ember predict RUN` or ember.load)
 };
 
 struct InferenceModel {
@@ -67,6 +69,13 @@ struct InferenceModel {
   // What loading had to say (a weights file's casts, keys it read through a prefix), for the user.
   std::vector<std::string> notes;
 };
+
+// A path given as the model that names no model ember opens: an image (`ember predict shirt.png`,
+// the run forgotten: the hint names the latest run under runs/ when there is one) or an ONNX graph
+// (it runs in onnxruntime; ember predicts with its own runs, checkpoints and safetensors exports).
+// Throws SettingError saying which, with the call that works in front_end's words; returns for any
+// other path (missing ones included: open_for_inference says what is wrong with those).
+void refuse_non_model_path(const std::string& path, FrontEnd front_end);
 
 // Opens `o.path`: the model built and its weights loaded (strict: every tensor by name), on its
 // device in eval mode. need_test: also read the run's test set (eval, predict --index), checked to

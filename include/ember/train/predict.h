@@ -17,6 +17,17 @@
 
 namespace ember::train {
 
+// The images `ember predict RUN PATH...` classifies: a file as given (the decoder says when it is
+// not an image), a folder's image files (image_extensions(), any case; a symlink followed) sorted
+// by name, one level deep. What a folder holds besides is skipped with a note naming it: a file
+// that is not an image, a sub-folder; hidden entries (".name") in silence. DataError when a folder
+// holds no image at all; IOError when it cannot be listed.
+struct PredictFiles {
+  std::vector<std::string> images;
+  std::vector<std::string> notes;  // "skipping photos/notes.txt: not an image (...)"
+};
+PredictFiles predict_files(const std::vector<std::string>& paths);
+
 struct ImageInputOptions {
   int64_t max_pixels = data::kMaxImagePixels;  // refused above this before decoding (0: no limit)
   bool invert = false;                         // 255 - v first (dark-on-light pictures; --invert)

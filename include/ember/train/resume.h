@@ -28,6 +28,11 @@ ResumePoint find_resume_point(const std::filesystem::path& path);
 // inside a run) belongs to; nullopt when the path is not inside a run.
 std::optional<std::filesystem::path> run_dir_of(const std::filesystem::path& path);
 
+// The run under `runs_dir` (runs/) whose last checkpoint (checkpoints/latest.json) was written most
+// recently, for a hint that names a real run ("ember predict runs/mlp-... shirt.png"); nullopt when
+// there is none.
+std::optional<std::filesystem::path> latest_run(const std::filesystem::path& runs_dir = "runs");
+
 // Which of a run's checkpoints `ember eval`, `predict` and `export` read (`--checkpoint best|last`):
 // the best one (checkpoints/best.json: the epoch the validation set, or the test set without one,
 // chose; Keras's restore_best_weights) by default, or the last one written (latest.json).

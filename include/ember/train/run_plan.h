@@ -66,7 +66,8 @@ struct RunControls {
   // Non-zero: finish the step (or the evaluation batch), checkpoint and stop (the CLI's SIGINT /
   // SIGTERM handler, ember.fit's Ctrl-C or a raising callback). Not owned; outlives the run.
   const std::atomic<int>* stop_signal = nullptr;
-  bool interactive = false;  // the progress bar redraws in place (stdout is a terminal)
+  bool terminal = false;     // the progress goes to a terminal (the bar redraws in place)
+  ProgressWriter progress_out;  // where progress lines go (empty: stdout; ember.fit: sys.stdout)
   std::function<void(const EpochStats&)> on_epoch;     // after each epoch (the CLI's table row)
   std::function<void(const OomEvent&)> on_oom;         // the micro-batch was halved
   std::function<void(int64_t epoch, int64_t trainable)> on_unfreeze;  // --unfreeze-after

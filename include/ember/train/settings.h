@@ -139,6 +139,7 @@ struct TrainSettings {
   int64_t stop_after_steps = 0;
   int nproc_per_node = 1;          // --nproc-per-node N: start N local ranks (data-parallel)
   int64_t max_image_pixels = data::kMaxImagePixels;  // image folders: Pillow's refusal limit; 0: none
+  std::string verbose = "auto";    // what the run prints, as Keras's fit(verbose=) (ember/train/progress.h)
 };
 
 enum class ResumeRule {

@@ -19,6 +19,10 @@ enum class FrontEnd { Cli, Python };
 // `ember.fit(resume="runs/x")`.
 std::string resume_call(const std::string& run_dir, FrontEnd front_end);
 
+// What to do when the device asked for is not available here (no GPU, no CUDA build): the CLI's
+// flag, or Python's device='cpu' and ember.cuda.is_available().
+std::string device_unavailable_hint(FrontEnd front_end);
+
 // 61706 -> "61,706".
 std::string thousands(int64_t v);
 // "1 epoch", "3 epochs", plural(2, "class", "classes") -> "2 classes".

@@ -55,6 +55,22 @@ std::optional<fs::path> run_dir_of(const fs::path& path_in) {
   return std::nullopt;
 }
 
+std::optional<fs::path> latest_run(const fs::path& runs_dir) {
+  std::error_code ec;
+  std::optional<fs::path> best;
+  fs::file_time_type newest{};
+  for (fs::directory_iterator it(runs_dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path manifest = latest_manifest(it->path());
+    const auto when = fs::last_write_time(manifest, ec);
+    if (ec) {
+      ec.clear();
+      continue;
+    }
+    if (!best || when > newest || (when == newest && it->path() < *best)) best = it->path(), newest = when;
+  }
+  return best;
+}
+
 ResumePoint find_resume_point(const fs::path& path_in) {
   const fs::path p = tidy(path_in);
   std::error_code ec;

@@ -91,7 +91,9 @@ void MetricsLogger::on_epoch_end(FitContext& ctx, const EpochStats& s) {
 }
 
 void ProgressCallback::on_epoch_begin(FitContext& ctx) {
-  bar_ = std::make_unique<ProgressBar>(std::max<int64_t>(1, ctx.steps_per_epoch), interactive_);
+  bar_ = std::make_unique<ProgressBar>(std::max<int64_t>(1, ctx.steps_per_epoch), rule_.redraw, stdout, 0.05, 30, 0,
+                                       rule_.plain_every);
+  if (out_) bar_->set_writer(out_);
   bar_->set_position({ctx.epoch + 1, ctx.options.epochs, ctx.seconds_per_epoch});
   bar_->set_status(status_);
   values_.clear();

@@ -278,7 +278,7 @@ struct Fitter::Run {
     sinks.insert(sinks.end(), f.sinks_.begin(), f.sinks_.end());
     for (auto& s : sinks) metrics->add_sink(s);
     callbacks.push_back(metrics);
-    auto progress = shard.rank == 0 ? std::make_shared<ProgressCallback>(o.interactive) : nullptr;
+    auto progress = shard.rank == 0 ? std::make_shared<ProgressCallback>(o.progress, o.progress_out) : nullptr;
     if (progress) callbacks.push_back(progress);
     // The GPU watch: CUDA runs only (a CPU run starts no thread), rank 0, and only where NVML loads.
     if (shard.rank == 0 && watches_gpu(o)) {

@@ -1,6 +1,9 @@
-// ProgressBar: Keras-style '\r' redraws, rate-limited, fitted to the terminal's width by dropping
-// the least important fields first, silent when not on a terminal.
+// What a run prints for a verbosity (progress_rule), and ProgressBar: Keras-style '\r' redraws,
+// rate-limited, fitted to the terminal's width by dropping the least important fields first; a
+// plain line every so often when not on a terminal.
 #include "ember/train/progress.h"
+
+#include "ember/core/error.h"
 
 #include <fmt/format.h>
 #include <sys/ioctl.h>
@@ -12,13 +15,47 @@
 
 namespace ember::train {
 
-ProgressBar::ProgressBar(int64_t target, bool interactive, std::FILE* out, double interval, int bar_width, int columns)
+Verbosity parse_verbosity(const std::string& v) {
+  if (v == "auto" || v == "1") return Verbosity::ProgressBar;
+  if (v == "0") return Verbosity::Silent;
+  if (v == "2") return Verbosity::EpochLines;
+  throw ValueError(fmt::format("verbose must be auto, 0, 1 or 2 (got '{}')", v),
+                   "0 silent, 1 a progress bar (the default), 2 one line per epoch, as Keras's fit(verbose=)");
+}
+
+std::vector<std::string> verbosity_names() { return {"auto", "0", "1", "2"}; }
+
+ProgressRule progress_rule(Verbosity v, bool terminal) {
+  ProgressRule r;
+  switch (v) {
+    case Verbosity::Silent:
+      r.banner = r.epoch_lines = false;
+      break;
+    case Verbosity::ProgressBar:
+      r.redraw = terminal;
+      r.plain_every = terminal ? 0 : kPlainProgressSeconds;
+      break;
+    case Verbosity::EpochLines:
+      break;
+  }
+  return r;
+}
+
+ProgressBar::ProgressBar(int64_t target, bool interactive, std::FILE* out, double interval, int bar_width, int columns,
+                         double plain_every)
     : target_(std::max<int64_t>(target, 1)),
       interactive_(interactive),
       out_(out),
       interval_(interval),
       bar_width_(std::max(bar_width, 1)),
-      columns_(columns) {}
+      columns_(columns),
+      plain_every_(plain_every) {}
+
+void ProgressBar::emit(const std::string& text) {
+  if (write_) return write_(text);
+  fmt::print(out_, "{}", text);
+  std::fflush(out_);
+}
 
 std::string ProgressBar::format_duration(double s) {
   // Beyond ~31 years an ETA means nothing, and llround of a value past 2^63 is undefined.
@@ -40,6 +77,9 @@ int ProgressBar::terminal_columns(std::FILE* out) {
 }
 
 namespace {
+// render's width for the plain line: every field, no bar, no width limit.
+constexpr int kPlainColumns = -1;
+
 // The pieces of a line, most important first; `level` says how many of the optional ones to drop.
 struct Parts {
   std::string epoch, steps, eta, run_eta, rate, status;
@@ -94,6 +134,7 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
   if (samples_per_s > 0) p.rate = fmt::format("{:.0f} samples/s", samples_per_s);
   p.status = status_;
 
+  if (columns == kPlainColumns) return compose(p, 0, "");
   const size_t room = size_t(std::max(columns, 2) - 1);
   constexpr int kMinBar = 10;
   for (int level = 0; level <= 7; ++level) {
@@ -110,8 +151,17 @@ std::string ProgressBar::render(int64_t step, const NamedValues& values, double 
   return compose(p, 7, "").substr(0, room);
 }
 
+std::string ProgressBar::plain(int64_t step, const NamedValues& values, double samples_per_s, double now) const {
+  return render(step, values, samples_per_s, now, kPlainColumns);
+}
+
 bool ProgressBar::update(int64_t step, const NamedValues& values, double samples_per_s, double now) {
-  if (!interactive_) return false;
+  if (!interactive_) {
+    if (plain_every_ <= 0 || step >= target_ || now - last_plain_ < plain_every_) return false;
+    emit(plain(step, values, samples_per_s, now) + "\n");
+    last_plain_ = now;
+    return true;
+  }
   if (step < target_ && now - last_draw_ < interval_) return false;
   const int columns = columns_ > 0 ? columns_ : terminal_columns(out_);
   std::string line = render(step, values, samples_per_s, now, columns);
@@ -120,8 +170,7 @@ bool ProgressBar::update(int64_t step, const NamedValues& values, double samples
   const size_t len = line.size();
   const size_t cover = std::min(last_len_, size_t(std::max(columns, 2) - 1));
   if (len < cover) line.append(cover - len, ' ');
-  fmt::print(out_, "\r{}", line);
-  std::fflush(out_);
+  emit("\r" + line);
   last_len_ = len;
   last_draw_ = now;
   drew_ = true;
@@ -129,10 +178,7 @@ bool ProgressBar::update(int64_t step, const NamedValues& values, double samples
 }
 
 void ProgressBar::finish() {
-  if (interactive_ && drew_) {
-    fmt::print(out_, "\n");
-    std::fflush(out_);
-  }
+  if (interactive_ && drew_) emit("\n");
   drew_ = false;
 }
 

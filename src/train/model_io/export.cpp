@@ -1,25 +1,52 @@
 // `ember export` below the CLI: a checkpoint's model rebuilt with its weights and its input
 // description (from the manifest, the run's config or the file's __metadata__), then written as
-// an ONNX graph or a PyTorch-keyed safetensors state dict.
+// an ONNX graph, a PyTorch-keyed safetensors state dict or PyTorch's own torch.save file; and which
+// of them a call asks for.
 #include "ember/train/export.h"
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "ember/data/dataset.h"
+#include "ember/io/pth.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/export_onnx.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/train/inference.h"
 #include "ember/train/resume.h"
+#include "ember/train/settings.h"
 #include "ember/train/weights_info.h"
 
 namespace ember::train {
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+std::vector<std::string> export_format_names() { return {"onnx", "safetensors", "torch"}; }
+
+ExportFormat export_format(const std::string& format, const fs::path& output, FrontEnd front_end) {
+  const bool cli = front_end == FrontEnd::Cli;
+  if (!format.empty()) {
+    if (format == "onnx") return ExportFormat::Onnx;
+    if (format == "safetensors") return ExportFormat::Safetensors;
+    if (format == "torch" || format == "pt" || format == "pth") return ExportFormat::Torch;
+    throw SettingError(fmt::format("{}{} is not a format ember exports", cli ? "--format " : "format=", format),
+                       cli ? "pass --format onnx, safetensors or torch" : "pass format='onnx', 'safetensors' or 'torch'");
+  }
+  std::string ext = output.extension().string();
+  for (auto& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".onnx") return ExportFormat::Onnx;
+  if (ext == ".safetensors") return ExportFormat::Safetensors;
+  if (ext == ".pt" || ext == ".pth") return ExportFormat::Torch;
+  throw SettingError(fmt::format("cannot tell the format from '{}'", output.string()),
+                     fmt::format("{} (or name the file *.onnx, *.safetensors, or *.pt / *.pth for torch.save's "
+                                 "format)",
+                                 cli ? "pass --format onnx, safetensors or torch"
+                                     : "pass format='onnx', 'safetensors' or 'torch'"));
+}
 
 ExportSource load_export_source(const fs::path& path, const ExportOverrides& ov) {
   // Opened as eval and predict open it (inference.h): the same model, input and data rules.
@@ -97,6 +124,10 @@ io::StFile export_state_dict(const ExportSource& s) {
   f.metadata["format"] = "pt";  // what Hugging Face's loaders look for in a PyTorch state dict
   f.metadata["input"] = "float32 (N, C, H, W), (pixel / 255 - mean) / std";
   return f;
+}
+
+std::vector<uint8_t> export_torch(const ExportSource& s) {
+  return io::pth_serialize(export_state_dict(s).tensors);
 }
 
 }  // namespace ember::train

@@ -5,9 +5,12 @@
 #include <fmt/format.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "ember/data/decode.h"
 #include "ember/data/photo_transforms.h"
+#include "ember/io/file_kind.h"
 #include "ember/io/user_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
@@ -16,6 +19,7 @@
 #include "ember/train/init_from.h"
 #include "ember/train/open_weights.h"
 #include "ember/train/precision_choice.h"
+#include "ember/train/resume.h"
 #include "ember/train/run_data.h"
 #include "ember/train/settings.h"
 #include "ember/train/wording.h"
@@ -66,9 +70,58 @@ void choose_device_and_precision(const InferenceOptions& o, InferenceModel& l) {
   l.precision = choose_precision(o.precision, device).name;
 }
 
+// The first bytes of a regular file (fewer when it is shorter; none when it cannot be read).
+std::vector<uint8_t> file_head(const std::string& path, size_t n) {
+  std::vector<uint8_t> head(n);
+  std::ifstream in(path, std::ios::binary);
+  in.read(reinterpret_cast<char*>(head.data()), std::streamsize(head.size()));
+  head.resize(size_t(std::max<std::streamsize>(in.gcount(), 0)));
+  return head;
+}
+
 }  // namespace
 
+void refuse_non_model_path(const std::string& path, FrontEnd front_end) {
+  if (io::path_type(path) != io::PathType::regular) return;
+  const bool cli = front_end == FrontEnd::Cli;
+  const std::vector<uint8_t> head = file_head(path, 4096);
+  const fs::path p(path);
+  bool image = data::is_image_extension(p.extension().string());
+  if (!image) {
+    try {
+      data::probe_image(head, path);
+      image = true;
+    } catch (const Error&) {
+      // not an image by its content either
+    }
+  }
+  if (image) {
+    const std::optional<fs::path> latest = latest_run();
+    const std::string run = latest ? latest->string() : "runs/<name>";
+    const std::string call = cli ? fmt::format("`ember predict {} {}`", run, path)
+                                 : fmt::format("ember.load(\"{}\").predict(\"{}\")", run, path);
+    throw SettingError(
+        fmt::format("'{}' is an image, not a model: {}", path,
+                    cli ? "no run given (predict takes the run first, then the images)"
+                        : "no run given (load a run, then predict the image with it)"),
+        fmt::format("{}{}", call,
+                    latest ? fmt::format(" ({} is the latest run under runs/)", latest->string())
+                           : cli ? " (no run under runs/ yet: `ember train` makes one)"
+                                 : " (no run under runs/ yet: ember.fit() makes one)"));
+  }
+  if (io::looks_like_onnx(head))
+    throw SettingError(
+        fmt::format("'{}' is an ONNX model: ember {} with its own runs, checkpoints and safetensors exports; an ONNX "
+                    "file runs in onnxruntime",
+                    path, cli ? "predicts" : "loads models"),
+        fmt::format("in Python: import onnxruntime as ort; sess = ort.InferenceSession(\"{}\"); logits = "
+                    "sess.run([\"logits\"], {{\"input\": x}})[0] with x float32 (N, C, H, W) = pixel / 255 "
+                    "(docs/export.md)",
+                    path));
+}
+
 InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
+  refuse_non_model_path(o.path, o.front_end);
   OpenedWeights opened = open_weights(o.path, o.checkpoint);
   const train::ChosenCheckpoint& chosen = opened.chosen;
   train::Checkpoint& ck = opened.checkpoint;

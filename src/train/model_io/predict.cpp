@@ -4,8 +4,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <filesystem>
+
 #include "ember/autocast.h"
 #include "ember/autograd/node.h"
+#include "ember/data/decode.h"
 #include "ember/data/loader.h"
 #include "ember/data/photo_transforms.h"
 #include "ember/nn/layers.h"
@@ -43,6 +47,46 @@ Tensor normalised(const InferenceModel& m, const Tensor& pixels_u8) {
 }
 
 }  // namespace
+
+PredictFiles predict_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  PredictFiles out;
+  for (const std::string& path : paths) {
+    std::error_code ec;
+    if (!fs::is_directory(path, ec)) {
+      out.images.push_back(path);
+      continue;
+    }
+    std::vector<fs::path> entries;
+    fs::directory_iterator it(path, ec);
+    if (ec) throw IOError(fmt::format("cannot list the folder '{}': {}", path, ec.message()), "check its permissions");
+    for (fs::directory_iterator end; it != end; it.increment(ec)) {
+      if (ec) throw IOError(fmt::format("cannot list the folder '{}': {}", path, ec.message()), "check its permissions");
+      entries.push_back(it->path());
+    }
+    std::sort(entries.begin(), entries.end());
+    size_t found = 0;
+    for (const fs::path& e : entries) {
+      const std::string name = e.filename().string();
+      if (name.starts_with(".")) continue;
+      std::error_code ec2;
+      if (fs::is_directory(e, ec2)) {
+        out.notes.push_back(fmt::format("skipping {}: a folder (predict reads the images directly in '{}')",
+                                        e.string(), path));
+      } else if (!data::is_image_extension(e.extension().string())) {
+        out.notes.push_back(fmt::format("skipping {}: not an image file (.jpg, .png, .webp, .bmp, .gif, ...)", e.string()));
+      } else {
+        out.images.push_back(e.string());
+        ++found;
+      }
+    }
+    if (found == 0)
+      throw DataError(fmt::format("the folder '{}' holds no image files{}", path,
+                                  entries.empty() ? "" : fmt::format(" ({} other entries)", entries.size())),
+                      "give image files (.jpg, .png, .webp, .bmp, .gif, .tga, .ppm, .pgm) or a folder of them");
+  }
+  return out;
+}
 
 ImageInput image_input(const InferenceModel& m, const std::string& file, const ImageInputOptions& o) {
   const std::vector<int64_t>& shape = m.input.input_shape;  // (C, H, W)

@@ -353,7 +353,8 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
 std::unique_ptr<Fitter> RunPlan::make_fitter(const RunControls& controls) const {
   FitOptions fo = fit;
   fo.stop_signal = controls.stop_signal;
-  fo.interactive = controls.interactive;
+  fo.progress = progress_rule(parse_verbosity(settings.verbose), controls.terminal);
+  fo.progress_out = controls.progress_out;
   auto fitter = std::make_unique<Fitter>(*model, *optimizer, scheduler.get(), per_step_schedule, train, test, fo);
   fitter->on_epoch = controls.on_epoch;
   fitter->on_oom = controls.on_oom;

@@ -382,6 +382,15 @@ std::vector<Setting> make_table() {
     s.rule = at_least(0), s.recorded = false;
   }
   {
+    Setting& s = row("verbose", "--verbose", &TrainSettings::verbose,
+                     "What the run prints, as Keras's fit(verbose=): 1 (auto) the banner, a line per epoch and a "
+                     "progress bar (not on a terminal: a progress line every 20 s); 2 the banner and a line per "
+                     "epoch; 0 only warnings, errors and the result",
+                     R::Invocation);
+    s.choices = [] { return std::vector<std::string>{"auto", "0", "1", "2"}; };
+    s.recorded = false, s.per_rank = true;
+  }
+  {
     Setting& s = row("stop_after_steps", "--stop-after-steps", &TrainSettings::stop_after_steps,
                      "Testing: act as if interrupted after N steps", R::Invocation);
     s.rule = at_least(0), s.recorded = false, s.hidden = true;

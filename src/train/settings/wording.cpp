@@ -20,6 +20,13 @@ std::string resume_call(const std::string& run_dir, FrontEnd front_end) {
                                        : fmt::format("ember train --resume {}", run_dir);
 }
 
+std::string device_unavailable_hint(FrontEnd front_end) {
+  return front_end == FrontEnd::Python
+             ? "use device='cpu' (or .to('cpu')) to run on the CPU; ember.cuda.is_available() says whether a GPU is "
+               "usable here"
+             : "pass --device cpu (or --device auto: the GPU when one is usable, else the CPU)";
+}
+
 // Built by appending: GCC 12's -Wrestrict misfires on std::string::insert here.
 std::string thousands(int64_t v) {
   const std::string digits = std::to_string(v);

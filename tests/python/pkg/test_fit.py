@@ -94,7 +94,7 @@ def test_sigint_in_a_child_interpreter(tmp_path, tiny_data):
         "def on_step(logs):\n"
         "    if logs['step'] == 1: print('training', flush=True); sys.stdin.readline()\n"
         f"ember.fit(**{SETTINGS!r} | {{'epochs': 50}}, data_dir={str(tiny_data)!r}, run_dir={str(run_dir)!r}, "
-        "on_step=on_step)\n")
+        "on_step=on_step, verbose=0)\n")  # its stdout is this test's protocol: no banner
     p = subprocess.Popen([os.sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
     assert p.stdout.readline().strip() == "training"
@@ -122,3 +122,19 @@ def test_settings_are_checked_like_flags(tmp_path):
 def test_the_plans_warnings_are_python_warnings(tmp_path, tiny_data):
     with pytest.warns(UserWarning, match="--momentum is SGD's"):
         ember.fit(**SETTINGS, momentum=0.5, data_dir=str(tiny_data), run_dir=str(tmp_path / "run"))
+
+
+def test_verbose_is_keras_fits(tmp_path, tiny_data, capsys):
+    """Issue 48 item 9: ember.fit printed nothing for minutes. verbose= is Keras's: by default the
+    banner and a line per epoch (through sys.stdout, which a notebook sees); 2 the same without a
+    bar; 0 nothing. The rule is the library's (progress_rule), the one `ember train --verbose` uses."""
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "default"))
+    out = capsys.readouterr().out
+    assert "ember.fit: lenet5 on fashion-mnist" in out and "run dir" in out
+    assert "epoch 1/1 - train loss" in out
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "two"), verbose=2)
+    assert "epoch 1/1 - train loss" in capsys.readouterr().out
+    ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "quiet"), verbose=0)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(ember.SettingError, match="--verbose must be"):
+        ember.fit(**SETTINGS, verbose=3)

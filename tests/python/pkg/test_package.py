@@ -129,3 +129,21 @@ def test_pip_install_builds_outside_the_checkout():
         pytest.skip(f"no source tree beside the tests ({pyproject})")
     config = tomllib.loads(pyproject.read_text())
     assert "build-dir" not in config["tool"]["scikit-build"]
+
+
+def test_errors_and_warnings_speak_python(trained, capfd):
+    """Issue 48 item 17: hints in Python's terms, every warning a UserWarning, the docstring's example
+    runs as written."""
+    if not ember.cuda.is_available():
+        t = ember.from_numpy(np.zeros(3, dtype=np.float32))
+        with pytest.raises(ember.DeviceError) as e:
+            t.to("cuda")
+        assert "device='cpu'" in e.value.hint and "ember.cuda.is_available()" in e.value.hint
+        assert "ember::Device::best()" not in str(e.value)
+        capfd.readouterr()
+        with pytest.warns(UserWarning):
+            ember.load(trained, device="cuda")
+        assert "ember: warning:" not in capfd.readouterr().err
+    # ember/__init__.py's docstring: report["verdict"]["first_fix"] is what to do first ("" when nothing).
+    report = ember.doctor(audit_python=False)
+    assert isinstance(report["verdict"]["first_fix"], str)
