@@ -1,0 +1,328 @@
+"""ember.autograd with PyTorch's names (issue 46): backward and grad against PyTorch's gradients,
+the grad modes as context managers and decorators, autograd.Function in Python, Variable,
+gradcheck, and PyTorch's errors for a saved tensor modified in place and a freed graph."""
+
+import threading
+
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import Function, Variable, gradcheck
+
+try:
+    import torch
+except ImportError:
+    torch = None
+
+needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not importable in this venv")
+
+
+def close(e, t, atol=1e-10):
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), atol=atol, rtol=1e-7)
+
+
+def leaves(values):
+    e = ember.tensor(values, dtype=ember.float64, requires_grad=True)
+    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
+    return e, t
+
+
+GRAPHS = {
+    "square_sum": lambda x, w, m: (x ** 2).sum(),
+    "matmul": lambda x, w, m: (x @ w).tanh().mean(),
+    "sigmoid_mul": lambda x, w, m: (x.sigmoid() * x.exp()).sum(),
+    "broadcast": lambda x, w, m: ((x + w[0]) * 3.0 - 1.0 / (x.abs() + 1)).sum(),
+    "reductions": lambda x, w, m: x.max(1).values.sum() + x.std() + x.logsumexp(0).sum(),
+    "indexing": lambda x, w, m: (x[0, 1:] * 2).sum() + x[m].pow(3).sum(),
+    "shapes": lambda x, w, m: ember_or_torch_cat(x, w).permute(1, 0).reshape(-1).cumsum(0).sum(),
+    "where_clamp": lambda x, w, m: (x.clamp(-0.4, 0.4) + x.where(m, x * 0)).sum(),  # no input at a kink
+}
+
+
+def ember_or_torch_cat(x, w):
+    lib = ember if isinstance(x, ember.Tensor) else torch
+    return lib.cat([x, w.t()[:2]], 0)
+
+
+@needs_torch
+@pytest.mark.parametrize("graph", list(GRAPHS))
+def test_backward_matches_torch(graph):
+    xv = [[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]]
+    wv = [[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]]
+    ex, tx = leaves(xv)
+    ew, tw = leaves(wv)
+    em = ember.tensor([[True, False, True], [False, True, True]])
+    tm = torch.tensor([[True, False, True], [False, True, True]])
+    if graph == "broadcast":
+        ew, tw = leaves([0.1, 0.2, 0.3])
+        ew, tw = ember.stack([ew, ew]), torch.stack([tw, tw])
+    le = GRAPHS[graph](ex, ew, em)
+    lt = GRAPHS[graph](tx, tw, tm)
+    close(le, lt)
+    le.backward()
+    lt.backward()
+    close(ex.grad, tx.grad)
+    if graph in ("matmul", "shapes"):
+        close(ew.grad, tw.grad)
+
+
+@needs_torch
+def test_gradients_accumulate_and_grad_leaves_them_alone():
+    ex, tx = leaves([1.0, 2.0, 3.0])
+    for _ in range(2):
+        (ex * ex).sum().backward()
+        (tx * tx).sum().backward()
+    close(ex.grad, tx.grad)  # added, not overwritten
+    g, = ember.autograd.grad((ex ** 3).sum(), ex)
+    tg, = torch.autograd.grad((tx ** 3).sum(), tx)
+    close(g, tg)
+    close(ex.grad, tx.grad)
+    ex.grad = None
+    assert ex.grad is None
+    out = ex * 2
+    out.backward(ember.tensor([1.0, 0.5, 0.0], dtype=ember.float64))
+    assert ex.grad.tolist() == [2.0, 1.0, 0.0]
+    ex.grad.zero_()
+    ember.autograd.backward([(ex * 3).sum(), (ex * 1).sum()])
+    assert ex.grad.tolist() == [4.0, 4.0, 4.0]
+
+
+@needs_torch
+def test_grad_with_several_inputs_and_grad_outputs():
+    ea, ta = leaves([[1.0, 2.0], [3.0, 4.0]])
+    eb, tb = leaves([[0.5], [-1.0]])
+    eo, to = ea @ eb, ta @ tb
+    seed_e = ember.tensor([[1.0], [2.0]], dtype=ember.float64)
+    ga, gb = ember.autograd.grad(eo, (ea, eb), grad_outputs=seed_e)
+    tga, tgb = torch.autograd.grad(to, (ta, tb), grad_outputs=torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+    close(ga, tga)
+    close(gb, tgb)
+    assert ea.grad is None and eb.grad is None
+
+
+def test_requires_grad_flags_and_detach():
+    x = ember.ones(2)
+    assert not x.requires_grad
+    assert x.requires_grad_() is x and x.requires_grad and x.is_leaf
+    y = x * 2
+    assert y.requires_grad and not y.is_leaf and y.grad_fn is not None and x.grad_fn is None
+    assert "Backward" in y.grad_fn.name()
+    d = y.detach()
+    assert not d.requires_grad and d.grad_fn is None and d.data_ptr() == y.data_ptr()
+    assert not (ember.ones(2) * 3).requires_grad
+    x.requires_grad = False
+    assert not x.requires_grad
+    z = ember.ones(2, requires_grad=True)
+    z.data = ember.full((2,), 5.0)  # keeps z's identity, changes what it holds
+    assert z.requires_grad and z.tolist() == [5.0, 5.0]
+
+
+def test_no_grad_enable_grad_and_set_grad_enabled():
+    x = ember.ones(2, requires_grad=True)
+    with ember.no_grad():
+        assert not ember.is_grad_enabled()
+        assert not (x * 2).requires_grad
+        with ember.enable_grad():
+            assert (x * 2).requires_grad
+        assert not (x * 2).requires_grad
+    assert ember.is_grad_enabled() and (x * 2).requires_grad
+    with ember.set_grad_enabled(False):
+        assert not (x * 2).requires_grad
+    assert ember.is_grad_enabled()
+    ember.set_grad_enabled(False)
+    assert not ember.is_grad_enabled()
+    ember.set_grad_enabled(True)
+    with ember.inference_mode():
+        assert not (x * 2).requires_grad and ember.is_inference_mode_enabled()
+    assert not ember.is_inference_mode_enabled()
+    with ember.inference_mode(False):
+        assert (x * 2).requires_grad
+
+
+def test_grad_modes_as_decorators():
+    x = ember.ones(2, requires_grad=True)
+
+    @ember.no_grad()
+    def f():
+        return x * 2
+
+    @ember.no_grad
+    def g():
+        return x * 2
+
+    @ember.enable_grad()
+    def h():
+        return x * 2
+
+    @ember.inference_mode()
+    def i():
+        return x * 2
+
+    @ember.set_grad_enabled(False)
+    def j():
+        return x * 2
+
+    @ember.no_grad()
+    def gen():
+        yield x * 2
+        yield x * 3
+
+    assert ember.is_grad_enabled()  # decorating changes nothing until the call
+    assert not f().requires_grad and not g().requires_grad and not i().requires_grad and not j().requires_grad
+    assert all(not t.requires_grad for t in gen())
+    with ember.no_grad():
+        assert h().requires_grad
+    assert f.__name__ == "f" and ember.is_grad_enabled()
+
+
+class Exp(Function):
+    @staticmethod
+    def forward(ctx, x):
+        y = x.exp()
+        ctx.save_for_backward(y)
+        return y
+
+    @staticmethod
+    def backward(ctx, grad):
+        y, = ctx.saved_tensors
+        return grad * y
+
+
+class ScaledMul(Function):
+    """Non-tensor arguments, two tensor inputs, needs_input_grad."""
+
+    @staticmethod
+    def forward(ctx, a, b, scale):
+        ctx.save_for_backward(a, b)
+        ctx.scale = scale
+        return a * b * scale
+
+    @staticmethod
+    def backward(ctx, grad):
+        a, b = ctx.saved_tensors
+        ctx.seen = ctx.needs_input_grad
+        ga = grad * b * ctx.scale if ctx.needs_input_grad[0] else None
+        gb = grad * a * ctx.scale if ctx.needs_input_grad[1] else None
+        return ga, gb, None
+
+
+class WrongGrad(Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x * x
+
+    @staticmethod
+    def backward(ctx, grad):
+        return grad * 3.0
+
+
+@needs_torch
+def test_python_function_matches_torch():
+    ex, tx = leaves([0.5, -1.0, 2.0])
+    y = Exp.apply(ex)
+    assert y.requires_grad and "ExpBackward" in y.grad_fn.name()
+    (y * ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)).sum().backward()
+    (tx.exp() * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+    close(ex.grad, tx.grad)
+
+
+def test_python_function_with_scalars_and_needs_input_grad():
+    a = ember.tensor([1.0, 2.0], dtype=ember.float64, requires_grad=True)
+    b = ember.tensor([3.0, 4.0], dtype=ember.float64)
+    out = ScaledMul.apply(a, b, 2.0)
+    assert out.tolist() == [6.0, 16.0]
+    out.sum().backward()
+    assert a.grad.tolist() == [6.0, 8.0] and b.grad is None
+    assert not ScaledMul.apply(b, b, 1.0).requires_grad  # no input needs grad: nothing recorded
+    with ember.no_grad():
+        assert not ScaledMul.apply(a, b, 1.0).requires_grad
+
+
+def test_gradcheck_passes_and_fails():
+    x = ember.tensor([[0.3, -0.7], [1.1, 0.2]], dtype=ember.float64, requires_grad=True)
+    w = ember.tensor([[0.5], [-1.5]], dtype=ember.float64, requires_grad=True)
+    assert gradcheck(lambda a, b: (a @ b).sigmoid(), (x, w))
+    assert gradcheck(Exp.apply, (x,))
+    assert gradcheck(lambda a: a[a > 0].pow(2).sum() + a.max(1).values.sum(), (x,))
+    assert not gradcheck(WrongGrad.apply, (x,), raise_exception=False)
+    with pytest.raises(ember.autograd.GradcheckError, match="Jacobian mismatch"):
+        gradcheck(WrongGrad.apply, (x,))
+    assert issubclass(ember.autograd.GradcheckError, RuntimeError)
+
+
+def test_variable_returns_the_tensor():
+    t = ember.ones(2)
+    v = Variable(t, requires_grad=True)
+    assert v is t and v.requires_grad
+    assert Variable(ember.zeros(1)).requires_grad is False
+    with pytest.raises(TypeError):
+        Variable([1.0])
+
+
+def test_saved_tensor_modified_in_place_raises():
+    x = ember.ones(3, requires_grad=True)
+    a = ember.full((3,), 2.0)
+    y = x * a  # saves a
+    a.add_(1)
+    with pytest.raises(RuntimeError, match="modified by an in-place operation") as info:
+        y.sum().backward()
+    assert isinstance(info.value, ember.AutogradError)
+    z = Exp.apply(ember.ones(2, requires_grad=True))
+    with ember.no_grad():
+        z.mul_(2)  # the Function saved its output
+    with pytest.raises(RuntimeError, match="modified by an in-place operation"):
+        z.sum().backward()
+
+
+def test_backward_through_a_freed_graph_raises():
+    x = ember.ones(3, requires_grad=True)
+    y = (x.exp() * x).sum()
+    y.backward(retain_graph=True)
+    y.backward()  # retained once: a second pass works
+    assert x.grad.tolist() == pytest.approx([2 * 2 * np.e] * 3)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        y.backward()
+    z = Exp.apply(ember.ones(2, requires_grad=True)).sum()
+    z.backward()
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        z.backward()
+
+
+def test_autograd_errors_are_runtime_errors():
+    with pytest.raises(RuntimeError, match="does not require grad"):
+        ember.ones(2).sum().backward()
+    with pytest.raises(RuntimeError, match="scalar outputs"):
+        (ember.ones(2, requires_grad=True) * 2).backward()
+    x = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place"):
+        x.add_(1)
+    with pytest.raises(RuntimeError, match="in-place"):
+        x[0] = 3.0
+    with ember.no_grad():
+        x.add_(1)
+        x[0] = 5.0
+    assert x.tolist() == [5.0, 2.0]
+    with pytest.raises(NotImplementedError, match="create_graph"):
+        (x * x).sum().backward(create_graph=True)
+
+
+def test_backward_releases_the_gil_and_python_functions_take_it_back():
+    """Threads that run backward (through a Python Function too) at once all finish."""
+    errors = []
+
+    def work():
+        try:
+            for _ in range(30):
+                x = ember.randn(64, 64, requires_grad=True)
+                (Exp.apply(x @ x) * 1e-3).sum().backward()
+                assert x.grad.shape == (64, 64)
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors and not any(t.is_alive() for t in threads)
