@@ -1,6 +1,8 @@
 """ember.autograd with PyTorch's names (issue 46): backward and grad against PyTorch's gradients,
 the grad modes as context managers and decorators, autograd.Function in Python, Variable,
-gradcheck, and PyTorch's errors for a saved tensor modified in place and a freed graph."""
+gradcheck, and PyTorch's errors for a saved tensor modified in place and a freed graph. PyTorch's
+gradients come from torch, or from tests/python/golden/torch_autograd.json without it
+(torch_golden.py)."""
 
 import threading
 
@@ -9,75 +11,79 @@ import pytest
 
 import ember
 from ember.autograd import Function, Variable, gradcheck
+from torch_golden import Golden, torch
 
-try:
-    import torch
-except ImportError:
-    torch = None
-
-needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not importable in this venv")
+golden = Golden("torch_autograd.json")
 
 
-def close(e, t, atol=1e-10):
-    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), atol=atol, rtol=1e-7)
+@pytest.fixture(autouse=True)
+def _case_keys(request):
+    golden.start(request.node.nodeid)
 
 
-def leaves(values):
-    e = ember.tensor(values, dtype=ember.float64, requires_grad=True)
-    t = torch.tensor(values, dtype=torch.float64, requires_grad=True)
-    return e, t
+def close(e, thunk):
+    golden.same(e, thunk, atol=1e-10, rtol=1e-7)
 
 
+def ember_leaf(values):
+    return ember.tensor(values, dtype=ember.float64, requires_grad=True)
+
+
+def torch_leaf(values):
+    return torch.tensor(values, dtype=torch.float64, requires_grad=True)
+
+
+XV = [[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]]
+WV = [[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]]
+MASK = [[True, False, True], [False, True, True]]
 GRAPHS = {
-    "square_sum": lambda x, w, m: (x ** 2).sum(),
-    "matmul": lambda x, w, m: (x @ w).tanh().mean(),
-    "sigmoid_mul": lambda x, w, m: (x.sigmoid() * x.exp()).sum(),
-    "broadcast": lambda x, w, m: ((x + w[0]) * 3.0 - 1.0 / (x.abs() + 1)).sum(),
-    "reductions": lambda x, w, m: x.max(1).values.sum() + x.std() + x.logsumexp(0).sum(),
-    "indexing": lambda x, w, m: (x[0, 1:] * 2).sum() + x[m].pow(3).sum(),
-    "shapes": lambda x, w, m: ember_or_torch_cat(x, w).permute(1, 0).reshape(-1).cumsum(0).sum(),
-    "where_clamp": lambda x, w, m: (x.clamp(-0.4, 0.4) + x.where(m, x * 0)).sum(),  # no input at a kink
+    "square_sum": lambda lib, x, w, m: (x ** 2).sum(),
+    "matmul": lambda lib, x, w, m: (x @ w).tanh().mean(),
+    "sigmoid_mul": lambda lib, x, w, m: (x.sigmoid() * x.exp()).sum(),
+    "broadcast": lambda lib, x, w, m: ((x + w[0, 0]) * 3.0 - 1.0 / (x.abs() + 1)).sum(),
+    "reductions": lambda lib, x, w, m: x.max(1).values.sum() + x.std() + x.logsumexp(0).sum(),
+    "indexing": lambda lib, x, w, m: (x[0, 1:] * 2).sum() + x[m].pow(3).sum(),
+    "shapes": lambda lib, x, w, m: lib.cat([x, w.t()[:2]], 0).permute(1, 0).reshape(-1).cumsum(0).sum(),
+    "where_clamp": lambda lib, x, w, m: (x.clamp(-0.4, 0.4) + x.where(m, x * 0)).sum(),  # no input at a kink
 }
 
 
-def ember_or_torch_cat(x, w):
-    lib = ember if isinstance(x, ember.Tensor) else torch
-    return lib.cat([x, w.t()[:2]], 0)
+def run_graph(lib, graph):
+    """The graph's loss and the gradients of x and w, with ember or torch."""
+    leaf = ember_leaf if lib is ember else torch_leaf
+    x, w = leaf(XV), leaf(WV)
+    loss = GRAPHS[graph](lib, x, w, lib.tensor(MASK))
+    loss.backward()
+    return loss, x.grad, w.grad
 
 
-@needs_torch
 @pytest.mark.parametrize("graph", list(GRAPHS))
 def test_backward_matches_torch(graph):
-    xv = [[0.5, -1.25, 2.0], [1.5, 0.25, -0.75]]
-    wv = [[0.1, 0.2], [-0.3, 0.4], [0.5, -0.6]]
-    ex, tx = leaves(xv)
-    ew, tw = leaves(wv)
-    em = ember.tensor([[True, False, True], [False, True, True]])
-    tm = torch.tensor([[True, False, True], [False, True, True]])
-    if graph == "broadcast":
-        ew, tw = leaves([0.1, 0.2, 0.3])
-        ew, tw = ember.stack([ew, ew]), torch.stack([tw, tw])
-    le = GRAPHS[graph](ex, ew, em)
-    lt = GRAPHS[graph](tx, tw, tm)
-    close(le, lt)
-    le.backward()
-    lt.backward()
-    close(ex.grad, tx.grad)
-    if graph in ("matmul", "shapes"):
-        close(ew.grad, tw.grad)
+    loss, gx, gw = run_graph(ember, graph)
+    close(loss, lambda: run_graph(torch, graph)[0])
+    close(gx, lambda: run_graph(torch, graph)[1])
+    if graph in ("matmul", "shapes", "broadcast"):
+        close(gw, lambda: run_graph(torch, graph)[2])
 
 
-@needs_torch
 def test_gradients_accumulate_and_grad_leaves_them_alone():
-    ex, tx = leaves([1.0, 2.0, 3.0])
+    ex = ember_leaf([1.0, 2.0, 3.0])
     for _ in range(2):
         (ex * ex).sum().backward()
-        (tx * tx).sum().backward()
-    close(ex.grad, tx.grad)  # added, not overwritten
+
+    def torch_twice():
+        tx = torch_leaf([1.0, 2.0, 3.0])
+        for _ in range(2):
+            (tx * tx).sum().backward()
+        return tx.grad
+    close(ex.grad, torch_twice)  # added, not overwritten
     g, = ember.autograd.grad((ex ** 3).sum(), ex)
-    tg, = torch.autograd.grad((tx ** 3).sum(), tx)
-    close(g, tg)
-    close(ex.grad, tx.grad)
+
+    def torch_cube_grad():
+        t = torch_leaf([1.0, 2.0, 3.0])
+        return torch.autograd.grad((t ** 3).sum(), t)[0]
+    close(g, torch_cube_grad)
+    close(ex.grad, torch_twice)  # grad() left .grad alone
     ex.grad = None
     assert ex.grad is None
     out = ex * 2
@@ -88,16 +94,16 @@ def test_gradients_accumulate_and_grad_leaves_them_alone():
     assert ex.grad.tolist() == [4.0, 4.0, 4.0]
 
 
-@needs_torch
 def test_grad_with_several_inputs_and_grad_outputs():
-    ea, ta = leaves([[1.0, 2.0], [3.0, 4.0]])
-    eb, tb = leaves([[0.5], [-1.0]])
-    eo, to = ea @ eb, ta @ tb
+    ea, eb = ember_leaf([[1.0, 2.0], [3.0, 4.0]]), ember_leaf([[0.5], [-1.0]])
     seed_e = ember.tensor([[1.0], [2.0]], dtype=ember.float64)
-    ga, gb = ember.autograd.grad(eo, (ea, eb), grad_outputs=seed_e)
-    tga, tgb = torch.autograd.grad(to, (ta, tb), grad_outputs=torch.tensor([[1.0], [2.0]], dtype=torch.float64))
-    close(ga, tga)
-    close(gb, tgb)
+    ga, gb = ember.autograd.grad(ea @ eb, (ea, eb), grad_outputs=seed_e)
+
+    def torch_grads():
+        ta, tb = torch_leaf([[1.0, 2.0], [3.0, 4.0]]), torch_leaf([[0.5], [-1.0]])
+        return torch.autograd.grad(ta @ tb, (ta, tb), grad_outputs=torch.tensor([[1.0], [2.0]], dtype=torch.float64))
+    close(ga, lambda: torch_grads()[0])
+    close(gb, lambda: torch_grads()[1])
     assert ea.grad is None and eb.grad is None
 
 
@@ -217,14 +223,17 @@ class WrongGrad(Function):
         return grad * 3.0
 
 
-@needs_torch
 def test_python_function_matches_torch():
-    ex, tx = leaves([0.5, -1.0, 2.0])
+    ex = ember_leaf([0.5, -1.0, 2.0])
     y = Exp.apply(ex)
     assert y.requires_grad and "ExpBackward" in y.grad_fn.name()
     (y * ember.tensor([1.0, 2.0, 3.0], dtype=ember.float64)).sum().backward()
-    (tx.exp() * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
-    close(ex.grad, tx.grad)
+
+    def torch_grad():
+        tx = torch_leaf([0.5, -1.0, 2.0])
+        (tx.exp() * torch.tensor([1.0, 2.0, 3.0], dtype=torch.float64)).sum().backward()
+        return tx.grad
+    close(ex.grad, torch_grad)
 
 
 def test_python_function_with_scalars_and_needs_input_grad():
@@ -326,3 +335,8 @@ def test_backward_releases_the_gil_and_python_functions_take_it_back():
     for t in threads:
         t.join(timeout=120)
     assert not errors and not any(t.is_alive() for t in threads)
+
+
+def test_zz_write_goldens():
+    """Writes PyTorch's side of every comparison above (run last, with EMBER_WRITE_TORCH_GOLDENS=1)."""
+    golden.write()

@@ -3,93 +3,35 @@ reductions, shape ops, indexing, conversions and repr, each compared with PyTorc
 shapes), and the bad inputs with their error types.
 
 PyTorch's side of each comparison is computed by torch when it is importable, else read from
-tests/python/golden/torch_tensor.json, which this file writes when run with torch and
-EMBER_WRITE_TORCH_GOLDENS=1 (scripts/make-torch-goldens.sh). A case with no golden value skips."""
+tests/python/golden/torch_tensor.json (torch_golden.py; scripts/make-torch-goldens.sh writes it)."""
 
 import itertools
-import json
-import os
 import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 import ember
-
-try:
-    import torch
-except ImportError:  # PyTorch's side comes from the golden file
-    torch = None
+from torch_golden import Golden, name, torch
 
 needs_torch = pytest.mark.skipif(torch is None, reason="PyTorch is not importable in this venv")
 
 DTYPES = ["float32", "float64", "float16", "bfloat16", "int64", "int32", "uint8", "bool"]
-GOLDEN_FILE = Path(__file__).resolve().parents[1] / "golden" / "torch_tensor.json"
-RECORD = torch is not None and os.environ.get("EMBER_WRITE_TORCH_GOLDENS") == "1"
-_golden = json.loads(GOLDEN_FILE.read_text()) if torch is None and GOLDEN_FILE.exists() else {}
-_recorded = {}
-_case = {"test": "", "n": 0}
+golden = Golden("torch_tensor.json")
+same = golden.same
 
 
 @pytest.fixture(autouse=True)
 def _case_keys(request):
-    """Each comparison's key in the golden file: the test's id and the comparison's number in it."""
-    _case["test"], _case["n"] = request.node.nodeid.split("::", 1)[-1], 0
-
-
-def _next_key() -> str:
-    _case["n"] += 1
-    return f"{_case['test']}#{_case['n']}"
-
-
-def name(dtype) -> str:
-    return str(dtype).split(".")[-1]
-
-
-def _torch_record(t) -> dict:
-    if isinstance(t, torch.Tensor):
-        v = t.detach()
-        v = v.float() if v.dtype in (torch.bfloat16, torch.float16) else v
-        return {"shape": list(t.shape), "dtype": name(t.dtype), "values": v.tolist()}
-    if isinstance(t, torch.dtype):
-        return {"dtype": name(t)}
-    return {"value": t}
-
-
-def reference(thunk) -> dict:
-    """PyTorch's result of thunk(): computed, or read from the golden file (the case skips if absent)."""
-    key = _next_key()
-    if torch is not None:
-        r = _torch_record(thunk())
-        if RECORD:
-            _recorded[key] = r
-        return r
-    if key not in _golden:
-        pytest.skip(f"PyTorch is not importable and {GOLDEN_FILE.name} has no value for {key}")
-    return _golden[key]
-
-
-def same(e, t, atol=1e-6, rtol=1e-5):
-    """An ember tensor equal to PyTorch's (t: a thunk computing it): shape, dtype and values."""
-    ref = reference(t)
-    assert isinstance(e, ember.Tensor), type(e)
-    assert list(e.shape) == ref["shape"], (e.shape, ref["shape"])
-    assert name(e.dtype) == ref["dtype"], (e.dtype, ref["dtype"])
-    a = np.asarray(e.detach().float().numpy() if name(e.dtype) in ("bfloat16", "float16") else e.detach().numpy())
-    b = np.asarray(ref["values"], dtype=a.dtype if a.dtype.kind not in "fc" else np.float64).reshape(a.shape)
-    if a.dtype.kind in "fc":
-        np.testing.assert_allclose(a.astype(np.float64), b, atol=atol, rtol=rtol, equal_nan=True)
-    else:
-        np.testing.assert_array_equal(a, b)
+    golden.start(request.node.nodeid)
 
 
 def same_dtype(e_dtype, thunk):
-    assert name(e_dtype) == reference(thunk)["dtype"]
+    assert name(e_dtype) == golden.reference(thunk)["dtype"]
 
 
 def same_value(e_value, thunk):
-    assert e_value == reference(thunk)["value"]
+    assert e_value == golden.reference(thunk)["value"]
 
 
 def pair(values, dtype="float32"):
@@ -666,7 +608,4 @@ def test_cuda_module_queries():
 
 def test_zz_write_goldens():
     """Writes PyTorch's side of every comparison above (run last, with EMBER_WRITE_TORCH_GOLDENS=1)."""
-    if not RECORD:
-        pytest.skip("set EMBER_WRITE_TORCH_GOLDENS=1 (with torch importable) to write the golden file")
-    GOLDEN_FILE.parent.mkdir(parents=True, exist_ok=True)
-    GOLDEN_FILE.write_text(json.dumps(_recorded, sort_keys=True, separators=(",", ":")) + "\n")
+    golden.write()
