@@ -399,4 +399,3 @@ Tensor.divide = Tensor.div
 Tensor.subtract = Tensor.sub
 Tensor.greater = Tensor.gt
 Tensor.less = Tensor.lt
-Tensor.__module__ = "ember"

@@ -107,6 +107,20 @@ Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DTyp
 
 namespace {
 
+// In place on a tensor that requires grad while grad mode is on: PyTorch's words for a leaf; ember
+// refuses a non-leaf too (PyTorch records it), in Python's terms.
+void check_inplace(const Tensor& t, const char* op) {
+  if (!t.requires_grad() || !autograd::grad_mode_enabled()) return;
+  if (t.is_leaf())
+    throw AutogradError(std::string("a leaf Variable that requires grad is being used in an in-place operation (") +
+                            op + ")",
+                        "update it under `with ember.no_grad():`");
+  throw AutogradError(std::string(op) + ": ember does not support in-place operations on a tensor that requires grad "
+                          "while grad mode is on (PyTorch records them)",
+                      "use the out-of-place form (y = x + 1 instead of x += 1), or ember.no_grad() when no gradient "
+                      "should flow through the change");
+}
+
 // convert() of a Python tensor object: the same object when nothing changes (t.float() is t, as PyTorch).
 nb::object convert_object(nb::handle self, std::optional<Device> device, std::optional<DType> dtype) {
   const Tensor& t = nb::cast<const Tensor&>(self);
@@ -213,6 +227,7 @@ Tensor xor2(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 template <BinaryFn Fn, bool TrueDiv = false>
 nb::object inplace_operator(nb::handle self_h, nb::handle other, const char* name) {
   Tensor& self = nb::cast<Tensor&>(self_h);
+  check_inplace(self, name);
   auto p = promote(self, other, TrueDiv);
   if (!p) bad_operand(name, other);
   if (!can_cast(p->dtype, self.dtype()))
@@ -822,6 +837,7 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("add_", [](nb::handle s, nb::handle o, nb::handle alpha) {
         if (alpha.is_none()) return inplace_operator<add2>(s, o, "add_");
         Tensor& self = nb::cast<Tensor&>(s);
+        check_inplace(self, "add_");
         Tensor other = value_tensor(o, self);
         EMBER_CHECK(can_cast(other.dtype(), self.dtype()), DTypeError, "add_: result type ", dtype_name(other.dtype()),
                     " can't be cast to the desired output type ", dtype_name(self.dtype()));
@@ -831,6 +847,7 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("sub_", [](nb::handle s, nb::handle o, nb::handle alpha) {
         if (alpha.is_none()) return inplace_operator<sub2>(s, o, "sub_");
         Tensor& self = nb::cast<Tensor&>(s);
+        check_inplace(self, "sub_");
         self.add_(value_tensor(o, self).to(self.dtype()), -number(alpha, "alpha"));
         return nb::borrow(s);
       }, "other"_a, nb::kw_only(), "alpha"_a = nb::none())
@@ -838,18 +855,19 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("div_", [](nb::handle s, nb::handle o) { return inplace_operator<div2, true>(s, o, "div_"); }, "other"_a)
       .def("pow_", [](nb::handle s, nb::handle o) { return inplace_operator<pow2>(s, o, "pow_"); }, "exponent"_a)
       .def("zero_", [](nb::handle s) {
+        check_inplace(nb::cast<Tensor&>(s), "zero_");
         nb::cast<Tensor&>(s).zero_();
         return nb::borrow(s);
       })
       .def("fill_", [](nb::handle s, nb::handle v) {
         Tensor& t = nb::cast<Tensor&>(s);
-        EMBER_CHECK(!(t.requires_grad() && t.is_leaf() && autograd::grad_mode_enabled()), AutogradError,
-                    "a leaf Variable that requires grad is being used in an in-place operation.");
+        check_inplace(t, "fill_");
         t.fill_(nb::isinstance<Tensor>(v) ? nb::cast<Tensor>(v).detach().to(DType::Float64).item<double>() : number(v, "value"));
         return nb::borrow(s);
       }, "value"_a)
       .def("copy_", [](nb::handle s, const Tensor& src, bool) {
         Tensor& t = nb::cast<Tensor&>(s);
+        check_inplace(t, "copy_");
         {
           nb::gil_scoped_release u;
           t.copy_(src);
@@ -857,30 +875,36 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
         return nb::borrow(s);
       }, "src"_a, "non_blocking"_a = false)
       .def("clamp_", [](nb::handle s, nb::handle lo, nb::handle hi) {
+        check_inplace(nb::cast<Tensor&>(s), "clamp_");
         nb::cast<Tensor&>(s).clamp_(opt_number(lo, "min"), opt_number(hi, "max"));
         return nb::borrow(s);
       }, "min"_a = nb::none(), "max"_a = nb::none())
       .def("relu_", [](nb::handle s) {
+        check_inplace(nb::cast<Tensor&>(s), "relu_");
         nb::cast<Tensor&>(s).relu_();
         return nb::borrow(s);
       })
       .def("masked_fill_", [](nb::handle s, const Tensor& mask, nb::handle v) {
         Tensor& t = nb::cast<Tensor&>(s);
+        check_inplace(t, "masked_fill_");
         t.masked_fill_(mask, value_tensor(v, t).to(t.dtype()));
         return nb::borrow(s);
       }, "mask"_a, "value"_a)
       .def("scatter_", [](nb::handle s, int64_t dim, const Tensor& index, nb::handle src) {
         Tensor& t = nb::cast<Tensor&>(s);
+        check_inplace(t, "scatter_");
         if (nb::isinstance<Tensor>(src)) t.scatter_(dim, index, nb::cast<Tensor>(src));
         else t.scatter_(dim, index, number(src, "value"));
         return nb::borrow(s);
       }, "dim"_a, "index"_a, "src"_a)
       .def("scatter_add_", [](nb::handle s, int64_t dim, const Tensor& index, const Tensor& src) {
+        check_inplace(nb::cast<Tensor&>(s), "scatter_add_");
         nb::cast<Tensor&>(s).scatter_add_(dim, index, src);
         return nb::borrow(s);
       }, "dim"_a, "index"_a, "src"_a)
       .def("index_put_", [](nb::handle s, const std::vector<std::optional<Tensor>>& indices, nb::handle values, bool acc) {
         Tensor& t = nb::cast<Tensor&>(s);
+        check_inplace(t, "index_put_");
         std::vector<Tensor> idx;
         for (auto& i : indices) idx.push_back(i.value_or(Tensor()));
         Tensor v = value_tensor(values, t);
@@ -891,10 +915,12 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
         return nb::borrow(s);
       }, "indices"_a, "values"_a, "accumulate"_a = false)
       .def("uniform_", [](nb::handle s, double a, double b) {
+        check_inplace(nb::cast<Tensor&>(s), "uniform_");
         uniform_(nb::cast<Tensor&>(s), a, b);
         return nb::borrow(s);
       }, "from"_a = 0.0, "to"_a = 1.0)
       .def("normal_", [](nb::handle s, double mean, double std) {
+        check_inplace(nb::cast<Tensor&>(s), "normal_");
         normal_(nb::cast<Tensor&>(s), mean, std);
         return nb::borrow(s);
       }, "mean"_a = 0.0, "std"_a = 1.0);

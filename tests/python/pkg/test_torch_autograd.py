@@ -304,8 +304,14 @@ def test_autograd_errors_are_runtime_errors():
     with pytest.raises(RuntimeError, match="scalar outputs"):
         (ember.ones(2, requires_grad=True) * 2).backward()
     x = ember.ones(2, requires_grad=True)
+    for change in (lambda: x.add_(1), lambda: x.mul_(2), lambda: x.zero_(), lambda: x.copy_(ember.zeros(2)),
+                   lambda: x.clamp_(0, 1), lambda: x.fill_(3)):
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad .* in-place") as info:
+            change()
+        assert "ember.no_grad()" in str(info.value) and "NoGradGuard" not in str(info.value)
+    y = x * 2
     with pytest.raises(RuntimeError, match="in-place"):
-        x.add_(1)
+        y += 1
     with pytest.raises(RuntimeError, match="in-place"):
         x[0] = 3.0
     with ember.no_grad():
