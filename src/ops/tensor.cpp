@@ -247,6 +247,7 @@ Tensor linspace(double start, double end, int64_t steps, TensorOptions opt) {
   const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
   const int64_t half = steps / 2;
   for (int64_t i = 0; i < steps; ++i) v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - 1 - i);
+  if (steps == 1) v[0] = start;  // one step is the start (the formula's second half would give the end)
   Tensor t = from_blob_copy(v.data(), {steps}, DType::Float64).to(opt.device, opt.dtype);
   if (opt.requires_grad) t.requires_grad_(true);
   return t;

@@ -114,7 +114,7 @@ def test_creation_functions_match_torch():
     for args in [(5,), (1, 7), (0, 10, 3), (1.0, 2.0, 0.25), (5, 0, -1), (0, 1, 0.1)]:
         same(ember.arange(*args), lambda: torch.arange(*args))
     same(ember.arange(4, dtype=ember.float64), lambda: torch.arange(4, dtype=torch.float64))
-    for args in [(0, 1, 5), (-2, 3, 7), (1, 1, 1), (0, 10, 0), (3, -3, 11)]:
+    for args in [(0, 1, 5), (-2, 3, 7), (1, 1, 1), (3, 5, 1), (0, 10, 0), (3, -3, 11)]:
         same(ember.linspace(*args), lambda: torch.linspace(*args))
     same(ember.eye(3), lambda: torch.eye(3))
     same(ember.eye(2, 4, dtype=ember.int64), lambda: torch.eye(2, 4, dtype=torch.int64))
