@@ -59,6 +59,10 @@ class FunctionCtx:
     def _run_backward(self, grads):
         if getattr(self, "_freed", False):
             raise AutogradError(_FREED)
+        # One gradient per forward output: None for an output that is not a tensor or was marked
+        # non-differentiable (the C++ node only has the differentiable ones).
+        arriving = iter(grads)
+        grads = [next(arriving) if diff else None for diff in self._output_is_diff]
         result = self._cls.backward(self, *grads)
         if not isinstance(result, tuple):
             result = (result,)
@@ -120,7 +124,8 @@ class Function(metaclass=_FunctionMeta):
                     o = o.detach()
                 fixed.append(o)
             outs = tuple(fixed)
-            diff_outputs = [o for o in outs if isinstance(o, Tensor) and id(o) not in non_diff]
+            ctx._output_is_diff = [isinstance(o, Tensor) and id(o) not in non_diff for o in outs]
+            diff_outputs = [o for o, diff in zip(outs, ctx._output_is_diff) if diff]
             if diff_outputs:
                 _core._autograd.record_function(ctx, ctx._name, inputs, diff_outputs)
         return outs[0] if single else outs

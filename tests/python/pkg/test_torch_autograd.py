@@ -248,6 +248,33 @@ def test_python_function_with_scalars_and_needs_input_grad():
         assert not ScaledMul.apply(a, b, 1.0).requires_grad
 
 
+class MaxWithIndex(Function):
+    """Two outputs, one marked non-differentiable: backward gets None for it."""
+
+    @staticmethod
+    def forward(ctx, x):
+        values, indices = x.max(0)
+        ctx.save_for_backward(indices)
+        ctx.mark_non_differentiable(indices)
+        ctx.shape = x.shape
+        return values, indices
+
+    @staticmethod
+    def backward(ctx, grad_values, grad_indices):
+        assert grad_indices is None
+        indices, = ctx.saved_tensors
+        g = ember.zeros(*ctx.shape, dtype=grad_values.dtype)
+        return g.scatter(0, indices.unsqueeze(0), grad_values.unsqueeze(0))
+
+
+def test_python_function_with_a_non_differentiable_output():
+    x = ember.tensor([[1.0, 5.0], [3.0, 2.0]], dtype=ember.float64, requires_grad=True)
+    values, indices = MaxWithIndex.apply(x)
+    assert values.requires_grad and not indices.requires_grad and indices.tolist() == [1, 0]
+    values.sum().backward()
+    assert x.grad.tolist() == [[0.0, 1.0], [1.0, 0.0]]
+
+
 def test_gradcheck_passes_and_fails():
     x = ember.tensor([[0.3, -0.7], [1.1, 0.2]], dtype=ember.float64, requires_grad=True)
     w = ember.tensor([[0.5], [-1.5]], dtype=ember.float64, requires_grad=True)
