@@ -18,7 +18,7 @@ cmake --build "$root/build-pyasan" -j "${EMBER_JOBS:-$(nproc)}"
 # The package as the tests import it: the Python files of python/ember and the instrumented module.
 pkg=$root/build-pyasan/package
 rm -rf "$pkg" && mkdir -p "$pkg/ember"
-cp "$root"/python/ember/*.py "$root"/python/ember/*.pyi "$pkg/ember/"
+cp -r "$root"/python/ember/. "$pkg/ember/"  # subpackages too (ember.autograd)
 ln -s "$root"/build-pyasan/python/_core*.so "$pkg/ember/"
 cd "$root/tests/python/pkg"
 # detect_leaks=0: OpenMP's and the interpreter's own allocations at exit are not ours (as in scripts/test.sh).

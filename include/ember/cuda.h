@@ -32,6 +32,10 @@ int device_count();
 bool is_available();
 // Why no CUDA device is usable ("" when one is), e.g. "no NVIDIA driver found (libcuda.so.1 missing)".
 std::string unavailable_reason();
+// The name of cuda:device ("NVIDIA H200"); DeviceError when it is not a usable device.
+std::string device_name(int device);
+// Waits until the work queued on cuda:device has finished; DeviceError without that device.
+void device_synchronize(int device);
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double time_ms(int device, const std::function<void()>& fn, int reps);

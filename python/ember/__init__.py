@@ -22,9 +22,13 @@ from typing import Any, Callable, Dict, List, Optional, Union
 
 from . import _core
 from . import errors
-from ._core import Device, Tensor, cuda, from_dlpack, from_numpy
+from ._core import Device, Tensor, from_dlpack, from_numpy
 from ._model import Model, Prediction, load
 from .errors import *  # noqa: F401,F403 - ember.ShapeError, ember.SettingError, ...
+from . import _tensor, cuda, autograd
+from ._tensor import *  # noqa: F401,F403 - tensor, as_tensor, randint, ..., Size
+from ._torch_names import *  # noqa: F401,F403 - PyTorch's top-level names (zeros, exp, float32, no_grad, ...)
+from ._torch_names import __all__ as _torch_all
 
 __version__ = _core.__version__
 
@@ -35,8 +39,8 @@ import builtins as _builtins
 
 __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
-    "Prediction", "errors",
-] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)]
+    "Prediction", "errors", "autograd",
+] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
@@ -122,4 +126,4 @@ def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:
 
 def __dir__() -> List[str]:
     """What ``dir(ember)`` lists: the public names, not the typing helpers this module imports."""
-    return sorted(set(__all__) | {"__version__"} | {n for n in errors.__all__})
+    return sorted(set(__all__) | {"__version__"} | {n for n in errors.__all__} | set(_torch_all))

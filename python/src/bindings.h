@@ -4,8 +4,10 @@
 
 #include <nanobind/nanobind.h>
 
+#include <optional>
 #include <string>
 
+#include "ember/core/tensor.h"
 #include "ember/train/wording.h"
 
 namespace ember::python {
@@ -14,6 +16,25 @@ namespace nb = nanobind;
 
 void register_errors(nb::module_& m);  // errors.cpp: C++ exceptions -> ember.errors classes
 void register_tensor(nb::module_& m);  // tensor.cpp: ember.Tensor, NumPy and DLPack
+// tensor_api.cpp: dtypes, creation, operators, methods (PyTorch's names) on the class tensor.cpp made
+void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls);
+void register_autograd(nb::module_& m);  // autograd.cpp: backward, grad, grad mode, Python Functions
+
+// ember.dtype's objects (ember.float32 ...): one per DType.
+struct PyDType {
+  DType value;
+};
+extern DType g_default_dtype;  // what Python floats become (ember.set_default_dtype)
+nb::object dtype_object(DType t);
+// An ember.dtype, a name ("float32", "torch.float32"), Python's float/int/bool or a NumPy dtype;
+// TypeError otherwise.
+DType to_dtype(nb::handle h);
+// An ember.device, "cpu" / "cuda" / "cuda:N", or a CUDA index; TypeError otherwise.
+Device to_device(nb::handle h);
+// DeviceError (a RuntimeError) naming ember.cuda.unavailable_reason() for a CUDA device not usable here.
+void check_device_usable(Device d);
+// t on device and/or in dtype (the tensor itself when nothing changes), the GIL released.
+Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DType> dtype);
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
 

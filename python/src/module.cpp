@@ -33,8 +33,12 @@ std::string doctor_json(bool audit_python, const std::vector<std::string>& pytho
 NB_MODULE(_core, m) {
   m.doc() = "ember's C++ library from Python (the extension module behind `import ember`).";
   m.attr("__version__") = ember::version();
+  // ember.float32 and the other dtype objects live as long as the interpreter on purpose (leaked, so
+  // that none is released after Python is gone): not a reference-counting bug to report at exit.
+  nb::set_leak_warnings(false);
   register_errors(m);
   register_tensor(m);
+  register_autograd(m);
   register_fit(m);
   register_model(m);
   m.def("_doctor_json", &doctor_json, nb::arg("audit_python") = true, nb::arg("pythons") = std::vector<std::string>{},
@@ -45,6 +49,10 @@ NB_MODULE(_core, m) {
   c.def("device_count", &cuda::device_count, "The CUDA devices ember can use (0 without a usable driver).");
   c.def("unavailable_reason", &cuda::unavailable_reason,
         "Why no CUDA device can be used (\"\" when one can): the doctor's first line on it.");
+  c.def("get_device_name", [](int device) { return cuda::device_name(device); }, nb::arg("device") = 0,
+        "The name of cuda:device (\"NVIDIA H200\"); ember.DeviceError when it is not usable.");
+  c.def("synchronize", [](int device) { cuda::device_synchronize(device); }, nb::arg("device") = 0,
+        nb::call_guard<nb::gil_scoped_release>(), "Waits for the work queued on cuda:device.");
 }
 
 }  // namespace ember::python

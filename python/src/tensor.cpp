@@ -135,6 +135,9 @@ void release_managed(DLManagedTensor* m) {
 }
 
 Tensor from_capsule(nb::handle capsule_handle) {
+  // The backends register with the first allocation; a tensor made from foreign memory allocates
+  // nothing, and its first op (a clone) must find the kernels.
+  (void)empty({0});
   PyObject* capsule = capsule_handle.ptr();
   if (!PyCapsule_IsValid(capsule, kCapsuleName))
     throw ValueError("from_dlpack: not an unused DLPack capsule (a capsule can be consumed once)");
@@ -226,27 +229,16 @@ nb::dict array_interface(const Tensor& t) {
   return d;
 }
 
-DType parse_dtype(const std::string& name) {
-  for (DType t : {DType::Float32, DType::Float64, DType::Int64, DType::Int32, DType::UInt8, DType::Bool,
-                  DType::BFloat16, DType::Float16})
-    if (dtype_name(t) == name) return t;
-  throw DTypeError("unknown dtype '" + name + "'", "use float32, float64, float16, bfloat16, int64, int32, uint8 or bool");
-}
-
-std::string repr(const Tensor& t) {
-  std::string shape;
-  for (int64_t s : t.sizes()) shape += (shape.empty() ? "" : ", ") + std::to_string(s);
-  if (t.dim() == 1) shape += ",";
-  return "ember.Tensor(shape=(" + shape + "), dtype=" + std::string(dtype_name(t.dtype())) + ", device=" +
-         t.device().str() + ")";
-}
-
 }  // namespace
 
 void register_tensor(nb::module_& m) {
   nb::class_<Device>(m, "Device", "A device: ember.Device(\"cpu\"), ember.Device(\"cuda:1\").")
       .def("__init__", [](Device* d, const std::string& spec) { new (d) Device(Device::parse(spec)); },
            nb::arg("spec"), "Parses \"cpu\", \"cuda\" or \"cuda:N\" (ember.ValueError otherwise).")
+      .def("__init__", [](Device* d, const std::string& type, int index) {
+             Device parsed = Device::parse(type);
+             new (d) Device(parsed.type, index);
+           }, nb::arg("type"), nb::arg("index"), "ember.device(\"cuda\", 1), as torch.device.")
       .def_prop_ro("type", [](const Device& d) { return d.is_cpu() ? "cpu" : "cuda"; }, "\"cpu\" or \"cuda\".")
       .def_prop_ro("index", [](const Device& d) { return d.index; }, "The device's index (0 for the CPU).")
       .def("__str__", &Device::str)
@@ -254,33 +246,22 @@ void register_tensor(nb::module_& m) {
       .def("__eq__", [](const Device& a, const Device& b) { return a == b; })
       .def("__hash__", [](const Device& d) { return std::hash<std::string>()(d.str()); });
 
-  nb::class_<Tensor>(m, "Tensor",
+  nb::class_<Tensor> cls(m, "Tensor",
                      "A strided view of ember memory on one device. np.asarray(t) and torch.from_dlpack(t) share "
-                     "its data without copying; the data lives while any view of it does.")
-      .def_prop_ro("shape", [](const Tensor& t) { return nb::tuple(nb::cast(t.sizes())); }, "The sizes, a tuple.")
-      .def_prop_ro("strides", [](const Tensor& t) { return nb::tuple(nb::cast(t.strides())); },
+                     "its data without copying; the data lives while any view of it does.");
+  cls.def_prop_ro("strides", [](const Tensor& t) { return nb::tuple(nb::cast(t.strides())); },
                    "The strides in elements (as PyTorch's stride()), a tuple.")
-      .def_prop_ro("dtype", [](const Tensor& t) { return std::string(dtype_name(t.dtype())); },
-                   "\"float32\", \"float64\", \"float16\", \"bfloat16\", \"int64\", \"int32\", \"uint8\" or \"bool\".")
-      .def_prop_ro("device", &Tensor::device, "Where the data is.")
+      .def_prop_ro("device", [](const Tensor& t) { return t.device(); }, "Where the data is.")
       .def_prop_ro("ndim", &Tensor::dim)
-      .def_prop_ro("data_ptr", [](const Tensor& t) { return reinterpret_cast<uintptr_t>(t.raw_data()); },
-                   "The address of the first element (as PyTorch's data_ptr()).")
       .def("numel", &Tensor::numel)
       .def("is_contiguous", &Tensor::is_contiguous)
-      .def("__len__", [](const Tensor& t) { return t.dim() ? t.size(0) : throw ValueError("len() of a 0-d tensor"); })
-      .def("cpu", [](const Tensor& t) { return t.cpu(); }, "A copy on the CPU (the tensor itself when it is there).")
-      .def("to", [](const Tensor& t, const std::string& what) {
-             if (what == "cpu" || what.rfind("cuda", 0) == 0) {
-               try {
-                 return t.to(Device::parse(what));
-               } catch (const DeviceError& e) {  // the library's hint names C++ and the CLI: say it in Python's words
-                 throw DeviceError(e.what(), train::device_unavailable_hint(train::FrontEnd::Python));
-               }
-             }
-             return t.to(parse_dtype(what));
-           }, nb::arg("device_or_dtype"), "A copy on another device (\"cuda:0\") or in another dtype (\"float32\").")
-      .def("numpy", [](nb::handle self) { return nb::module_::import_("numpy").attr("asarray")(self); },
+      .def("numpy", [](nb::handle self, bool force) -> nb::object {
+             const Tensor& t = nb::cast<const Tensor&>(self);
+             if (force) return nb::module_::import_("numpy").attr("asarray")(nb::cast(t.detach().cpu()));
+             EMBER_CHECK(!t.requires_grad(), AutogradError,
+                         "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead.");
+             return nb::module_::import_("numpy").attr("asarray")(self);
+           }, nb::kw_only(), nb::arg("force") = false,
            "np.asarray(t): a NumPy array sharing the data (CPU tensors).")
       .def_prop_ro("__array_interface__", &array_interface)
       .def("__dlpack__", [](const Tensor& t, nb::kwargs) { return to_dlpack(t); },
@@ -288,7 +269,8 @@ void register_tensor(nb::module_& m) {
       .def("__dlpack_device__", [](const Tensor& t) {
              return t.is_cuda() ? nb::make_tuple(kDLCUDA, t.device().index) : nb::make_tuple(kDLCPU, 0);
            })
-      .def("__repr__", &repr);
+      ;
+  register_tensor_api(m, cls);
 
   m.def("from_numpy", &from_numpy, nb::arg("array"),
         "An ember.Tensor sharing a NumPy array's data (no copy); the array lives as long as the tensor.");

@@ -47,6 +47,12 @@ CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& pl
   return r->copy_bandwidth(device, bytes, plan);
 }
 
+void cuda_synchronize(int device) {
+  const CudaRuntime* r = cuda_runtime();
+  if (!r) throw DeviceError(std::string("no CUDA device: ") + kBuiltWithoutCuda);
+  r->synchronize(device);
+}
+
 CpuLibraryFacts cpu_library_facts() {
   ensure_backends();
   const CpuLibraryQuery query = registered_cpu_libraries();
@@ -61,6 +67,12 @@ namespace cuda {
 int device_count() { return cuda_device_count(); }
 bool is_available() { return cuda_device_count() > 0; }
 std::string unavailable_reason() { return cuda_unavailable_reason(); }
+std::string device_name(int device) {
+  EMBER_CHECK(device >= 0 && device < cuda_device_count(), DeviceError, "cuda:", device,
+              " is not a usable CUDA device (", cuda_device_count() ? "no such device" : cuda_unavailable_reason(), ")");
+  return cuda_device_arch(device).name;
+}
+void device_synchronize(int device) { cuda_synchronize(device); }
 double time_ms(int device, const std::function<void()>& fn, int reps) { return cuda_time_ms(device, fn, reps); }
 CopyBandwidth copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
   return cuda_copy_bandwidth(device, bytes, plan);

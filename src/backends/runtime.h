@@ -27,6 +27,8 @@ double cuda_time_ms(int device, const std::function<void()>& fn, int reps);
 // with CUDA events by time_steady_state under `plan`, as CUDA's bandwidthTest does. Throws
 // DeviceError without CUDA.
 CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
+// Waits for the work queued on cuda:device. Throws DeviceError without CUDA or that device.
+void cuda_synchronize(int device);
 // What the CPU backend's libraries report (oneDNN's effective ISA and version, OpenBLAS's build).
 CpuLibraryFacts cpu_library_facts();
 }  // namespace ember

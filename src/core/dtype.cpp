@@ -1,7 +1,10 @@
 // dtype promotion and IEEE half-precision conversion.
 #include "ember/core/dtype.h"
 
+#include "ember/core/promotion.h"
+
 #include <cmath>
+#include <optional>
 
 namespace ember {
 
@@ -27,6 +30,31 @@ DType promote_types(DType a, DType b) {
     return DType::Float32;
   return rank(a) >= rank(b) ? a : b;
 }
+
+namespace {
+int category(DType t) { return t == DType::Bool ? 0 : is_floating(t) ? 2 : 1; }
+// torch's combine_categories: the higher-ranked operands' dtype, unless the lower rank's is of a
+// higher category (then the two promote). `higher` may be absent.
+std::optional<DType> combine(std::optional<DType> higher, std::optional<DType> lower) {
+  if (!higher) return lower;
+  if (!lower) return higher;
+  if (is_floating(*higher)) return higher;
+  if (*higher == DType::Bool || is_floating(*lower)) return promote_types(*higher, *lower);
+  return higher;
+}
+}  // namespace
+
+DType result_type(Operand a, Operand b, DType default_float) {
+  std::optional<DType> by_rank[3];
+  for (Operand o : {a, b}) {
+    DType t = o.rank == OperandRank::Number && is_floating(o.dtype) ? default_float : o.dtype;
+    auto& slot = by_rank[int(o.rank)];
+    slot = slot ? promote_types(*slot, t) : t;
+  }
+  return *combine(by_rank[0], combine(by_rank[1], by_rank[2]));
+}
+
+bool can_cast(DType from, DType to) { return category(from) <= category(to); }
 
 float half_to_float(uint16_t h) {
   uint32_t sign = uint32_t(h & 0x8000) << 16;

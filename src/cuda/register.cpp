@@ -49,6 +49,7 @@ void register_kernels() {
                          .unavailable_reason = runtime_unavailable_reason,
                          .device_arch = runtime_device_arch,
                          .time_ms = runtime_time_ms,
-                         .copy_bandwidth = runtime_copy_bandwidth});
+                         .copy_bandwidth = runtime_copy_bandwidth,
+                         .synchronize = runtime_synchronize});
 }
 }  // namespace ember::cuda

@@ -109,6 +109,12 @@ double runtime_time_ms(int device, const std::function<void()>& fn, int reps) {
   return double(ms) / std::max(reps, 1);
 }
 
+void runtime_synchronize(int device) {
+  check_device(Device::cuda(device));
+  DeviceGuard guard(device);
+  EMBER_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 CopyBandwidth runtime_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
   check_device(Device::cuda(device));
   DeviceGuard guard(device);

@@ -15,4 +15,6 @@ std::string runtime_unavailable_reason();  // "" when a device is usable
 CudaDeviceArch runtime_device_arch(int device);
 double runtime_time_ms(int device, const std::function<void()>& fn, int reps);
 CopyBandwidth runtime_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
+// Waits for all the work queued on cuda:device (cudaDeviceSynchronize).
+void runtime_synchronize(int device);
 }  // namespace ember::cuda

@@ -12,6 +12,7 @@
 #include "core/tensor_raw.h"
 #include "core/tensor_util.h"
 #include "ember/autograd/node.h"
+#include "ember/factories.h"
 #include "ember/ops.h"
 #include "kernels/kernels.h"
 #include "backends/registry.h"
@@ -237,6 +238,26 @@ Tensor arange(double start, double end, double step, TensorOptions opt) {
   std::vector<double> v(n);
   for (int64_t i = 0; i < n; ++i) v[i] = start + double(i) * step;
   Tensor t = from_blob_copy(v.data(), {n}, DType::Float64).to(opt.device, opt.dtype);
+  if (opt.requires_grad) t.requires_grad_(true);
+  return t;
+}
+Tensor linspace(double start, double end, int64_t steps, TensorOptions opt) {
+  EMBER_CHECK(steps >= 0, ValueError, "linspace: number of steps must be non-negative, got ", steps);
+  std::vector<double> v(static_cast<size_t>(steps));
+  const double step = steps > 1 ? (end - start) / double(steps - 1) : 0.0;
+  const int64_t half = steps / 2;
+  for (int64_t i = 0; i < steps; ++i) v[size_t(i)] = i < half ? start + step * double(i) : end - step * double(steps - 1 - i);
+  if (steps == 1) v[0] = start;  // one step is the start (the formula's second half would give the end)
+  Tensor t = from_blob_copy(v.data(), {steps}, DType::Float64).to(opt.device, opt.dtype);
+  if (opt.requires_grad) t.requires_grad_(true);
+  return t;
+}
+Tensor eye(int64_t n, int64_t m, TensorOptions opt) {
+  if (m < 0) m = n;
+  EMBER_CHECK(n >= 0, ValueError, "eye: n must be non-negative, got ", n);
+  std::vector<double> v(size_t(n * m), 0.0);
+  for (int64_t i = 0; i < std::min(n, m); ++i) v[size_t(i * m + i)] = 1.0;
+  Tensor t = from_blob_copy(v.data(), {n, m}, DType::Float64).to(opt.device, opt.dtype);
   if (opt.requires_grad) t.requires_grad_(true);
   return t;
 }

@@ -13,7 +13,7 @@ def test_numpy_round_trip_shares_the_data():
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     t = ember.from_numpy(a)
     assert t.shape == (3, 4) and t.dtype == "float32" and t.strides == (4, 1) and str(t.device) == "cpu"
-    assert t.data_ptr == a.ctypes.data
+    assert t.data_ptr() == a.ctypes.data
     b = np.asarray(t)
     assert b.ctypes.data == a.ctypes.data and b.dtype == np.float32
     a[1, 2] = 42.0  # one memory
@@ -32,7 +32,7 @@ def test_strides_of_a_view_are_kept():
     v = a[:, 1::2].T  # a non-contiguous view: (3, 4), strides (2, 6) in elements
     t = ember.from_numpy(v)
     assert t.shape == (3, 4) and t.strides == (2, 6) and not t.is_contiguous()
-    assert t.data_ptr == v.ctypes.data
+    assert t.data_ptr() == v.ctypes.data
     assert np.array_equal(np.asarray(t), v)
 
 
@@ -57,7 +57,7 @@ def test_the_ember_tensor_may_go_first():
 def test_dlpack_round_trip_through_numpy():
     a = np.arange(10, dtype=np.int64)
     t = ember.from_dlpack(a)
-    assert t.data_ptr == a.ctypes.data
+    assert t.data_ptr() == a.ctypes.data
     b = np.from_dlpack(t)  # NumPy as the DLPack consumer of an ember.Tensor
     assert b.ctypes.data == a.ctypes.data and np.array_equal(b, a)
     del a, t
@@ -93,7 +93,7 @@ def test_torch_round_trip():
     torch = pytest.importorskip("torch", reason="PyTorch is not installed in this environment")
     x = torch.arange(12, dtype=torch.float32).reshape(3, 4).t()  # strides (1, 4)
     t = ember.from_dlpack(x)
-    assert t.data_ptr == x.data_ptr() and t.strides == (1, 4) and t.shape == (4, 3)
+    assert t.data_ptr() == x.data_ptr() and t.strides == (1, 4) and t.shape == (4, 3)
     y = torch.from_dlpack(t)
     assert y.data_ptr() == x.data_ptr() and y.stride() == (1, 4) and torch.equal(x, y)
     del x, t
@@ -102,5 +102,5 @@ def test_torch_round_trip():
     if torch.cuda.is_available() and ember.cuda.is_available():
         g = torch.arange(6, dtype=torch.float32, device="cuda")
         e = ember.from_dlpack(g)
-        assert e.device == ember.Device("cuda:0") and e.data_ptr == g.data_ptr()
+        assert e.device == ember.Device("cuda:0") and e.data_ptr() == g.data_ptr()
         assert torch.from_dlpack(e).data_ptr() == g.data_ptr()
