@@ -108,7 +108,8 @@ def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
     UserWarning).
     """
     values = {k: (os_fspath(v) if isinstance(v, _os.PathLike) else v) for k, v in settings.items()}
-    if isinstance(values.get("verbose"), int) and not isinstance(values["verbose"], bool):
+    # ember.int / ember.bool are dtypes here (PyTorch's names): the built-ins by their full name.
+    if isinstance(values.get("verbose"), _builtins.int) and not isinstance(values["verbose"], _builtins.bool):
         values["verbose"] = str(values["verbose"])  # Keras's verbose=0/1/2; the setting's values are text
     r = _core._fit(_json.dumps(values), os_fspath(resume) if resume else "", os_fspath(config) if config else "",
                    on_epoch_end, on_step)
