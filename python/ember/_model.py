@@ -76,6 +76,16 @@ class Model:
     def _array_input(self, a: np.ndarray) -> _core.Tensor:
         c, h, w = self.input_shape
         pixels = a.dtype == np.uint8
+        if pixels and self._is_picture_of_another_size(a):
+            # One picture of another size or channel count: resized and converted as a file or a PIL
+            # image is (issue 48, item 17), through the same lossless PNG and the library's reader.
+            try:
+                from PIL import Image
+            except ImportError:
+                raise ShapeError(f"predict: the model takes ({c}, {h}, {w}) inputs, got a picture of shape {a.shape}",
+                                 "install Pillow (pip install pillow) to have it resized, or resize it to "
+                                 f"{h}x{w} yourself") from None
+            return self._pil_input(Image.fromarray(a[..., 0] if a.ndim == 3 and a.shape[-1] == 1 else a))
         if pixels:  # (H, W), (H, W, C), (C, H, W) or (N, C, H, W)
             if a.ndim == 2:
                 a = a[None, None]
@@ -92,6 +102,16 @@ class Model:
         x = _core.from_numpy(np.ascontiguousarray(a))
         # Pixels are normalised by the library, as the test set is (the same bits as `ember predict`).
         return self._m.pixels_input(x) if pixels else x
+
+    def _is_picture_of_another_size(self, a: np.ndarray) -> bool:
+        """A single uint8 picture as PIL and NumPy hold one, (H, W) or (H, W, 1|3|4), that is not
+        already the model's (C, H, W)."""
+        c, h, w = self.input_shape
+        if a.ndim == 2:
+            return a.shape != (h, w) or c != 1
+        if a.ndim == 3 and a.shape[-1] in (1, 3, 4) and a.shape[0] != c:
+            return a.shape != (h, w, c)
+        return False
 
     def _file_input(self, path: str, max_pixels: int = -1) -> _core.Tensor:
         """An image file read as `ember predict FILE` reads it; the check against the training data
@@ -126,7 +146,8 @@ class Model:
     def predict(self, x: Union[np.ndarray, str, "os.PathLike[str]", Any]) -> Union[Prediction, List[Prediction]]:
         """Classes of an image file (read as ``ember predict FILE`` does: decoded, resized to the
         model's input, normalised as in training), a PIL image (the same, through a lossless PNG), or a
-        numpy array: uint8 pixels (H, W), (H, W, C), (C, H, W) or (N, C, H, W) at the model's size, or
+        numpy array: uint8 pixels (H, W), (H, W, C), (C, H, W) or (N, C, H, W) at the model's size (one
+        picture (H, W) or (H, W, C) of another size is resized as a PIL image is; Pillow needed), or
         float32 inputs already normalised. The forward and the probabilities are the library's, as
         ``ember predict`` computes them (bit for bit). One input gives a Prediction, a batch a list of
         them."""

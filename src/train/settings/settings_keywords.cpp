@@ -32,10 +32,17 @@ std::vector<const Setting*> apply_settings_values(TrainSettings& v, const std::s
     }
     nlohmann::json v_in = value;
     if (v_in.is_string()) v_in = canonical_setting_text(*s, v_in.get<std::string>());  // model="ResNet18"
+    // A keyword's error in Python's terms: its name where the flag's sentence says --flag, and a hint
+    // (issue 48, item 17: `ember.fit(epochs=0)` had none).
+    const std::string hint = fmt::format("{} takes the values of `ember train {}` (`ember train --help` lists them)",
+                                         name, s->flag());
     if (v_in.is_null() || !detail::kind_fits(*s, v_in))
-      throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), v_in.dump()));
-    if (const std::string err = check_given_setting_text(*s, detail::flag_text(v_in)); !err.empty())
-      throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(v_in), err));
+      throw SettingError(fmt::format("{} must be {}, it is {}", name, detail::expected_type(*s), v_in.dump()), hint);
+    if (std::string err = check_given_setting_text(*s, detail::flag_text(v_in)); !err.empty()) {
+      for (size_t at = err.find(s->flag()); at != std::string::npos; at = err.find(s->flag(), at + name.size()))
+        err.replace(at, s->flag().size(), name);
+      throw SettingError(fmt::format("{}={}: {}", name, detail::flag_text(v_in), err), hint);
+    }
     detail::assign(*s, v, v_in);
     set.push_back(s);
   }

@@ -107,14 +107,16 @@ def test_sigint_in_a_child_interpreter(tmp_path, tiny_data):
 
 
 def test_settings_are_checked_like_flags(tmp_path):
-    with pytest.raises(ember.SettingError, match=r"--epochs must be at least 1 \(got 0\)") as e:
+    # In Python's terms (issue 48, item 17): the keyword, not the flag, and a hint that is not empty.
+    with pytest.raises(ember.SettingError, match=r"^epochs=0: epochs must be at least 1 \(got 0\)") as e:
         ember.fit(epochs=0, run_dir=str(tmp_path / "a"))
     assert isinstance(e.value, ValueError)
+    assert "--epochs" in e.value.hint and "ember train --help" in e.value.hint, e.value.hint
     with pytest.raises(ember.SettingError, match="unknown setting 'epoch'; did you mean epochs"):
         ember.fit(epoch=3)
     with pytest.raises(ember.SettingError, match="batch_size must be an integer"):
         ember.fit(batch_size="64")
-    with pytest.raises(ember.SettingError, match="--optimizer must be"):
+    with pytest.raises(ember.SettingError, match="optimizer must be"):
         ember.fit(optimizer="rmsprop")
     assert not (tmp_path / "a").exists()  # nothing written
 
@@ -136,5 +138,5 @@ def test_verbose_is_keras_fits(tmp_path, tiny_data, capsys):
     assert "epoch 1/1 - train loss" in capsys.readouterr().out
     ember.fit(**SETTINGS, data_dir=str(tiny_data), run_dir=str(tmp_path / "quiet"), verbose=0)
     assert capsys.readouterr().out == ""
-    with pytest.raises(ember.SettingError, match="--verbose must be"):
+    with pytest.raises(ember.SettingError, match="verbose=3: verbose must be"):
         ember.fit(**SETTINGS, verbose=3)

@@ -67,14 +67,19 @@ def test_load_predict_and_export(trained, tmp_path):
     assert p.label in model.classes and len(p.top(3)) == 3
     batch = model.predict(np.zeros((4, 1, 28, 28), dtype=np.uint8))
     assert len(batch) == 4
-    with pytest.raises(ember.ShapeError, match=r"\(1, 28, 28\)"):
-        model.predict(np.zeros((5, 5), dtype=np.uint8))
+    with pytest.raises(ember.ShapeError, match=r"\(1, 28, 28\)"):  # not a picture: (C, H, W) of 3 channels
+        model.predict(np.zeros((3, 5, 5), dtype=np.uint8))
     Image = pytest.importorskip("PIL.Image", reason="Pillow is not installed")
     img = Image.new("L", (56, 40), 30)
     path = tmp_path / "x.png"
     img.save(path)
     from_file, from_pil = model.predict(path), model.predict(img)
     assert np.allclose(from_file.probabilities, from_pil.probabilities)
+    # A picture array of another size is resized as its file and its PIL image are (issue 48, item 17).
+    from_array = model.predict(np.asarray(img))
+    assert np.array_equal(from_array.probabilities, from_pil.probabilities)
+    rgb = model.predict(np.full((64, 64, 3), 200, dtype=np.uint8))  # RGB to the model's grey, as a file is
+    assert np.array_equal(rgb.probabilities, model.predict(Image.new("RGB", (64, 64), (200, 200, 200))).probabilities)
     assert model.export(tmp_path / "m.onnx").stat().st_size > 1000
     assert model.export(tmp_path / "m.safetensors").stat().st_size > 1000
 
