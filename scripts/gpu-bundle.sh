@@ -5,7 +5,7 @@
 # Builds a CUDA Release tree (SASS sm_90 + PTX, $BUILD_DIR or <repo>/build-bundle), then writes
 #   DIR/payload.tar.xz   bin/ember, bin/ember_tests, lib/ (libember and every shared library they
 #                        load per ldd, except glibc's own and the CUDA libraries; run path $ORIGIN),
-#                        golden/ops_v1.bin, ops_tensor_v1.bin, fixtures/pth (the test binary reads golden/ beside its bin/,
+#                        golden/ops_v1.bin, ops_tensor_v1.bin, ops_nn2_v1.bin, fixtures/pth, fixtures/doctor (the test binary reads golden/ beside its bin/,
 #                        tests/support/test_data.h; so does one packed --from-build, whose configured
 #                        data folder is an absolute path of the build machine)
 #   DIR/cxx-runtime.tar.xz   lib/libstdc++.so.6, lib/libgcc_s.so.1, only while DIR stays under 40 MiB
@@ -93,6 +93,9 @@ cp "$root"/tests/golden/augment_v1.bin "$stage/golden/"
 # The .pth reader's torch.save fixtures (test_io_pth.cpp reads ./fixtures/pth): ~40 KB.
 mkdir -p "$stage/fixtures/pth"
 cp "$root"/tests/fixtures/pth/*.pth "$root"/tests/fixtures/pth/*.safetensors "$stage/fixtures/pth/"
+# The doctor's replay of the H200 run (test_doctor_advice.cpp reads ./fixtures/doctor): ~16 KB.
+mkdir -p "$stage/fixtures/doctor"
+cp "$root"/tests/fixtures/doctor/*.json "$stage/fixtures/doctor/"
 # The image decoders' fixtures and Pillow's pixels for them (test_data_decode.cpp): ~65 KB.
 mkdir -p "$stage/fixtures/images"
 find "$root"/tests/fixtures/images -maxdepth 1 -type f ! -name '*.py' -exec cp {} "$stage/fixtures/images/" \;
