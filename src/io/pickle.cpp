@@ -16,14 +16,21 @@
 namespace ember::io::pickle {
 namespace {
 
-// What torch.load(weights_only=True) lets a state dict use (torch/_weights_only_unpickler.py);
-// _codecs.encode (protocol 2 bytes objects) and the sparse/quantized rebuilders are left out.
-constexpr std::array<std::string_view, 14> kAllowedGlobals = {
+// What torch.load(weights_only=True) lets a file use (torch/_weights_only_unpickler.py's
+// _get_allowed_globals) that ember reads: containers, tensors and their storages, torch.Size,
+// torch.device, the dtypes (as values), _codecs.encode (protocol 2's bytes). The sparse, quantized
+// and subclass rebuilders, Counter, set, bytearray and complex are left out (refused by name).
+constexpr std::array<std::string_view, 27> kAllowedGlobals = {
     "collections.OrderedDict",   "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
     "torch.FloatStorage",        "torch.DoubleStorage",             "torch.HalfStorage",
     "torch.BFloat16Storage",     "torch.LongStorage",               "torch.IntStorage",
     "torch.ShortStorage",        "torch.CharStorage",               "torch.ByteStorage",
     "torch.BoolStorage",         "torch._utils._rebuild_parameter_with_state",
+    "torch.Size",                "torch.device",                    "_codecs.encode",
+    "torch.float32",             "torch.float64",                   "torch.float16",
+    "torch.bfloat16",            "torch.int64",                     "torch.int32",
+    "torch.int16",               "torch.int8",                      "torch.uint8",
+    "torch.bool",
 };
 
 // A state dict of 10,000 tensors is ~100k values; this many means a hostile or runaway pickle
@@ -152,7 +159,8 @@ class Machine {
   void tuple(std::vector<uint32_t> items) { push(seq(Kind::Tuple, std::move(items))); }
   void set_items(std::vector<uint32_t> kv, uint32_t dict) {
     if (kv.size() % 2) fail("SETITEMS with an odd number of values");
-    auto& d = expect(dict, Kind::Dict, "SETITEM").items;
+    if (!is_dict(obj(dict).kind)) fail("SETITEM needs a dict, got a ", kind_name(obj(dict).kind));
+    auto& d = obj(dict).items;
     d.insert(d.end(), kv.begin(), kv.end());
   }
 
@@ -166,21 +174,62 @@ class Machine {
   std::unordered_map<uint64_t, uint32_t> memo_;
 };
 
+// protocol 2 pickles bytes as _codecs.encode(text, "latin1"): the text's code points are the bytes.
+std::string latin1_bytes(const std::string& utf8, bool& ok) {
+  std::string out;
+  ok = true;
+  for (size_t i = 0; i < utf8.size(); ++i) {
+    const auto c = static_cast<uint8_t>(utf8[i]);
+    if (c < 0x80) {
+      out.push_back(static_cast<char>(c));
+    } else if ((c == 0xc2 || c == 0xc3) && i + 1 < utf8.size()) {  // U+0080..U+00FF
+      out.push_back(static_cast<char>(((c & 0x03) << 6) | (static_cast<uint8_t>(utf8[++i]) & 0x3f)));
+    } else {
+      ok = false;
+      return {};
+    }
+  }
+  return out;
+}
+
 void Machine::reduce() {
   const uint32_t args = pop(), fn = pop();
-  const std::string& name = expect(fn, Kind::Global, "REDUCE").s;
+  const std::string name = expect(fn, Kind::Global, "REDUCE").s;
   const std::vector<uint32_t> a = expect(args, Kind::Tuple, "REDUCE").items;
   if (name == "collections.OrderedDict") {
     if (!a.empty()) fail("OrderedDict(...) with arguments is not supported");
-    push(scalar(Kind::Dict));
+    push(scalar(Kind::OrderedDict));
   } else if (name == "torch._utils._rebuild_tensor_v2") {
     push(seq(Kind::Tensor, {args}));  // checked by the caller, which knows the storages
   } else if (name.starts_with("torch._utils._rebuild_parameter")) {
-    // _rebuild_parameter(data, requires_grad, backward_hooks[, state]): the data is the value.
-    if (a.empty() || obj(a[0]).kind != Kind::Tensor) fail(name, " needs a tensor as its first argument");
-    stack_.push_back(a[0]);
+    // _rebuild_parameter(data, requires_grad, backward_hooks[, state]): the data, with the
+    // parameter's requires_grad.
+    if (a.size() < 2 || obj(a[0]).kind != Kind::Tensor) fail(name, " needs a tensor as its first argument");
+    push(seq(Kind::Tensor, {obj(a[0]).items[0], a[1]}));
+  } else if (name == "torch.Size") {  // torch.Size((2, 3))
+    if (a.size() != 1 || obj(a[0]).kind != Kind::Tuple) fail("torch.Size needs one tuple");
+    push(seq(Kind::Size, obj(a[0]).items));
+  } else if (name == "torch.device") {  // torch.device("cuda", 0), torch.device("cpu"), torch.device("cuda:0")
+    if (a.empty() || a.size() > 2 || obj(a[0]).kind != Kind::Str ||
+        (a.size() == 2 && obj(a[1]).kind != Kind::Int && obj(a[1]).kind != Kind::None))
+      fail("torch.device needs (type[, index])");
+    Obj d = text(Kind::Device, obj(a[0]).s);
+    d.i = a.size() == 2 && obj(a[1]).kind == Kind::Int ? obj(a[1]).i : -1;
+    if (const size_t colon = d.s.find(':'); colon != std::string::npos && d.i < 0) {
+      d.i = parse_int(std::string_view(d.s).substr(colon + 1));
+      d.s.resize(colon);
+    }
+    push(std::move(d));
+  } else if (name == "_codecs.encode") {  // bytes in protocol 2: _codecs.encode("\xff", "latin1")
+    if (a.size() != 2 || obj(a[0]).kind != Kind::Str || obj(a[1]).kind != Kind::Str ||
+        (obj(a[1]).s != "latin1" && obj(a[1]).s != "latin-1"))
+      fail("_codecs.encode is read only as protocol 2 writes bytes: (text, 'latin1')");
+    bool ok = false;
+    std::string b = latin1_bytes(obj(a[0]).s, ok);
+    if (!ok) fail("_codecs.encode of text outside latin-1");
+    push(text(Kind::Bytes, std::move(b)));
   } else {
-    fail("calling ", name, " is not allowed");  // a storage type: only named in persistent ids
+    fail("calling ", name, " is not allowed");  // a storage type or a dtype: only named, never called
   }
 }
 
@@ -315,7 +364,7 @@ Pickle Machine::run(size_t& pos_out) {
       case 'b': {                 // BUILD: torch sets _metadata on state dicts; ignored
         pop();
         const Kind k = obj(top()).kind;
-        if (k != Kind::Dict && k != Kind::Tensor) fail("BUILD on a ", kind_name(k));
+        if (!is_dict(k) && k != Kind::Tensor) fail("BUILD on a ", kind_name(k));
         break;
       }
       case 'Q': push(seq(Kind::PersId, {pop()})); break;  // BINPERSID
@@ -361,6 +410,9 @@ const char* kind_name(Kind kind) {
     case Kind::Global: return "global";
     case Kind::PersId: return "persistent id";
     case Kind::Tensor: return "tensor";
+    case Kind::OrderedDict: return "OrderedDict";
+    case Kind::Size: return "torch.Size";
+    case Kind::Device: return "torch.device";
   }
   return "?";
 }

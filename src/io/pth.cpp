@@ -1,6 +1,7 @@
 // torch.save files (see pth.h): the container (zip archive, or the legacy pickle stream), the
-// restricted unpickler's object turned into a state dict, and each tensor's view of its storage
-// (size, stride, offset) checked against the storage and copied out contiguous.
+// restricted unpickler's object turned into a state dict or into a tree of values, and each
+// tensor's view of its storage (size, stride, offset) checked against the storage and copied out
+// contiguous. One decoder (decode) serves both views.
 #include "ember/io/pth.h"
 
 #include <algorithm>
@@ -46,12 +47,19 @@ struct StorageRef {
   std::string key;
   StDType dtype;
   uint64_t numel;
+  std::string location;  // "cpu", "cuda:0"
 };
 
-// Where the storages' bytes are: zip entries "<prefix>data/<key>", or the legacy stream's records.
+// Where the storages' bytes are (views into the file): zip entries "<prefix>data/<key>", or the
+// legacy stream's records.
 struct Storages {
-  std::function<std::optional<std::span<const uint8_t>>(const std::string& key)> find;
+  std::map<std::string, std::span<const uint8_t>> data;
   bool big_endian = false;
+  std::optional<std::span<const uint8_t>> find(const std::string& key) const {
+    auto it = data.find(key);
+    if (it == data.end()) return std::nullopt;
+    return it->second;
+  }
 };
 
 class Reader {
@@ -61,6 +69,8 @@ class Reader {
 
   StorageRef storage(uint32_t pid_index) const;
   StTensor tensor(const std::string& name, uint32_t index);
+  // The tensor record's requires_grad (its _rebuild_parameter's, else _rebuild_tensor_v2's).
+  bool requires_grad(uint32_t index) const;
   const Obj& at(uint32_t i) const { return p_.at(i); }
 
  private:
@@ -82,13 +92,15 @@ StorageRef Reader::storage(uint32_t index) const {
     fail(PthErrorKind::Tensor, src_, "a persistent id is not ('storage', type, key, location, numel)");
   const Obj& type = at(pid.items[1]);
   const Obj& key = at(pid.items[2]);
+  const Obj& location = at(pid.items[3]);
   const Obj& numel = at(pid.items[4]);
-  if (type.kind != Kind::Global || key.kind != Kind::Str || numel.kind != Kind::Int || numel.i < 0)
+  if (type.kind != Kind::Global || key.kind != Kind::Str || numel.kind != Kind::Int || numel.i < 0 ||
+      location.kind != Kind::Str)
     fail(PthErrorKind::Tensor, src_, "a persistent id is not ('storage', type, key, location, numel)");
   if (pid.items.size() > 5 && at(pid.items[5]).kind != Kind::None)  // legacy storage views (torch < 0.4)
     fail(PthErrorKind::Tensor, src_, "storage '", key.s, "' is a view of another storage (torch < 0.4), which ember does not read");
   for (const auto& t : kStorageTypes)
-    if (type.s == t.global) return {key.s, t.dtype, static_cast<uint64_t>(numel.i)};
+    if (type.s == t.global) return {key.s, t.dtype, static_cast<uint64_t>(numel.i), location.s};
   fail(PthErrorKind::Tensor, src_, "storage '", key.s, "' has type ", type.s, ", which is not a storage type");
 }
 
@@ -170,8 +182,16 @@ StTensor Reader::tensor(const std::string& name, uint32_t index) {
   return t;
 }
 
+bool Reader::requires_grad(uint32_t index) const {
+  const Obj& t = at(index);
+  if (t.items.size() > 1) return at(t.items[1]).kind == Kind::Bool && at(t.items[1]).i != 0;
+  const Obj& args = at(t.items[0]);
+  return args.kind == Kind::Tuple && args.items.size() > 4 && at(args.items[4]).kind == Kind::Bool &&
+         at(args.items[4]).i != 0;
+}
+
 bool is_tensor_dict(const Pickle& p, const Obj& o) {
-  if (o.kind != Kind::Dict || o.items.empty()) return false;
+  if (!pickle::is_dict(o.kind) || o.items.empty()) return false;
   for (size_t i = 0; i < o.items.size(); i += 2)
     if (p.at(o.items[i]).kind != Kind::Str || p.at(o.items[i + 1]).kind != Kind::Tensor) return false;
   return true;
@@ -181,7 +201,7 @@ bool is_tensor_dict(const Pickle& p, const Obj& o) {
 // Returns the dict's index and sets `nested_key`.
 uint32_t find_state_dict(const Pickle& p, const std::string& source, std::string& nested_key) {
   const Obj& root = p.at(p.root);
-  if (root.kind != Kind::Dict)
+  if (!pickle::is_dict(root.kind))
     fail(PthErrorKind::NotAStateDict, source, "the file holds a ", pickle::kind_name(root.kind),
          ", not a dict of tensors (a state dict)");
   bool root_has_tensor = false;
@@ -192,7 +212,7 @@ uint32_t find_state_dict(const Pickle& p, const std::string& source, std::string
     const Obj& k = p.at(root.items[i]);
     const uint32_t v = root.items[i + 1];
     root_has_tensor = root_has_tensor || p.at(v).kind == Kind::Tensor;
-    if (k.kind != Kind::Str || p.at(v).kind != Kind::Dict) continue;
+    if (k.kind != Kind::Str || !pickle::is_dict(p.at(v).kind)) continue;
     auto [it, fresh] = tensor_dict.emplace(v, false);
     if (fresh) it->second = is_tensor_dict(p, p.at(v));
     if (it->second) nested.emplace_back(k.s, v);
@@ -235,7 +255,16 @@ std::vector<StTensor> read_state_dict(const Pickle& p, const Storages& st, const
 // Views of one storage may each copy all of it; more than 4x the file means a hostile file.
 uint64_t copy_budget(size_t file_size) { return 4 * static_cast<uint64_t>(file_size) + (uint64_t{1} << 20); }
 
-PthFile parse_zip(std::span<const uint8_t> bytes, const std::string& source) {
+// The file decoded: its object's pickle and where each storage's bytes are. Both views of the
+// format (the flat state dict, the tree) read from this.
+struct Decoded {
+  Pickle p;
+  Storages st;
+  std::string format;
+  uint64_t budget = 0;
+};
+
+Decoded decode_zip(std::span<const uint8_t> bytes, const std::string& source) {
   const auto entries = zip_list(bytes, source);
   // torch names the archive's top folder after the file ("archive" since 1.?): "<folder>/data.pkl".
   std::string prefix;
@@ -251,32 +280,30 @@ PthFile parse_zip(std::span<const uint8_t> bytes, const std::string& source) {
     fail(PthErrorKind::MissingEntry, source, "no <name>/data.pkl in the zip archive (entries: ",
          names.empty() ? "none" : names, "): not a torch.save file");
   }
-  Storages st;
+  Decoded d;
+  d.format = "torch.save zip archive";
+  d.budget = copy_budget(bytes.size());
   if (auto it = entries.find(prefix + "byteorder"); it != entries.end()) {
     const auto b = zip_read(bytes, it->first, it->second, source);
     const std::string order(b.begin(), b.end());
     if (order != "little" && order != "big") fail(PthErrorKind::Archive, source, "byteorder is '", order, "'");
-    st.big_endian = order == "big";
+    d.st.big_endian = order == "big";
   }
-  st.find = [&](const std::string& key) -> std::optional<std::span<const uint8_t>> {
-    auto it = entries.find(prefix + "data/" + key);
-    if (it == entries.end()) return std::nullopt;
-    return zip_read(bytes, it->first, it->second, source);
-  };
+  const std::string data_dir = prefix + "data/";
+  for (const auto& [name, e] : entries)
+    if (name.starts_with(data_dir) && name.size() > data_dir.size())
+      d.st.data.emplace(name.substr(data_dir.size()), zip_read(bytes, name, e, source));
   const auto& pkl = entries.at(prefix + "data.pkl");
   const auto pkl_bytes = zip_read(bytes, prefix + "data.pkl", pkl, source);
   size_t pos = 0;
-  const Pickle p = pickle::unpickle(pkl_bytes, pos, source);
-  PthFile out;
-  out.format = "torch.save zip archive";
-  out.tensors = read_state_dict(p, st, source, copy_budget(bytes.size()), out.nested_key);
-  return out;
+  d.p = pickle::unpickle(pkl_bytes, pos, source);
+  return d;
 }
 
 // torch < 1.6 (and _use_new_zipfile_serialization=False): pickles of the magic number, the
 // protocol version (1001), sys_info, the object, the sorted storage keys; then per key an int64
 // element count and the raw bytes, in that order.
-PthFile parse_legacy(std::span<const uint8_t> bytes, const std::string& source) {
+Decoded decode_legacy(std::span<const uint8_t> bytes, const std::string& source) {
   // The magic number is a 10-byte int (pth_sniff checked it); the unpickler's ints stop at 64 bits.
   size_t pos = sizeof kLegacyMagic;
   if (pos >= bytes.size() || bytes[pos] != '.') fail(PthErrorKind::Pickle, source, "the legacy magic number pickle has no STOP");
@@ -286,26 +313,27 @@ PthFile parse_legacy(std::span<const uint8_t> bytes, const std::string& source) 
     fail(PthErrorKind::Pickle, source, "legacy format version is not 1001");
   const Pickle sys_info = pickle::unpickle(bytes, pos, source);
   bool little = true;
-  if (const Obj& si = sys_info.at(sys_info.root); si.kind == Kind::Dict)
+  if (const Obj& si = sys_info.at(sys_info.root); pickle::is_dict(si.kind))
     for (size_t i = 0; i + 1 < si.items.size(); i += 2)
       if (sys_info.at(si.items[i]).kind == Kind::Str && sys_info.at(si.items[i]).s == "little_endian")
         little = sys_info.at(si.items[i + 1]).i != 0;
-  const Pickle p = pickle::unpickle(bytes, pos, source);
+  Decoded d;
+  d.format = "legacy torch.save pickle stream";
+  d.budget = copy_budget(bytes.size());
+  d.p = pickle::unpickle(bytes, pos, source);
   const Pickle keys = pickle::unpickle(bytes, pos, source);
   const Obj& key_list = keys.at(keys.root);
   if (key_list.kind != Kind::List) fail(PthErrorKind::Pickle, source, "the storage key list is a ", pickle::kind_name(key_list.kind));
 
   // Each storage's element size comes from the persistent ids that name it.
-  Storages st;
-  st.big_endian = !little;
+  d.st.big_endian = !little;
   std::map<std::string, uint64_t> esize;
-  const Reader probe(p, st, source, 0);
-  for (uint32_t i = 0; i < p.arena.size(); ++i)
-    if (p.at(i).kind == Kind::PersId) {
+  const Reader probe(d.p, d.st, source, 0);
+  for (uint32_t i = 0; i < d.p.arena.size(); ++i)
+    if (d.p.at(i).kind == Kind::PersId) {
       const StorageRef ref = probe.storage(i);
       esize[ref.key] = st_dtype_size(ref.dtype);
     }
-  std::map<std::string, std::span<const uint8_t>> data;
   for (uint32_t k : key_list.items) {
     const Obj& key = keys.at(k);
     if (key.kind != Kind::Str) fail(PthErrorKind::Pickle, source, "a storage key is a ", pickle::kind_name(key.kind));
@@ -319,18 +347,108 @@ PthFile parse_legacy(std::span<const uint8_t> bytes, const std::string& source) 
     uint64_t nbytes = 0;
     if (__builtin_mul_overflow(n, es->second, &nbytes) || nbytes > bytes.size() - pos)
       fail(PthErrorKind::Archive, source, "storage '", key.s, "': ", n, " elements run past the end of the file (truncated?)");
-    data[key.s] = bytes.subspan(pos, nbytes);
+    d.st.data[key.s] = bytes.subspan(pos, nbytes);
     pos += nbytes;
   }
-  st.find = [&](const std::string& key) -> std::optional<std::span<const uint8_t>> {
-    auto it = data.find(key);
-    if (it == data.end()) return std::nullopt;
-    return it->second;
+  return d;
+}
+
+Decoded decode(std::span<const uint8_t> bytes, const std::string& source) {
+  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) return decode_zip(bytes, source);
+  if (pth_sniff(bytes)) return decode_legacy(bytes, source);
+  fail(PthErrorKind::Archive, source, "not a torch.save file (neither a zip archive nor the legacy pickle stream)");
+}
+
+// "['fc.weight']", "[3]": how a value is reached from its container, for messages (keys cut short).
+std::string key_label(const Obj& key) {
+  if (key.kind == Kind::Str) return "['" + (key.s.size() > 40 ? key.s.substr(0, 40) + "..." : key.s) + "']";
+  if (key.kind == Kind::Int) return "[" + std::to_string(key.i) + "]";
+  return "[<" + std::string(pickle::kind_name(key.kind)) + " key>]";
+}
+
+// The pickle's values reachable from its root as a PthTree (same indices), in the order a recursive
+// walk visits them (depth first, children in order, each value once), so the depth checked here is
+// the depth such a walk of the tree reaches.
+PthTree build_tree(const Decoded& d, const std::string& source) {
+  const Pickle& p = d.p;
+  PthTree tree;
+  tree.format = d.format;
+  tree.root = p.root;
+  tree.values.resize(p.arena.size());
+  Reader reader(p, d.st, source, d.budget);
+  constexpr uint32_t kNoParent = UINT32_MAX;
+  struct Visit {
+    uint32_t v, parent;
+    int depth;
+    std::string label;
   };
-  PthFile out;
-  out.format = "legacy torch.save pickle stream";
-  out.tensors = read_state_dict(p, st, source, copy_budget(bytes.size()), out.nested_key);
-  return out;
+  std::vector<uint8_t> seen(p.arena.size(), 0);
+  std::vector<std::pair<uint32_t, std::string>> came_from(p.arena.size(), {kNoParent, ""});
+  // A tensor's place: the last few steps from the root ("obj...['layer']['weight']").
+  auto path_of = [&](uint32_t v) {
+    std::vector<const std::string*> steps;
+    for (uint32_t at = v; at != kNoParent && steps.size() < 12; at = came_from[at].first) steps.push_back(&came_from[at].second);
+    std::string path = came_from[v].first == kNoParent || steps.size() < 12 ? "obj" : "obj...";
+    for (auto it = steps.rbegin(); it != steps.rend(); ++it) path += **it;
+    return path;
+  };
+  std::vector<Visit> stack{{p.root, kNoParent, 0, ""}};
+  while (!stack.empty()) {
+    Visit at = std::move(stack.back());
+    stack.pop_back();
+    if (seen[at.v]) continue;
+    seen[at.v] = 1;
+    came_from[at.v] = {at.parent, std::move(at.label)};
+    if (at.depth > kPthMaxDepth)
+      fail(PthErrorKind::Pickle, source, "values nested deeper than ", kPthMaxDepth, " levels");
+    const Obj& o = p.at(at.v);
+    PthValue& out = tree.values[at.v];
+    auto children = [&](bool dict) {
+      out.items = o.items;
+      for (size_t i = o.items.size(); i-- > 0;) {
+        std::string label = !dict ? "[" + std::to_string(i) + "]"
+                            : i % 2 ? key_label(p.at(o.items[i - 1]))
+                                    : key_label(p.at(o.items[i])) + "<key>";
+        stack.push_back({o.items[i], at.v, at.depth + 1, std::move(label)});
+      }
+    };
+    switch (o.kind) {
+      case Kind::None: out.kind = PthKind::None; break;
+      case Kind::Bool: out.kind = PthKind::Bool, out.i = o.i; break;
+      case Kind::Int: out.kind = PthKind::Int, out.i = o.i; break;
+      case Kind::Float: out.kind = PthKind::Float, out.f = o.f; break;
+      case Kind::Str: out.kind = PthKind::Str, out.s = o.s; break;
+      case Kind::Bytes: out.kind = PthKind::Bytes, out.s = o.s; break;
+      case Kind::Tuple: out.kind = PthKind::Tuple, children(false); break;
+      case Kind::List: out.kind = PthKind::List, children(false); break;
+      case Kind::Size: out.kind = PthKind::Size, children(false); break;
+      case Kind::Dict: out.kind = PthKind::Dict, children(true); break;
+      case Kind::OrderedDict: out.kind = PthKind::OrderedDict, children(true); break;
+      case Kind::Device: out.kind = PthKind::Device, out.s = o.s, out.i = o.i; break;
+      case Kind::Global:
+        // A dtype is a value (torch.float32); a function or class named as a value is not.
+        if (o.s.starts_with("torch.") && o.s.find('.', 6) == std::string::npos && !o.s.ends_with("Storage") &&
+            o.s != "torch.Size" && o.s != "torch.device") {
+          out.kind = PthKind::DType, out.s = o.s.substr(6);
+          break;
+        }
+        fail(PthErrorKind::Pickle, source, path_of(at.v), ": ", o.s, " is named as a value, not called");
+      case Kind::PersId:
+        fail(PthErrorKind::Tensor, source, path_of(at.v), ": a storage outside a tensor, which ember does not read");
+      case Kind::Tensor: {
+        const std::string path = path_of(at.v);
+        PthTensor t;
+        t.data = reader.tensor(path, at.v);
+        t.location = reader.storage(p.at(o.items[0]).items[0]).location;
+        t.requires_grad = reader.requires_grad(at.v);
+        out.kind = PthKind::Tensor;
+        out.i = static_cast<int64_t>(tree.tensors.size());
+        tree.tensors.push_back(std::move(t));
+        break;
+      }
+    }
+  }
+  return tree;
 }
 
 }  // namespace
@@ -359,9 +477,35 @@ bool pth_sniff(std::span<const uint8_t> b) {
 }
 
 PthFile pth_parse(std::span<const uint8_t> bytes, const std::string& source) {
-  if (bytes.size() >= 4 && std::memcmp(bytes.data(), "PK\x03\x04", 4) == 0) return parse_zip(bytes, source);
-  if (pth_sniff(bytes)) return parse_legacy(bytes, source);
-  fail(PthErrorKind::Archive, source, "not a torch.save file (neither a zip archive nor the legacy pickle stream)");
+  const Decoded d = decode(bytes, source);
+  PthFile out;
+  out.format = d.format;
+  out.tensors = read_state_dict(d.p, d.st, source, d.budget, out.nested_key);
+  return out;
+}
+
+PthTree pth_parse_tree(std::span<const uint8_t> bytes, const std::string& source) {
+  return build_tree(decode(bytes, source), source);
+}
+
+std::string_view pth_kind_name(PthKind kind) {
+  switch (kind) {
+    case PthKind::None: return "None";
+    case PthKind::Bool: return "bool";
+    case PthKind::Int: return "int";
+    case PthKind::Float: return "float";
+    case PthKind::Str: return "str";
+    case PthKind::Bytes: return "bytes";
+    case PthKind::Tuple: return "tuple";
+    case PthKind::List: return "list";
+    case PthKind::Dict: return "dict";
+    case PthKind::OrderedDict: return "OrderedDict";
+    case PthKind::Tensor: return "tensor";
+    case PthKind::Size: return "torch.Size";
+    case PthKind::Device: return "torch.device";
+    case PthKind::DType: return "torch.dtype";
+  }
+  return "?";
 }
 
 }  // namespace ember::io

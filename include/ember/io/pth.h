@@ -1,8 +1,10 @@
-// PyTorch state_dict files (`torch.save(model.state_dict(), "x.pth")`), read without Python and
-// without running anything: the zip archive torch writes since 1.6 (data.pkl + one entry per
-// storage) and the legacy stream of pickles before it. The pickle is read by a restricted
-// unpickler that accepts what `torch.load(weights_only=True)` needs for a state dict and refuses
-// every other global by name (src/io/pickle.h). Tensors come back contiguous, as safetensors'.
+// torch.save files, read and written without Python and without running anything: the zip archive
+// torch writes since 1.6 (data.pkl + one entry per storage) and the legacy stream of pickles before
+// it. The pickle is read by a restricted unpickler that accepts what `torch.load(weights_only=True)`
+// accepts for plain objects and refuses every other global by name (src/io/pickle.h). Two views of
+// one format: a flat state dict (name -> tensor: `ember export`, `--init-from x.pth`) and any object
+// tree (PthTree: ember.save / ember.load); one reader and one writer serve both. Tensors come back
+// contiguous, as safetensors'.
 #pragma once
 
 #include <cstdint>
@@ -71,12 +73,60 @@ bool pth_sniff(std::span<const uint8_t> bytes);
 // PthError naming `source` and what is wrong.
 PthFile pth_parse(std::span<const uint8_t> bytes, const std::string& source);
 
+// ---- Any object: the tree of values torch.save pickles --------------------------------------------
+
+// A value of the tree. Dict is Python's dict, OrderedDict collections.OrderedDict; Size torch.Size;
+// Device torch.device; DType a torch dtype named as torch names it ("float32", "bfloat16").
+enum class PthKind : uint8_t { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, OrderedDict, Tensor, Size, Device, DType };
+std::string_view pth_kind_name(PthKind kind);
+
+struct PthValue {
+  PthKind kind = PthKind::None;
+  int64_t i = 0;                // Bool (0/1), Int; Tensor: its index in PthTree::tensors; Device: index, -1 none
+  double f = 0;                 // Float
+  std::string s;                // Str (UTF-8), Bytes (raw); Device: its type ("cuda"); DType: its name
+  std::vector<uint32_t> items;  // Tuple, List, Size: the elements; Dict, OrderedDict: key, value, key, value, ...
+};
+
+struct PthTensor {
+  StTensor data;                 // contiguous; data.name says where the tensor is ("obj['model']['fc.weight']")
+  std::string location = "cpu";  // the device torch.save recorded: "cpu", "cuda:0"
+  bool requires_grad = false;
+};
+
+// Values refer to each other by index, so a value may be reached twice (torch.save's memo: the same
+// dict under two keys) and a list or dict may contain itself. pth_parse_tree gives each value read
+// its pickle's index (values not reachable from the root stay None).
+struct PthTree {
+  std::vector<PthValue> values;
+  uint32_t root = 0;
+  std::vector<PthTensor> tensors;
+  std::string format;  // as PthFile::format (parse only)
+};
+
+// The values a file holds, as torch.load(f, weights_only=True) would return them. The same checks
+// as pth_parse (every size, offset and index checked before use; the copies of storages bounded by
+// the file's size), and nesting deeper than kPthMaxDepth refused, so a caller may walk the tree
+// recursively. A global outside the allow list is PthForbiddenGlobalError; nothing is ever called.
+inline constexpr int kPthMaxDepth = 1000;
+PthTree pth_parse_tree(std::span<const uint8_t> bytes, const std::string& source);
+
+// The file torch.save(obj) writes for the tree (protocol 2, the zip archive; see pth_serialize):
+// torch.load(f, weights_only=True) reads it and returns the same values. Each tensor gets its own
+// storage, written contiguous; a value reached twice is written once and referenced (so torch.load
+// gives one object), a list or dict may contain itself; a tuple that contains itself is ValueError.
+// ValueError for a dtype PyTorch has no storage for, and past 4 GiB (no zip64).
+std::vector<uint8_t> pth_serialize_tree(const PthTree& tree);
+
+// ---- The flat state dict ---------------------------------------------------------------------------
+
 // The file `torch.save(model.state_dict(), "x.pt")` writes, for `tensors` (in this order, by their
 // names): a zip archive ("archive/data.pkl", "archive/byteorder", one "archive/data/<i>" per
 // tensor, "archive/version") whose pickle (protocol 2) is an OrderedDict of
 // torch._utils._rebuild_tensor_v2 calls on torch.<Type>Storage persistent ids — only what
 // torch.load(weights_only=True) allows, so PyTorch loads it without trusting it, and pth_parse
 // reads it back. Each tensor contiguous, not requiring grad. ValueError past 4 GiB (no zip64).
+// pth_serialize_tree of an OrderedDict of the tensors: the same bytes.
 std::vector<uint8_t> pth_serialize(const std::vector<StTensor>& tensors);
 
 }  // namespace ember::io
