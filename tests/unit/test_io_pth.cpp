@@ -305,3 +305,118 @@ TEST(PthZooFits, TheFixtureFitsTheMlpAndALenetStateDictFitsLenet5WithItsClassCou
   EXPECT_EQ(lf[0].image_size, 32);
   EXPECT_EQ(lf[0].num_classes, 5);
 }
+
+// ---- the object tree (ember.save / ember.load's view of the format) ----------------------------------
+
+namespace {
+
+uint32_t add(PthTree& t, PthValue v) {
+  t.values.push_back(std::move(v));
+  return uint32_t(t.values.size() - 1);
+}
+PthValue str_value(const std::string& s) {
+  PthValue v;
+  v.kind = PthKind::Str, v.s = s;
+  return v;
+}
+PthValue int_value(int64_t i) {
+  PthValue v;
+  v.kind = PthKind::Int, v.i = i;
+  return v;
+}
+
+}  // namespace
+
+TEST(PthTree, NestedValuesRoundTripWithSharingAndASelfContainingList) {
+  PthTree t;
+  PthValue root;
+  root.kind = PthKind::Dict;
+  t.values.push_back(root);
+  PthTensor w;
+  w.data = {"w", StDType::BF16, {2}, {0x80, 0x3f, 0x00, 0xc0}};  // 1.0, -2.0
+  w.requires_grad = true;
+  t.tensors.push_back(w);
+  PthValue tensor;
+  tensor.kind = PthKind::Tensor, tensor.i = 0;
+  const uint32_t tv = add(t, tensor);
+  PthValue list;
+  list.kind = PthKind::List;
+  const uint32_t lv = add(t, list);
+  t.values[lv].items = {add(t, int_value(-(int64_t{1} << 40))), lv, tv};  // [-2**40, <itself>, w]
+  PthValue device, dtype, bytes, size, real;
+  device.kind = PthKind::Device, device.s = "cuda", device.i = 1;
+  dtype.kind = PthKind::DType, dtype.s = "float16";
+  bytes.kind = PthKind::Bytes, bytes.s = std::string("\0\xff", 2);
+  size.kind = PthKind::Size, size.items = {add(t, int_value(2)), add(t, int_value(3))};
+  real.kind = PthKind::Float, real.f = 0.1;
+  t.values[0].items = {add(t, str_value("list")), lv, add(t, str_value("again")), lv, add(t, str_value("device")),
+                       add(t, device), add(t, int_value(7)), add(t, dtype), add(t, str_value("b")), add(t, bytes),
+                       add(t, str_value("size")), add(t, size), add(t, str_value("x")), add(t, real)};
+
+  const std::vector<uint8_t> file = pth_serialize_tree(t);
+  const PthTree back = pth_parse_tree(file, "tree.pt");
+  const PthValue& r = back.values[back.root];
+  ASSERT_EQ(r.kind, PthKind::Dict);
+  ASSERT_EQ(r.items.size(), 14u);
+  EXPECT_EQ(r.items[1], r.items[3]) << "one list, reached twice";
+  const PthValue& l = back.values[r.items[1]];
+  ASSERT_EQ(l.kind, PthKind::List);
+  ASSERT_EQ(l.items.size(), 3u);
+  EXPECT_EQ(back.values[l.items[0]].i, -(int64_t{1} << 40));
+  EXPECT_EQ(l.items[1], r.items[1]) << "the list contains itself";
+  const PthValue& tb = back.values[l.items[2]];
+  ASSERT_EQ(tb.kind, PthKind::Tensor);
+  const PthTensor& wb = back.tensors[size_t(tb.i)];
+  EXPECT_EQ(wb.data.dtype, StDType::BF16);
+  EXPECT_EQ(wb.data.data, w.data.data);
+  EXPECT_TRUE(wb.requires_grad);
+  EXPECT_EQ(wb.location, "cpu");
+  EXPECT_EQ(wb.data.name, "obj['list'][2]");
+  EXPECT_EQ(back.values[r.items[5]].kind, PthKind::Device);
+  EXPECT_EQ(back.values[r.items[5]].s, "cuda");
+  EXPECT_EQ(back.values[r.items[5]].i, 1);
+  EXPECT_EQ(back.values[r.items[6]].i, 7) << "an int key";
+  EXPECT_EQ(back.values[r.items[7]].kind, PthKind::DType);
+  EXPECT_EQ(back.values[r.items[7]].s, "float16");
+  EXPECT_EQ(back.values[r.items[9]].s, std::string("\0\xff", 2));
+  EXPECT_EQ(back.values[r.items[11]].kind, PthKind::Size);
+  EXPECT_EQ(back.values[r.items[13]].f, 0.1);
+}
+
+TEST(PthTree, TheFlatWriterIsTheTreeWriterOfAnOrderedDict) {
+  const PthFile mlp = load("mlp.pth");
+  const std::vector<uint8_t> flat = pth_serialize(mlp.tensors);
+  const PthTree tree = pth_parse_tree(flat, "flat.pt");
+  ASSERT_EQ(tree.values[tree.root].kind, PthKind::OrderedDict);
+  EXPECT_EQ(pth_serialize_tree(tree), flat) << "reading a state dict as a tree and writing it back: the same bytes";
+  EXPECT_EQ(pth_parse(flat, "flat.pt").tensors.size(), mlp.tensors.size());
+}
+
+TEST(PthTree, ATupleThatContainsItselfAndDeepNestingAreRefused) {
+  PthTree t;
+  PthValue tuple;
+  tuple.kind = PthKind::Tuple;
+  t.values.push_back(tuple);
+  t.values[0].items = {0};
+  EXPECT_THROW(pth_serialize_tree(t), ValueError);
+
+  // [[[...]]] 2000 deep, hand-written: EMPTY_LIST then (MARK ... APPENDS) nesting.
+  std::vector<uint8_t> pkl{0x80, 0x02};
+  for (int i = 0; i < 2000; ++i) pkl.insert(pkl.end(), {']', '('});
+  for (int i = 0; i < 2000; ++i) pkl.push_back('e');
+  pkl.push_back('.');
+  try {
+    pth_parse_tree(torch_zip(std::string(pkl.begin(), pkl.end()), {}), "deep.pt");
+    ADD_FAILURE() << "no error";
+  } catch (const PthError& e) {
+    EXPECT_NE(std::string(e.what()).find("deeper than 1000"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PthTree, ATorchCheckpointReadsAsATree) {
+  const Bytes b = read_bytes(kDir / "nested.pth");
+  const PthTree tree = pth_parse_tree(b, "nested.pth");
+  ASSERT_TRUE(tree.values[tree.root].kind == PthKind::Dict || tree.values[tree.root].kind == PthKind::OrderedDict);
+  EXPECT_FALSE(tree.tensors.empty());
+  EXPECT_EQ(tree.format, "torch.save zip archive");
+}
