@@ -5,7 +5,7 @@ metrics, predict with it, and hand its weights to PyTorch without a copy.
 >>> ember.doctor()["verdict"]                       # the doctor's JSON report, as a dict
 >>> run = ember.fit(model="lenet5", epochs=3, seed=0, on_epoch_end=print)
 >>> run.test_accuracy, run.run_dir
->>> model = ember.load(run.run_dir)
+>>> model = ember.load_run(run.run_dir)
 >>> model.predict("shirt.png").top(3)
 >>> torch.from_dlpack(model.state_dict()["fc1.weight"])   # the same memory, no copy
 
@@ -23,7 +23,8 @@ from typing import Any, Callable, Dict, List, Optional, Union
 from . import _core
 from . import errors
 from ._core import Device, Tensor, from_dlpack, from_numpy
-from ._model import Model, Prediction, load
+from ._model import Model, Prediction, load_run
+from .serialization import load, save
 from .errors import *  # noqa: F401,F403 - ember.ShapeError, ember.SettingError, ...
 from . import _tensor, cuda, autograd
 from ._tensor import *  # noqa: F401,F403 - tensor, as_tensor, randint, ..., Size
@@ -40,6 +41,7 @@ import builtins as _builtins
 __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
     "Prediction", "errors", "autograd",
+    "load_run", "save",
 ] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
@@ -65,7 +67,7 @@ class FitResult:
     status: str                  # "completed" or "early_stopped" ("interrupted" for stop_after_steps; other ends raise)
     run_dir: Path                # runs/<name>: config.json, metrics.jsonl, checkpoints/
     history: List[Dict[str, Any]]  # one dict per epoch of this call, as on_epoch_end received them
-    # The final evaluation on the test set of the model ember.load(run_dir) gives: the weights of
+    # The final evaluation on the test set of the model ember.load_run(run_dir) gives: the weights of
     # the epoch model selection chose (evaluated_epoch), evaluated as `ember eval` does.
     test_accuracy: Optional[float]
     test_loss: Optional[float]

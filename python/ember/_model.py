@@ -1,4 +1,4 @@
-"""ember.load: a trained run as a model to predict with, export, or hand to PyTorch."""
+"""ember.load_run: a trained run as a model to predict with, export, or hand to PyTorch."""
 
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ class Prediction:
 
 
 class Model:
-    """A trained model: its classes, its input (C, H, W) and normalisation, predict() and export()."""
+    """A trained model (ember.load_run): its classes, its input (C, H, W) and normalisation, predict() and export()."""
 
     def __init__(self, core: Any) -> None:
         self._m = core
@@ -171,8 +171,8 @@ class Model:
         return dict(self._m.named_tensors())
 
 
-def load(path: Union[str, "os.PathLike[str]"], checkpoint: str = "", device: Optional[str] = None, model: str = "",
-         classes: Union[str, "os.PathLike[str]"] = "") -> Model:
+def load_run(path: Union[str, "os.PathLike[str]"], checkpoint: str = "", device: Optional[str] = None, model: str = "",
+             classes: Union[str, "os.PathLike[str]"] = "") -> Model:
     """A trained model, opened as ``ember eval`` and ``ember predict`` open it: from a run directory
     (its best epoch; checkpoint="last" for the last one), a checkpoint manifest or .safetensors file
     of a run, or a weights file on its own (ember's export; PyTorch's or torchvision's with ``model``,

@@ -10,11 +10,13 @@ catch for it: ``ember.ShapeError`` is a ``ValueError``, ``ember.IOError`` an ``O
 """
 
 import builtins as _builtins
+import pickle as _pickle
 
 __all__ = [
     "Error", "ShapeError", "DTypeError", "DeviceError", "ValueError", "IndexError", "AutogradError", "DataError",
     "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "InternalError",
-    "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError",
+    "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError", "UnpicklingError",
+    "ForbiddenGlobalError",
 ]
 
 
@@ -100,3 +102,16 @@ class RunDirInUse(Error):
 
 class DistError(Error):
     """A data-parallel job's failure (a rank that differs, a timeout, a peer that died)."""
+
+
+class UnpicklingError(FormatError, _pickle.UnpicklingError):
+    """A torch.save file ember.load cannot read: a damaged archive or pickle, a tensor that does not
+    fit its storage. A ``pickle.UnpicklingError``, as torch.load raises."""
+
+
+class ForbiddenGlobalError(UnpicklingError):
+    """A torch.save file whose pickle names a global outside torch.load(weights_only=True)'s allow
+    list (``os.system``, ``builtins.eval``): refused as soon as it is read, nothing called.
+    ``global_name`` is the global ("os.system")."""
+
+    global_name: str = ""

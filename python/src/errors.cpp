@@ -7,6 +7,7 @@
 #include "bindings.h"
 #include "ember/core/threads.h"
 #include "ember/dist/error.h"
+#include "ember/io/pth.h"
 #include "ember/io/run_dir.h"
 #include "ember/nn/spec.h"
 #include "ember/train/settings.h"
@@ -14,10 +15,12 @@
 namespace ember::python {
 namespace {
 
-void raise(const char* name, const char* what, const std::string& hint) {
+void raise(const char* name, const char* what, const std::string& hint, const char* attr = nullptr,
+           const std::string& value = {}) {
   try {
     nb::object cls = nb::module_::import_("ember.errors").attr(name);
     nb::object exc = cls(what, hint);
+    if (attr) exc.attr(attr) = value;
     PyErr_SetObject(cls.ptr(), exc.ptr());
   } catch (const nb::python_error& e) {  // ember.errors cannot be imported: still say what happened
     PyErr_SetString(PyExc_RuntimeError, what);
@@ -37,6 +40,10 @@ void translate(const std::exception_ptr& p, void*) {
     raise("ResourceError", e.what(), e.hint());
   } catch (const dist::DistError& e) {
     raise("DistError", e.what(), e.hint());
+  } catch (const io::PthForbiddenGlobalError& e) {
+    raise("ForbiddenGlobalError", e.what(), e.hint(), "global_name", e.global());
+  } catch (const io::PthError& e) {
+    raise("UnpicklingError", e.what(), e.hint());
   } catch (const ShapeError& e) {
     raise("ShapeError", e.what(), e.hint());
   } catch (const DTypeError& e) {

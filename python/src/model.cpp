@@ -1,4 +1,4 @@
-// ember.load: a trained run (or a checkpoint, or a weights file) as a model to predict with and
+// ember.load_run: a trained run (or a checkpoint, or a weights file) as a model to predict with and
 // export, opened, fed and run as `ember eval` and `ember predict` do (train::open_for_inference,
 // ember/train/inference.h; image_input, class_probabilities, ember/train/predict.h). The Python side
 // (python/ember/_model.py) converts its arguments (paths, PIL images, arrays) and calls these.
@@ -25,7 +25,7 @@ namespace {
 
 struct Model {
   train::InferenceModel opened;
-  std::string model_override;  // ember.load(model=...), for export
+  std::string model_override;  // ember.load_run(model=...), for export
 };
 
 std::unique_ptr<Model> load(const std::string& path, const std::string& checkpoint, const std::string& device,
@@ -83,7 +83,7 @@ void export_to(Model& m, const std::string& path, const std::string& format) {
 }  // namespace
 
 void register_model(nb::module_& m) {
-  nb::class_<Model>(m, "_Model", "A trained model (ember.load); python/ember/_model.py wraps it.")
+  nb::class_<Model>(m, "_Model", "A trained model (ember.load_run); python/ember/_model.py wraps it.")
       .def_prop_ro("model_name", [](const Model& x) { return x.opened.model_name; })
       .def_prop_ro("dataset", [](const Model& x) { return x.opened.data; })
       .def_prop_ro("classes", [](const Model& x) { return x.opened.classes; })

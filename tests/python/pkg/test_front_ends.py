@@ -64,7 +64,7 @@ def test_train_and_predict_give_the_same_bits_from_both_front_ends(tmp_path, tin
         write_png(images[-1], pixels)
     out = subprocess.run([ember_bin, "predict", str(cli_run), *map(str, images), "--json", "--top-k", "10"],
                          check=True, capture_output=True, text=True).stdout
-    model = ember.load(py_run)
+    model = ember.load_run(py_run)
     for file, pred in zip(images, json.loads(out)["predictions"]):
         cli = np.zeros(len(model.classes), dtype=np.float32)
         for entry in pred["top_k"]:

@@ -60,7 +60,7 @@ def trained(tmp_path_factory, tiny_data):
 
 
 def test_load_predict_and_export(trained, tmp_path):
-    model = ember.load(trained)
+    model = ember.load_run(trained)
     assert model.input_shape == (1, 28, 28) and len(model.classes) == 10
     p = model.predict(np.zeros((28, 28), dtype=np.uint8))
     assert isinstance(p, ember.Prediction) and abs(float(p.probabilities.sum()) - 1) < 1e-5
@@ -85,7 +85,7 @@ def test_load_predict_and_export(trained, tmp_path):
 
 
 def test_weights_outlive_the_model(trained):
-    model = ember.load(trained)
+    model = ember.load_run(trained)
     weights = {k: np.asarray(t) for k, t in model.state_dict().items()}
     first = weights["conv1.weight"].copy()
     del model
@@ -95,7 +95,7 @@ def test_weights_outlive_the_model(trained):
 
 def test_load_errors_are_typed(tmp_path):
     with pytest.raises(ember.Error) as e:
-        ember.load(tmp_path / "nothing")
+        ember.load_run(tmp_path / "nothing")
     assert isinstance(e.value, OSError) or isinstance(e.value, ValueError)
     assert e.value.hint != "" or str(e.value)
 
@@ -147,7 +147,7 @@ def test_errors_and_warnings_speak_python(trained, capfd):
         assert "ember::Device::best()" not in str(e.value)
         capfd.readouterr()
         with pytest.warns(UserWarning):
-            ember.load(trained, device="cuda")
+            ember.load_run(trained, device="cuda")
         assert "ember: warning:" not in capfd.readouterr().err
     # ember/__init__.py's docstring: report["verdict"]["first_fix"] is what to do first ("" when nothing).
     report = ember.doctor(audit_python=False)
