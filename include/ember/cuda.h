@@ -36,6 +36,12 @@ std::string unavailable_reason();
 std::string device_name(int device);
 // Waits until the work queued on cuda:device has finished; DeviceError without that device.
 void device_synchronize(int device);
+// The CUDA runtime this build carries (12080 for 12.8: the toolkit it was compiled with, linked
+// statically); 0 in a build without CUDA. Needs no driver.
+int cuda_version();
+// The cuDNN this process loads (91200 for 9.12.0), loading it on first ask as the first convolution
+// on a GPU would; 0 without a usable CUDA device, in a build without cuDNN, or when none loads.
+int cudnn_version();
 // Milliseconds per call of fn() on cuda:device, timed with CUDA events on that device's compute
 // stream over `reps` calls (after the caller's warm-up). Throws DeviceError without CUDA.
 double time_ms(int device, const std::function<void()>& fn, int reps);

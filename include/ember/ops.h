@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -306,6 +307,16 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& target, CrossEntropyOpt
 Tensor nll_loss(const Tensor& log_probs, const Tensor& target, CrossEntropyOptions opt = {});
 Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction = Reduction::Mean);
 }  // namespace nn::functional
+
+// In place on a tensor that requires grad while grad mode is on, as PyTorch allows it for a non-leaf:
+// `out_of_place(value)`, given a differentiable copy of self, computes the new values (same shape;
+// cast to self's dtype); they are written into self's memory and self takes their history, so
+// backward differentiates through the change. AutogradError with PyTorch's words for a leaf ("a leaf
+// Variable that requires grad is being used in an in-place operation."), and for a tensor whose
+// memory another tensor shares (a view, its base, a tensor saved for backward): ember keeps no link
+// between views to rewrite their histories, so it refuses rather than give wrong gradients.
+Tensor& in_place_with_history(Tensor& self, const std::function<Tensor(const Tensor& value)>& out_of_place,
+                              const char* op);
 
 // Threads used by CPU kernels (OpenMP). Default: the cores this process may use.
 void set_num_threads(int n);

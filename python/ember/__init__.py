@@ -25,6 +25,8 @@ from . import errors
 from ._core import Device, Tensor, from_dlpack, from_numpy
 from ._model import Model, Prediction, load_run
 from .serialization import load, save
+from . import accelerator, backends, version
+from .amp import autocast, get_autocast_dtype, is_autocast_enabled
 from .errors import *  # noqa: F401,F403 - ember.ShapeError, ember.SettingError, ...
 from . import _tensor, cuda, autograd
 from ._tensor import *  # noqa: F401,F403 - tensor, as_tensor, randint, ..., Size
@@ -42,6 +44,7 @@ __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
     "Prediction", "errors", "autograd",
     "load_run", "save",
+    "accelerator", "backends", "version", "autocast", "get_autocast_dtype", "is_autocast_enabled",
 ] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
@@ -130,3 +133,11 @@ def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:
 def __dir__() -> List[str]:
     """What ``dir(ember)`` lists: the public names, not the typing helpers this module imports."""
     return sorted(set(__all__) | {"__version__"} | {n for n in errors.__all__} | set(_torch_all))
+
+
+def __getattr__(name: str):
+    """A name ember does not have: NotImplementedError naming PyTorch's function when torch has one
+    by that name (ember.MissingTorchFunctionError, also an AttributeError), else AttributeError."""
+    from ._torch_api import TORCH
+
+    raise errors._missing(__name__, name, TORCH)

@@ -16,7 +16,7 @@ __all__ = [
     "Error", "ShapeError", "DTypeError", "DeviceError", "ValueError", "IndexError", "AutogradError", "DataError",
     "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "InternalError",
     "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError", "UnpicklingError",
-    "ForbiddenGlobalError",
+    "ForbiddenGlobalError", "MissingTorchFunctionError",
 ]
 
 
@@ -115,3 +115,21 @@ class ForbiddenGlobalError(UnpicklingError):
     ``global_name`` is the global ("os.system")."""
 
     global_name: str = ""
+
+
+class MissingTorchFunctionError(NotImplementedError, _builtins.AttributeError):
+    """A PyTorch function or class ember does not have yet (``ember.fft_rfft``...): a
+    NotImplementedError naming it, and an AttributeError too, so ``hasattr(ember, name)`` is False
+    and ``from ember import name`` falls back to a submodule, as for any missing attribute."""
+
+
+def _missing(module: str, name: str, known) -> _builtins.AttributeError:
+    """What a module's __getattr__ raises for `name`: MissingTorchFunctionError when PyTorch's
+    `module` has that callable (`known`, python/ember/_torch_api.py), else AttributeError."""
+    torch_module = "torch" + module[len("ember"):]
+    if name in known:
+        return MissingTorchFunctionError(f"{torch_module}.{name} is not implemented in ember yet (docs/python.md "
+                                         "lists what is)",
+                                         "write it with the tensor operations ember has, or run this part in PyTorch "
+                                         "(ember.Tensor and torch tensors share memory through DLPack)")
+    return _builtins.AttributeError(f"module '{module}' has no attribute '{name}'")

@@ -107,9 +107,13 @@ void register_autograd(nb::module_& m) {
         }
         autograd::backward(roots, seeds, retain_graph);
       }, "tensors"_a, "grad_tensors"_a, "retain_graph"_a, nb::call_guard<nb::gil_scoped_release>());
+  // An input no gradient reached comes back as None (the Python side decides allow_unused's error).
   a.def("grad", [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
                    const std::vector<std::optional<Tensor>>& grad_outputs, bool retain_graph) {
-        return autograd::grad(outputs, inputs, tensors(grad_outputs), retain_graph);
+        std::vector<std::optional<Tensor>> out;
+        for (Tensor& g : autograd::grad(outputs, inputs, tensors(grad_outputs), retain_graph, true))
+          out.push_back(g.defined() ? std::optional<Tensor>(std::move(g)) : std::nullopt);
+        return out;
       }, "outputs"_a, "inputs"_a, "grad_outputs"_a, "retain_graph"_a, nb::call_guard<nb::gil_scoped_release>());
   a.def("record_function", [](nb::object ctx, const std::string& name, const std::vector<Tensor>& inputs,
                               const std::vector<Tensor>& outputs) {

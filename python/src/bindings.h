@@ -38,6 +38,7 @@ Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DTyp
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
 void register_serialization(nb::module_& m);  // serialization.cpp: ember.save / ember.load (torch.save files)
+void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudnn.version(), ember.autocast
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's

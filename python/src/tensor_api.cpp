@@ -108,18 +108,32 @@ Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DTyp
 
 namespace {
 
-// In place on a tensor that requires grad while grad mode is on: PyTorch's words for a leaf; ember
-// refuses a non-leaf too (PyTorch records it), in Python's terms.
+// In place on a tensor that requires grad while grad mode is on: the change must be recorded
+// (in_place_with_history, ember/ops.h: a non-leaf as PyTorch records it; a leaf raises PyTorch's error).
+bool records_history(const Tensor& t) { return t.requires_grad() && autograd::grad_mode_enabled(); }
+
+// The in-place ops ember does not record (scatter_, index_put_, assignment by index, ...): PyTorch's
+// words for a leaf; a non-leaf refused, in Python's terms.
 void check_inplace(const Tensor& t, const char* op) {
-  if (!t.requires_grad() || !autograd::grad_mode_enabled()) return;
+  if (!records_history(t)) return;
   if (t.is_leaf())
-    throw AutogradError(std::string("a leaf Variable that requires grad is being used in an in-place operation (") +
-                            op + ")",
-                        "update it under `with ember.no_grad():`");
-  throw AutogradError(std::string(op) + ": ember does not support in-place operations on a tensor that requires grad "
-                          "while grad mode is on (PyTorch records them)",
-                      "use the out-of-place form (y = x + 1 instead of x += 1), or ember.no_grad() when no gradient "
-                      "should flow through the change");
+    throw AutogradError("a leaf Variable that requires grad is being used in an in-place operation.",
+                        std::string("update it under `with ember.no_grad():` (") + op + ")");
+  throw AutogradError(std::string(op) + ": ember does not record this in-place operation on a tensor that requires "
+                          "grad while grad mode is on (PyTorch does; ember records +=, -=, *=, /=, add_, sub_, mul_, "
+                          "div_, pow_, clamp_, relu_, zero_, fill_, copy_ and masked_fill_)",
+                      "use the out-of-place form (y = y.scatter(...) instead of y.scatter_(...)), or ember.no_grad() "
+                      "when no gradient should flow through the change");
+}
+
+// `fn(value)` written into t as a recorded in-place change (records_history(t) holds), GIL released.
+nb::object recorded_in_place(nb::handle self_h, const char* op, const std::function<Tensor(const Tensor&)>& fn) {
+  Tensor& self = nb::cast<Tensor&>(self_h);
+  {
+    nb::gil_scoped_release unlocked;
+    in_place_with_history(self, fn, op);
+  }
+  return nb::borrow(self_h);
 }
 
 // convert() of a Python tensor object: the same object when nothing changes (t.float() is t, as PyTorch).
@@ -228,12 +242,17 @@ Tensor xor2(const Tensor& a, const Tensor& b) { return bitwise_xor(a, b); }
 template <BinaryFn Fn, bool TrueDiv = false>
 nb::object inplace_operator(nb::handle self_h, nb::handle other, const char* name) {
   Tensor& self = nb::cast<Tensor&>(self_h);
-  check_inplace(self, name);
   auto p = promote(self, other, TrueDiv);
   if (!p) bad_operand(name, other);
   if (!can_cast(p->dtype, self.dtype()))
     throw DTypeError(std::string(name) + ": result type " + std::string(dtype_name(p->dtype)) +
                      " can't be cast to the desired output type " + std::string(dtype_name(self.dtype())));
+  if (records_history(self)) {
+    const Tensor b = p->b;
+    return recorded_in_place(self_h, name, [&](const Tensor& v) {
+      return Fn(v.dtype() == b.dtype() ? v : v.to(b.dtype()), b);
+    });
+  }
   {
     nb::gil_scoped_release unlocked;
     if constexpr (Fn == add2) {
@@ -838,17 +857,24 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
   cls.def("add_", [](nb::handle s, nb::handle o, nb::handle alpha) {
         if (alpha.is_none()) return inplace_operator<add2>(s, o, "add_");
         Tensor& self = nb::cast<Tensor&>(s);
-        check_inplace(self, "add_");
         Tensor other = value_tensor(o, self);
         EMBER_CHECK(can_cast(other.dtype(), self.dtype()), DTypeError, "add_: result type ", dtype_name(other.dtype()),
                     " can't be cast to the desired output type ", dtype_name(self.dtype()));
+        if (records_history(self)) {
+          const double a = number(alpha, "alpha");
+          return recorded_in_place(s, "add_", [&](const Tensor& v) { return add(v, other.to(self.dtype()), a); });
+        }
         self.add_(other.to(self.dtype()), number(alpha, "alpha"));
         return nb::borrow(s);
       }, "other"_a, nb::kw_only(), "alpha"_a = nb::none())
       .def("sub_", [](nb::handle s, nb::handle o, nb::handle alpha) {
         if (alpha.is_none()) return inplace_operator<sub2>(s, o, "sub_");
         Tensor& self = nb::cast<Tensor&>(s);
-        check_inplace(self, "sub_");
+        if (records_history(self)) {
+          const Tensor other = value_tensor(o, self).to(self.dtype());
+          const double a = number(alpha, "alpha");
+          return recorded_in_place(s, "sub_", [&](const Tensor& v) { return add(v, other, -a); });
+        }
         self.add_(value_tensor(o, self).to(self.dtype()), -number(alpha, "alpha"));
         return nb::borrow(s);
       }, "other"_a, nb::kw_only(), "alpha"_a = nb::none())
@@ -856,19 +882,28 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
       .def("div_", [](nb::handle s, nb::handle o) { return inplace_operator<div2, true>(s, o, "div_"); }, "other"_a)
       .def("pow_", [](nb::handle s, nb::handle o) { return inplace_operator<pow2>(s, o, "pow_"); }, "exponent"_a)
       .def("zero_", [](nb::handle s) {
-        check_inplace(nb::cast<Tensor&>(s), "zero_");
+        if (records_history(nb::cast<Tensor&>(s)))  // zeros whose gradient to the old values is zero
+          return recorded_in_place(s, "zero_", [](const Tensor& v) { return masked_fill(v, ones_like(v).to(DType::Bool), 0.0); });
         nb::cast<Tensor&>(s).zero_();
         return nb::borrow(s);
       })
       .def("fill_", [](nb::handle s, nb::handle v) {
         Tensor& t = nb::cast<Tensor&>(s);
-        check_inplace(t, "fill_");
+        if (records_history(t)) {
+          const Tensor value = nb::isinstance<Tensor>(v) ? nb::cast<Tensor>(v) : value_tensor(v, t);
+          return recorded_in_place(s, "fill_", [&](const Tensor& x) {
+            return masked_fill(x, ones_like(x).to(DType::Bool), value.to(x.dtype()));
+          });
+        }
         t.fill_(nb::isinstance<Tensor>(v) ? nb::cast<Tensor>(v).detach().to(DType::Float64).item<double>() : number(v, "value"));
         return nb::borrow(s);
       }, "value"_a)
       .def("copy_", [](nb::handle s, const Tensor& src, bool) {
         Tensor& t = nb::cast<Tensor&>(s);
-        check_inplace(t, "copy_");
+        if (records_history(t))  // src's values (and gradient); none to the old values
+          return recorded_in_place(s, "copy_", [&](const Tensor& x) {
+            return add(masked_fill(x, ones_like(x).to(DType::Bool), 0.0), src.to(x.device(), x.dtype()));
+          });
         {
           nb::gil_scoped_release u;
           t.copy_(src);
@@ -876,18 +911,25 @@ void register_tensor_api(nb::module_& m, nb::class_<Tensor>& cls) {
         return nb::borrow(s);
       }, "src"_a, "non_blocking"_a = false)
       .def("clamp_", [](nb::handle s, nb::handle lo, nb::handle hi) {
-        check_inplace(nb::cast<Tensor&>(s), "clamp_");
+        if (records_history(nb::cast<Tensor&>(s))) {
+          const auto lo_v = opt_number(lo, "min"), hi_v = opt_number(hi, "max");
+          return recorded_in_place(s, "clamp_", [&](const Tensor& v) { return clamp(v, lo_v, hi_v); });
+        }
         nb::cast<Tensor&>(s).clamp_(opt_number(lo, "min"), opt_number(hi, "max"));
         return nb::borrow(s);
       }, "min"_a = nb::none(), "max"_a = nb::none())
       .def("relu_", [](nb::handle s) {
-        check_inplace(nb::cast<Tensor&>(s), "relu_");
+        if (records_history(nb::cast<Tensor&>(s)))
+          return recorded_in_place(s, "relu_", [](const Tensor& v) { return relu(v); });
         nb::cast<Tensor&>(s).relu_();
         return nb::borrow(s);
       })
       .def("masked_fill_", [](nb::handle s, const Tensor& mask, nb::handle v) {
         Tensor& t = nb::cast<Tensor&>(s);
-        check_inplace(t, "masked_fill_");
+        if (records_history(t)) {
+          const Tensor value = value_tensor(v, t).to(t.dtype());
+          return recorded_in_place(s, "masked_fill_", [&](const Tensor& x) { return masked_fill(x, mask, value); });
+        }
         t.masked_fill_(mask, value_tensor(v, t).to(t.dtype()));
         return nb::borrow(s);
       }, "mask"_a, "value"_a)

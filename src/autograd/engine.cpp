@@ -133,7 +133,7 @@ void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads
 }
 
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs, bool retain_graph) {
+                         const std::vector<Tensor>& grad_outputs, bool retain_graph, bool unused_undefined) {
   std::vector<Edge> roots;
   std::vector<Tensor> seeds;
   for (size_t i = 0; i < outputs.size(); ++i) {
@@ -155,8 +155,9 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   }
   std::vector<Tensor> result(inputs.size());
   run_backward(roots, seeds, retain_graph, &capture, &result);
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (!result[i].defined()) result[i] = zeros_like(inputs[i]);
+  if (!unused_undefined)
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (!result[i].defined()) result[i] = zeros_like(inputs[i]);
   return result;
 }
 

@@ -53,6 +53,12 @@ void cuda_synchronize(int device) {
   r->synchronize(device);
 }
 
+int cuda_cudnn_version() {
+  const CudaRuntime* r = cuda_runtime();
+  // Without a usable device nothing would run on cuDNN: it is not loaded just to be asked.
+  return r && r->device_count() > 0 ? r->cudnn_version() : 0;
+}
+
 CpuLibraryFacts cpu_library_facts() {
   ensure_backends();
   const CpuLibraryQuery query = registered_cpu_libraries();
@@ -73,6 +79,8 @@ std::string device_name(int device) {
   return cuda_device_arch(device).name;
 }
 void device_synchronize(int device) { cuda_synchronize(device); }
+int cuda_version() { return cuda_runtime_version(); }
+int cudnn_version() { return cuda_cudnn_version(); }
 double time_ms(int device, const std::function<void()>& fn, int reps) { return cuda_time_ms(device, fn, reps); }
 CopyBandwidth copy_bandwidth(int device, size_t bytes, const TimingPlan& plan) {
   return cuda_copy_bandwidth(device, bytes, plan);

@@ -29,6 +29,9 @@ double cuda_time_ms(int device, const std::function<void()>& fn, int reps);
 CopyBandwidth cuda_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
 // Waits for the work queued on cuda:device. Throws DeviceError without CUDA or that device.
 void cuda_synchronize(int device);
+// The cuDNN version this process loads (91200 for 9.12.0), loading it on first ask; 0 without a
+// usable CUDA device, in a build without cuDNN, or when none loads. Never throws.
+int cuda_cudnn_version();
 // What the CPU backend's libraries report (oneDNN's effective ISA and version, OpenBLAS's build).
 CpuLibraryFacts cpu_library_facts();
 }  // namespace ember

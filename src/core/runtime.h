@@ -29,6 +29,7 @@ struct CudaRuntime {
   double (*time_ms)(int device, const std::function<void()>& fn, int reps) = nullptr;
   CopyBandwidth (*copy_bandwidth)(int device, size_t bytes, const TimingPlan& plan) = nullptr;
   void (*synchronize)(int device) = nullptr;
+  int (*cudnn_version)() = nullptr;
 };
 void register_cuda_runtime(const CudaRuntime& runtime);
 // Null unless the CUDA backend has registered (a CPU-only build never does).

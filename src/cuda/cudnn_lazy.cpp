@@ -3,6 +3,8 @@
 // entry points ember calls are defined here as forwarders to dlsym'ed functions of libcudnn.so.9
 // (LazyLibrary, cuda/lazy_library.h), compiled with hidden visibility so a program that links
 // cuDNN itself keeps its own. A missing cuDNN is a CudaError naming what was tried and the fix.
+#include "cuda/runtime.h"
+
 #ifdef EMBER_WITH_CUDNN  // defined only for the files that use cuDNN (see CMakeLists.txt)
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -94,5 +96,25 @@ F(S, cudnnConvolutionBackwardFilter,
   (h, alpha, xd, x, dyd, dy, conv, algo, ws, ws_bytes, beta, dwd, dw))
 }
 #undef F
+
+namespace ember::cuda {
+// torch.backends.cudnn.version()'s answer: the cuDNN this process loads, loaded now if it was not
+// yet (as the first convolution would); 0 when none loads. cudnnGetVersion is asked by name so a
+// library of another major still answers.
+int runtime_cudnn_version() {
+  try {
+    using Fn = size_t (*)();
+    return static_cast<int>(reinterpret_cast<Fn>(cudnn().symbol("cudnnGetVersion"))());
+  } catch (const Error&) {
+    return 0;
+  }
+}
+}  // namespace ember::cuda
+
+#else  // a build without cuDNN's headers loads none
+
+namespace ember::cuda {
+int runtime_cudnn_version() { return 0; }
+}  // namespace ember::cuda
 
 #endif  // EMBER_WITH_CUDNN

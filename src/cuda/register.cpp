@@ -50,6 +50,7 @@ void register_kernels() {
                          .device_arch = runtime_device_arch,
                          .time_ms = runtime_time_ms,
                          .copy_bandwidth = runtime_copy_bandwidth,
-                         .synchronize = runtime_synchronize});
+                         .synchronize = runtime_synchronize,
+                         .cudnn_version = runtime_cudnn_version});
 }
 }  // namespace ember::cuda

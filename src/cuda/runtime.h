@@ -17,4 +17,7 @@ double runtime_time_ms(int device, const std::function<void()>& fn, int reps);
 CopyBandwidth runtime_copy_bandwidth(int device, size_t bytes, const TimingPlan& plan);
 // Waits for all the work queued on cuda:device (cudaDeviceSynchronize).
 void runtime_synchronize(int device);
+// The cuDNN this process loads (cudnnGetVersion: 91200 for 9.12.0), loading it on first ask; 0 when
+// none loads or the build has no cuDNN (cudnn_lazy.cpp).
+int runtime_cudnn_version();
 }  // namespace ember::cuda

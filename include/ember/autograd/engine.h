@@ -13,8 +13,11 @@ namespace ember::autograd {
 // leaf that requires grad.
 void backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& grads, bool retain_graph);
 
-// Gradients of `outputs` w.r.t. `inputs` without touching .grad (used by gradient checks).
+// Gradients of `outputs` w.r.t. `inputs` without touching .grad (used by gradient checks). An input
+// no gradient reaches gets zeros, or an undefined Tensor with `unused_undefined` (what Python's
+// torch.autograd.grad(allow_unused=True) returns as None, and refuses without it).
 std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
-                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false);
+                         const std::vector<Tensor>& grad_outputs = {}, bool retain_graph = false,
+                         bool unused_undefined = false);
 
 }  // namespace ember::autograd

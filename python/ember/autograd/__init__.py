@@ -2,9 +2,9 @@
 ``grad``, ``backward``, ``Function``, ``Variable``, ``gradcheck`` and the grad modes.
 
 The engine ADDS into ``.grad`` of every leaf that requires grad (as PyTorch); it runs with the GIL
-released, re-taking it only for a Python ``Function``'s backward. Not in ember: ``create_graph=True``
-(double backward) raises NotImplementedError; ``grad(..., allow_unused=True)`` gives zeros, not None,
-for an input the outputs do not depend on.
+released, re-taking it only for a Python ``Function``'s backward. ``grad(..., allow_unused=True)``
+gives None for an input the outputs do not depend on (without it, PyTorch's error). Not in ember:
+``create_graph=True`` (double backward) raises NotImplementedError (see _no_double_backward).
 """
 
 from __future__ import annotations
@@ -32,6 +32,11 @@ def _as_list(x) -> list:
 
 
 def _no_double_backward(create_graph: bool) -> None:
+    # What the engine lacks (src/autograd/engine.cpp): backward runs under NoGradGuard; tensors saved
+    # for backward are kept detached (SavedTensor), so a gradient carries no link to the inputs it was
+    # computed from; and several backward formulas call kernels directly (activations, pooling, norms,
+    # losses, convolutions), which record nothing. Turning grad mode on would give silently wrong
+    # second derivatives, so the request is refused.
     if create_graph:
         raise NotImplementedError("create_graph=True: ember records no graph of the backward pass (no double "
                                   "backward, gradgradcheck) yet")
@@ -65,7 +70,16 @@ def grad(outputs: _TensorOrTensors, inputs: _TensorOrTensors, grad_outputs: Opti
     for i, t in enumerate(ins):
         if not t.requires_grad:
             raise AutogradError(f"One of the differentiated Tensors (input {i}) does not require grad")
-    return tuple(_core._autograd.grad(outs, ins, seeds, bool(retain_graph)))
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+                         "allow_unused=False.")
+    grads = _core._autograd.grad(outs, ins, seeds, bool(retain_graph))
+    if materialize_grads:
+        return tuple(g if g is not None else _core.zeros_like(t) for g, t in zip(grads, ins))
+    if not allow_unused and any(g is None for g in grads):
+        raise AutogradError("One of the differentiated Tensors appears to not have been used in the graph. Set "
+                            "allow_unused=True if this is the desired behavior.")
+    return tuple(grads)
 
 
 def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tensor:  # noqa: N802 - PyTorch's name
@@ -76,3 +90,12 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tenso
     if requires_grad:
         data.requires_grad_(True)
     return data
+
+
+def __getattr__(name: str):
+    """A name of torch.autograd ember does not have: ember.MissingTorchFunctionError (a
+    NotImplementedError and an AttributeError) naming it; other unknown names AttributeError."""
+    from .. import errors
+    from .._torch_api import TORCH_AUTOGRAD
+
+    raise errors._missing(__name__, name, TORCH_AUTOGRAD)
