@@ -139,7 +139,9 @@ class ToTree {
     const uint32_t index = push({kind, 0, 0, {}, {}});
     memo_.emplace(h.ptr(), index);
     std::vector<uint32_t> items;
-    for (auto [k, value] : nb::borrow<nb::dict>(h)) {
+    // items(), not the dict's own order: an OrderedDict's move_to_end reorders only its items().
+    for (nb::handle kv : h.attr("items")()) {
+      const nb::handle k(PyTuple_GET_ITEM(kv.ptr(), 0)), value(PyTuple_GET_ITEM(kv.ptr(), 1));
       std::string key_path = path + "[" + nb::cast<std::string>(nb::repr(k)) + "]";
       items.push_back(add(k, key_path + " (its key)", depth + 1));
       items.push_back(add(value, key_path, depth + 1));

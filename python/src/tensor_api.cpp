@@ -129,6 +129,7 @@ void check_inplace(const Tensor& t, const char* op) {
 // `fn(value)` written into t as a recorded in-place change (records_history(t) holds), GIL released.
 nb::object recorded_in_place(nb::handle self_h, const char* op, const std::function<Tensor(const Tensor&)>& fn) {
   Tensor& self = nb::cast<Tensor&>(self_h);
+  if (self.is_leaf()) check_inplace(self, op);  // PyTorch's words, the hint in Python's terms
   {
     nb::gil_scoped_release unlocked;
     in_place_with_history(self, fn, op);

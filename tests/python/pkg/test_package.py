@@ -1,5 +1,6 @@
 """The doctor, the devices, a trained model's predict and export, its weights in PyTorch."""
 
+import collections
 import gc
 import json
 
@@ -57,6 +58,18 @@ def trained(tmp_path_factory, tiny_data):
     ember.fit(model="lenet5", epochs=1, batch_size=32, threads=1, workers=0, seed=1, precision="fp32",
               data_dir=str(tiny_data), run_dir=str(run_dir))
     return run_dir
+
+
+def test_load_of_a_run_is_load_run_with_a_deprecation_warning(trained, tmp_path):
+    with pytest.warns(DeprecationWarning, match=r"ember\.load_run"):
+        model = ember.load(trained)
+    assert isinstance(model, ember.Model) and model.input_shape == (1, 28, 28)
+    with pytest.warns(DeprecationWarning):
+        assert ember.load(trained, checkpoint="last").epoch == ember.load_run(trained, checkpoint="last").epoch
+    # The run's export as torch.save's file is a torch.save file: ember.load reads it as torch.load does.
+    pt = ember.load_run(trained).export(tmp_path / "model.pt")
+    sd = ember.load(pt)
+    assert isinstance(sd, collections.OrderedDict) and sd["conv1.weight"].shape[0] > 0
 
 
 def test_load_predict_and_export(trained, tmp_path):

@@ -106,8 +106,9 @@ def test_state_dict_optimizer_state_and_checkpoint_round_trip(tmp_path):
     sd, osd = a_state_dict(), an_optimizer_state()
     for obj in (sd, osd, {"epoch": 3, "model": sd, "optimizer": osd}):
         same(round_trip(obj, tmp_path), obj)
+    sd.move_to_end("fc1.weight")  # an OrderedDict's order is its items()', not its dict's
     back = round_trip(sd, tmp_path)
-    assert isinstance(back, collections.OrderedDict) and list(back) == list(sd)
+    assert isinstance(back, collections.OrderedDict) and list(back) == list(sd) and list(back)[-1] == "fc1.weight"
     back = round_trip(osd, tmp_path)
     assert type(back["param_groups"][0]["betas"]) is tuple and list(back["state"]) == [0, 1]
 
