@@ -15,7 +15,8 @@ from ._core import Device
 
 __all__ = ["is_available", "device_count", "unavailable_reason", "get_device_name", "current_device",
            "synchronize", "memory_allocated", "max_memory_allocated", "empty_cache", "manual_seed",
-           "manual_seed_all", "set_device", "is_initialized"]
+           "manual_seed_all", "set_device", "is_initialized", "memory_reserved", "reset_peak_memory_stats",
+           "is_bf16_supported"]
 
 is_available = _core.cuda.is_available
 device_count = _core.cuda.device_count
@@ -97,3 +98,21 @@ def manual_seed(seed: int) -> None:
 
 
 manual_seed_all = manual_seed
+
+
+def memory_reserved(device: Union[int, str, Device, None] = None) -> int:
+    """Bytes ember's allocator holds on the device: the tensors' blocks and its cache of free ones
+    (0 without a GPU)."""
+    return int(_core._memory_reserved(_index(device))) if is_available() else 0
+
+
+def reset_peak_memory_stats(device: Union[int, str, Device, None] = None) -> None:
+    """Starts max_memory_allocated() again from what is allocated now."""
+    if is_available():
+        _core._reset_peak_memory(_index(device))
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    """Whether the current device runs bfloat16 natively (sm_80 and newer): ember never emulates it,
+    so including_emulation changes nothing. False without a GPU."""
+    return bool(_core._bf16_supported(_current)) if is_available() else False

@@ -10,6 +10,7 @@
 
 #include "bindings.h"
 #include "ember/autocast.h"
+#include "ember/core/memory.h"
 #include "ember/cuda.h"
 
 namespace ember::python {
@@ -57,6 +58,13 @@ void register_runtime(nb::module_& m) {
            }, "device_type"_a, "dtype"_a, "enabled"_a)
       .def("enter", &AutocastScope::enter)
       .def("exit", &AutocastScope::exit);
+  m.def("_memory_reserved", [](int device) {
+        const MemoryUsage u = memory_usage(Device::cuda(device));
+        return u.live + u.cached;
+      }, "device"_a, "Bytes the allocator holds on cuda:device: tensors' blocks and its cache (ember.cuda.memory_reserved).");
+  m.def("_reset_peak_memory", [](int device) { reset_peak_memory(Device::cuda(device)); }, "device"_a);
+  m.def("_bf16_supported", [](int device) { return bf16_support(Device::cuda(device)).native; }, "device"_a,
+        "Whether cuda:device runs bfloat16 natively (sm_80+), as ember's autocast and --precision bf16 need.");
   m.def("_is_autocast_enabled", [](const std::string& device) { return autocast::is_enabled(autocast_device(device)); },
         "device_type"_a);
   m.def("_autocast_dtype", [](const std::string& device) { return dtype_object(autocast::dtype(autocast_device(device))); },

@@ -70,8 +70,11 @@ def test_cuda_seeding_and_memory():
     ember.manual_seed(7)
     assert np.array_equal(np.asarray(a), np.asarray(ember.rand(3)))
     assert isinstance(ember.cuda.memory_allocated(), int)
+    ember.cuda.reset_peak_memory_stats()
+    assert ember.cuda.memory_reserved() >= ember.cuda.memory_allocated()
     if not ember.cuda.is_available():
         assert ember.cuda.memory_allocated() == 0 and ember.cuda.max_memory_allocated() == 0
+        assert ember.cuda.memory_reserved() == 0 and ember.cuda.is_bf16_supported() is False
 
 
 def test_the_mnist_examples_top_level_calls(tmp_path):
