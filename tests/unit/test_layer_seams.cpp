@@ -113,6 +113,10 @@ TEST(BackendRuntime, CudaQueriesAnswerFromTheRegisteredRuntime) {
   EXPECT_THROW(cuda_time_ms(0, [] {}, 1), DeviceError);
 #endif
   EXPECT_EQ(ember::cuda::device_count(), cuda_device_count());
+  // The public forms Python's ember.version.cuda and ember.backends.cudnn.version() read.
+  EXPECT_EQ(ember::cuda::cuda_version(), cuda_runtime_version());
+  EXPECT_EQ(ember::cuda::cudnn_version(), cuda_cudnn_version());
+  if (cuda_device_count() == 0) EXPECT_EQ(ember::cuda::cudnn_version(), 0) << "no device: cuDNN is not loaded to be asked";
   EXPECT_EQ(Device::best(), cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu());
   if (cuda_device_count() == 0) EXPECT_EQ(cuda_device_arch(0).major, 0);
 }
