@@ -37,6 +37,8 @@ void check_device_usable(Device d);
 Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DType> dtype);
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
+// functional.cpp: ember._core._nn, the ops of ember.nn.functional, ember.nn.init and ember.nn.utils
+void register_functional(nb::module_& m);
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's
