@@ -13,7 +13,7 @@ import builtins as _builtins
 
 __all__ = [
     "Error", "ShapeError", "DTypeError", "DeviceError", "ValueError", "IndexError", "AutogradError", "DataError",
-    "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "InternalError",
+    "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "NotInEmberError", "InternalError",
     "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError",
 ]
 
@@ -76,6 +76,12 @@ class OutOfMemoryError(Error, _builtins.MemoryError):
 
 class NotImplementedError(Error, _builtins.NotImplementedError):  # noqa: A001
     """An operation without a kernel for this device or dtype."""
+
+
+class NotInEmberError(NotImplementedError, _builtins.AttributeError):
+    """A PyTorch name ember does not have yet (``ember.nn.LSTM``): a NotImplementedError saying so,
+    and an AttributeError, so that ``hasattr(ember.nn, "LSTM")`` is False and a program that probes
+    for a feature before using it takes its other branch, as it would on an older PyTorch."""
 
 
 class InternalError(Error):

@@ -7,7 +7,7 @@ from .modules import *  # noqa: F401,F403
 from . import modules as _modules
 from .modules.module import Module
 from .parameter import Buffer, Parameter
-from ..errors import NotImplementedError as _NotImplemented
+from ..errors import NotInEmberError as _NotInEmber
 
 __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils"] + sorted(
     n for n, v in vars(_modules).items() if isinstance(v, type) and not n.startswith("_"))
@@ -37,6 +37,6 @@ _TORCH_ONLY = frozenset([
 
 def __getattr__(name: str):
     if name in _TORCH_ONLY:
-        raise _NotImplemented(f"torch.nn.{name} is not implemented in ember yet; ember.nn.__all__ lists the layers "
+        raise _NotInEmber(f"torch.nn.{name} is not implemented in ember yet; ember.nn.__all__ lists the layers "
                               "ember has (docs/python.md)")
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

@@ -20,6 +20,7 @@ from .. import _core
 from .._core import Tensor
 from ..autograd import is_grad_enabled
 from ..errors import NotImplementedError as _NotImplemented
+from ..errors import NotInEmberError as _NotInEmber
 from ..errors import ValueError as _ValueError
 
 _C = _core._nn
@@ -507,6 +508,6 @@ _TORCH_ONLY = frozenset([
 
 def __getattr__(name: str):
     if name in _TORCH_ONLY:
-        raise _NotImplemented(f"torch.nn.functional.{name} is not implemented in ember yet; "
+        raise _NotInEmber(f"torch.nn.functional.{name} is not implemented in ember yet; "
                               f"ember.nn.functional.__all__ lists the functions ember has (docs/python.md)")
     raise AttributeError(f"module 'ember.nn.functional' has no attribute '{name}'")
