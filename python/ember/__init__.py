@@ -29,6 +29,7 @@ from . import _tensor, cuda, autograd
 from ._tensor import *  # noqa: F401,F403 - tensor, as_tensor, randint, ..., Size
 from ._torch_names import *  # noqa: F401,F403 - PyTorch's top-level names (zeros, exp, float32, no_grad, ...)
 from ._torch_names import __all__ as _torch_all
+from . import optim  # ember.optim, ember.optim.lr_scheduler: torch.optim's API on the library's updates
 
 __version__ = _core.__version__
 
@@ -41,6 +42,7 @@ __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
     "Prediction", "errors", "autograd",
 ] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
+__all__.append("optim")
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:

@@ -37,6 +37,7 @@ void check_device_usable(Device d);
 Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DType> dtype);
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
+void register_optim(nb::module_& m);   // optim.cpp: ember._core.optim, the updates and schedules of ember.optim
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's
