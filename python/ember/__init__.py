@@ -31,6 +31,7 @@ from ._torch_names import *  # noqa: F401,F403 - PyTorch's top-level names (zero
 from ._torch_names import __all__ as _torch_all
 # ember.nn (issue 46): torch.nn's Module, layers, functional, init and utils
 from . import nn
+from . import optim  # ember.optim, ember.optim.lr_scheduler: torch.optim's API on the library's updates
 
 __version__ = _core.__version__
 
@@ -42,7 +43,7 @@ import builtins as _builtins
 __all__ = [
     "Device", "Tensor", "cuda", "from_dlpack", "from_numpy", "doctor", "fit", "FitResult", "load", "Model",
     "Prediction", "errors", "autograd",
-] + ["nn"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
+] + ["nn", "optim"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:

@@ -39,6 +39,7 @@ void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
 // functional.cpp: ember._core._nn, the ops of ember.nn.functional, ember.nn.init and ember.nn.utils
 void register_functional(nb::module_& m);
+void register_optim(nb::module_& m);   // optim.cpp: ember._core.optim, the updates and schedules of ember.optim
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's

@@ -42,6 +42,7 @@ NB_MODULE(_core, m) {
   register_fit(m);
   register_model(m);
   register_functional(m);
+  register_optim(m);
   m.def("_doctor_json", &doctor_json, nb::arg("audit_python") = true, nb::arg("pythons") = std::vector<std::string>{},
         nb::arg("python_timeout") = 60, "`ember doctor --json`'s report (ember.doctor() parses it).");
 
