@@ -10,7 +10,7 @@ from .parameter import Buffer, Parameter
 from ..errors import NotInEmberError as _NotInEmber
 
 __all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils"] + sorted(
-    n for n, v in vars(_modules).items() if isinstance(v, type) and not n.startswith("_"))
+    n for n, v in vars(_modules).items() if isinstance(v, type) and not n.startswith("_") and n != "Module")
 
 # torch.nn's public names in PyTorch 2.15 that ember lacks: each raises NotImplementedError naming it.
 _TORCH_ONLY = frozenset([
