@@ -43,7 +43,7 @@ with open(out, "w") as f:
     f.write(f'''"""PyTorch's public callables (torch {torch.__version__.split("+")[0]}: dir(torch) and dir(torch.autograd),
 functions and classes, no modules or constants), written by scripts/make-torch-api-names.py. ember's
 module __getattr__ (ember/__init__.py, ember/autograd/__init__.py) answers a name on these lists
-that ember does not have with ember.MissingTorchFunctionError, any other unknown name with
+that ember does not have with ember.NotInEmberError, any other unknown name with
 AttributeError."""
 
 TORCH = {literal(public_callables(torch))}

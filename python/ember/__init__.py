@@ -32,6 +32,9 @@ from . import _tensor, cuda, autograd
 from ._tensor import *  # noqa: F401,F403 - tensor, as_tensor, randint, ..., Size
 from ._torch_names import *  # noqa: F401,F403 - PyTorch's top-level names (zeros, exp, float32, no_grad, ...)
 from ._torch_names import __all__ as _torch_all
+# ember.nn (issue 46): torch.nn's Module, layers, functional, init and utils
+from . import nn
+from . import optim  # ember.optim, ember.optim.lr_scheduler: torch.optim's API on the library's updates
 
 __version__ = _core.__version__
 
@@ -45,7 +48,7 @@ __all__ = [
     "Prediction", "errors", "autograd",
     "load_run", "save",
     "accelerator", "backends", "version", "autocast", "get_autocast_dtype", "is_autocast_enabled",
-] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
+] + ["nn", "optim"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
@@ -137,7 +140,7 @@ def __dir__() -> List[str]:
 
 def __getattr__(name: str):
     """A name ember does not have: NotImplementedError naming PyTorch's function when torch has one
-    by that name (ember.MissingTorchFunctionError, also an AttributeError), else AttributeError."""
+    by that name (ember.NotInEmberError, also an AttributeError), else AttributeError."""
     from ._torch_api import TORCH
 
     raise errors._missing(__name__, name, TORCH)

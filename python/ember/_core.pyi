@@ -615,3 +615,8 @@ def from_dlpack(x: object) -> Tensor:
     """
     An ember.Tensor sharing the data of any DLPack producer (a PyTorch tensor, a NumPy array, a capsule), on its device, with its dtype and strides; the source lives as long as the tensor.
     """
+
+# ember._core._nn (python/src/functional.cpp): the C++ ops behind ember.nn.functional, ember.nn.init and
+# ember.nn.utils; python/ember/nn/ gives them PyTorch's signatures.
+from typing import Any as _Any
+_nn: _Any

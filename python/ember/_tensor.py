@@ -377,6 +377,68 @@ def _clip_(self, min=None, max=None):
     return self.clamp_(min, max)
 
 
+def _deepcopy(self: Tensor, memo):
+    """copy.deepcopy(t): a leaf's values, requires_grad and .grad copied (PyTorch refuses a tensor
+    made by an op that autograd recorded, and so does ember)."""
+    if id(self) in memo:
+        return memo[id(self)]
+    if self.requires_grad and not self.is_leaf:
+        raise AutogradError("Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+                            "protocol at the moment. If you were attempting to deepcopy a module, this may be "
+                            "because of a torch.nn.utils.weight_norm usage, see "
+                            "https://github.com/pytorch/pytorch/pull/103001")
+    with _core_no_grad():
+        result = self.clone()
+    if self.requires_grad:
+        result.requires_grad_(True)
+    memo[id(self)] = result
+    if self.grad is not None:
+        result.grad = _deepcopy(self.grad, memo)
+    return result
+
+
+def _reduce_ex(self: Tensor, protocol):
+    """pickle.dumps(t) (and so DataLoader worker processes, multiprocessing queues): the values by
+    way of NumPy (bfloat16 through float32, exactly), the dtype, the device and requires_grad."""
+    if self.requires_grad and not self.is_leaf:
+        raise AutogradError("Can't pickle a tensor that requires grad and is not a leaf: pickle t.detach() instead")
+    values = self.detach().cpu()
+    if values.dtype == _core.bfloat16:
+        values = values.float()
+    return (_rebuild_tensor, (values.numpy().copy(), str(self.dtype).split(".")[-1], str(self.device),
+                              self.requires_grad))
+
+
+def _rebuild_tensor(array, dtype_name: str, device: str, requires_grad: bool) -> Tensor:
+    t = _core.from_numpy(_np.ascontiguousarray(array)).to(getattr(_core, dtype_name))
+    if device != "cpu":
+        t = t.to(device)
+    return t.requires_grad_(requires_grad) if requires_grad else t
+
+
+def _softmax(self: Tensor, dim, dtype=None) -> Tensor:
+    from .nn import functional as F  # ember.nn imports this module: looked up when called
+    return F.softmax(self, dim, dtype=dtype)
+
+
+def _log_softmax(self: Tensor, dim, dtype=None) -> Tensor:
+    from .nn import functional as F
+    return F.log_softmax(self, dim, dtype=dtype)
+
+
+class _core_no_grad:
+    def __enter__(self):
+        self.was = _core._autograd.is_grad_enabled()
+        _core._autograd.set_grad_enabled(False)
+
+    def __exit__(self, *exc):
+        _core._autograd.set_grad_enabled(self.was)
+
+
+Tensor.__deepcopy__ = _deepcopy
+Tensor.__reduce_ex__ = _reduce_ex
+Tensor.softmax = _softmax
+Tensor.log_softmax = _log_softmax
 Tensor.to = _to
 Tensor.__getitem__ = _getitem
 Tensor.__setitem__ = _setitem

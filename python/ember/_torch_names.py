@@ -67,7 +67,7 @@ _METHODS_AS_FUNCTIONS = [
     "divide", "true_divide", "floor_divide", "remainder", "fmod", "pow", "maximum", "minimum", "matmul", "mm", "bmm",
     "eq", "ne", "lt", "le", "gt", "ge", "greater", "less", "equal", "allclose", "logical_and", "logical_or",
     "logical_xor", "logical_not", "bitwise_not", "bitwise_and", "bitwise_or", "bitwise_xor", "detach", "clone",
-    "ravel",
+    "ravel", "softmax", "log_softmax",
 ]
 for _name in _METHODS_AS_FUNCTIONS:
     globals()[_name] = _function(_name)

@@ -14,9 +14,9 @@ import pickle as _pickle
 
 __all__ = [
     "Error", "ShapeError", "DTypeError", "DeviceError", "ValueError", "IndexError", "AutogradError", "DataError",
-    "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "InternalError",
+    "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "NotInEmberError", "InternalError",
     "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError", "UnpicklingError",
-    "ForbiddenGlobalError", "MissingTorchFunctionError",
+    "ForbiddenGlobalError",
 ]
 
 
@@ -80,6 +80,12 @@ class NotImplementedError(Error, _builtins.NotImplementedError):  # noqa: A001
     """An operation without a kernel for this device or dtype."""
 
 
+class NotInEmberError(NotImplementedError, _builtins.AttributeError):
+    """A PyTorch name ember does not have yet (``ember.nn.LSTM``): a NotImplementedError saying so,
+    and an AttributeError, so that ``hasattr(ember.nn, "LSTM")`` is False and a program that probes
+    for a feature before using it takes its other branch, as it would on an older PyTorch."""
+
+
 class InternalError(Error):
     """A bug in ember: please report it."""
 
@@ -117,19 +123,12 @@ class ForbiddenGlobalError(UnpicklingError):
     global_name: str = ""
 
 
-class MissingTorchFunctionError(NotImplementedError, _builtins.AttributeError):
-    """A PyTorch function or class ember does not have yet (``ember.fft_rfft``...): a
-    NotImplementedError naming it, and an AttributeError too, so ``hasattr(ember, name)`` is False
-    and ``from ember import name`` falls back to a submodule, as for any missing attribute."""
-
-
 def _missing(module: str, name: str, known) -> _builtins.AttributeError:
-    """What a module's __getattr__ raises for `name`: MissingTorchFunctionError when PyTorch's
-    `module` has that callable (`known`, python/ember/_torch_api.py), else AttributeError."""
+    """What a module's __getattr__ raises for `name`: NotInEmberError when PyTorch's `module` has that
+    callable (`known`, python/ember/_torch_api.py), else AttributeError."""
     torch_module = "torch" + module[len("ember"):]
     if name in known:
-        return MissingTorchFunctionError(f"{torch_module}.{name} is not implemented in ember yet (docs/python.md "
-                                         "lists what is)",
-                                         "write it with the tensor operations ember has, or run this part in PyTorch "
-                                         "(ember.Tensor and torch tensors share memory through DLPack)")
+        return NotInEmberError(f"{torch_module}.{name} is not implemented in ember yet (docs/python.md lists what is)",
+                               "write it with the tensor operations ember has, or run this part in PyTorch "
+                               "(ember.Tensor and torch tensors share memory through DLPack)")
     return _builtins.AttributeError(f"module '{module}' has no attribute '{name}'")

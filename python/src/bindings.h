@@ -37,6 +37,9 @@ void check_device_usable(Device d);
 Tensor convert(const Tensor& t, std::optional<Device> device, std::optional<DType> dtype);
 void register_fit(nb::module_& m);     // fit.cpp: ember.fit
 void register_model(nb::module_& m);   // model.cpp: ember.load, predict, export
+// functional.cpp: ember._core._nn, the ops of ember.nn.functional, ember.nn.init and ember.nn.utils
+void register_functional(nb::module_& m);
+void register_optim(nb::module_& m);   // optim.cpp: ember._core.optim, the updates and schedules of ember.optim
 void register_serialization(nb::module_& m);  // serialization.cpp: ember.save / ember.load (torch.save files)
 void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudnn.version(), ember.autocast
 

@@ -41,6 +41,8 @@ NB_MODULE(_core, m) {
   register_autograd(m);
   register_fit(m);
   register_model(m);
+  register_functional(m);
+  register_optim(m);
   register_serialization(m);
   register_runtime(m);
   m.def("_doctor_json", &doctor_json, nb::arg("audit_python") = true, nb::arg("pythons") = std::vector<std::string>{},

@@ -2,16 +2,39 @@
 // as in-place ops.
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "ember/optim/functional.h"
 #include "ember/optim/optimizer.h"
 #include "ops/optim_step.h"
+#include "optim/step_lists.h"
 
 namespace ember::optim {
 
-namespace {
-std::vector<ParamGroupSpec> one_group(std::vector<Tensor> params) { return {ParamGroupSpec{.params = std::move(params)}}; }
-}  // namespace
+void adadelta_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                   const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& acc_deltas,
+                   const AdadeltaSettings& s) {
+  check_step_lists("adadelta_step", params.size(),
+                   {{"grads", grads.size()}, {"square_avgs", square_avgs.size()}, {"acc_deltas", acc_deltas.size()}});
+  for (size_t i = 0; i < params.size(); ++i) {
+    Tensor p = params[i], sq = square_avgs[i], acc = acc_deltas[i];
+    EMBER_CHECK(sq.defined() && acc.defined(), ValueError, "adadelta_step: parameter ", i,
+                " has an undefined state buffer (create them as zeros_like(param))");
+    const kernels::AdadeltaStepParams k{.lr = s.lr, .rho = s.rho, .eps = s.eps, .weight_decay = s.weight_decay,
+                                        .maximize = s.maximize};
+    if (s.fused && fused::can_adadelta_step(p, grads[i], {&sq, &acc})) {
+      fused::adadelta_step(p, grads[i], sq, acc, k);
+      continue;
+    }
+    // The reference path: the kernel's arithmetic (kernels/optim_update.h) as in-place ops.
+    Tensor g = s.maximize ? neg(grads[i]) : grads[i];
+    if (k.weight_decay != 0.0) g = add(g, p, k.weight_decay);
+    sq.mul_(s.rho).add_(mul(mul(g, 1.0 - s.rho), g));
+    Tensor delta = mul(div(sqrt(add(acc, s.eps)), sqrt(add(sq, s.eps))), g);
+    acc.mul_(s.rho).add_(mul(mul(delta, 1.0 - s.rho), delta));
+    p.add_(delta, -s.lr);
+  }
+}
 
-Adadelta::Adadelta(std::vector<Tensor> params, AdadeltaOptions opt) : Adadelta(one_group(std::move(params)), opt) {}
+Adadelta::Adadelta(std::vector<Tensor> params, AdadeltaOptions opt) : Adadelta(single_group(std::move(params)), opt) {}
 Adadelta::Adadelta(std::vector<ParamGroupSpec> groups, AdadeltaOptions opt)
     : Optimizer("Adadelta", std::move(groups), opt.lr, opt.weight_decay), opt_(opt) {
   EMBER_CHECK(opt.rho >= 0.0 && opt.rho <= 1.0, ValueError, "Adadelta: invalid rho: ", opt.rho, " (must be in [0, 1])");
@@ -19,35 +42,11 @@ Adadelta::Adadelta(std::vector<ParamGroupSpec> groups, AdadeltaOptions opt)
 }
 
 void Adadelta::step() {
-  NoGradGuard no_grad;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ParamGroup& group = groups_[gi];
-    for (size_t pi = 0; pi < group.params.size(); ++pi) {
-      Tensor& p = group.params[pi];
-      if (!p.grad().defined()) continue;
-      ParamState& st = state(gi, pi);
-      if (st.buffers.empty()) {
-        st.buffers["square_avg"] = zeros_like(p.detach());
-        st.buffers["acc_delta"] = zeros_like(p.detach());
-      }
-      Tensor& sq = st.buffers.at("square_avg");
-      Tensor& acc = st.buffers.at("acc_delta");
-      st.step += 1;
-      const kernels::AdadeltaStepParams params{.lr = group.lr, .rho = opt_.rho, .eps = opt_.eps,
-                                               .weight_decay = group.weight_decay, .maximize = opt_.maximize};
-      if (opt_.fused && fused::can_adadelta_step(p, p.grad(), {&sq, &acc})) {
-        fused::adadelta_step(p, p.grad(), sq, acc, params);
-        continue;
-      }
-      // The reference path: the kernel's arithmetic (kernels/optim_update.h) as in-place ops.
-      Tensor g = opt_.maximize ? neg(p.grad()) : p.grad();
-      if (params.weight_decay != 0.0) g = add(g, p, params.weight_decay);
-      sq.mul_(opt_.rho).add_(mul(mul(g, 1.0 - opt_.rho), g));
-      Tensor delta = mul(div(sqrt(add(acc, opt_.eps)), sqrt(add(sq, opt_.eps))), g);
-      acc.mul_(opt_.rho).add_(mul(mul(delta, 1.0 - opt_.rho), delta));
-      p.add_(delta, -group.lr);
-    }
-  }
+  step_groups([&](const GroupStep& b) {
+    adadelta_step(b.params, b.grads, b.buffers("square_avg", 0.0), b.buffers("acc_delta", 0.0),
+                  {.lr = b.group.lr, .rho = opt_.rho, .eps = opt_.eps, .weight_decay = b.group.weight_decay,
+                   .maximize = opt_.maximize, .fused = opt_.fused});
+  });
 }
 
 std::vector<std::pair<std::string, double>> Adadelta::options_list() const {

@@ -4,23 +4,73 @@
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "ember/optim/functional.h"
 #include "ember/optim/optimizer.h"
 #include "ops/optim_step.h"
+#include "optim/step_lists.h"
 
 namespace ember::optim {
 
 namespace {
-std::vector<ParamGroupSpec> one_group(std::vector<Tensor> params) {
-  return {ParamGroupSpec{.params = std::move(params)}};
-}
 AdamOptions resolved(AdamOptions o, bool decoupled) {
   if (!o.weight_decay) o.weight_decay = decoupled ? 1e-2 : 0.0;
   return o;
 }
+
+// The reference path: the kernel's arithmetic as in-place ops.
+void adam_reference(const Tensor& p_in, const Tensor& grad_in, const Tensor& exp_avg_in, const Tensor& exp_avg_sq_in,
+                    const Tensor& max_sq_in, int64_t step, const AdamSettings& s) {
+  Tensor p = p_in, exp_avg = exp_avg_in, exp_avg_sq = exp_avg_sq_in, max_sq = max_sq_in;
+  const double b1 = s.beta1, b2 = s.beta2;
+  Tensor grad = s.maximize ? neg(grad_in) : grad_in;
+  if (s.decoupled) {
+    p.mul_(1.0 - s.lr * s.weight_decay);
+  } else if (s.weight_decay != 0.0) {
+    grad = add(grad, p, s.weight_decay);
+  }
+  exp_avg.mul_(b1).add_(grad, 1.0 - b1);
+  exp_avg_sq.mul_(b2).add_(mul(grad, grad), 1.0 - b2);
+  const double bias_correction1 = 1.0 - std::pow(b1, double(step));
+  const double bias_correction2 = 1.0 - std::pow(b2, double(step));
+  const double step_size = s.lr / bias_correction1;
+  Tensor second = exp_avg_sq;
+  if (s.amsgrad) {
+    max_sq.copy_(maximum(max_sq, exp_avg_sq));
+    second = max_sq;
+  }
+  Tensor bc2_sqrt = scalar_tensor(std::sqrt(bias_correction2), {.dtype = p.dtype(), .device = p.device()});
+  Tensor denom = add(div(sqrt(second), bc2_sqrt), s.eps);
+  p.add_(div(exp_avg, denom), -step_size);
+}
 }  // namespace
 
+void adam_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& exp_avgs,
+               const std::vector<Tensor>& exp_avg_sqs, const std::vector<Tensor>& max_exp_avg_sqs,
+               const std::vector<int64_t>& steps, const AdamSettings& s) {
+  const size_t n = params.size();
+  check_step_lists("adam_step", n,
+                   {{"grads", grads.size()}, {"exp_avgs", exp_avgs.size()}, {"exp_avg_sqs", exp_avg_sqs.size()},
+                    {"steps", steps.size()}});
+  if (s.amsgrad) check_step_lists("adam_step", n, {{"max_exp_avg_sqs (amsgrad)", max_exp_avg_sqs.size()}});
+  Tensor none;
+  for (size_t i = 0; i < n; ++i) {
+    const Tensor& max_sq = s.amsgrad ? max_exp_avg_sqs[i] : none;
+    EMBER_CHECK(steps[i] >= 1, ValueError, "adam_step: parameter ", i, "'s step is ", steps[i],
+                " (counts start at 1: increment before the update)");
+    EMBER_CHECK(exp_avgs[i].defined() && exp_avg_sqs[i].defined() && (!s.amsgrad || max_sq.defined()), ValueError,
+                "adam_step: parameter ", i, " has an undefined state buffer (create them as zeros_like(param))");
+    if (s.fused && fused::can_adam_step(params[i], grads[i], {&exp_avgs[i], &exp_avg_sqs[i], &max_sq})) {
+      fused::adam_step(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], max_sq,
+                       {.lr = s.lr, .beta1 = s.beta1, .beta2 = s.beta2, .eps = s.eps, .weight_decay = s.weight_decay,
+                        .decoupled = s.decoupled, .amsgrad = s.amsgrad, .maximize = s.maximize, .step = steps[i]});
+    } else {
+      adam_reference(params[i], grads[i], exp_avgs[i], exp_avg_sqs[i], max_sq, steps[i], s);
+    }
+  }
+}
+
 Adam::Adam(std::vector<Tensor> params, AdamOptions opt)
-    : Adam("Adam", one_group(std::move(params)), opt, false) {}
+    : Adam("Adam", single_group(std::move(params)), opt, false) {}
 Adam::Adam(std::vector<ParamGroupSpec> groups, AdamOptions opt)
     : Adam("Adam", std::move(groups), opt, false) {}
 Adam::Adam(std::string name, std::vector<ParamGroupSpec> groups, AdamOptions opt, bool decoupled)
@@ -33,72 +83,18 @@ Adam::Adam(std::string name, std::vector<ParamGroupSpec> groups, AdamOptions opt
 }
 
 AdamW::AdamW(std::vector<Tensor> params, AdamOptions opt)
-    : Adam("AdamW", one_group(std::move(params)), opt, true) {}
+    : Adam("AdamW", single_group(std::move(params)), opt, true) {}
 AdamW::AdamW(std::vector<ParamGroupSpec> groups, AdamOptions opt)
     : Adam("AdamW", std::move(groups), opt, true) {}
 
 void Adam::step() {
-  NoGradGuard no_grad;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ParamGroup& group = groups_[gi];
-    for (size_t pi = 0; pi < group.params.size(); ++pi) {
-      Tensor& p = group.params[pi];
-      if (!p.grad().defined()) continue;
-      ParamState& st = state(gi, pi);
-      if (st.buffers.empty()) {
-        st.buffers["exp_avg"] = zeros_like(p.detach());
-        st.buffers["exp_avg_sq"] = zeros_like(p.detach());
-        if (opt_.amsgrad) st.buffers["max_exp_avg_sq"] = zeros_like(p.detach());
-      }
-      Tensor none;
-      auto max_it = st.buffers.find("max_exp_avg_sq");
-      const Tensor* max_sq = opt_.amsgrad && max_it != st.buffers.end() ? &max_it->second : &none;
-      if (opt_.fused && fused::can_adam_step(p, p.grad(),
-                                     {&st.buffers.at("exp_avg"), &st.buffers.at("exp_avg_sq"), max_sq})) {
-        step_fused(p, st, group.lr, group.weight_decay);
-      } else {
-        step_reference(p, st, group.lr, group.weight_decay);
-      }
-    }
-  }
-}
-
-void Adam::step_fused(Tensor& p, ParamState& st, double lr, double wd) {
-  st.step += 1;
-  Tensor& exp_avg = st.buffers.at("exp_avg");
-  Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
-  Tensor max_sq = opt_.amsgrad ? st.buffers.at("max_exp_avg_sq") : Tensor();
-  fused::adam_step(p, p.grad(), exp_avg, exp_avg_sq, max_sq,
-                   {.lr = lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
-                    .weight_decay = wd, .decoupled = decoupled_, .amsgrad = opt_.amsgrad, .maximize = opt_.maximize,
-                    .step = st.step});
-}
-
-void Adam::step_reference(Tensor& p, ParamState& st, double lr, double wd) {
-  const double b1 = opt_.betas[0], b2 = opt_.betas[1];
-  Tensor grad = opt_.maximize ? neg(p.grad()) : p.grad();
-  Tensor& exp_avg = st.buffers.at("exp_avg");
-  Tensor& exp_avg_sq = st.buffers.at("exp_avg_sq");
-  st.step += 1;
-  if (decoupled_) {
-    p.mul_(1.0 - lr * wd);
-  } else if (wd != 0.0) {
-    grad = add(grad, p, wd);
-  }
-  exp_avg.mul_(b1).add_(grad, 1.0 - b1);
-  exp_avg_sq.mul_(b2).add_(mul(grad, grad), 1.0 - b2);
-  const double bias_correction1 = 1.0 - std::pow(b1, double(st.step));
-  const double bias_correction2 = 1.0 - std::pow(b2, double(st.step));
-  const double step_size = lr / bias_correction1;
-  Tensor second = exp_avg_sq;
-  if (opt_.amsgrad) {
-    Tensor& max_sq = st.buffers.at("max_exp_avg_sq");
-    max_sq.copy_(maximum(max_sq, exp_avg_sq));
-    second = max_sq;
-  }
-  Tensor bc2_sqrt = scalar_tensor(std::sqrt(bias_correction2), {.dtype = p.dtype(), .device = p.device()});
-  Tensor denom = add(div(sqrt(second), bc2_sqrt), opt_.eps);
-  p.add_(div(exp_avg, denom), -step_size);
+  step_groups([&](const GroupStep& b) {
+    adam_step(b.params, b.grads, b.buffers("exp_avg", 0.0), b.buffers("exp_avg_sq", 0.0),
+              opt_.amsgrad ? b.buffers("max_exp_avg_sq", 0.0) : std::vector<Tensor>{}, b.steps(),
+              {.lr = b.group.lr, .beta1 = opt_.betas[0], .beta2 = opt_.betas[1], .eps = opt_.eps,
+               .weight_decay = b.group.weight_decay, .amsgrad = opt_.amsgrad, .maximize = opt_.maximize,
+               .decoupled = decoupled_, .fused = opt_.fused});
+  });
 }
 
 std::vector<std::string> Adam::state_buffer_names() const {

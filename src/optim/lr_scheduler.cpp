@@ -10,6 +10,60 @@
 
 namespace ember::optim {
 
+// ---- the closed forms ---------------------------------------------------------------------------
+namespace schedule {
+double step_lr(int64_t e, double base, int64_t step_size, double gamma) {
+  return base * std::pow(gamma, double(e / step_size));
+}
+double multistep_lr(int64_t e, double base, const std::vector<int64_t>& milestones, double gamma) {
+  auto passed = std::upper_bound(milestones.begin(), milestones.end(), e) - milestones.begin();
+  return base * std::pow(gamma, double(passed));
+}
+double exponential_lr(int64_t e, double base, double gamma) { return base * std::pow(gamma, double(e)); }
+double cosine_annealing_lr(double t, double t_max, double base, double eta_min) {
+  return eta_min + (base - eta_min) * (1.0 + std::cos(std::numbers::pi * t / t_max)) / 2.0;
+}
+double constant_lr(int64_t e, double base, double factor, int64_t total_iters) {
+  return base * (factor + (e >= total_iters ? 1.0 : 0.0) * (1.0 - factor));
+}
+double linear_lr(int64_t e, double base, double start, double end, int64_t total_iters) {
+  return base * (start + (end - start) * double(std::min(total_iters, e)) / double(total_iters));
+}
+double polynomial_lr(int64_t e, double base, int64_t total_iters, double power) {
+  return base * std::pow(1.0 - double(std::min(total_iters, e)) / double(total_iters), power);
+}
+std::vector<OneCyclePhase> one_cycle_phases(int64_t total_steps, double pct_start, bool three_phase) {
+  // PyTorch's phase ends, computed as it does (pct_start * total_steps in double, then - 1 or - 2).
+  const double up = pct_start * double(total_steps);
+  if (three_phase)
+    return {{up - 1.0, 0, 1}, {2.0 * pct_start * double(total_steps) - 2.0, 1, 0}, {double(total_steps) - 1.0, 0, 2}};
+  return {{up - 1.0, 0, 1}, {double(total_steps) - 1.0, 1, 2}};
+}
+
+double one_cycle(int64_t step, int64_t total_steps, const std::vector<OneCyclePhase>& phases,
+                 const std::string& anneal_strategy, const std::array<double, 3>& levels) {
+  EMBER_CHECK(anneal_strategy == "cos" || anneal_strategy == "linear", ValueError,
+              "OneCycleLR: anneal_strategy must be \"cos\" or \"linear\", got \"", anneal_strategy, "\"");
+  EMBER_CHECK(step <= total_steps, ValueError, "OneCycleLR: tried to step ", step,
+              " times, more than total_steps = ", total_steps);
+  EMBER_CHECK(!phases.empty(), ValueError, "OneCycleLR: no phases");
+  double start_step = 0.0;
+  for (size_t i = 0; i < phases.size(); ++i) {
+    const OneCyclePhase& ph = phases[i];
+    EMBER_CHECK(ph.start >= 0 && ph.start < 3 && ph.end >= 0 && ph.end < 3, ValueError,
+                "OneCycleLR: phase ", i, " names level ", ph.start, " -> ", ph.end, " (levels are 0, 1, 2)");
+    if (double(step) <= ph.end_step || i + 1 == phases.size()) {
+      const double pct = (double(step) - start_step) / (ph.end_step - start_step);
+      const double from = levels[size_t(ph.start)], to = levels[size_t(ph.end)];
+      if (anneal_strategy == "linear") return (to - from) * pct + from;
+      return to + (from - to) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
+    }
+    start_step = ph.end_step;
+  }
+  return levels[2];  // not reached: the last phase takes every step
+}
+}  // namespace schedule
+
 LRScheduler::LRScheduler(Optimizer& optimizer) : optimizer_(optimizer) {
   for (auto& g : optimizer_.param_groups()) {
     if (!g.initial_lr) g.initial_lr = g.lr;
@@ -61,9 +115,7 @@ StepLR::StepLR(Optimizer& opt, int64_t step_size, double gamma)
   EMBER_CHECK(step_size > 0, ValueError, "StepLR: step_size must be > 0, got ", step_size);
   initial_step();
 }
-double StepLR::lr_at(int64_t e, double base) const {
-  return base * std::pow(gamma_, double(e / step_size_));
-}
+double StepLR::lr_at(int64_t e, double base) const { return schedule::step_lr(e, base, step_size_, gamma_); }
 
 MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double gamma)
     : LRScheduler(opt), milestones_(std::move(milestones)), gamma_(gamma) {
@@ -71,10 +123,7 @@ MultiStepLR::MultiStepLR(Optimizer& opt, std::vector<int64_t> milestones, double
               "MultiStepLR: milestones must be increasing");
   initial_step();
 }
-double MultiStepLR::lr_at(int64_t e, double base) const {
-  auto passed = std::upper_bound(milestones_.begin(), milestones_.end(), e) - milestones_.begin();
-  return base * std::pow(gamma_, double(passed));
-}
+double MultiStepLR::lr_at(int64_t e, double base) const { return schedule::multistep_lr(e, base, milestones_, gamma_); }
 
 // ---- CosineAnnealingLR --------------------------------------------------------------------------
 CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_min)
@@ -83,7 +132,7 @@ CosineAnnealingLR::CosineAnnealingLR(Optimizer& opt, int64_t t_max, double eta_m
   initial_step();
 }
 double CosineAnnealingLR::lr_at(int64_t e, double base) const {
-  return eta_min_ + (base - eta_min_) * (1.0 + std::cos(std::numbers::pi * double(e) / double(t_max_))) / 2.0;
+  return schedule::cosine_annealing_lr(double(e), double(t_max_), base, eta_min_);
 }
 
 // ---- LinearWarmup -------------------------------------------------------------------------------
@@ -126,12 +175,7 @@ OneCycleLR::OneCycleLR(Optimizer& opt, const std::vector<double>& max_lrs, int64
               o.final_div_factor);
   EMBER_CHECK(o.anneal_strategy == "cos" || o.anneal_strategy == "linear", ValueError,
               "OneCycleLR: anneal_strategy must be \"cos\" or \"linear\", got \"", o.anneal_strategy, "\"");
-  // PyTorch's phase ends, computed as it does (pct_start * total_steps in double, then - 1 or - 2).
-  const double up = o.pct_start * double(total_steps);
-  if (o.three_phase)
-    phases_ = {{up - 1.0, 0, 1}, {2.0 * o.pct_start * double(total_steps) - 2.0, 1, 0}, {double(total_steps) - 1.0, 0, 2}};
-  else
-    phases_ = {{up - 1.0, 0, 1}, {double(total_steps) - 1.0, 1, 2}};
+  phases_ = schedule::one_cycle_phases(total_steps, o.pct_start, o.three_phase);
   if (o.cycle_momentum) {
     if (optimizer_.has_option("momentum")) momentum_name_ = "momentum";
     else if (optimizer_.has_option("beta1")) momentum_name_ = "beta1";
@@ -156,33 +200,15 @@ double OneCycleLR::max_lr_for(double base) const {
     if (m / opt_.div_factor == base) return m;
   return base * opt_.div_factor;
 }
-double OneCycleLR::anneal(double start, double end, double pct) const {
-  if (opt_.anneal_strategy == "linear") return (end - start) * pct + start;
-  return end + (start - end) / 2.0 * (std::cos(std::numbers::pi * pct) + 1.0);
-}
-std::pair<const OneCycleLR::Phase*, double> OneCycleLR::phase_at(int64_t step) const {
-  EMBER_CHECK(step <= total_steps_, ValueError, "OneCycleLR: tried to step ", step,
-              " times, more than total_steps = ", total_steps_);
-  double start = 0.0;
-  for (size_t i = 0; i < phases_.size(); ++i) {
-    const Phase& ph = phases_[i];
-    if (double(step) <= ph.end_step || i + 1 == phases_.size())
-      return {&ph, (double(step) - start) / (ph.end_step - start)};
-    start = ph.end_step;
-  }
-  return {&phases_.back(), 1.0};  // not reached: the last phase takes every step
-}
 double OneCycleLR::lr_at(int64_t step, double base) const {
   const double max_lr = max_lr_for(base), initial = max_lr / opt_.div_factor;
-  const double levels[3] = {initial, max_lr, initial / opt_.final_div_factor};
-  const auto [ph, pct] = phase_at(step);
-  return anneal(levels[ph->start], levels[ph->end], pct);
+  return schedule::one_cycle(step, total_steps_, phases_, opt_.anneal_strategy,
+                             {initial, max_lr, initial / opt_.final_div_factor});
 }
 double OneCycleLR::momentum_at(int64_t step) const {
-  // Momentum runs against the lr: the lr's levels 0 (initial), 1 (max), 2 (min) map to max, base, max.
-  const double levels[3] = {opt_.max_momentum, opt_.base_momentum, opt_.max_momentum};
-  const auto [ph, pct] = phase_at(step);
-  return anneal(levels[ph->start], levels[ph->end], pct);
+  // Momentum runs against the lr: the lr's levels initial, peak, final map to max, base, max.
+  return schedule::one_cycle(step, total_steps_, phases_, opt_.anneal_strategy,
+                             {opt_.max_momentum, opt_.base_momentum, opt_.max_momentum});
 }
 void OneCycleLR::apply() {
   LRScheduler::apply();
@@ -194,7 +220,7 @@ ExponentialLR::ExponentialLR(Optimizer& opt, double gamma) : LRScheduler(opt), g
   EMBER_CHECK(gamma >= 0, ValueError, "ExponentialLR: gamma must be >= 0, got ", gamma);
   initial_step();
 }
-double ExponentialLR::lr_at(int64_t e, double base) const { return base * std::pow(gamma_, double(e)); }
+double ExponentialLR::lr_at(int64_t e, double base) const { return schedule::exponential_lr(e, base, gamma_); }
 
 ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
     : LRScheduler(opt), factor_(factor), total_iters_(total_iters) {
@@ -202,9 +228,7 @@ ConstantLR::ConstantLR(Optimizer& opt, double factor, int64_t total_iters)
   EMBER_CHECK(total_iters >= 0, ValueError, "ConstantLR: total_iters must be >= 0, got ", total_iters);
   initial_step();
 }
-double ConstantLR::lr_at(int64_t e, double base) const {
-  return base * (factor_ + (e >= total_iters_ ? 1.0 : 0.0) * (1.0 - factor_));
-}
+double ConstantLR::lr_at(int64_t e, double base) const { return schedule::constant_lr(e, base, factor_, total_iters_); }
 
 LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64_t total_iters)
     : LRScheduler(opt), start_(start_factor), end_(end_factor), total_iters_(total_iters) {
@@ -214,18 +238,14 @@ LinearLR::LinearLR(Optimizer& opt, double start_factor, double end_factor, int64
   EMBER_CHECK(total_iters >= 1, ValueError, "LinearLR: total_iters must be >= 1, got ", total_iters);
   initial_step();
 }
-double LinearLR::lr_at(int64_t e, double base) const {
-  return base * (start_ + (end_ - start_) * double(std::min(total_iters_, e)) / double(total_iters_));
-}
+double LinearLR::lr_at(int64_t e, double base) const { return schedule::linear_lr(e, base, start_, end_, total_iters_); }
 
 PolynomialLR::PolynomialLR(Optimizer& opt, int64_t total_iters, double power)
     : LRScheduler(opt), total_iters_(total_iters), power_(power) {
   EMBER_CHECK(total_iters >= 1, ValueError, "PolynomialLR: total_iters must be >= 1, got ", total_iters);
   initial_step();
 }
-double PolynomialLR::lr_at(int64_t e, double base) const {
-  return base * std::pow(1.0 - double(std::min(total_iters_, e)) / double(total_iters_), power_);
-}
+double PolynomialLR::lr_at(int64_t e, double base) const { return schedule::polynomial_lr(e, base, total_iters_, power_); }
 
 // ---- LambdaLR / MultiplicativeLR ----------------------------------------------------------------
 LambdaLR::LambdaLR(Optimizer& opt, LrLambda lr_lambda)
@@ -274,7 +294,7 @@ double CosineAnnealingWarmRestarts::lr_at(int64_t e, double base) const {
       t_i *= t_mult_;
     }
   }
-  return eta_min_ + (base - eta_min_) * (1.0 + std::cos(std::numbers::pi * double(t_cur) / double(t_i))) / 2.0;
+  return schedule::cosine_annealing_lr(double(t_cur), double(t_i), base, eta_min_);
 }
 
 // ---- SequentialLR / ChainedScheduler ------------------------------------------------------------

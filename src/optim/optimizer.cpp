@@ -1,10 +1,12 @@
-// Optimizer base: parameter groups, zero_grad, and the state_dict layout shared by all optimizers.
+// Optimizer base: parameter groups, zero_grad, the groups x parameters walk of every step(), and the
+// state_dict layout shared by all optimizers.
 #include "ember/optim/optimizer.h"
 
 #include <cmath>
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "optim/step_lists.h"
 
 namespace ember::optim {
 
@@ -29,6 +31,56 @@ Optimizer::Optimizer(std::string name, std::vector<ParamGroupSpec> specs, double
     }
     state_.emplace_back(g.params.size());
     groups_.push_back(std::move(g));
+  }
+}
+
+void check_step_lists(const char* who, size_t n, std::initializer_list<std::pair<const char*, size_t>> lists) {
+  for (const auto& [name, size] : lists)
+    EMBER_CHECK(size == n, ValueError, who, ": ", n, " params but ", size, " ", name,
+                " (one per parameter, in the same order)");
+}
+
+std::vector<ParamGroupSpec> Optimizer::single_group(std::vector<Tensor> params) {
+  return {ParamGroupSpec{.params = std::move(params)}};
+}
+
+std::vector<Tensor> Optimizer::GroupStep::buffers(const std::string& name, std::optional<double> fill) const {
+  std::vector<Tensor> out(params.size());
+  for (size_t i = 0; i < params.size(); ++i) {
+    auto& bufs = states[i]->buffers;
+    auto it = bufs.find(name);
+    if (it == bufs.end() && fill) it = bufs.emplace(name, full_like(params[i].detach(), *fill)).first;
+    if (it != bufs.end()) out[i] = it->second;
+  }
+  return out;
+}
+
+void Optimizer::GroupStep::store(const std::string& name, const std::vector<Tensor>& bufs) const {
+  for (size_t i = 0; i < bufs.size(); ++i)
+    if (bufs[i].defined()) states[i]->buffers[name] = bufs[i];
+}
+
+std::vector<int64_t> Optimizer::GroupStep::steps() const {
+  std::vector<int64_t> out;
+  out.reserve(states.size());
+  for (const ParamState* st : states) out.push_back(st->step);
+  return out;
+}
+
+void Optimizer::step_groups(const std::function<void(const GroupStep&)>& update) {
+  NoGradGuard no_grad;
+  for (size_t gi = 0; gi < groups_.size(); ++gi) {
+    GroupStep batch{.group = groups_[gi], .params = {}, .grads = {}, .states = {}};
+    for (size_t pi = 0; pi < groups_[gi].params.size(); ++pi) {
+      const Tensor& p = groups_[gi].params[pi];
+      if (!p.grad().defined()) continue;
+      ParamState& st = state(gi, pi);
+      st.step += 1;
+      batch.params.push_back(p);
+      batch.grads.push_back(p.grad());
+      batch.states.push_back(&st);
+    }
+    if (!batch.params.empty()) update(batch);
   }
 }
 

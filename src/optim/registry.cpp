@@ -29,6 +29,20 @@ std::vector<OptimizerEntry>& optimizer_list() {
        [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
          return std::make_unique<AdamW>(std::move(params), AdamOptions{.lr = s.lr, .weight_decay = s.weight_decay});
        }},
+      // PyTorch's defaults besides lr and weight decay (pytorch/examples' MNIST trains with Adadelta at lr 1).
+      {"adadelta", "Adadelta (rho 0.9, eps 1e-6; PyTorch's lr is 1.0)",
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+         return std::make_unique<Adadelta>(std::move(params),
+                                           AdadeltaOptions{.lr = s.lr, .weight_decay = s.weight_decay});
+       }},
+      {"adagrad", "Adagrad (eps 1e-10, no lr decay)",
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+         return std::make_unique<Adagrad>(std::move(params), AdagradOptions{.lr = s.lr, .weight_decay = s.weight_decay});
+       }},
+      {"rmsprop", "RMSprop (alpha 0.99, eps 1e-8, no momentum)",
+       [](std::vector<ParamGroupSpec> params, const OptimizerSettings& s) -> std::unique_ptr<Optimizer> {
+         return std::make_unique<RMSprop>(std::move(params), RMSpropOptions{.lr = s.lr, .weight_decay = s.weight_decay});
+       }},
   };
   return list;
 }

@@ -2,16 +2,59 @@
 // applied to g / avg, eps outside the square root), fused or as in-place ops.
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "ember/optim/functional.h"
 #include "ember/optim/optimizer.h"
 #include "ops/optim_step.h"
+#include "optim/step_lists.h"
 
 namespace ember::optim {
 
-namespace {
-std::vector<ParamGroupSpec> one_group(std::vector<Tensor> params) { return {ParamGroupSpec{.params = std::move(params)}}; }
-}  // namespace
+void rmsprop_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads,
+                  const std::vector<Tensor>& square_avgs, const std::vector<Tensor>& grad_avgs,
+                  const std::vector<Tensor>& momentum_buffers, const RmspropSettings& s) {
+  const size_t n = params.size();
+  check_step_lists("rmsprop_step", n, {{"grads", grads.size()}, {"square_avgs", square_avgs.size()}});
+  if (s.centered) check_step_lists("rmsprop_step", n, {{"grad_avgs (centered)", grad_avgs.size()}});
+  if (s.momentum > 0.0) check_step_lists("rmsprop_step", n, {{"momentum_buffers (momentum > 0)", momentum_buffers.size()}});
+  for (size_t i = 0; i < n; ++i) {
+    Tensor p = params[i], sq = square_avgs[i];
+    Tensor ga = s.centered ? grad_avgs[i] : Tensor(), buf = s.momentum > 0.0 ? momentum_buffers[i] : Tensor();
+    EMBER_CHECK(sq.defined() && (!s.centered || ga.defined()) && (s.momentum <= 0.0 || buf.defined()), ValueError,
+                "rmsprop_step: parameter ", i, " has an undefined state buffer (create them as zeros_like(param))");
+    const kernels::RmspropStepParams k{.lr = s.lr, .alpha = s.alpha, .eps = s.eps, .weight_decay = s.weight_decay,
+                                       .momentum = s.momentum, .centered = s.centered, .maximize = s.maximize};
+    if (s.fused && fused::can_rmsprop_step(p, grads[i], {&sq, &ga, &buf})) {
+      fused::rmsprop_step(p, grads[i], sq, ga, buf, k);
+      continue;
+    }
+    // The reference path: the kernel's arithmetic (kernels/optim_update.h) as in-place ops.
+    Tensor g = s.maximize ? neg(grads[i]) : grads[i];
+    if (k.weight_decay != 0.0) g = add(g, p, k.weight_decay);
+    sq.mul_(s.alpha).add_(mul(mul(g, 1.0 - s.alpha), g));
+    Tensor avg;
+    if (s.centered) {
+      // ATen's lerp(grad_avg, g, w), w = 1 - alpha, with 1 - w rounded in the element type.
+      const double w = 1.0 - s.alpha;
+      const bool f32 = p.dtype() == DType::Float32;
+      const double wt = f32 ? double(float(w)) : w;
+      Tensor diff = sub(g, ga);
+      if ((wt < 0 ? -wt : wt) < 0.5) ga.add_(diff, w);
+      else ga.copy_(sub(g, mul(diff, f32 ? double(1.0f - float(w)) : 1.0 - w)));
+      avg = sqrt(sub(sq, mul(ga, ga)));
+    } else {
+      avg = sqrt(sq);
+    }
+    avg = add(avg, s.eps);
+    if (s.momentum > 0.0) {
+      buf.mul_(s.momentum).add_(div(g, avg));
+      p.add_(buf, -s.lr);
+    } else {
+      p.add_(div(g, avg), -s.lr);
+    }
+  }
+}
 
-RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions opt) : RMSprop(one_group(std::move(params)), opt) {}
+RMSprop::RMSprop(std::vector<Tensor> params, RMSpropOptions opt) : RMSprop(single_group(std::move(params)), opt) {}
 RMSprop::RMSprop(std::vector<ParamGroupSpec> groups, RMSpropOptions opt)
     : Optimizer("RMSprop", std::move(groups), opt.lr, opt.weight_decay), opt_(opt) {
   EMBER_CHECK(opt.eps >= 0.0, ValueError, "RMSprop: invalid eps: ", opt.eps, " (must be >= 0)");
@@ -20,54 +63,14 @@ RMSprop::RMSprop(std::vector<ParamGroupSpec> groups, RMSpropOptions opt)
 }
 
 void RMSprop::step() {
-  NoGradGuard no_grad;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ParamGroup& group = groups_[gi];
-    for (size_t pi = 0; pi < group.params.size(); ++pi) {
-      Tensor& p = group.params[pi];
-      if (!p.grad().defined()) continue;
-      ParamState& st = state(gi, pi);
-      if (!st.buffers.count("square_avg")) st.buffers["square_avg"] = zeros_like(p.detach());
-      if (opt_.momentum > 0.0 && !st.buffers.count("momentum_buffer")) st.buffers["momentum_buffer"] = zeros_like(p.detach());
-      if (opt_.centered && !st.buffers.count("grad_avg")) st.buffers["grad_avg"] = zeros_like(p.detach());
-      Tensor none;
-      Tensor& sq = st.buffers.at("square_avg");
-      Tensor& ga = opt_.centered ? st.buffers.at("grad_avg") : none;
-      Tensor& buf = opt_.momentum > 0.0 ? st.buffers.at("momentum_buffer") : none;
-      st.step += 1;
-      const kernels::RmspropStepParams params{.lr = group.lr, .alpha = opt_.alpha, .eps = opt_.eps,
-                                              .weight_decay = group.weight_decay, .momentum = opt_.momentum,
-                                              .centered = opt_.centered, .maximize = opt_.maximize};
-      if (opt_.fused && fused::can_rmsprop_step(p, p.grad(), {&sq, &ga, &buf})) {
-        fused::rmsprop_step(p, p.grad(), sq, ga, buf, params);
-        continue;
-      }
-      // The reference path: the kernel's arithmetic (kernels/optim_update.h) as in-place ops.
-      Tensor g = opt_.maximize ? neg(p.grad()) : p.grad();
-      if (params.weight_decay != 0.0) g = add(g, p, params.weight_decay);
-      sq.mul_(opt_.alpha).add_(mul(mul(g, 1.0 - opt_.alpha), g));
-      Tensor avg;
-      if (opt_.centered) {
-        // ATen's lerp(grad_avg, g, w), w = 1 - alpha, with 1 - w rounded in the element type.
-        const double w = 1.0 - opt_.alpha;
-        const bool f32 = p.dtype() == DType::Float32;
-        const double wt = f32 ? double(float(w)) : w;
-        Tensor diff = sub(g, ga);
-        if ((wt < 0 ? -wt : wt) < 0.5) ga.add_(diff, w);
-        else ga.copy_(sub(g, mul(diff, f32 ? double(1.0f - float(w)) : 1.0 - w)));
-        avg = sqrt(sub(sq, mul(ga, ga)));
-      } else {
-        avg = sqrt(sq);
-      }
-      avg = add(avg, opt_.eps);
-      if (opt_.momentum > 0.0) {
-        buf.mul_(opt_.momentum).add_(div(g, avg));
-        p.add_(buf, -group.lr);
-      } else {
-        p.add_(div(g, avg), -group.lr);
-      }
-    }
-  }
+  step_groups([&](const GroupStep& b) {
+    const std::vector<Tensor> sq = b.buffers("square_avg", 0.0);
+    const std::vector<Tensor> bufs = opt_.momentum > 0.0 ? b.buffers("momentum_buffer", 0.0) : std::vector<Tensor>{};
+    const std::vector<Tensor> ga = opt_.centered ? b.buffers("grad_avg", 0.0) : std::vector<Tensor>{};
+    rmsprop_step(b.params, b.grads, sq, ga, bufs,
+                 {.lr = b.group.lr, .alpha = opt_.alpha, .eps = opt_.eps, .weight_decay = b.group.weight_decay,
+                  .momentum = opt_.momentum, .centered = opt_.centered, .maximize = opt_.maximize, .fused = opt_.fused});
+  });
 }
 
 std::vector<std::string> RMSprop::state_buffer_names() const {

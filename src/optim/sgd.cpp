@@ -1,17 +1,17 @@
-// SGD with momentum, dampening, Nesterov and L2 weight decay: torch.optim.SGD's formulas.
+// SGD with momentum, dampening, Nesterov and L2 weight decay: torch.optim.SGD's formulas, as the
+// group update sgd_step (optim/functional.h) and the class that calls it.
 #include <cmath>
 
 #include "ember/autograd/node.h"
 #include "ember/ops.h"
+#include "ember/optim/functional.h"
 #include "ember/optim/optimizer.h"
 #include "ops/optim_step.h"
+#include "optim/step_lists.h"
 
 namespace ember::optim {
 
 namespace {
-std::vector<ParamGroupSpec> one_group(std::vector<Tensor> params) {
-  return {ParamGroupSpec{.params = std::move(params)}};
-}
 void check_sgd(const SGDOptions& o) {
   EMBER_CHECK(o.momentum >= 0.0, ValueError, "SGD: invalid momentum: ", o.momentum, " (must be >= 0)");
   EMBER_CHECK(o.dampening >= 0.0, ValueError, "SGD: invalid dampening: ", o.dampening, " (must be >= 0)");
@@ -19,69 +19,61 @@ void check_sgd(const SGDOptions& o) {
               "SGD: nesterov needs momentum > 0 and dampening = 0, got momentum ", o.momentum,
               " and dampening ", o.dampening);
 }
+
+// The reference path: the kernel's arithmetic as in-place ops. The first step's buffer is the
+// gradient itself (PyTorch's rule, no dampening).
+void sgd_reference(const Tensor& p, const Tensor& grad, Tensor& buf, const SgdSettings& s) {
+  Tensor d_p = s.maximize ? neg(grad) : grad;
+  if (s.weight_decay != 0.0) d_p = add(d_p, p, s.weight_decay);
+  if (s.momentum != 0.0) {
+    if (!buf.defined()) {
+      buf = d_p.detach().clone();
+    } else {
+      buf.mul_(s.momentum).add_(d_p, 1.0 - s.dampening);
+    }
+    d_p = s.nesterov ? add(d_p, buf, s.momentum) : buf;
+  }
+  Tensor(p).add_(d_p, -s.lr);
+}
 }  // namespace
 
-SGD::SGD(std::vector<Tensor> params, SGDOptions opt) : SGD(one_group(std::move(params)), opt) {}
+void sgd_step(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, std::vector<Tensor>& momentum_buffers,
+              const SgdSettings& s) {
+  check_step_lists("sgd_step", params.size(), {{"grads", grads.size()}});
+  if (s.momentum != 0.0) check_step_lists("sgd_step", params.size(), {{"momentum_buffers", momentum_buffers.size()}});
+  Tensor none;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const Tensor& p = params[i];
+    Tensor& buf = s.momentum != 0.0 ? momentum_buffers[i] : none;
+    if (!s.fused || !fused::can_sgd_step(p, grads[i], {&buf})) {
+      sgd_reference(p, grads[i], buf, s);
+      continue;
+    }
+    // One kernel call: a new momentum buffer is allocated uninitialised and the kernel writes the
+    // gradient into it (the first step's rule).
+    const bool first_step = s.momentum != 0.0 && !buf.defined();
+    if (first_step) buf = empty_like(p.detach());
+    fused::sgd_step(p, grads[i], buf,
+                    {.lr = s.lr, .momentum = s.momentum, .dampening = s.dampening, .weight_decay = s.weight_decay,
+                     .nesterov = s.nesterov, .first_step = first_step, .maximize = s.maximize});
+  }
+}
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions opt) : SGD(single_group(std::move(params)), opt) {}
 SGD::SGD(std::vector<ParamGroupSpec> groups, SGDOptions opt)
     : Optimizer("SGD", std::move(groups), opt.lr, opt.weight_decay), opt_(opt) {
   check_sgd(opt_);
 }
 
 void SGD::step() {
-  NoGradGuard no_grad;
-  for (size_t gi = 0; gi < groups_.size(); ++gi) {
-    ParamGroup& group = groups_[gi];
-    for (size_t pi = 0; pi < group.params.size(); ++pi) {
-      Tensor& p = group.params[pi];
-      if (!p.grad().defined()) continue;
-      ParamState& st = state(gi, pi);
-      auto it = st.buffers.find("momentum_buffer");
-      const bool has_buf = it != st.buffers.end();
-      Tensor none;
-      if (opt_.fused && fused::can_sgd_step(p, p.grad(), {has_buf ? &it->second : &none})) {
-        step_fused(p, st, group.lr, group.weight_decay);
-      } else {
-        step_reference(p, st, group.lr, group.weight_decay);
-      }
-    }
-  }
-}
-
-// One kernel call: the momentum buffer is allocated uninitialised on the first step and the
-// kernel writes the gradient into it (PyTorch's first-step rule).
-void SGD::step_fused(Tensor& p, ParamState& st, double lr, double weight_decay) {
-  st.step += 1;
-  Tensor buf;
-  bool first_step = false;
-  if (opt_.momentum != 0.0) {
-    auto it = st.buffers.find("momentum_buffer");
-    if (it == st.buffers.end()) {
-      it = st.buffers.emplace("momentum_buffer", empty_like(p.detach())).first;
-      first_step = true;
-    }
-    buf = it->second;
-  }
-  fused::sgd_step(p, p.grad(), buf,
-                  {.lr = lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
-                   .weight_decay = weight_decay, .nesterov = opt_.nesterov, .first_step = first_step,
-                   .maximize = opt_.maximize});
-}
-
-void SGD::step_reference(Tensor& p, ParamState& st, double lr, double weight_decay) {
-  Tensor d_p = opt_.maximize ? neg(p.grad()) : p.grad();
-  if (weight_decay != 0.0) d_p = add(d_p, p, weight_decay);
-  st.step += 1;
-  if (opt_.momentum != 0.0) {
-    auto it = st.buffers.find("momentum_buffer");
-    if (it == st.buffers.end()) {
-      // PyTorch: the first step's buffer is the gradient itself (no dampening).
-      it = st.buffers.emplace("momentum_buffer", d_p.detach().clone()).first;
-    } else {
-      it->second.mul_(opt_.momentum).add_(d_p, 1.0 - opt_.dampening);
-    }
-    d_p = opt_.nesterov ? add(d_p, it->second, opt_.momentum) : it->second;
-  }
-  p.add_(d_p, -lr);
+  step_groups([&](const GroupStep& b) {
+    std::vector<Tensor> bufs = b.buffers("momentum_buffer");
+    sgd_step(b.params, b.grads, bufs,
+             {.lr = b.group.lr, .momentum = opt_.momentum, .dampening = opt_.dampening,
+              .weight_decay = b.group.weight_decay, .nesterov = opt_.nesterov, .maximize = opt_.maximize,
+              .fused = opt_.fused});
+    if (opt_.momentum != 0.0) b.store("momentum_buffer", bufs);
+  });
 }
 
 // maximize is listed only when set: the states saved before it existed stay loadable.

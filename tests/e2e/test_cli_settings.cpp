@@ -55,7 +55,7 @@ TEST_F(CliSettings, NewFlagsAreCheckedLikeEveryFlag) {
   Result r = run("train --help");
   EXPECT_HAS(r.out, "--accumulate");
   EXPECT_HAS(r.out, "--val-split FLOAT:in [0, 1)=0.1");
-  EXPECT_HAS(r.out, "{sgd,adam,adamw}");
+  EXPECT_HAS(r.out, "{sgd,adam,adamw,adadelta,adagrad,rmsprop}");
   EXPECT_HAS(r.out, "onecycle (warm up to --lr");
 }
 
@@ -183,7 +183,7 @@ TEST_F(CliSettings, ResumingAManifestWithBadValuesIsAUsageError) {
       {"batch_size", "abc", "\"config.batch_size\" must be an integer, it is the string \"abc\""},
       {"accumulate", 0, "--accumulate must be at least 1 (got 0)"},
       {"val_split", 2.0, "--val-split must be at least 0 and less than 1 (got 2)"},
-      {"optimizer", "rmsprop", "--optimizer must be sgd, adam or adamw (got 'rmsprop')"},
+      {"optimizer", "rmsprop2", "--optimizer must be sgd, adam, adamw, adadelta, adagrad or rmsprop (got 'rmsprop2'); did you mean rmsprop?"},
   };
   for (const Case& c : cases) {
     json edited = good;

@@ -163,8 +163,8 @@ TEST(TrainSettings, RangesSayWhatIsAllowed) {
   EXPECT_EQ(check("epochs", "2.5"), "--epochs must be a whole number written in digits (got '2.5')");
   EXPECT_EQ(check("seed", "18446744073709551616"), "--seed must be at most 18446744073709551615 (got 18446744073709551616)");
   EXPECT_HAS(check("threads", "100000"), "--threads must be between 0 and 1024 (got 100000)");
-  EXPECT_EQ(check("optimizer", "rmsprop"), "--optimizer must be sgd, adam or adamw (got 'rmsprop')");
-  EXPECT_EQ(check("optimizer", "adamm"), "--optimizer must be sgd, adam or adamw (got 'adamm'); did you mean adam?");
+  EXPECT_EQ(check("optimizer", "lbfgs"), "--optimizer must be sgd, adam, adamw, adadelta, adagrad or rmsprop (got 'lbfgs')");
+  EXPECT_EQ(check("optimizer", "adamm"), "--optimizer must be sgd, adam, adamw, adadelta, adagrad or rmsprop (got 'adamm'); did you mean adam?");
   EXPECT_EQ(check("schedule", "cosine"), "");
   EXPECT_EQ(check("channels", "2"), "--channels must be 1 or 3 (got '2')");
   EXPECT_HAS(check("model", "nope"), "--model: unknown model 'nope'");
@@ -187,12 +187,12 @@ TEST(TrainSettings, RangesSayWhatIsAllowed) {
 
 // The optimizer and schedule flags list what the registries hold.
 TEST(TrainSettings, OptimizersAndSchedulesComeFromTheRegistries) {
-  EXPECT_EQ(optim::optimizer_names(), (std::vector<std::string>{"sgd", "adam", "adamw"}));
+  EXPECT_EQ(optim::optimizer_names(), (std::vector<std::string>{"sgd", "adam", "adamw", "adadelta", "adagrad", "rmsprop"}));
   EXPECT_EQ(optim::schedule_names(), (std::vector<std::string>{"none", "step", "cosine", "onecycle"}));
   EXPECT_TRUE(optim::find_schedule("onecycle").per_step);
   EXPECT_FALSE(optim::find_schedule("cosine").per_step);
   for (const auto& o : optim::optimizers()) EXPECT_HAS(train::setting("optimizer").help, o.name + " (" + o.help + ")");
-  EXPECT_THROW(optim::find_optimizer("rmsprop"), ValueError);
+  EXPECT_THROW(optim::find_optimizer("lbfgs"), ValueError);
   EXPECT_THROW(optim::register_optimizer({"adam", "again", optim::optimizers()[1].make}), ValueError);
 
   Tensor w = zeros({3}, {.requires_grad = true});
@@ -349,8 +349,8 @@ TEST_F(SettingsFile, MistakesNameTheFileLineKeyAndType) {
   EXPECT_HAS(e, where + "3: epochs = 0: --epochs must be at least 1 (got 0)");
   e = error("lr = nan\n");
   EXPECT_HAS(e, "--lr must be a finite number");
-  e = error("optimizer = \"rmsprop\"\n");
-  EXPECT_HAS(e, "--optimizer must be sgd, adam or adamw (got 'rmsprop')");
+  e = error("optimizer = \"lbfgs\"\n");
+  EXPECT_HAS(e, "--optimizer must be sgd, adam, adamw, adadelta, adagrad or rmsprop (got 'lbfgs')");
   e = error("[trian]\nepochs = 3\n");
   EXPECT_HAS(e, where + "1: unknown setting \"trian\" (settings go at the top level or in a [train] table); did you mean [train]?");
   e = error("epochs = 2\n[train]\nmax-epochs = 3\n");

@@ -11,6 +11,7 @@
 // ReduceLROnPlateau follows a metric, so it is no closed form and no LRScheduler.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <tuple>
 #include <memory>
@@ -21,6 +22,32 @@
 #include "ember/optim/optimizer.h"
 
 namespace ember::optim {
+
+// The closed forms themselves, free of any optimizer: the classes below evaluate these, and the
+// Python package's schedulers (python/ember/optim/lr_scheduler.py) call them where PyTorch computes a
+// closed form (step(epoch), OneCycleLR, CosineAnnealingWarmRestarts). Arguments as the classes'.
+namespace schedule {
+double step_lr(int64_t epoch, double base, int64_t step_size, double gamma);
+double multistep_lr(int64_t epoch, double base, const std::vector<int64_t>& sorted_milestones, double gamma);
+double exponential_lr(int64_t epoch, double base, double gamma);
+// eta_min + (base - eta_min) (1 + cos(pi t / t_max)) / 2; t may be fractional (SGDR's T_cur).
+double cosine_annealing_lr(double t, double t_max, double base, double eta_min);
+double constant_lr(int64_t epoch, double base, double factor, int64_t total_iters);
+double linear_lr(int64_t epoch, double base, double start_factor, double end_factor, int64_t total_iters);
+double polynomial_lr(int64_t epoch, double base, int64_t total_iters, double power);
+// OneCycleLR's phases as PyTorch computes them: each ends at a step (pct_start * total_steps - 1, ...)
+// and runs between two of three levels (0 initial, 1 peak, 2 final; the lr: max_lr / div_factor,
+// max_lr, initial / final_div_factor; the momentum: max, base, max).
+struct OneCyclePhase {
+  double end_step;
+  int start, end;
+};
+std::vector<OneCyclePhase> one_cycle_phases(int64_t total_steps, double pct_start, bool three_phase);
+// The value at `step` (PyTorch's phase search and annealing). ValueError past total_steps or for an
+// anneal_strategy other than "cos" / "linear".
+double one_cycle(int64_t step, int64_t total_steps, const std::vector<OneCyclePhase>& phases,
+                 const std::string& anneal_strategy, const std::array<double, 3>& levels);
+}  // namespace schedule
 
 class LRScheduler {
  public:
@@ -152,18 +179,11 @@ class OneCycleLR : public LRScheduler {
   void apply() override;
 
  private:
-  struct Phase {
-    double end_step;
-    int start, end;  // 0 initial lr, 1 max lr, 2 min lr; momentum: 0 max, 1 base
-  };
   double max_lr_for(double base) const;
-  // The phase `epoch` is in and the fraction of it done.
-  std::pair<const Phase*, double> phase_at(int64_t epoch) const;
-  double anneal(double start, double end, double pct) const;
   std::vector<double> max_lrs_;  // per group
   int64_t total_steps_;
   OneCycleOptions opt_;
-  std::vector<Phase> phases_;
+  std::vector<schedule::OneCyclePhase> phases_;
   std::string momentum_name_;  // "momentum" or "beta1" with cycle_momentum, else empty
 };
 

@@ -1,6 +1,7 @@
 // Optimizers: SGD, Adam, AdamW, Adagrad, Adadelta, RMSprop with PyTorch's update formulas (torch.optim's
 // single-tensor path, the one PyTorch takes for CPU tensors; maximize as PyTorch's: the update
 // follows -grad). step() runs under NoGradGuard; parameters whose .grad is undefined are skipped.
+// Each step() calls its update function of optim/functional.h once per parameter group.
 //
 // Two paths, same numbers: by default (options.fused) a parameter that is a contiguous float32 or
 // float64 tensor, with a contiguous gradient of its dtype and contiguous state buffers, is updated by
@@ -25,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -87,6 +89,25 @@ class Optimizer {
     std::map<std::string, Tensor> buffers;
   };
   ParamState& state(size_t group, size_t index) { return state_[group][index]; }
+
+  // The constructors' one-group form: every parameter in one group with the optimizer's settings.
+  static std::vector<ParamGroupSpec> single_group(std::vector<Tensor> params);
+  // What one group's update needs (optim/functional.h's lists): the group's parameters that have a
+  // gradient, their gradients and their states, in the group's order.
+  struct GroupStep {
+    const ParamGroup& group;
+    std::vector<Tensor> params, grads;
+    std::vector<ParamState*> states;
+    // Each parameter's buffer `name`; an absent one is created as full_like(p, fill) and kept in
+    // the state when fill is given, else left undefined.
+    std::vector<Tensor> buffers(const std::string& name, std::optional<double> fill = std::nullopt) const;
+    // Keeps bufs[i] (where defined) as parameter i's buffer `name` (sgd_step's new momentum buffers).
+    void store(const std::string& name, const std::vector<Tensor>& bufs) const;
+    std::vector<int64_t> steps() const;
+  };
+  // One step of every group, under NoGradGuard: for each group, the step count of each parameter
+  // with a gradient goes up by one, then `update` runs once on them (not for a group without one).
+  void step_groups(const std::function<void(const GroupStep&)>& update);
   // Shared settings as (name, value), saved under "options.<name>" and restored by set_option.
   virtual std::vector<std::pair<std::string, double>> options_list() const = 0;
   virtual void set_option(const std::string& name, double value) = 0;
@@ -129,8 +150,6 @@ class SGD : public Optimizer {
   std::vector<std::string> state_buffer_names() const override;
 
  private:
-  void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);
-  void step_reference(Tensor& p, ParamState& st, double lr, double weight_decay);
   SGDOptions opt_;
 };
 
@@ -162,8 +181,6 @@ class Adam : public Optimizer {
   std::vector<std::string> state_buffer_names() const override;
 
  private:
-  void step_fused(Tensor& p, ParamState& st, double lr, double weight_decay);
-  void step_reference(Tensor& p, ParamState& st, double lr, double weight_decay);
   AdamOptions opt_;
   bool decoupled_;
 };

@@ -93,7 +93,7 @@ def Variable(data, requires_grad: bool = False, volatile: bool = False) -> Tenso
 
 
 def __getattr__(name: str):
-    """A name of torch.autograd ember does not have: ember.MissingTorchFunctionError (a
+    """A name of torch.autograd ember does not have: ember.NotInEmberError (a
     NotImplementedError and an AttributeError) naming it; other unknown names AttributeError."""
     from .. import errors
     from .._torch_api import TORCH_AUTOGRAD
