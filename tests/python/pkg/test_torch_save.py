@@ -364,3 +364,41 @@ def test_loading_a_directory_that_is_not_a_run_still_goes_to_load_run_with_a_war
         with pytest.raises(ember.Error):
             ember.load(tmp_path)
     assert any(issubclass(w.category, DeprecationWarning) and "ember.load_run" in str(w.message) for w in caught)
+
+
+# ---- a training program's checkpoint: ember.nn and ember.optim state dicts ---------------------------
+
+def test_a_module_and_optimizer_checkpoint_round_trips_and_loads_in_torch(tmp_path):
+    def build(lib):
+        lib.manual_seed(0)
+        return lib.nn.Sequential(lib.nn.Linear(4, 3), lib.nn.BatchNorm1d(3), lib.nn.ReLU(), lib.nn.Linear(3, 2))
+
+    net = build(ember)
+    opt = ember.optim.Adam(net.parameters(), lr=0.01)
+    for _ in range(2):
+        opt.zero_grad()
+        net(ember.randn(5, 4)).sum().backward()
+        opt.step()
+    ember.save({"epoch": 2, "model": net.state_dict(), "optimizer": opt.state_dict()}, tmp_path / "ck.pt")
+
+    back = ember.load(tmp_path / "ck.pt")
+    net2 = build(ember)
+    opt2 = ember.optim.Adam(net2.parameters(), lr=0.5)
+    net2.load_state_dict(back["model"])
+    opt2.load_state_dict(back["optimizer"])
+    for (k, a), b in zip(net.state_dict().items(), net2.state_dict().values()):
+        assert np.array_equal(np.asarray(a), np.asarray(b)), k
+    assert opt2.param_groups[0]["lr"] == 0.01 and back["epoch"] == 2
+    same(opt2.state_dict()["state"], opt.state_dict()["state"])
+
+    if torch is not None:
+        ck = torch.load(tmp_path / "ck.pt", weights_only=True)
+        tnet = build(torch)
+        tnet.load_state_dict(ck["model"])  # strict: PyTorch's keys, shapes and dtypes
+        topt = torch.optim.Adam(tnet.parameters(), lr=0.5)
+        topt.load_state_dict(ck["optimizer"])
+        assert topt.param_groups[0]["lr"] == 0.01
+        x = np.random.default_rng(0).standard_normal((6, 4)).astype(np.float32)
+        net.eval(), tnet.eval()
+        np.testing.assert_allclose(np.asarray(net(ember.from_numpy(x))), tnet(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-5, atol=1e-6)
