@@ -257,8 +257,9 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
       };
       end = train::run_to_end(*plan, controls);
     } catch (const train::CallerRaised&) {  // the module's forward raised while planning: its own exception
-      if (module) model_raised = module->take_raised();
-      if (!model_raised) throw;
+      std::optional<nb::python_error> e = module ? module->take_raised() : std::nullopt;
+      if (!e) throw;
+      model_raised.emplace(std::move(*e));
     }
   }
   if (model_raised) throw std::move(*model_raised);
