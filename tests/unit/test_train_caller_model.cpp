@@ -176,6 +176,12 @@ TEST_F(CallerModel, AResumeNeedsTheModelAgainAndNothingRebuildsIt) {
   const train::RunOutcome end = train::run_to_end(*train::plan_run(more, again), {});
   ASSERT_EQ(end.ending, train::RunEnding::Finished) << end.message;
   EXPECT_EQ(end.fit.epoch, 2);
+  // Its weights as --init-from of a run that names no model: the model they record, refused the same way.
+  train::TrainSettings init = settings("init");
+  init.init_from = run;
+  test::expect_error<train::SettingError>([&] { train::plan_run(init, {}); },
+                                          "model c++:LeNet5 (what --init-from " + run + "'s weights record) was "
+                                          "defined by the program that trained it");
   // A zoo run resumes without one; given one, it is refused.
   train::TrainSettings zoo = settings("zoo");
   zoo.model = "lenet5";

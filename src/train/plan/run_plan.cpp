@@ -385,7 +385,8 @@ void check_resumed_model(const RunPlan& p, const PlanInputs& in, const fs::path&
   const bool python = c.model.starts_with("python:");
   const std::string cls = caller_model_class(c.model);
   const std::string from = !in.given(setting("model")) && !c.init_from.empty()
-                               ? fmt::format(" (the model {}'s weights record)", c.init_from)
+                               ? fmt::format(" (what {} {}'s weights record)",
+                                             setting("init_from").spelled(in.front_end), c.init_from)
                                : "";
   throw SettingError(
       fmt::format("model {}{} was defined {}: {} builds zoo models and spec files, not a class", c.model, from,

@@ -154,8 +154,9 @@ def test_resume_with_the_same_class_continues_the_run(tmp_path, tiny_data):
             raise Stop  # a checkpoint, then raised again
 
     run_dir = tmp_path / "run"
+    net = TinyMLP()
     with pytest.raises(Stop):
-        ember.fit(model=TinyMLP(), **SETTINGS, data_dir=str(tiny_data), run_dir=str(run_dir), on_step=stop_at_3)
+        ember.fit(model=net, **SETTINGS, data_dir=str(tiny_data), run_dir=str(run_dir), on_step=stop_at_3)
     assert json.loads((run_dir / "checkpoints" / "latest.json").read_text())["step"] == 3
     # Without the class: nothing here can rebuild it; the message names it and the call that works.
     with pytest.raises(ember.SettingError, match=r"defined in Python \(class TinyMLP, recorded as python:TinyMLP\)") as e:
@@ -164,12 +165,11 @@ def test_resume_with_the_same_class_continues_the_run(tmp_path, tiny_data):
     # A model whose state does not fit the checkpoint: the checkpoint's own error, nothing written.
     with pytest.raises(ember.FormatError, match="does not fit"):
         ember.fit(model=TinyMLP(hidden=16), resume=str(run_dir), verbose=0)
-    # A new instance of the class (other initial weights): the run goes on from its checkpoint.
-    again = TinyMLP(seed=99)
-    r = ember.fit(model=again, resume=str(run_dir), verbose=0)
+    # The same object again: the run goes on from its checkpoint (a new instance does too: below).
+    r = ember.fit(model=net, resume=str(run_dir), verbose=0)
     assert r.status == "completed" and r.epoch == 2 and r.step == 12
     best = weights_of(run_dir)
-    for name, v in values(again).items():
+    for name, v in values(net).items():
         np.testing.assert_array_equal(v, best[name], err_msg=name)
     # A zoo run is not resumed with a module.
     zoo = tmp_path / "zoo"
@@ -231,8 +231,12 @@ def test_a_forward_that_raises_stops_the_run_with_a_checkpoint(tmp_path, tiny_da
     if sys.version_info >= (3, 11):
         assert any(f'ember.fit(model=Flaky(), resume="{run_dir}")' in n for n in e.value.__notes__), e.value.__notes__
     assert all(p.grad is None for _, p in net.named_parameters())  # the dropped step's gradients
-    r = ember.fit(model=Flaky(at=-1), resume=str(run_dir), verbose=0)
+    again = Flaky(at=-1, seed=99)  # a new instance, other initial weights: the checkpoint's are loaded into it
+    r = ember.fit(model=again, resume=str(run_dir), verbose=0)
     assert r.status == "completed" and r.step == 12
+    best = weights_of(run_dir)
+    for name, v in values(again).items():
+        np.testing.assert_array_equal(v, best[name], err_msg=name)
 
 
 def test_a_module_that_does_not_take_the_data_is_a_shape_error(tmp_path, tiny_data):
@@ -256,6 +260,13 @@ def test_model_is_a_name_or_a_module(tmp_path):
 
     with pytest.raises(TypeError, match=r"NotTensors.named_parameters\(\) must give \(name, ember.Tensor\) pairs"):
         ember.fit(model=NotTensors(), run_dir=str(tmp_path / "b"))
+
+    class NotLeaves(TinyMLP):  # a parameter computed from another: the optimizer could not update it
+        def named_parameters(self):
+            return [("w", self.w1 * 2)]
+
+    with pytest.raises(ember.ValueError, match="parameter 'w' must be a leaf tensor"):
+        ember.fit(model=NotLeaves(), run_dir=str(tmp_path / "c"))
 
 
 def test_commands_that_rebuild_the_model_say_what_can(python_run, ember_bin, tmp_path):
