@@ -100,9 +100,11 @@ TEST(CallerModelNames, OriginAndClassAreCheckedAndRecognised) {
   EXPECT_EQ(train::caller_model_name("python", "Net"), "python:Net");
   EXPECT_EQ(train::caller_model_class("python:Net"), "Net");
   EXPECT_TRUE(train::is_caller_model("c++:My_Net2"));
-  for (const char* not_one : {"lenet5", "net.toml", "python:", "python:my net", "Python:Net", "C:/nets/a.toml"})
+  for (const char* not_one :
+       {"lenet5", "net.toml", "python:", "python:my net", "Python:Net", "C:/nets/a.toml", "resnet:small"})
     EXPECT_FALSE(train::is_caller_model(not_one)) << not_one;
   test::expect_error<ValueError>([] { train::caller_model_name("python", "test.<locals>.Net"); }, "an identifier");
+  test::expect_error<ValueError>([] { train::caller_model_name("java", "Net"); }, "\"python\" or \"c++\"");
   // A run's record passes the model setting's check (a resume adopts it); building it is the plan's to refuse.
   EXPECT_EQ(train::check_setting_text(train::setting("model"), "python:Net"), "");
   EXPECT_NE(train::check_setting_text(train::setting("model"), "pyton"), "");

@@ -11,9 +11,9 @@
 
 namespace ember::train {
 
-// "python:Net" for origin "python" and class "Net". The class name must be an identifier (letters,
-// digits, '_', not starting with a digit), the origin lower-case letters, digits and '+' ("c++"):
-// ValueError otherwise, so the name is safe in a run directory's name and a message.
+// "python:Net" for origin "python" and class "Net". The origin is "python" or "c++", the class name
+// an identifier (letters, digits, '_', not starting with a digit): ValueError otherwise, so the name
+// is safe in a run directory's name and a message, and a mistyped zoo name is never taken for one.
 std::string caller_model_name(const std::string& origin, const std::string& class_name);
 // Whether `model` (a --model value, config.json's "model", a manifest's) names a caller's model.
 bool is_caller_model(const std::string& model);

@@ -10,13 +10,13 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "ember/autograd/node.h"
 #include "ember/core/settings.h"
 #include "ember/core/threads.h"
 #include "ember/data/loader.h"
 #include "ember/io/atomic_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
-#include "ember/autograd/node.h"
 #include "ember/ops.h"
 #include "ember/optim/registry.h"
 #include "ember/train/caller_model.h"
