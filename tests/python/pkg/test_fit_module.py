@@ -200,7 +200,7 @@ def test_the_same_network_as_a_spec_file_trains_to_the_same_weights(tmp_path, ti
     of another layout, rather than g^T x, and the bias's from the broadcast add's reduction rather than
     the linear op's own sum over the batch — the same sums in another order, which round differently
     in the last bit (about 1e-8 after one step). So the weights agree to float32 rounding, not bit for
-    bit; a module calling the same op as the spec's layer would."""
+    bit; ember.nn.Linear, which calls the spec's layer's own op, does (the test after the next)."""
     net = TinyMLP()
     start = tmp_path / "start.safetensors"
     write_safetensors(start, dict(net.named_parameters()))
@@ -281,3 +281,57 @@ def test_commands_that_rebuild_the_model_say_what_can(python_run, ember_bin, tmp
         assert f"{what} cannot rebuild it" in p.stderr and call in p.stderr, p.stderr
     with pytest.raises(ember.SettingError, match="ember.load cannot rebuild it"):
         ember.load(run_dir)
+
+
+def test_an_ember_nn_module_with_buffers_is_trained_in_place(tmp_path, tiny_data):
+    """ember.nn's own Module (PyTorch's object model): parameters and buffers by PyTorch's state_dict
+    names, batch norm's running statistics and num_batches_tracked updated in place by its forward."""
+    from ember import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(1, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.fc = nn.Linear(4 * 14 * 14, 10)
+
+        def forward(self, x):
+            x = nn.functional.max_pool2d(nn.functional.relu(self.bn(self.conv(x))), 2)
+            return self.fc(x.flatten(1))
+
+    ember.manual_seed(0)
+    net = Net()
+    run_dir = tmp_path / "run"
+    r = ember.fit(model=net, **SETTINGS, data_dir=str(tiny_data), run_dir=str(run_dir))
+    assert r.status == "completed" and r.config["model"] == "python:Net"
+    best = json.loads((run_dir / "checkpoints" / "best.json").read_text())
+    raw = (run_dir / "checkpoints" / best["weights"]).read_bytes()
+    (n,) = struct.unpack("<Q", raw[:8])
+    names = sorted(k[len("model/"):] for k in json.loads(raw[8:8 + n]) if k.startswith("model/"))
+    assert names == sorted(net.state_dict())  # PyTorch's keys, buffers included
+    saved = weights_of(run_dir)
+    for name, t in list(net.named_parameters()) + list(net.named_buffers()):
+        if name != "bn.num_batches_tracked":
+            np.testing.assert_array_equal(t.detach().numpy(), saved[name], err_msg=name)
+    assert not np.array_equal(net.bn.running_mean.numpy(), np.zeros(4, np.float32))
+    assert int(net.bn.num_batches_tracked.item()) == 6 * r.best_epoch  # one per training batch to the best epoch
+    assert net.training and net.bn.training
+
+
+def test_an_ember_nn_sequential_trains_as_its_spec_file_bit_for_bit(tmp_path, tiny_data):
+    """nn.Linear calls the library's linear op, the spec's layer's own: the same weights, bit for bit."""
+    from ember import nn
+
+    ember.manual_seed(0)
+    net = nn.Sequential(nn.Flatten(), nn.Linear(784, 32), nn.ReLU(), nn.Linear(32, 10))
+    start = tmp_path / "start.safetensors"
+    write_safetensors(start, dict(net.named_parameters()))
+    (tmp_path / "mlp.toml").write_text(SPEC)
+    spec_run, py_run = tmp_path / "spec", tmp_path / "py"
+    ember.fit(model=str(tmp_path / "mlp.toml"), init_from=str(start), **SETTINGS, data_dir=str(tiny_data),
+              run_dir=str(spec_run))
+    ember.fit(model=net, **SETTINGS, data_dir=str(tiny_data), run_dir=str(py_run))
+    a, b = weights_of(spec_run, "latest.json"), weights_of(py_run, "latest.json")
+    assert sorted(a) == sorted(b) == ["1.bias", "1.weight", "3.bias", "3.weight"]
+    for name in a:
+        np.testing.assert_array_equal(b[name], a[name], err_msg=name)
