@@ -114,19 +114,38 @@ def fit(*, on_epoch_end: Optional[Callable[[Dict[str, Any]], None]] = None,
     short banner, a line per epoch and a progress bar on a terminal (elsewhere, a notebook or a log,
     a progress line every 20 s); 2 the banner and a line per epoch; 0 nothing (warnings still come as
     UserWarning).
+    model: a zoo name or a spec file (*.toml) as ``--model``, or a module defined in Python — an
+    ember.nn.Module, or any object with ``named_parameters()``, ``__call__`` (its forward) and
+    ``train(mode)``, whose parameters are ember.Tensor leaves. The run trains that object's own
+    tensors in place by ``ember train``'s rules (device, precision, optimizer, checkpoints by its
+    state_dict names, report); at the end it holds the selected epoch's weights, those
+    ``test_accuracy`` measured (checkpoints/best.json). It takes the data's images as a float32
+    (N, C, H, W) batch and gives (N, classes) logits (ember.ShapeError before anything is written
+    otherwise). The run records it as "python:<class>": resume it with the class at hand,
+    ``ember.fit(model=Net(), resume=run_dir)`` (`ember eval` and `ember train --resume` cannot rebuild
+    it). An exception its forward raises stops the run with a checkpoint and is raised again.
     """
+    module = settings.pop("model", None) if _is_module(settings.get("model")) else None
+    if settings.get("model") is not None and not isinstance(settings["model"], (str, _os.PathLike)):
+        raise TypeError(f"model must be a zoo name, a spec file (*.toml) or a module (an ember.nn.Module, or an "
+                        f"object with named_parameters() and __call__), not {type(settings['model']).__name__}")
     values = {k: (os_fspath(v) if isinstance(v, _os.PathLike) else v) for k, v in settings.items()}
     # ember.int / ember.bool are dtypes here (PyTorch's names): the built-ins by their full name.
     if isinstance(values.get("verbose"), _builtins.int) and not isinstance(values["verbose"], _builtins.bool):
         values["verbose"] = str(values["verbose"])  # Keras's verbose=0/1/2; the setting's values are text
     r = _core._fit(_json.dumps(values), os_fspath(resume) if resume else "", os_fspath(config) if config else "",
-                   on_epoch_end, on_step)
+                   on_epoch_end, on_step, module)
     return FitResult(status=r["status"], run_dir=Path(r["run_dir"]), history=list(r["history"]),
                      test_accuracy=r["test_accuracy"], test_loss=r["test_loss"], best_epoch=r["best_epoch"],
                      best_test_acc=r["best_test_acc"], selected_on=r["selected_on"], epoch=r["epoch"],
                      step=r["step"], wall_seconds=r["wall_seconds"], device=r["device"], device_why=r["device_why"],
                      precision=r["precision"], message=r["message"], config=_json.loads(r["config_json"]),
                      evaluated_epoch=r["evaluated_epoch"], last_epoch_test_acc=r["last_epoch_test_acc"])
+
+
+def _is_module(obj: Any) -> bool:
+    """A module defined in Python for ember.fit: parameters by name and a forward to call."""
+    return obj is not None and callable(obj) and callable(getattr(obj, "named_parameters", None))
 
 
 def os_fspath(p: Union[str, "_os.PathLike[str]"]) -> str:

@@ -3,7 +3,8 @@
 // library (ember/train/run_plan.h, run_end.h), so a seed gives the CLI's weights bit for bit. The GIL is released while the plan loads data and the
 // engine trains; it is taken back only for the callbacks. Ctrl-C (SIGINT) stops at the next step
 // boundary with a checkpoint, as in the CLI, then raises KeyboardInterrupt; an exception raised by
-// a callback stops the run the same way and is raised again once the checkpoint is written. What it
+// a callback stops the run the same way and is raised again once the checkpoint is written, as is
+// one raised by the forward of a module defined in Python (model=net, py_module.h). What it
 // prints (verbose=, as Keras's fit) is the library's rule (ember/train/progress.h: progress_rule),
 // written through Python's sys.stdout so notebooks and redirected streams see it.
 #include <fmt/format.h>
@@ -17,7 +18,9 @@
 #include <string>
 
 #include "bindings.h"
+#include "py_module.h"
 #include "ember/train/callbacks.h"
+#include "ember/train/fit_types.h"
 #include "ember/train/fit.h"
 #include "ember/train/progress.h"
 #include "ember/train/run_end.h"
@@ -119,6 +122,17 @@ std::string epoch_line(const train::EpochStats& s, int64_t epochs) {
                      s.improved ? " (best so far)" : "");
 }
 
+// PEP 678's note on an exception raised again (Python 3.11+; older interpreters go without it).
+void add_note(const nb::python_error& e, const std::string& note) {
+  nb::handle value = e.value();
+  if (!nb::hasattr(value, "add_note")) return;
+  try {
+    value.attr("add_note")(note);
+  } catch (nb::python_error& ignored) {
+    ignored.discard_as_unraisable("ember.fit's note");
+  }
+}
+
 nb::object number(double v) { return std::isnan(v) ? nb::none() : nb::cast(v); }
 
 nb::dict epoch_logs(const train::EpochStats& s) {
@@ -186,7 +200,7 @@ std::string status_name(train::FitStatus s) {
 }
 
 nb::dict fit(const std::string& values_json, const std::string& resume, const std::string& config_file,
-             nb::object on_epoch_end, nb::object on_step) {
+             nb::object on_epoch_end, nb::object on_step, nb::object model) {
   // ---- the settings: keyword arguments, then the config file's (the keywords win) ----
   train::TrainSettings settings;
   const std::vector<const train::Setting*> by_keyword = train::apply_settings_values(settings, values_json);
@@ -205,6 +219,13 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
   inputs.config_file = config_file;
   inputs.resume = resume;
   inputs.front_end = train::FrontEnd::Python;
+  // A module defined in Python (ember.nn.Module or its duck type), trained in place (py_module.h).
+  std::shared_ptr<PythonModule> module;
+  if (!model.is_none()) {
+    module = std::make_shared<PythonModule>(model);
+    inputs.model = module;
+    inputs.model_name = module->run_name();
+  }
 
   OneFitAtATime only_fit;
   PythonCallbacks py{on_epoch_end, on_step, nb::list(), std::nullopt};
@@ -214,28 +235,46 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
   const bool terminal = stdout_is_terminal();
   std::unique_ptr<const train::RunPlan> plan;
   train::RunOutcome end;
+  std::optional<nb::python_error> model_raised;  // what the module raised where the run could not go on
   {
     nb::gil_scoped_release unlocked;
-    plan = train::plan_run(settings, inputs);
-    const train::ProgressRule shown = train::progress_rule(train::parse_verbosity(plan->settings.verbose), terminal);
-    if (shown.banner) write_stdout(fit_banner(*plan));
-    // The run to its end as `ember train` runs it (ember/train/run_end.h); Python adds its callbacks.
-    train::RunControls controls;
-    controls.stop_signal = &g_stop;
-    controls.terminal = terminal;
-    controls.progress_out = write_stdout;
-    if (!on_step.is_none()) controls.callbacks.push_back(std::make_shared<StepCallback>(py));
-    controls.on_epoch = [&py, &shown, epochs = plan->settings.epochs](const train::EpochStats& st) {
-      if (shown.epoch_lines) write_stdout(epoch_line(st, epochs));
-      nb::gil_scoped_acquire gil;
-      nb::dict logs = epoch_logs(st);
-      py.history.append(logs);
-      py.call(py.on_epoch_end, logs);
-    };
-    end = train::run_to_end(*plan, controls);
+    try {
+      plan = train::plan_run(settings, inputs);
+      const train::ProgressRule shown = train::progress_rule(train::parse_verbosity(plan->settings.verbose), terminal);
+      if (shown.banner) write_stdout(fit_banner(*plan));
+      // The run to its end as `ember train` runs it (ember/train/run_end.h); Python adds its callbacks.
+      train::RunControls controls;
+      controls.stop_signal = &g_stop;
+      controls.terminal = terminal;
+      controls.progress_out = write_stdout;
+      if (!on_step.is_none()) controls.callbacks.push_back(std::make_shared<StepCallback>(py));
+      controls.on_epoch = [&py, &shown, epochs = plan->settings.epochs](const train::EpochStats& st) {
+        if (shown.epoch_lines) write_stdout(epoch_line(st, epochs));
+        nb::gil_scoped_acquire gil;
+        nb::dict logs = epoch_logs(st);
+        py.history.append(logs);
+        py.call(py.on_epoch_end, logs);
+      };
+      end = train::run_to_end(*plan, controls);
+    } catch (const train::CallerRaised&) {  // the module's forward raised while planning: its own exception
+      std::optional<nb::python_error> e = module ? module->take_raised() : std::nullopt;
+      if (!e) throw;
+      model_raised.emplace(std::move(*e));
+    }
   }
+  if (model_raised) throw std::move(*model_raised);
   const train::FitResult& r = end.fit;
   if (py.raised) throw std::move(*py.raised);  // after its checkpoint: the run resumes from there
+  if (module) {
+    if (std::optional<nb::python_error> e = module->take_raised()) {  // after its checkpoint, too
+      add_note(*e, end.ending == train::RunEnding::EvaluationStopped
+                       ? fmt::format("ember.fit: the training is complete ({}); the final evaluation stopped", end.latest.string())
+                       : fmt::format("ember.fit: the run stopped after step {} with its checkpoint ({}); resume it with {}",
+                                     r.step, end.latest.string(), end.hint));
+      throw std::move(*e);
+    }
+    module->sync_mode();  // the mode the run left it in (training, as after a PyTorch loop)
+  }
   auto keyboard_interrupt = [](const std::string& msg) {
     PyErr_SetString(PyExc_KeyboardInterrupt, msg.c_str());
     throw nb::python_error();
@@ -283,7 +322,7 @@ nb::dict fit(const std::string& values_json, const std::string& resume, const st
 
 void register_fit(nb::module_& m) {
   m.def("_fit", &fit, nb::arg("values_json"), nb::arg("resume"), nb::arg("config_file"), nb::arg("on_epoch_end").none(),
-        nb::arg("on_step").none(), "ember.fit's C++ side (python/ember/__init__.py).");
+        nb::arg("on_step").none(), nb::arg("model").none() = nb::none(), "ember.fit's C++ side (python/ember/__init__.py).");
 }
 
 }  // namespace ember::python

@@ -7,9 +7,11 @@
 #include <cstdint>
 #include <filesystem>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ember/core/device.h"
+#include "ember/core/error.h"
 #include "ember/data/dataset.h"
 #include "ember/data/transforms.h"
 #include "ember/train/progress.h"
@@ -19,6 +21,27 @@ class ProcessGroup;
 }
 
 namespace ember::train {
+
+// Thrown by code the caller put inside a run — the forward of a model it built itself (ember.fit's
+// module defined in Python, whose exception python/src keeps to raise again) — to stop the run as a
+// signal does: the optimizer step it interrupts is dropped (its gradients, its random draws and its
+// loss sums; the weights are the last step's), and the run ends Interrupted at that step boundary
+// with its checkpoint, or, in an epoch's evaluation, as a signal there does (the epoch is evaluated
+// again on resume). In the final evaluation (run_end.h) it ends the run as EvaluationStopped.
+// `error_type` names what the caller's code raised ("ShapeError", "ZeroDivisionError"); a
+// `shape_mismatch` is an op refusing shapes (ember's ShapeError), which planning reports as the
+// model not taking the data's input.
+class CallerRaised : public Error {
+ public:
+  CallerRaised(const std::string& what, std::string error_type, bool shape_mismatch)
+      : Error(what), error_type_(std::move(error_type)), shape_mismatch_(shape_mismatch) {}
+  const std::string& error_type() const noexcept { return error_type_; }
+  bool shape_mismatch() const noexcept { return shape_mismatch_; }
+
+ private:
+  std::string error_type_;
+  bool shape_mismatch_ = false;
+};
 
 struct FitOptions {
   int64_t epochs = 1;

@@ -44,7 +44,8 @@ struct ModelSource {
   std::string spec_text;    // empty for a zoo model
   std::string spec_origin;  // where the spec was read from (for messages)
   bool is_spec() const { return !spec_origin.empty(); }
-  // For run names: the zoo name, or the spec file's stem ("my_net" for path/to/my_net.toml).
+  // For run names: the zoo name, or the spec file's stem ("my_net" for path/to/my_net.toml), or a
+  // caller's model's class ("Net" for "python:Net").
   std::string label() const;
 };
 // `model` as given or recorded; `run_dir` (on --resume) is where a recorded spec's copy lives.

@@ -20,8 +20,9 @@ namespace ember::train {
 
 enum class RunEnding {
   Finished,           // trained to its end (or stopped early) and evaluated: RunOutcome::test is set
-  Interrupted,        // a signal (or --stop-after-steps) stopped the training; checkpointed at a step
-  EvaluationStopped,  // the training is complete; a signal stopped its final evaluation
+  Interrupted,        // a signal (or --stop-after-steps, or the caller's model raising: CallerRaised in
+                      // fit_types.h, whose message is in RunOutcome::fit) stopped the training; checkpointed at a step
+  EvaluationStopped,  // the training is complete; a signal (or the caller's model raising) stopped its final evaluation
   Failed,             // inf/NaN or out of memory: the last good checkpoint (if any) is kept
   RunDirLost,         // the run directory was removed or replaced: nothing more was written there
 };
@@ -40,9 +41,10 @@ struct RunOutcome {
   std::string selected_on;     // "validation" or "test": what chose the evaluated epoch
   double wall_seconds = 0;     // training and final evaluation, as report.html says
   std::filesystem::path latest;  // run_dir/checkpoints/latest.json (what a resume continues)
-  int signal = 0;              // Interrupted / EvaluationStopped: the signal (0: --stop-after-steps)
+  int signal = 0;              // Interrupted / EvaluationStopped: the signal (0: --stop-after-steps, a model that raised)
   // Failed, RunDirLost: what happened and what to do, in the caller's words (run_plan.h: FrontEnd);
-  // Interrupted: the call that resumes the run; EvaluationStopped: the call that evaluates it.
+  // Interrupted: the call that resumes the run; EvaluationStopped: the call that evaluates it (and,
+  // when the caller's model raised there, `message` says what it raised).
   std::string message, hint;
 };
 

@@ -87,6 +87,18 @@ struct PlanInputs {
   std::string resume;
   RunWorld* world = nullptr;  // null: one process
   FrontEnd front_end = FrontEnd::Cli;  // whose words the plan's hints use (flags or keyword arguments)
+  // A model the caller built itself (ember.fit(model=net): a module defined in Python, or a C++
+  // program's own), trained instead of one built from the `model` setting, by the same rules:
+  // placed on the run's device (to(): its tensors converted in place), the precision's autocast,
+  // the optimizer of the settings over its parameters, checkpoints of its state_dict() by name, the
+  // report and the final evaluation (which leaves the selected epoch's weights in it, as the run's
+  // best checkpoint holds them). `model_name` is what the run records for it, caller_model_name()'s
+  // "python:Net" (ember/train/caller_model.h): no command rebuilds it from the run's files. A resume
+  // is given the same model again (a new instance of the class): the checkpoint's names and shapes
+  // must fit it. It must take a (N, C, H, W) float32 batch of the data's images and give (N, classes)
+  // logits (ShapeError naming the data's input otherwise); one process only.
+  std::shared_ptr<nn::Module> model;
+  std::string model_name;
 };
 
 struct RunPlan {

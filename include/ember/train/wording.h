@@ -16,8 +16,9 @@ namespace ember::train {
 enum class FrontEnd { Cli, Python };
 
 // The call that continues the run in `run_dir`: `ember train --resume runs/x` or
-// `ember.fit(resume="runs/x")`.
-std::string resume_call(const std::string& run_dir, FrontEnd front_end);
+// `ember.fit(resume="runs/x")`; for a run of a model its caller built (`model` "python:Net",
+// caller_model.h), the call with its class, whatever the front end: `ember.fit(model=Net(), resume=...)`.
+std::string resume_call(const std::string& run_dir, FrontEnd front_end, const std::string& model = "");
 
 // What to do when the device asked for is not available here (no GPU, no CUDA build): the CLI's
 // flag, or Python's device='cpu' and ember.cuda.is_available().

@@ -364,6 +364,16 @@ struct Fitter::Run {
         default_generator().set_state(rng_seed, rng_offset);
         if (!halve_micro_batch(e)) return false;
         open_loader();
+      } catch (const CallerRaised& e) {
+        // The caller's own code (a model defined in Python) raised: the step is dropped, and the run
+        // stops at the last step boundary with its checkpoint (fit_types.h), as a signal would.
+        interval = before;
+        default_generator().set_state(rng_seed, rng_offset);
+        f.optimizer_.zero_grad();  // the dropped step's gradients
+        if (counters.last_read_step != ctx.step) read_metrics(false, /*logged=*/false);  // the sums for the checkpoint
+        ctx.stop(FitStatus::Interrupted, fmt::format("the model raised {} in step {} (epoch {}): {}", e.error_type(),
+                                                     ctx.step + 1, ctx.epoch + 1, e.what()));
+        return false;
       }
     }
   }
@@ -556,14 +566,20 @@ struct Fitter::Run {
     st.train_loss = epoch.seen ? epoch.loss_sum / double(epoch.seen) : NAN;
     st.train_acc = epoch.seen ? double(epoch.correct) / double(epoch.seen) : NAN;
     if (world.dp) world.dp->broadcast_buffers();  // every rank evaluates (and rank 0 saves) rank 0's statistics
-    const EvalResult test = evaluate_on(f.test_);
-    if (test.interrupted) return stop_in_evaluation(test.interrupted);
-    st.test_loss = test.loss, st.test_acc = test.accuracy;
-    if (f.val_) {
-      const EvalResult val = evaluate_on(*f.val_);
+    EvalResult test, val;
+    try {
+      test = evaluate_on(f.test_);
+      if (test.interrupted) return stop_in_evaluation(test.interrupted);
+      if (f.val_) val = evaluate_on(*f.val_);
       if (val.interrupted) return stop_in_evaluation(val.interrupted);
-      st.val_loss = val.loss, st.val_acc = val.accuracy;
+    } catch (const CallerRaised& e) {  // the caller's model raised: stopped as a signal there is (fit_types.h)
+      ctx.signal = 0;
+      ctx.stop(FitStatus::Interrupted, fmt::format("the model raised {} in epoch {}'s evaluation: {}", e.error_type(),
+                                                   ctx.epoch + 1, e.what()));
+      return;
     }
+    st.test_loss = test.loss, st.test_acc = test.accuracy;
+    if (f.val_) st.val_loss = val.loss, st.val_acc = val.accuracy;
     st.seconds = ctx.epoch_seconds;
     st.samples_per_s = double(epoch.seen) / std::max(ctx.epoch_seconds, 1e-9);
     st.data_wait = ctx.epoch_seconds > 0 ? epoch.data_seconds / ctx.epoch_seconds : 0;

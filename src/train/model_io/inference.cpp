@@ -15,6 +15,7 @@
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/ops.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/device_choice.h"
 #include "ember/train/init_from.h"
 #include "ember/train/open_weights.h"
@@ -129,6 +130,10 @@ InferenceModel open_for_inference(const InferenceOptions& o, bool need_test) {
   // A run trained from a spec file keeps a copy of it: the recorded name is resolved in the run.
   const std::optional<fs::path>& run_dir = opened.run_dir;
   const std::string recorded = !ck.manifest.model.empty() ? ck.manifest.model : info.model;
+  // A model its caller built (ember.fit(model=net)): its class is not here to build it again.
+  if (o.model.empty() && train::is_caller_model(recorded))
+    train::refuse_caller_model(recorded, o.path,
+                               o.front_end == FrontEnd::Python ? "ember.load" : "`ember eval`, `predict` or `export`");
   std::string model = !o.model.empty() ? o.model : train::run_model(recorded, run_dir.value_or(fs::path()));
   std::string data = !o.data.empty()                ? o.data
                      : !ck.manifest.dataset.empty() ? ck.manifest.dataset

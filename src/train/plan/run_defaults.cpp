@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ember/nn/models.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/inference.h"
 #include "ember/train/run_data.h"
 
@@ -20,7 +21,7 @@ bool is_zoo_name(const std::string& m) {
   return std::find(names.begin(), names.end(), m) != names.end();
 }
 
-// The zoo model the weights of --init-from record, "" when they name none (a torchvision .pth) or
+// The zoo model (or caller's model) the weights of --init-from record, "" when they name none (a torchvision .pth) or
 // cannot be read (their own error comes when they are loaded).
 std::string recorded_model(const std::string& init_from) {
   try {
@@ -30,7 +31,8 @@ std::string recorded_model(const std::string& init_from) {
       const nlohmann::json cfg = nlohmann::json::parse(w.checkpoint.manifest.config_json, nullptr, false);
       if (cfg.is_object() && cfg.contains("model") && cfg["model"].is_string()) m = cfg["model"].get<std::string>();
     }
-    return is_zoo_name(m) ? m : "";
+    // A caller's model ("python:Net") is named too: the plan then says only its class builds it.
+    return is_zoo_name(m) || is_caller_model(m) ? m : "";
   } catch (const Error&) {
     return "";
   }

@@ -8,6 +8,7 @@
 #include "ember/io/user_file.h"
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/run_files.h"
 #include "ember/train/settings.h"
 
@@ -83,7 +84,10 @@ fs::path new_run_dir(std::string& name, const std::string& run_dir, const std::s
   return fs::path("runs") / name;
 }
 
-std::string ModelSource::label() const { return is_spec() ? fs::path(name).stem().string() : name; }
+std::string ModelSource::label() const {
+  if (is_caller_model(name)) return caller_model_class(name);  // "python:Net": no ':' in a run's name
+  return is_spec() ? fs::path(name).stem().string() : name;
+}
 
 ModelSource model_source(const std::string& model, const fs::path& run_dir) {
   ModelSource m;

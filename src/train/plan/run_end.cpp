@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "ember/io/run_dir.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/inference.h"
 #include "ember/train/predict.h"
 #include "ember/train/run_files.h"
@@ -21,8 +22,12 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-// The command that evaluates the run, for a stopped final evaluation.
-std::string eval_call(const fs::path& run_dir, FrontEnd front_end) {
+// The command that evaluates the run, for a stopped final evaluation; a caller's model (run_plan.h:
+// PlanInputs::model) is rebuilt by nothing but its class: where its weights are.
+std::string eval_call(const fs::path& run_dir, FrontEnd front_end, const std::string& model) {
+  if (is_caller_model(model))
+    return fmt::format("the training is complete; the selected weights are in the checkpoint {} names, by {}'s "
+                       "state_dict() names", best_manifest(run_dir).string(), caller_model_class(model));
   return front_end == FrontEnd::Python ? fmt::format("ember.load(\"{}\")", run_dir.string())
                                        : fmt::format("ember eval {}", run_dir.string());
 }
@@ -39,15 +44,16 @@ void judge_training(const RunPlan& plan, RunOutcome& out) {
       return;
     case FitStatus::Interrupted:
       out.ending = RunEnding::Interrupted;
-      out.hint = plan.front_end == FrontEnd::Python ? resume_call(plan.run_dir.string(), FrontEnd::Python)
-                                                    : plan.world->resume_command(plan.run_dir);
+      out.hint = plan.front_end == FrontEnd::Python || is_caller_model(plan.settings.model)
+                     ? resume_call(plan.run_dir.string(), plan.front_end, plan.settings.model)
+                     : plan.world->resume_command(plan.run_dir);
       return;
     case FitStatus::RunDirLost:
       out.ending = RunEnding::RunDirLost;
       out.message = r.message;
       out.hint = fmt::format("if the directory was moved rather than deleted, {} continues from its last checkpoint; "
                              "otherwise start the run again",
-                             resume_call("NEW_PATH", plan.front_end));
+                             resume_call("NEW_PATH", plan.front_end, plan.settings.model));
       return;
     case FitStatus::NonFiniteLoss:
     case FitStatus::OutOfMemory:
@@ -104,21 +110,30 @@ RunOutcome run_to_end(const RunPlan& plan, const RunControls& controls) {
   out.selected_on = out.fit.selected_on == "val" ? "validation" : "test";
   if (!out.fit.epochs.empty() && out.fit.epochs.back().epoch == out.fit.epoch && out.evaluated_epoch != out.fit.epoch)
     out.last_epoch_test_acc = out.fit.epochs.back().test_acc;
-  const EvalResult ev = evaluate_inference(*plan.model, InferenceOptions{}.precision, plan.test,
-                                           plan.final_eval_options(out.fit, controls.stop_signal));
+  EvalResult ev;
+  try {
+    ev = evaluate_inference(*plan.model, InferenceOptions{}.precision, plan.test,
+                            plan.final_eval_options(out.fit, controls.stop_signal));
+  } catch (const CallerRaised& e) {  // the caller's model raised (fit_types.h): the training stays complete
+    out.ending = RunEnding::EvaluationStopped;
+    out.message = fmt::format("the model raised {} in the final evaluation: {}", e.error_type(), e.what());
+    out.hint = eval_call(plan.run_dir, plan.front_end, plan.settings.model);
+    report(nullptr);
+    return out;
+  }
   out.wall_seconds = since(t0);
   if (const std::string what = watch->change(); !what.empty()) {
     out.ending = RunEnding::RunDirLost;
     out.message = fmt::format("the run directory {} {} during the final evaluation: the run's files went with it",
                               plan.run_dir.string(), what);
     out.hint = fmt::format("if the directory was moved rather than deleted, {} evaluates the run",
-                           eval_call("NEW_PATH", plan.front_end));
+                           eval_call("NEW_PATH", plan.front_end, plan.settings.model));
     return out;
   }
   if (ev.interrupted) {
     out.ending = RunEnding::EvaluationStopped;
     out.signal = ev.interrupted;
-    out.hint = eval_call(plan.run_dir, plan.front_end);
+    out.hint = eval_call(plan.run_dir, plan.front_end, plan.settings.model);
     report(nullptr);
     return out;
   }

@@ -10,13 +10,16 @@
 #include <ctime>
 #include <nlohmann/json.hpp>
 
+#include "ember/autograd/node.h"
 #include "ember/core/settings.h"
 #include "ember/core/threads.h"
 #include "ember/data/loader.h"
 #include "ember/io/atomic_file.h"
 #include "ember/nn/models.h"
+#include "ember/nn/spec.h"
 #include "ember/ops.h"
 #include "ember/optim/registry.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/dataset.h"
 #include "ember/train/loss_watch.h"
 #include "ember/train/run_defaults.h"
@@ -102,8 +105,12 @@ void refuse_nothing_to_train(const RunPlan& p, const PlanInputs& in) {
   const std::string flag = setting("epochs").spelled(p.front_end);
   const std::string more = p.front_end == FrontEnd::Python ? fmt::format("{}{}", flag, done + 1)
                                                            : fmt::format("{} {}", flag, done + 1);
-  const std::string extend = fmt::format("pass {} (or more) to extend it; `ember eval {}` evaluates it as it is",
-                                         more, p.run_dir.string());
+  const std::string extend =
+      is_caller_model(p.settings.model)
+          ? fmt::format("pass {} (or more) to extend it: {}", more,
+                        resume_call(p.run_dir.string(), p.front_end, p.settings.model))
+          : fmt::format("pass {} (or more) to extend it; `ember eval {}` evaluates it as it is", more,
+                        p.run_dir.string());
   if (!in.given(setting("epochs")) || target == planned)
     throw SettingError(fmt::format("the run in '{}' already finished its {}: nothing was trained or written",
                                    p.run_dir.string(), plural(done, "epoch")),
@@ -198,22 +205,61 @@ void load_data(RunPlan& p, const PlanInputs& in) {
                        fmt::format("use a padding below {} (2 to 4 is usual for 28x28 or 32x32 images)", side));
 }
 
-// The model (its spec or zoo name), --init-from and fine-tuning, on the run's device.
-void build_run_model(RunPlan& p) {
+// A caller's model (PlanInputs::model) tried on one zero image of the data's shape, in evaluation
+// mode without autograd, before anything is trained or written: it must give (1, classes) logits.
+// An op refusing the shapes inside its forward (CallerRaised::shape_mismatch) is the model not
+// taking the data's input: said with the input it was given, in the caller's words.
+void check_caller_model_fits(const RunPlan& p) {
+  const data::Dataset& d = p.train;
+  const std::string cls = caller_model_class(p.settings.model);
+  const std::string input = fmt::format("{}'s images as a float32 (N, C, H, W) batch, (N, {}, {}, {}), for {}",
+                                        p.settings.data == kImageFolder ? "the image folder" : p.settings.data,
+                                        d.channels(), d.height(), d.width(), plural(d.num_classes(), "class", "classes"));
+  const std::string data_word = setting("data").spelled(p.front_end);
+  const std::string hint = fmt::format(
+      "make {} take {}-channel {}x{} images ({} features when flattened) and give {} logits per image, or pass a {} "
+      "that fits it", cls, d.channels(), d.height(), d.width(), d.channels() * d.height() * d.width(), d.num_classes(),
+      data_word);
+  Tensor out;
+  const bool was_training = p.model->is_training();
+  p.model->eval();
+  try {
+    autograd::NoGradGuard no_grad;
+    out = (*p.model)(zeros({1, d.channels(), d.height(), d.width()}));
+  } catch (const CallerRaised& e) {
+    p.model->train(was_training);
+    if (!e.shape_mismatch()) throw;  // the caller's own error, raised again by the caller as it was
+    throw ShapeError(fmt::format("{} does not take {}: its forward raised {}: {}", cls, input, e.error_type(), e.what()),
+                     hint);
+  }
+  p.model->train(was_training);
+  if (out.dim() != 2 || out.size(0) != 1 || out.size(1) != d.num_classes())
+    throw ShapeError(fmt::format("{} gives {} for one image, not (1, {}): the logits of {}", cls,
+                                 shape_str(out.sizes()), d.num_classes(), input),
+                     hint);
+}
+
+// The model (the caller's, its spec or zoo name), --init-from and fine-tuning, on the run's device.
+void build_run_model(RunPlan& p, const PlanInputs& in) {
   TrainSettings& c = p.settings;
   const data::Dataset& train_ds = p.train;
   Generator init_gen(c.seed);
-  try {
-    p.model = build_model(p.model_source, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
-  } catch (const ValueError& e) {
-    if (c.data != kImageFolder || p.model_source.is_spec()) throw;
-    // The folder chose the size (or --image-size did): say which, and how to change it.
-    throw SettingError(e.what(), fmt::format("the image folder's images are used at {}x{} ({}); pass --image-size N "
-                                             "for a size the model takes",
-                                             train_ds.height(), train_ds.width(),
-                                             c.image_size > 0 ? "--image-size" : "chosen from the folder"));
+  if (in.model) {
+    p.model = in.model;
+    check_caller_model_fits(p);
+  } else {
+    try {
+      p.model = build_model(p.model_source, train_ds.num_classes(), train_ds.channels(), train_ds.height(), &init_gen);
+    } catch (const ValueError& e) {
+      if (c.data != kImageFolder || p.model_source.is_spec()) throw;
+      // The folder chose the size (or --image-size did): say which, and how to change it.
+      throw SettingError(e.what(), fmt::format("the image folder's images are used at {}x{} ({}); pass --image-size N "
+                                               "for a size the model takes",
+                                               train_ds.height(), train_ds.width(),
+                                               c.image_size > 0 ? "--image-size" : "chosen from the folder"));
+    }
   }
-  if (!p.model_source.is_spec())
+  if (!p.model_source.is_spec() && !in.model)
     if (std::string w = models::input_size_warning(p.model_source.name, train_ds.channels(), train_ds.height(),
                                                    train_ds.num_classes());
         !w.empty())
@@ -292,17 +338,77 @@ FitOptions fit_options(RunPlan& p) {
   return fo;
 }
 
+// The caller's model (PlanInputs::model) checked, and counted as a given `model` setting in a new
+// run: the defaults that follow the model (an image folder's, --init-from's) leave it alone.
+PlanInputs with_caller_model(const PlanInputs& caller, const RunPlan& p) {
+  PlanInputs in = caller;
+  if (!in.model) return in;
+  if (!is_caller_model(in.model_name))
+    throw ValueError(fmt::format("PlanInputs::model_name '{}' does not name a caller's model", in.model_name),
+                     "name it with train::caller_model_name(origin, class), e.g. \"python:Net\"");
+  if (p.world->size() > 1)
+    throw SettingError(fmt::format("a model {} ({}) trains in one process; this run has {} ranks",
+                                   in.model_name.starts_with("python:") ? "defined in Python" : "its caller built",
+                                   in.model_name, p.world->size()),
+                       "run it without --nproc-per-node, mpirun or torchrun (data-parallel runs rebuild their model "
+                       "on every rank from a zoo name or spec file)");
+  if (!in.resume.empty()) return in;  // a resume adopts the run's recorded model (check_resumed_model)
+  const Setting& model = setting("model");
+  in.given = [given = caller.given, &model](const Setting& s) { return &s == &model || given(s); };
+  in.given_directly = [given = caller.given_directly, &model](const Setting& s) { return &s == &model || given(s); };
+  return in;
+}
+
+// A resume's model: a run of a caller's model continues only with that model at hand, and a run of
+// a zoo model or spec file only without one (the run's identity is its recorded model).
+void check_resumed_model(const RunPlan& p, const PlanInputs& in, const fs::path& run_dir) {
+  const std::string recorded = p.checkpoint->manifest.model;
+  if (is_caller_model(recorded) && !in.model)
+    refuse_caller_model(recorded, run_dir.string(),
+                        p.front_end == FrontEnd::Python ? "ember.fit without model=" : "`ember train --resume`");
+  if (!in.model) return;
+  if (!is_caller_model(recorded))
+    throw SettingError(fmt::format("the run in '{}' trained {}, a model ember builds from its {}: it resumes without "
+                                   "a model object", run_dir.string(), recorded,
+                                   nn::is_spec_file(recorded) ? "spec file" : "zoo name"),
+                       fmt::format("{} continues it; a model of your own starts a new run", resume_call(
+                                   run_dir.string(), p.front_end)));
+  if (caller_model_class(recorded) != caller_model_class(in.model_name))
+    warn(fmt::format("the run in '{}' was trained with {}, this resume gives {}: its checkpoint is loaded by the names "
+                     "and shapes of the model's state_dict()", run_dir.string(), caller_model_class(recorded),
+                     caller_model_class(in.model_name)));
+}
+
+// "python:Net" named as the model (`--model`, a --config file, --init-from's weights) with no model
+// object given: nothing here can build it.
+[[noreturn]] void refuse_unbuilt_caller_model(const TrainSettings& c, const PlanInputs& in) {
+  const bool python = c.model.starts_with("python:");
+  const std::string cls = caller_model_class(c.model);
+  const std::string from = !in.given(setting("model")) && !c.init_from.empty()
+                               ? fmt::format(" (what {} {}'s weights record)",
+                                             setting("init_from").spelled(in.front_end), c.init_from)
+                               : "";
+  throw SettingError(
+      fmt::format("model {}{} was defined {}: {} builds zoo models and spec files, not a class", c.model, from,
+                  python ? "in Python" : "by the program that trained it",
+                  in.front_end == FrontEnd::Python ? "ember.fit(model=\"...\")" : "`ember train`"),
+      python ? fmt::format("hand the module itself to ember.fit: ember.fit(model={}(), ...); or pass {} with a zoo name "
+                           "or spec file", cls, setting("model").spelled(in.front_end))
+             : fmt::format("pass {} with a zoo name or spec file", setting("model").spelled(in.front_end)));
+}
+
 }  // namespace
 
 int64_t default_log_every(int64_t total_steps) { return std::clamp<int64_t>(total_steps / 200, 1, 50); }
 
-std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs& in) {
+std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs& caller_inputs) {
   auto plan = std::make_unique<RunPlan>();
   RunPlan& p = *plan;
   p.settings = std::move(settings);
-  p.world = in.world ? in.world : &one_process();
-  p.front_end = in.front_end;
+  p.world = caller_inputs.world ? caller_inputs.world : &one_process();
+  p.front_end = caller_inputs.front_end;
   TrainSettings& c = p.settings;
+  const PlanInputs in = with_caller_model(caller_inputs, p);
   // ---- resume: own the run, read its checkpoint and settings ----
   // On --resume, the run's identity (model, data, optimizer, recipe, seed, subset, validation split)
   // comes from the checkpoint; the settings may change only how it runs (epochs to extend it,
@@ -311,6 +417,7 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
     const ResumePoint rp = resume_point(in.resume, c.run_dir, c.name);
     if (p.world->leader()) p.lock_ = lock_run_dir(rp.run_dir);  // rank 0 owns the run; the others read it
     p.checkpoint = load_checkpoint(rp.manifest);
+    check_resumed_model(p, in, rp.run_dir);
     for (const std::string& w : adopt_run_settings(c, p.checkpoint->manifest.config_json, rp.manifest.string(), in.given))
       warn(w);
     p.run_dir = rp.run_dir;
@@ -321,6 +428,8 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
   std::vector<std::string> defaults;  // what the run took from its model and data (the banner says)
   if (!p.checkpoint) defaults.push_back(apply_model_default(c, in.given));  // a folder's model, --init-from's
   if (!p.checkpoint) warn_folder_flags_ignored(c, in);  // a resume warns of its own
+  if (in.model && !p.checkpoint) c.model = in.model_name;  // a resume keeps the name its run recorded
+  if (is_caller_model(c.model) && !in.model) refuse_unbuilt_caller_model(c, in);
   p.model_source = model_source(c.model, p.run_dir);
   // ---- settings that do not need data ----
   set_compute_threads(c.threads, c.workers);  // ResourceError when the process cannot start them
@@ -343,7 +452,7 @@ std::unique_ptr<const RunPlan> plan_run(TrainSettings settings, const PlanInputs
   p.defaults_lines = defaults_banner(defaults);
   if (!p.checkpoint) warn_momentum_ignored(c, in);  // against the optimizer the recipe chose
   load_data(p, in);
-  build_run_model(p);
+  build_run_model(p, in);
   build_optimizer(p, in);
   p.config_json = run_config_json(p);
   p.fit = fit_options(p);

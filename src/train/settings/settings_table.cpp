@@ -14,6 +14,7 @@
 #include "ember/nn/models.h"
 #include "ember/nn/spec.h"
 #include "ember/optim/registry.h"
+#include "ember/train/caller_model.h"
 #include "ember/train/data_path.h"
 #include "ember/train/settings.h"
 
@@ -50,6 +51,9 @@ std::string check_device(const std::string& v) {
 std::string check_model(const std::string& v) {
   const auto names = models::names();
   if (nn::is_spec_file(v) || std::find(names.begin(), names.end(), v) != names.end()) return "";
+  // A model its caller built ("python:Net", caller_model.h): a run's record of it. Whether the run
+  // has that model at hand is the plan's to check (plan_run), with the call that does.
+  if (is_caller_model(v)) return "";
   std::string known;
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   const std::string guess = closest_name(v, names);

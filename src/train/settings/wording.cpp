@@ -2,6 +2,8 @@
 // (ember/train/wording.h).
 #include "ember/train/wording.h"
 
+#include "ember/train/caller_model.h"
+
 #include <fmt/format.h>
 
 #include <cstdio>
@@ -15,7 +17,8 @@ WarningSink& sink() {
 }
 }  // namespace
 
-std::string resume_call(const std::string& run_dir, FrontEnd front_end) {
+std::string resume_call(const std::string& run_dir, FrontEnd front_end, const std::string& model) {
+  if (is_caller_model(model)) return caller_model_resume_call(model, run_dir);  // its class rebuilds it
   return front_end == FrontEnd::Python ? fmt::format("ember.fit(resume=\"{}\")", run_dir)
                                        : fmt::format("ember train --resume {}", run_dir);
 }
