@@ -63,7 +63,7 @@ TEST_F(Cli, BadValuesAreUsageErrors) {
   const Case cases[] = {
       {"--model nope", "nope"},         {"--data nope", "nope"},         {"--epochs 0", "--epochs"},
       {"--epochs -1", "--epochs"},      {"--batch-size 0", "--batch-size"}, {"--batch-size -5", "--batch-size"},
-      {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer rmsprop", "rmsprop"},
+      {"--batch-size abc", "abc"},      {"--lr -1", "--lr"},             {"--optimizer lbfgs", "lbfgs"},
       {"--device gpu", "invalid device"},
       {"--hflip 1.5", "--hflip"},       {"--crop-padding -1", "--crop-padding"},
       {"--label-smoothing 2", "--label-smoothing"}, {"--crop-padding 28", "not smaller than the images (28x28)"},

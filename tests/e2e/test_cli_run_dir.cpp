@@ -188,7 +188,7 @@ TEST_F(CliRunDir, BadSettingsInACheckpointAreRefusedBeforeAnyWrite) {
   };
   const Case cases[] = {
       {"batch_size", 0, "--batch-size"}, {"batch_size", -3, "--batch-size"}, {"threads", 100000, "--threads"},
-      {"epochs", 0, "--epochs"},         {"lr", -1.0, "--lr"},               {"optimizer", "rmsprop", "--optimizer"},
+      {"epochs", 0, "--epochs"},         {"lr", -1.0, "--lr"},               {"optimizer", "lbfgs", "--optimizer"},
       {"model", "nope", "--model"},      {"hflip", 2.0, "--hflip"},
   };
   for (const Case& c : cases) {
