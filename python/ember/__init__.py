@@ -34,6 +34,7 @@ from ._torch_names import *  # noqa: F401,F403 - PyTorch's top-level names (zero
 from ._torch_names import __all__ as _torch_all
 # ember.nn (issue 46): torch.nn's Module, layers, functional, init and utils
 from . import nn
+from . import utils  # ember.utils.data: torch.utils.data's datasets, samplers and DataLoader
 from . import optim  # ember.optim, ember.optim.lr_scheduler: torch.optim's API on the library's updates
 
 __version__ = _core.__version__
@@ -48,7 +49,7 @@ __all__ = [
     "Prediction", "errors", "autograd",
     "load_run", "save",
     "accelerator", "backends", "version", "autocast", "get_autocast_dtype", "is_autocast_enabled",
-] + ["nn", "optim"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
+] + ["nn", "optim", "utils"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:
