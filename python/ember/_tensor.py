@@ -387,7 +387,8 @@ def _deepcopy(self: Tensor, memo):
                             "protocol at the moment. If you were attempting to deepcopy a module, this may be "
                             "because of a torch.nn.utils.weight_norm usage, see "
                             "https://github.com/pytorch/pytorch/pull/103001")
-    with _core_no_grad():
+    from .autograd import no_grad  # ember.autograd imports this module: looked up when called
+    with no_grad():
         result = self.clone()
     if self.requires_grad:
         result.requires_grad_(True)
@@ -424,15 +425,6 @@ def _softmax(self: Tensor, dim, dtype=None) -> Tensor:
 def _log_softmax(self: Tensor, dim, dtype=None) -> Tensor:
     from .nn import functional as F
     return F.log_softmax(self, dim, dtype=dtype)
-
-
-class _core_no_grad:
-    def __enter__(self):
-        self.was = _core._autograd.is_grad_enabled()
-        _core._autograd.set_grad_enabled(False)
-
-    def __exit__(self, *exc):
-        _core._autograd.set_grad_enabled(self.was)
 
 
 Tensor.__deepcopy__ = _deepcopy
