@@ -69,6 +69,21 @@ inline Bytes make_idx(const std::vector<uint32_t>& dims, const Bytes& payload) {
   return b;
 }
 
+// n 28x28 images in Fashion-MNIST's file names (<split>-images-idx3-ubyte, -labels-idx1-ubyte)
+// whose label picks a bright horizontal band: a dataset a training run learns in a few steps.
+inline void write_band_split(const std::filesystem::path& dir, const std::string& split, uint32_t n) {
+  Bytes images, labels;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint32_t label = (i * 7 + 3) % 10;
+    for (uint32_t r = 0; r < 28; ++r)
+      for (uint32_t c = 0; c < 28; ++c)
+        images.push_back(static_cast<uint8_t>(r / 3 == label ? 200 + (i + c) % 50 : (i * 31 + r * 7 + c) % 40));
+    labels.push_back(static_cast<uint8_t>(label));
+  }
+  write_bytes(dir / (split + "-images-idx3-ubyte"), make_idx({n, 28, 28}, images));
+  write_bytes(dir / (split + "-labels-idx1-ubyte"), make_idx({n}, labels));
+}
+
 // One gzip member (zlib's deflate with the gzip wrapper) at the given compression level.
 inline Bytes gzip_bytes(const Bytes& in, int level = 6) {
   z_stream zs{};

@@ -26,23 +26,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void be32(std::ofstream& f, uint32_t v) {
-  const char b[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-  f.write(b, 4);
-}
-// n 28x28 images in Fashion-MNIST's file names whose label picks a bright band: learnable at once.
-void write_split(const fs::path& dir, const std::string& split, uint32_t n) {
-  std::ofstream im(dir / (split + "-images-idx3-ubyte"), std::ios::binary),
-      lb(dir / (split + "-labels-idx1-ubyte"), std::ios::binary);
-  be32(im, 0x803), be32(im, n), be32(im, 28), be32(im, 28);
-  be32(lb, 0x801), be32(lb, n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t label = (i * 7 + 3) % 10;
-    for (uint32_t r = 0; r < 28; ++r)
-      for (uint32_t c = 0; c < 28; ++c) im.put(char(r / 3 == label ? 200 + (i + c) % 50 : (i * 31 + r * 7 + c) % 40));
-    lb.put(char(label));
-  }
-}
 
 // A program's own model: a zoo model inside it, and a forward that raises (as a Python module's
 // adapter does) on its `raise_at`-th call, with an op's shape refusal or another error.
@@ -65,8 +48,8 @@ class CallerModel : public ::testing::Test {
  protected:
   void SetUp() override {
     previous_sink = train::set_warning_sink([](const std::string&) {});  // few validation samples, on purpose
-    write_split(dir.path(), "train", 160);
-    write_split(dir.path(), "t10k", 32);
+    test::write_band_split(dir.path(), "train", 160);
+    test::write_band_split(dir.path(), "t10k", 32);
   }
   train::TrainSettings settings(const std::string& run) const {
     train::TrainSettings s;

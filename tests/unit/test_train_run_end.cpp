@@ -22,23 +22,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-void be32(std::ofstream& f, uint32_t v) {
-  const char b[4] = {char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-  f.write(b, 4);
-}
-// n 28x28 images in Fashion-MNIST's file names whose label picks a bright band: learnable at once.
-void write_split(const fs::path& dir, const std::string& split, uint32_t n) {
-  std::ofstream im(dir / (split + "-images-idx3-ubyte"), std::ios::binary),
-      lb(dir / (split + "-labels-idx1-ubyte"), std::ios::binary);
-  be32(im, 0x803), be32(im, n), be32(im, 28), be32(im, 28);
-  be32(lb, 0x801), be32(lb, n);
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint32_t label = (i * 7 + 3) % 10;
-    for (uint32_t r = 0; r < 28; ++r)
-      for (uint32_t c = 0; c < 28; ++c) im.put(char(r / 3 == label ? 200 + (i + c) % 50 : (i * 31 + r * 7 + c) % 40));
-    lb.put(char(label));
-  }
-}
 
 // Zeroes the model's weights at the end of the second epoch's training: that epoch then scores
 // the share of class 0, so the selected epoch is the first and the last is another one.
@@ -55,8 +38,8 @@ class SpoilEpoch2 : public train::Callback {
 
 TEST(TrainRunEnd, TheHeadlineIsTheSelectedModelEvaluatedAsEmberEvalDoes) {
   test::TempDir dir("run_end");
-  write_split(dir.path(), "train", 320);
-  write_split(dir.path(), "t10k", 64);
+  test::write_band_split(dir.path(), "train", 320);
+  test::write_band_split(dir.path(), "t10k", 64);
   train::TrainSettings s;
   s.model = "lenet5", s.data_dir = dir.path().string(), s.run_dir = (dir.path() / "run").string();
   s.epochs = 2, s.batch_size = 16, s.threads = 1, s.workers = 0, s.seed = 3, s.precision = "fp32";
