@@ -169,8 +169,18 @@ def test_sequential_batches_len_and_collate_as_pytorchs():
     assert str(type(default_convert((np.arange(2), 1)))) == ref
 
 
-def test_write_goldens():
-    golden.write()
+def _torch_range(n):
+    """utils_data_helpers.Range as a torch IterableDataset (the same sharding by torch's worker info)."""
+    tud = _torch_data()
+
+    class TorchRange(tud.IterableDataset):
+        def __iter__(self):
+            info = tud.get_worker_info()
+            if info is None:
+                return iter(range(n))
+            per_worker = -(-n // info.num_workers)
+            return iter(range(info.id * per_worker, min(info.id * per_worker + per_worker, n)))
+    return TorchRange()
 
 
 # ---- iterable datasets ----
@@ -185,6 +195,8 @@ def test_iterable_dataset_in_process_and_sharded_between_workers():
     batches = [b.tolist() for b in DataLoader(Range(10), batch_size=2, num_workers=2)]
     assert sorted(v for b in batches for v in b) == list(range(10))  # each sample once, thanks to the sharding
     assert batches[:2] == [[0, 1], [5, 6]]  # the workers take turns, as PyTorch's
+    assert batches == golden.reference(lambda: [b.tolist() for b in _torch_data().DataLoader(
+        _torch_range(10), batch_size=2, num_workers=2, multiprocessing_context="fork")])["value"]
     assert get_worker_info() is None
     chained = ChainDataset([Range(2), Range(3)])
     assert list(chained) == [0, 1, 0, 1, 2] and len(ChainDataset([SizedRange(2), SizedRange(3)])) == 5
@@ -224,6 +236,11 @@ def test_distributed_sampler_properties():
             assert again == parts  # every rank builds the same permutation from the seed
     unshuffled = [list(DistributedSampler(ds, num_replicas=4, rank=r, shuffle=False)) for r in range(4)]
     assert unshuffled == [[0, 4, 8], [1, 5, 9], [2, 6, 0], [3, 7, 1]]  # PyTorch's order without shuffling
+    from_torch = golden.reference(lambda: [
+        [list(_torch_data().distributed.DistributedSampler(ds, num_replicas=4, rank=r, shuffle=False,
+                                                           drop_last=d)) for r in range(4)] for d in (False, True)])
+    assert [unshuffled, [list(DistributedSampler(ds, num_replicas=4, rank=r, shuffle=False, drop_last=True))
+                         for r in range(4)]] == from_torch["value"]
     s = DistributedSampler(ds, num_replicas=2, rank=0, seed=1)
     first = list(s)
     s.set_epoch(1)
@@ -330,3 +347,7 @@ def test_persistent_workers_are_reused_and_nothing_is_left_behind():
     finished = iter(DataLoader(WorkerPids(4), batch_size=2, num_workers=2))
     list(finished)  # the end of a non-persistent epoch stops its workers at once
     assert all(not w.is_alive() for w in finished._workers)
+
+
+def test_write_goldens():  # last: after every test that records a value
+    golden.write()
