@@ -6,6 +6,8 @@ same batches as in process, seeding, errors, kills, timeouts, persistent workers
 import gc
 import os
 import random
+import subprocess
+import sys
 import time
 
 import numpy as np
@@ -17,7 +19,8 @@ from ember.utils.data import (BatchSampler, ChainDataset, ConcatDataset, DataLoa
                               default_collate, default_convert, get_worker_info, random_split)
 from ember.utils.data.distributed import DistributedSampler
 from torch_golden import Golden, torch
-from utils_data_helpers import Draws, Failing, KilledAt, Numbered, Range, SizedRange, SlowAt, WorkerPids
+import utils_data_helpers
+from utils_data_helpers import Draws, Failing, KilledAt, Numbered, Range, SizedRange, SlowAt, Tagged, WorkerPids
 
 golden = Golden("torch_utils_data.json")
 
@@ -347,6 +350,41 @@ def test_persistent_workers_are_reused_and_nothing_is_left_behind():
     finished = iter(DataLoader(WorkerPids(4), batch_size=2, num_workers=2))
     list(finished)  # the end of a non-persistent epoch stops its workers at once
     assert all(not w.is_alive() for w in finished._workers)
+
+
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_worker_init_fn_runs_in_each_worker(context):
+    loader = DataLoader(Tagged(4), batch_size=None, num_workers=2, worker_init_fn=utils_data_helpers.tag_worker,
+                        multiprocessing_context=context)
+    assert [(i, tag) for i, tag in loader] == [(0, 100), (1, 101), (2, 100), (3, 101)]
+    with pytest.raises(OSError, match="Caught OSError in DataLoader worker process 0"):
+        list(DataLoader(Numbered(4), num_workers=1, worker_init_fn=utils_data_helpers.failing_init))
+
+
+_EXIT_SCRIPT = """
+import os, signal, sys
+sys.path.insert(0, {here!r})
+from ember.utils.data import DataLoader
+from utils_data_helpers import WorkerPids
+loader = DataLoader(WorkerPids(8), batch_size=2, num_workers=2, persistent_workers=True)
+print(sorted({{p for _, pids in loader for p in pids.tolist()}}), flush=True)
+it = iter(loader); next(it)  # workers busy with the next epoch when the program ends
+if sys.argv[1] == "kill":
+    os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.mark.parametrize("how", ["exit", "kill"])
+def test_workers_end_with_the_program(how):
+    """No orphans: workers end when the program exits, and when it is killed (they watch their parent)."""
+    script = _EXIT_SCRIPT.format(here=os.path.dirname(os.path.abspath(__file__)))
+    done = subprocess.run([sys.executable, "-c", script, how], capture_output=True, text=True, timeout=20)
+    assert done.returncode == (0 if how == "exit" else -9), done.stderr
+    pids = [int(p) for p in done.stdout.strip().strip("[]").split(",")]
+    deadline = time.monotonic() + 3
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(_gone(p) for p in pids)
 
 
 def test_write_goldens():  # last: after every test that records a value

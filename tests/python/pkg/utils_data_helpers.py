@@ -96,3 +96,21 @@ class Range(IterableDataset):
 class SizedRange(Range):
     def __len__(self):
         return self.n
+
+
+TAG = None
+
+
+def tag_worker(worker_id):
+    """A worker_init_fn: marks the worker's process so its samples show that it ran."""
+    global TAG
+    TAG = 100 + worker_id
+
+
+def failing_init(worker_id):
+    raise OSError(f"worker {worker_id} cannot open its file")
+
+
+class Tagged(Numbered):
+    def __getitem__(self, i):
+        return i, TAG
