@@ -297,7 +297,7 @@ def test_worker_error_names_the_worker_and_the_index():
     with pytest.raises(ValueError) as caught:
         list(loader)
     text = str(caught.value)
-    assert "Caught ValueError in DataLoader worker process 1" in text
+    assert text.startswith("Caught ValueError in DataLoader worker process 1.\nIt was loading the sample at index 7.\n")
     assert "index 7" in text and "sample 7 is broken" in text
     with pytest.raises(KeyError, match="Caught KeyError in DataLoader worker process 1"):
         list(DataLoader(Failing(2, KeyError), batch_size=2, num_workers=2))

@@ -38,13 +38,15 @@ class ExceptionWrapper:
     """A worker's exception, re-raised in the main process with PyTorch's header and the worker's
     traceback (the exception itself may not pickle; its type and text do)."""
 
-    def __init__(self, exc_info, where: str) -> None:
+    def __init__(self, exc_info, where: str, detail: str = "") -> None:
         self.exc_type = exc_info[0]
         self.exc_msg = "".join(traceback.format_exception(*exc_info))
-        self.where = where
+        self.where, self.detail = where, detail
 
     def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        # PyTorch's header line as it is (programs match it), then which sample, then the traceback.
+        detail = f"{self.detail}\n" if self.detail else ""
+        msg = f"Caught {self.exc_type.__name__} {self.where}.\n{detail}Original {self.exc_msg}"
         if self.exc_type is KeyError:
             msg = _KeyErrorMessage(msg)
         elif getattr(self.exc_type, "message", None):
@@ -194,11 +196,11 @@ class _Fetcher:
             try:
                 samples.append(self.dataset[i])
             except Exception:
-                return ExceptionWrapper(sys.exc_info(), f"{where} (loading the sample at index {i})")
+                return ExceptionWrapper(sys.exc_info(), where, f"It was loading the sample at index {i}.")
         try:
             return self.collate_fn(samples if self.auto_collation else samples[0])
         except Exception:
-            return ExceptionWrapper(sys.exc_info(), f"{where} (collating the batch of indices {list(indices)})")
+            return ExceptionWrapper(sys.exc_info(), where, f"It was collating the batch of indices {list(indices)}.")
 
 
 def worker_loop(dataset, index_queue, result_queue, done_event, auto_collation, collate_fn, drop_last, base_seed,
