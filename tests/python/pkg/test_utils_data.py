@@ -201,6 +201,9 @@ def test_iterable_dataset_in_process_and_sharded_between_workers():
     assert batches == golden.reference(lambda: [b.tolist() for b in _torch_data().DataLoader(
         _torch_range(10), batch_size=2, num_workers=2, multiprocessing_context="fork")])["value"]
     assert get_worker_info() is None
+    persistent = DataLoader(Range(7), batch_size=2, num_workers=2, persistent_workers=True)
+    assert [b.tolist() for b in persistent] == [[0, 1], [4, 5], [2, 3], [6]]
+    assert [b.tolist() for b in persistent] == [[0, 1], [4, 5], [2, 3], [6]]  # each epoch iterates afresh
     chained = ChainDataset([Range(2), Range(3)])
     assert list(chained) == [0, 1, 0, 1, 2] and len(ChainDataset([SizedRange(2), SizedRange(3)])) == 5
     stacked = StackDataset(Numbered(4), TensorDataset(ember.arange(4)))
@@ -266,6 +269,10 @@ def test_workers_give_the_in_process_batches(context):
     loader = DataLoader(Numbered(), batch_size=3, shuffle=True, num_workers=2, multiprocessing_context=context)
     assert len(loader) == 7 and loader.dataset.n == 20
     assert _summary(loader) == expected
+    tensors = TensorDataset(ember.arange(10.0).reshape(5, 2).to(ember.bfloat16), ember.arange(5))
+    batches = list(DataLoader(tensors, batch_size=2, num_workers=2, multiprocessing_context=context))
+    assert [x.tolist() for x, _ in batches] == [x.tolist() for x, _ in DataLoader(tensors, batch_size=2)]
+    assert batches[0][0].dtype == ember.bfloat16  # a dtype NumPy lacks crosses as float32 and comes back
     ember.manual_seed(7)
     unordered = _summary(DataLoader(Numbered(), batch_size=3, shuffle=True, num_workers=2, in_order=False,
                                     prefetch_factor=4))
