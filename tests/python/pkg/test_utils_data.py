@@ -269,10 +269,13 @@ def test_workers_give_the_in_process_batches(context):
     loader = DataLoader(Numbered(), batch_size=3, shuffle=True, num_workers=2, multiprocessing_context=context)
     assert len(loader) == 7 and loader.dataset.n == 20
     assert _summary(loader) == expected
-    tensors = TensorDataset(ember.arange(10.0).reshape(5, 2).to(ember.bfloat16), ember.arange(5))
+    tensors = TensorDataset(ember.arange(10.0).reshape(5, 2), ember.arange(5))
     batches = list(DataLoader(tensors, batch_size=2, num_workers=2, multiprocessing_context=context))
     assert [x.tolist() for x, _ in batches] == [x.tolist() for x, _ in DataLoader(tensors, batch_size=2)]
-    assert batches[0][0].dtype == ember.bfloat16  # a dtype NumPy lacks crosses as float32 and comes back
+    halves = list(DataLoader(TensorDataset(ember.arange(3.0).to(ember.bfloat16)), batch_size=2, num_workers=1,
+                             multiprocessing_context=context))
+    assert halves[0][0].dtype == ember.bfloat16  # a dtype NumPy lacks crosses as float32 and comes back
+    assert [h[0].float().tolist() for h in halves] == [[0.0, 1.0], [2.0]]
     ember.manual_seed(7)
     unordered = _summary(DataLoader(Numbered(), batch_size=3, shuffle=True, num_workers=2, in_order=False,
                                     prefetch_factor=4))
