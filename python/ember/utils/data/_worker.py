@@ -155,7 +155,8 @@ class _Fetcher:
 
     def __init__(self, dataset, auto_collation, collate_fn, drop_last, worker_id) -> None:
         from .dataset import IterableDataset
-        self.dataset, self.auto_collation, self.collate_fn, self.drop_last = dataset, auto_collation, collate_fn, drop_last
+        self.dataset, self.auto_collation = dataset, auto_collation
+        self.collate_fn, self.drop_last = collate_fn, drop_last
         self.iterable = isinstance(dataset, IterableDataset)
         self.worker_id = worker_id
         self.restart()

@@ -61,8 +61,8 @@ class StackDataset(Dataset):
 
     def __init__(self, *args, **kwargs) -> None:
         if args and kwargs:
-            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like input/output, "
-                             "but both types are given.")
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
         datasets = args if args else tuple(kwargs.values())
         if not datasets:
             raise ValueError("At least one dataset should be passed")
