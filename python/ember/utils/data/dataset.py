@@ -1,4 +1,6 @@
-"""Datasets as torch.utils.data's: map-style (``__getitem__`` + ``__len__``)."""
+"""Datasets as torch.utils.data's: map-style (``__getitem__`` + ``__len__``) and iterable-style
+(``__iter__``: IterableDataset, ChainDataset), with the combinators (Subset, ConcatDataset,
+StackDataset) and random_split."""
 
 from __future__ import annotations
 
@@ -18,6 +20,64 @@ class Dataset:
 
     def __add__(self, other: "Dataset") -> "ConcatDataset":
         return ConcatDataset([self, other])
+
+
+class IterableDataset(Dataset):
+    """A stream of samples: subclasses define ``__iter__``. With num_workers > 0 every worker process
+    iterates its own copy, so a dataset that should not repeat its samples splits the work with
+    ``get_worker_info()`` (id, num_workers) inside ``__iter__``, as PyTorch's docs show."""
+
+    def __iter__(self):
+        raise NotImplementedError(f"{type(self).__name__} must define __iter__")
+
+    def __add__(self, other):
+        return ChainDataset([self, other])
+
+
+class ChainDataset(IterableDataset):
+    """Iterable datasets one after another (chained lazily)."""
+
+    def __init__(self, datasets) -> None:
+        self.datasets = datasets
+
+    def __iter__(self):
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            yield from d
+
+    def __len__(self) -> int:
+        total = 0
+        for d in self.datasets:
+            if not isinstance(d, IterableDataset):
+                raise AssertionError("ChainDataset only supports IterableDataset")
+            total += len(d)
+        return total
+
+
+class StackDataset(Dataset):
+    """Samples of several datasets of one length side by side: StackDataset(a, b)[i] == (a[i], b[i]),
+    StackDataset(x=a, y=b)[i] == {"x": a[i], "y": b[i]}."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or``dict``- (via ``kwargs``) like "
+                             "input/output, but both types are given.")
+        datasets = args if args else tuple(kwargs.values())
+        if not datasets:
+            raise ValueError("At least one dataset should be passed")
+        self._length = len(datasets[0])
+        if any(self._length != len(d) for d in datasets):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args if args else kwargs
+
+    def __getitem__(self, index):
+        if isinstance(self.datasets, dict):
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
+
+    def __len__(self) -> int:
+        return self._length
 
 
 class TensorDataset(Dataset):
@@ -65,6 +125,9 @@ class ConcatDataset(Dataset):
         self.datasets = list(datasets)
         if not self.datasets:
             raise ValueError("datasets should not be an empty iterable")
+        for d in self.datasets:
+            if isinstance(d, IterableDataset):
+                raise AssertionError("ConcatDataset does not support IterableDataset")
         self.cumulative_sizes: List[int] = []
         total = 0
         for d in self.datasets:

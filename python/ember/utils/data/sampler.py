@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Iterator, List, Sequence
 
+import numpy as _np
+
 from ... import _core, _tensor
 
 
@@ -60,6 +62,41 @@ class SubsetRandomSampler(Sampler):
 
     def __len__(self) -> int:
         return len(self.indices)
+
+
+class WeightedRandomSampler(Sampler):
+    """num_samples indices drawn with probabilities proportional to ``weights`` (with replacement
+    by default). The draw is NumPy's (ember has no multinomial) seeded from ember's generator, so
+    ember.manual_seed makes it reproducible; PyTorch's exact indices differ (its generator differs)."""
+
+    def __init__(self, weights, num_samples: int, replacement: bool = True, generator=None) -> None:
+        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or num_samples <= 0:
+            raise ValueError(f"num_samples should be a positive integer value, but got num_samples={num_samples}")
+        if not isinstance(replacement, bool):
+            raise ValueError(f"replacement should be a boolean value, but got replacement={replacement}")
+        w = _np.asarray(weights.tolist() if hasattr(weights, "tolist") else weights, dtype=_np.float64)
+        if w.ndim != 1:
+            raise ValueError(f"weights should be a 1d sequence but given weights have shape {tuple(w.shape)}")
+        if not _np.all(_np.isfinite(w)) or _np.any(w < 0) or w.sum() <= 0:
+            raise RuntimeError("WeightedRandomSampler: weights must be finite, non-negative and not all zero")
+        if not replacement and num_samples > int(_np.count_nonzero(w)):
+            raise RuntimeError(f"WeightedRandomSampler: cannot draw {num_samples} samples without replacement from "
+                               f"{int(_np.count_nonzero(w))} non-zero weights")
+        self.weights, self.num_samples, self.replacement, self.generator = w, num_samples, replacement, generator
+
+    def __iter__(self):
+        rng = _np.random.default_rng(_seed_from_ember())
+        return iter(rng.choice(len(self.weights), self.num_samples, replace=self.replacement,
+                               p=self.weights / self.weights.sum()).tolist())
+
+    def __len__(self) -> int:
+        return self.num_samples
+
+
+def _seed_from_ember() -> int:
+    """A 64-bit seed drawn from ember's global generator (ember.manual_seed decides it)."""
+    hi, lo = _tensor.randint(0, 2**31, (2,)).tolist()
+    return (int(hi) << 31) | int(lo)
 
 
 class BatchSampler(Sampler):
