@@ -142,7 +142,7 @@ def test_debian_fashion_mnist_folder():
     assert ds[0][1] == 9  # the first test image is an ankle boot
 
 
-def test_mnist_missing_files_say_where_ember_looked(tmp_path):
+def test_mnist_missing_files_say_where_ember_looked(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError) as e:
         datasets.MNIST(tmp_path / "nowhere")
     msg = str(e.value)
@@ -156,6 +156,10 @@ def test_mnist_missing_files_say_where_ember_looked(tmp_path):
     with pytest.raises(RuntimeError, match="Dataset not found"):
         datasets.MNIST(tmp_path)
     assert len(datasets.MNIST(tmp_path, train=False)) == 5
+    # download=True wants all four files (torchvision's check): it tries to fetch the missing one.
+    monkeypatch.setattr(datasets.MNIST, "mirrors", ["http://127.0.0.1:1/"])
+    with pytest.raises(RuntimeError, match="Error downloading mnist"):
+        datasets.MNIST(tmp_path, train=False, download=True)
 
 
 def test_corrupt_idx_is_a_data_error_naming_the_file(tmp_path):

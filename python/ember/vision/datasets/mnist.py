@@ -87,10 +87,12 @@ class MNIST(VisionDataset):
         return hint + ")"
 
     def _check_exists(self):
-        return self._find_files() is not None
+        """All four files (both splits) in one searched folder, as torchvision's check."""
+        return any(all(os.path.isfile(os.path.join(d, name[:-3])) or os.path.isfile(os.path.join(d, name))
+                       for name, _ in self.resources) for d in self._search_dirs())
 
     def download(self):
-        """Fetches the four files into ``raw_folder`` unless this split's files are found already."""
+        """Fetches the four files into ``raw_folder`` unless they are all found already."""
         if self._check_exists():
             return
         fetch(self._fetch_name, self.mirrors, self.raw_folder)
