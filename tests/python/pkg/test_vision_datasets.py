@@ -11,6 +11,7 @@ import http.server
 import os
 import pickle
 import shutil
+import sys
 import threading
 
 import numpy as np
@@ -504,25 +505,34 @@ def _raised(thunk):
 
 # ---- SVHN ---------------------------------------------------------------------------------------------
 
-def test_svhn(tmp_path):
+def test_svhn(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="Dataset not found or corrupted"):
         datasets.SVHN(tmp_path)
     with pytest.raises(RuntimeError, match="no SHA-256 for train_32x32.mat"):
         datasets.SVHN(tmp_path, download=True)
     with pytest.raises(ValueError, match="Unknown value 'dev' for argument split"):
         datasets.SVHN(tmp_path, split="dev")
-    try:
-        import scipy.io as sio
-    except ImportError:
-        (tmp_path / "test_32x32.mat").write_bytes(b"MATLAB 5.0")
+    (tmp_path / "test_32x32.mat").write_bytes(b"MATLAB 5.0")
+    with monkeypatch.context() as m:  # as on a machine without scipy
+        m.setitem(sys.modules, "scipy", None)
+        m.setitem(sys.modules, "scipy.io", None)
         with pytest.raises(ImportError, match="pip install scipy"):
             datasets.SVHN(tmp_path, split="test")
-        return
+    sio = pytest.importorskip("scipy.io")
     x = np.arange(32 * 32 * 3 * 4, dtype=np.uint8).reshape(32, 32, 3, 4)
     sio.savemat(tmp_path / "test_32x32.mat", {"X": x, "y": np.array([[10], [1], [2], [10]], np.uint8)})
     ds = datasets.SVHN(tmp_path, split="test")
     assert ds.labels.tolist() == [0, 1, 2, 0] and ds.data.shape == (4, 3, 32, 32)
     np.testing.assert_array_equal(np.asarray(ds[1][0]), x[:, :, :, 1])
+    if tvd is not None:  # torchvision's class on the same file (its MD5 check off: a stand-in file)
+        class TvSVHN(tvd.SVHN):
+            split_list = {k: [u, f, None] for k, (u, f, _) in tvd.SVHN.split_list.items()}
+
+        TvSVHN.__name__ = "SVHN"
+        tv = TvSVHN(str(tmp_path), split="test")
+        np.testing.assert_array_equal(ds.data, tv.data)
+        assert ds.labels.tolist() == tv.labels.tolist() and repr(ds) == repr(tv)
+        assert np.asarray(ds[2][0]).tolist() == np.asarray(tv[2][0]).tolist()
 
 
 def test_zz_write_goldens():
