@@ -122,7 +122,8 @@ LabeledImages parse_cifar_pickle(std::span<const uint8_t> bytes, const std::stri
     const pk::Obj& l = p.at(labels.items[i]);
     if (l.kind != pk::Kind::Int || l.i < 0 || l.i >= num_classes) {
       throw_data_error(detail::cat(source, ": '", labels_key, "'[", i, "] is ",
-                                   l.kind == pk::Kind::Int ? std::to_string(l.i) : std::string("a ") + pk::kind_name(l.kind),
+                                   l.kind == pk::Kind::Int ? std::to_string(l.i)
+                                                           : std::string("a ") + pk::kind_name(l.kind),
                                    ", expected an int in [0, ", num_classes, ")"),
                        kCifarHint);
     }

@@ -285,20 +285,26 @@ void Machine::reduce_numpy(const std::string& name, const std::vector<uint32_t>&
 
 void Machine::fill_array(uint32_t arr, uint32_t shape, uint32_t dtype, uint32_t data, bool fortran) {
   if (obj(shape).kind != Kind::Tuple) fail("an array's shape must be a tuple, got a ", kind_name(obj(shape).kind));
-  if (obj(dtype).kind != Kind::NpDType) fail("an array's dtype must be a numpy.dtype, got a ", kind_name(obj(dtype).kind));
+  if (obj(dtype).kind != Kind::NpDType)
+    fail("an array's dtype must be a numpy.dtype, got a ", kind_name(obj(dtype).kind));
   const Kind dk = obj(data).kind;
   if (dk != Kind::Bytes && dk != Kind::Str) fail("an array's data must be bytes, got a ", kind_name(dk));
   // Beyond one dimension, Fortran order is a different layout; ember's readers want C order.
   if (fortran && obj(shape).items.size() > 1) fail("a Fortran-ordered array is not read (C order only)");
   const uint64_t size = obj(data).s.size();
   uint64_t count = uint64_t(numpy_itemsize(obj(dtype).s));
+  bool too_big = false;  // count would pass 2^64: never multiplied further
+  std::string dims;
   for (uint32_t d : obj(shape).items) {
     if (obj(d).kind != Kind::Int || obj(d).i < 0) fail("an array's shape must hold non-negative ints");
     const auto n = static_cast<uint64_t>(obj(d).i);
-    if (n != 0 && count > size / n) fail("an array of shape with ", obj(shape).items.size(), " dims needs more than its ", size, " bytes");
-    count *= n;
+    dims += (dims.empty() ? "" : ", ") + std::to_string(n);
+    if (n != 0 && count > UINT64_MAX / n) too_big = true;
+    if (!too_big) count *= n;
   }
-  if (count != size) fail("an array of dtype ", obj(dtype).s, " needs ", count, " bytes for its shape, its data has ", size);
+  if (too_big) fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs more bytes than its data's ", size);
+  if (count != size)
+    fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs ", count, " bytes, its data has ", size);
   Obj& a = obj(arr);
   a.items = {shape, dtype};
   a.i = fortran;

@@ -33,7 +33,9 @@ struct PickleWriter {
   PickleWriter& str(const std::string& s) { return op(0x8c).le(s.size(), 1).raw(s); }  // SHORT_BINUNICODE
   PickleWriter& py2str(const std::string& s) { return op('T').le(s.size(), 4).raw(s); }  // BINSTRING
   PickleWriter& bytes(const std::string& s) { return op('B').le(s.size(), 4).raw(s); }   // BINBYTES
-  PickleWriter& int_(int64_t v) { return v < 256 ? op('K').le(v, 1) : op('M').le(v, 2); }
+  PickleWriter& int_(int64_t v) {  // BININT1, BININT2, or LONG1 of 8 bytes
+    return v < 256 ? op('K').le(v, 1) : v < 65536 ? op('M').le(v, 2) : op(0x8a).le(8, 1).le(uint64_t(v), 8);
+  }
   PickleWriter& stack_global(const std::string& m, const std::string& n) { return str(m).str(n).op(0x93); }
   PickleWriter& global(const std::string& m, const std::string& n) { return op('c').raw(m + "\n" + n + "\n"); }
 };
@@ -65,7 +67,8 @@ void write_array(PickleWriter& w, Style style, const std::vector<int64_t>& shape
   if (style == Style::Py2) {
     w.global("numpy.core.multiarray", "_reconstruct").global("numpy", "ndarray").int_(0).op(0x85).py2str("b");
   } else {
-    w.stack_global("numpy._core.multiarray", "_reconstruct").stack_global("numpy", "ndarray").int_(0).op(0x85).bytes("b");
+    w.stack_global("numpy._core.multiarray", "_reconstruct").stack_global("numpy", "ndarray");
+    w.int_(0).op(0x85).bytes("b");
   }
   w.op(0x87).op('R');
   w.op('(').int_(1);
@@ -163,11 +166,11 @@ TEST(DataCifarPickle, ForgedShapesAndBadContentAreTypedErrors) {
     }
   };
   expect_pickle_error(cifar_batch(Style::Proto4, {1, 2}, "labels", {2, 3072}, std::string(100, 'x')),
-                      "needs 6144 bytes for its shape, its data has 100");
+                      "u1 and shape (2, 3072) needs 6144 bytes, its data has 100");
   expect_pickle_error(cifar_batch(Style::Proto4, {1}, "labels", {int64_t(1) << 40, int64_t(1) << 40}, "ab"),
-                      "needs more than its 2 bytes");
+                      "shape (1099511627776, 1099511627776) needs more bytes than its data's 2");
   expect_pickle_error(cifar_batch(Style::Proto5, {1}, "labels", {4096}, std::string(3072, 'x')),
-                      "needs 4096 bytes");
+                      "shape (4096) needs 4096 bytes, its data has 3072");
   Bytes truncated = cifar_batch(Style::Proto4, {1, 2});
   truncated.resize(truncated.size() / 2);
   expect_pickle_error(truncated, "truncated");
@@ -209,7 +212,8 @@ TEST(DataCifarPickle, FoldersOfBothVersionsAndTheirClassNames) {
     load_cifar_python(c100, true, false);
     FAIL() << "no error";
   } catch (const IOError& e) {
-    EXPECT_NE(std::string(e.what()).find("cifar-100-python directory is missing test"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cifar-100-python directory is missing test"), std::string::npos)
+        << e.what();
   }
   // The binary version's text list.
   const fs::path bin = tmp.path() / "cifar-10-batches-bin";
