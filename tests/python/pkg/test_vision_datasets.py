@@ -538,3 +538,19 @@ def test_svhn(tmp_path, monkeypatch):
 def test_zz_write_goldens():
     """Writes torchvision's side of every comparison above (run last, with EMBER_WRITE_TORCH_GOLDENS=1)."""
     golden.write()
+
+
+def test_a_dataloader_batches_mnist_and_cifar(tmp_path):
+    """The datasets in ember.utils.data.DataLoader, as a training program uses them (the transform a
+    stand-in for ToTensor, which is ember.vision.transforms' business)."""
+    from ember.utils.data import DataLoader
+
+    to_tensor = lambda img: ember.from_numpy(np.asarray(img, dtype=np.float32) / 255)  # noqa: E731
+    write_mnist(tmp_path / "MNIST" / "raw")
+    write_cifar_python(tmp_path)
+    for ds in (datasets.MNIST(tmp_path, transform=to_tensor), datasets.CIFAR10(tmp_path, transform=to_tensor)):
+        batches = list(DataLoader(ds, batch_size=4, shuffle=False))
+        assert len(batches) == 3
+        x, y = batches[0]
+        assert tuple(x.shape)[0] == 4 and y.numpy().tolist() == [int(t) for t in ds.targets[:4]]
+        np.testing.assert_allclose(x.numpy()[1], np.asarray(ds[1][0].numpy()))
