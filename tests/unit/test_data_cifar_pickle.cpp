@@ -43,10 +43,22 @@ struct PickleWriter {
 enum class Style { Py2, Proto4, Proto5 };
 
 // numpy.dtype("u1") as numpy pickles it: REDUCE then BUILD with its state.
+// Python 2's cPickle (the CIFAR files' writer): SHORT_BINSTRING text and ints for the flags.
+void write_text(PickleWriter& w, Style style, const std::string& s) {
+  if (style == Style::Py2) w.op('U').le(s.size(), 1).raw(s); else w.str(s);
+}
+
 void write_dtype(PickleWriter& w, Style style) {
-  if (style == Style::Py2) w.global("numpy", "dtype"); else w.stack_global("numpy", "dtype");
-  w.str("u1").op(0x89).op(0x88).op(0x87).op('R');
-  w.op('(').int_(3).str("|").op('N').op('N').op('N').op('J').le(uint32_t(-1), 4).op('J').le(uint32_t(-1), 4).int_(0);
+  if (style == Style::Py2) {
+    w.global("numpy", "dtype").op('q').le(6, 1);
+    write_text(w, style, "u1");
+    w.int_(0).int_(1).op(0x87).op('R');
+  } else {
+    w.stack_global("numpy", "dtype").str("u1").op(0x89).op(0x88).op(0x87).op('R');
+  }
+  w.op('(').int_(3);
+  write_text(w, style, "|");
+  w.op('N').op('N').op('N').op('J').le(uint32_t(-1), 4).op('J').le(uint32_t(-1), 4).int_(0);
   w.op('t').op('b');
 }
 
@@ -91,10 +103,12 @@ Bytes cifar_batch(Style style, const std::vector<int64_t>& labels, const std::st
   PickleWriter w;
   w.op(0x80).op(style == Style::Py2 ? 2 : style == Style::Proto4 ? 4 : 5);
   w.op('}').op('(');
-  w.str("batch_label").str("testing batch 1 of 1");
-  w.str("data");
+  write_text(w, style, "batch_label");
+  write_text(w, style, "testing batch 1 of 1");
+  write_text(w, style, "data");
   write_array(w, style, shape, data);
-  w.str(labels_key).op(']').op('(');
+  write_text(w, style, labels_key);
+  w.op(']').op('q').le(9, 1).op('(');
   for (int64_t l : labels) w.int_(l);
   w.op('e').op('u').op('.');
   return w.b;

@@ -41,6 +41,10 @@ class CIFAR10(VisionDataset):
     filename = "cifar-10-binary.tar.gz"
     # A file whose presence tells the version of a folder: (python, binary).
     _probe = ("test_batch", "test_batch.bin")
+    # torchvision's names for the pickled version's files (ember checks content, not MD5s: None).
+    train_list = [[f"data_batch_{i}", None] for i in range(1, 6)]
+    test_list = [["test_batch", None]]
+    meta = {"filename": "batches.meta", "key": "label_names", "md5": None}
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         super().__init__(root, transform=transform, target_transform=target_transform)
@@ -118,3 +122,6 @@ class CIFAR100(CIFAR10):
     mirrors = [_vd.canonical_base_url("cifar100") + "/"]
     filename = "cifar-100-binary.tar.gz"
     _probe = ("test", "test.bin")
+    train_list = [["train", None]]
+    test_list = [["test", None]]
+    meta = {"filename": "meta", "key": "fine_label_names", "md5": None}
