@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       if (o.kind != pk::Kind::NpArray || o.items.empty()) continue;
       uint64_t n = uint64_t(pk::numpy_itemsize(p.at(o.items[1]).s));
       for (uint32_t d : p.at(o.items[0]).items) n *= uint64_t(p.at(d).i);
-      if (n != o.s.size()) __builtin_trap();
+      if (n != p.at(o.items[2]).s.size()) __builtin_trap();
     }
   } catch (const ember::FormatError&) {
   }

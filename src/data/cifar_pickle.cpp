@@ -87,7 +87,7 @@ LabeledImages parse_cifar_pickle(std::span<const uint8_t> bytes, const std::stri
                                  const std::string& labels_key, int64_t num_classes) {
   const pk::Pickle p = unpickle_file(bytes, source);
   const pk::Obj& data = require(p, "data", source);
-  if (data.kind != pk::Kind::NpArray || data.items.size() != 2) {
+  if (data.kind != pk::Kind::NpArray || data.items.size() != 3) {
     throw_data_error(detail::cat(source, ": 'data' is a ", pk::kind_name(data.kind), ", expected a uint8 array"),
                      kCifarHint);
   }
@@ -129,7 +129,8 @@ LabeledImages parse_cifar_pickle(std::span<const uint8_t> bytes, const std::stri
     }
     out.labels.push_back(l.i);
   }
-  out.images.assign(data.s.begin(), data.s.end());
+  const std::string& pixels = p.at(data.items[2]).s;  // shape x dtype bytes: checked by the unpickler
+  out.images.assign(pixels.begin(), pixels.end());
   return out;
 }
 

@@ -194,6 +194,7 @@ class Machine {
   size_t op_at_ = 0;
   const std::string& src_;
   Allow allow_;
+  uint64_t encoded_bytes_ = 0;  // made by _codecs.encode so far (see reduce)
   Pickle out_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;
@@ -252,6 +253,11 @@ void Machine::reduce() {
     if (a.size() != 2 || obj(a[0]).kind != Kind::Str || obj(a[1]).kind != Kind::Str ||
         (obj(a[1]).s != "latin1" && obj(a[1]).s != "latin-1"))
       fail("_codecs.encode is read only as protocol 2 writes bytes: (text, 'latin1')");
+    // Each call copies its text: a pickle that re-encodes one memoized text many times could make
+    // far more bytes than it holds, so the copies together may not outgrow the pickle itself (a
+    // writer memoizes the bytes, never the text, so a real file encodes each text once).
+    encoded_bytes_ += obj(a[0]).s.size();
+    if (encoded_bytes_ > b_.size()) fail("_codecs.encode made more bytes than the pickle holds");
     bool ok = false;
     std::string b = latin1_bytes(obj(a[0]).s, ok);
     if (!ok) fail("_codecs.encode of text outside latin-1");
@@ -305,10 +311,10 @@ void Machine::fill_array(uint32_t arr, uint32_t shape, uint32_t dtype, uint32_t 
   if (too_big) fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs more bytes than its data's ", size);
   if (count != size)
     fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs ", count, " bytes, its data has ", size);
+  // The array refers to its bytes (never copies them: one buffer may back many arrays).
   Obj& a = obj(arr);
-  a.items = {shape, dtype};
+  a.items = {shape, dtype, data};
   a.i = fortran;
-  a.s = obj(data).s;
 }
 
 void Machine::build_numpy(uint32_t target, uint32_t state) {

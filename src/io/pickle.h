@@ -23,8 +23,8 @@ enum class Kind : uint8_t {
   Size,         // torch.Size((...)): items are its ints
   Device,       // torch.device(type[, index]): s = type, i = index (-1: none)
   NpDType,      // numpy.dtype(code): s = the code ("u1", "f4"), i = the byte order ('|', '<', '>', '=')
-  NpArray,      // a NumPy array: s = its raw bytes (C order), items = {shape tuple, NpDType}; an array
-                // _reconstruct made that no BUILD has filled yet has no items
+  NpArray,      // a NumPy array: items = {shape tuple, NpDType, its raw bytes (C order; a Bytes or Str)};
+                // an array _reconstruct made that no BUILD has filled yet has no items
 };
 // Dict or OrderedDict: both hold key, value, key, value, ...
 inline bool is_dict(Kind k) { return k == Kind::Dict || k == Kind::OrderedDict; }

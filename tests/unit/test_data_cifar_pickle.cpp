@@ -158,6 +158,41 @@ TEST(DataCifarPickle, HostileGlobalIsRefusedByNameNothingCalled) {
   EXPECT_THROW(parse_cifar_pickle(c.b, "b", "labels", 10), io::PthError);
 }
 
+TEST(DataCifarPickle, OneBufferBacksManyArraysAndReencodingIsCapped) {
+  // Arrays refer to their bytes: ten arrays over one memoized buffer hold one copy.
+  PickleWriter w;
+  w.op(0x80).op(5).op(']').op('(');
+  w.stack_global("numpy._core.numeric", "_frombuffer").op('q').le(0, 1).op('(');
+  w.op(0x96).le(3072, 8).raw(std::string(3072, 'x')).op('q').le(1, 1);
+  write_dtype(w, Style::Proto5);
+  w.op('q').le(2, 1).op('(').int_(3072).op('t').op('q').le(3, 1).str("C").op('q').le(4, 1).op('t').op('R');
+  for (int i = 0; i < 9; ++i) {
+    w.op('h').le(0, 1).op('(').op('h').le(1, 1).op('h').le(2, 1).op('h').le(3, 1).op('h').le(4, 1).op('t').op('R');
+  }
+  w.op('e').op('.');
+  size_t pos = 0;
+  const io::pickle::Pickle p = io::pickle::unpickle(w.b, pos, "shared", io::pickle::Allow::NumpyArrays);
+  const auto& list = p.at(p.root).items;
+  ASSERT_EQ(list.size(), 10u);
+  for (uint32_t i : list) EXPECT_EQ(p.at(i).items[2], p.at(list[0]).items[2]);
+
+  // _codecs.encode of one memoized text, again and again: refused once it outgrows the pickle.
+  PickleWriter e;
+  e.op(0x80).op(2).op(']').op('(');
+  e.global("_codecs", "encode").op('q').le(0, 1).op('X').le(1000, 4).raw(std::string(1000, 'a')).op('q').le(1, 1);
+  e.str("latin1").op('q').le(2, 1).op(0x86).op('R');
+  for (int i = 0; i < 10; ++i) e.op('h').le(0, 1).op('h').le(1, 1).op('h').le(2, 1).op(0x86).op('R');
+  e.op('e').op('.');
+  pos = 0;
+  try {
+    io::pickle::unpickle(e.b, pos, "bomb", io::pickle::Allow::NumpyArrays);
+    FAIL() << "no error";
+  } catch (const io::PthError& err) {
+    EXPECT_NE(std::string(err.what()).find("_codecs.encode made more bytes than the pickle holds"), std::string::npos)
+        << err.what();
+  }
+}
+
 TEST(DataCifarPickle, WeightsProfileStillRefusesNumpy) {
   const Bytes b = cifar_batch(Style::Proto4, {1});
   size_t pos = 0;
