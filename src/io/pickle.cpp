@@ -308,7 +308,8 @@ void Machine::fill_array(uint32_t arr, uint32_t shape, uint32_t dtype, uint32_t 
     if (n != 0 && count > UINT64_MAX / n) too_big = true;
     if (!too_big) count *= n;
   }
-  if (too_big) fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs more bytes than its data's ", size);
+  if (too_big)
+    fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs more bytes than its data's ", size);
   if (count != size)
     fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs ", count, " bytes, its data has ", size);
   // The array refers to its bytes (never copies them: one buffer may back many arrays).

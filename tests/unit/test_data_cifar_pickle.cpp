@@ -233,7 +233,8 @@ TEST(DataCifarPickle, ForgedShapesAndBadContentAreTypedErrors) {
     }
   };
   expect_data_error(cifar_batch(Style::Proto4, {1, 10}), "labels", "'labels'[1] is 10, expected an int in [0, 10)");
-  expect_data_error(cifar_batch(Style::Proto4, {1, 2}), "fine_labels", "no 'fine_labels' entry (its keys: 'batch_label', 'data', 'labels')");
+  expect_data_error(cifar_batch(Style::Proto4, {1, 2}), "fine_labels",
+                    "no 'fine_labels' entry (its keys: 'batch_label', 'data', 'labels')");
   expect_data_error(cifar_batch(Style::Proto4, {1, 2}, "labels", {2, 1536, 2}), "labels", "expected uint8 (N, 3072)");
   expect_data_error(meta_file({"a"}), "labels", "no 'data' entry");
 }
