@@ -39,6 +39,20 @@ rec10 = lambda label: bytes([label]) + bytes(i % 251 for i in range(3072))
 rec100 = lambda coarse, fine: bytes([coarse, fine]) + bytes(i % 241 for i in range(3072))
 put("fuzz_cifar", "cifar10-2", rec10(3) + rec10(9))
 put("fuzz_cifar", "cifar100-2", rec100(19, 99) + rec100(0, 5))
+# CIFAR pickled batches as NumPy pickles an array: protocol 4 (_reconstruct + BUILD) and protocol 5
+# (_frombuffer + BYTEARRAY8); written by hand, so no NumPy is needed here.
+def su(s): b = s.encode(); return b"\x8c" + bytes([len(b)]) + b
+def sg(m, n): return su(m) + su(n) + b"\x93"
+dtype = sg("numpy", "dtype") + su("u1") + b"\x89\x88\x87R(K\x03" + su("|") + b"NNNJ\xff\xff\xff\xffJ\xff\xff\xff\xffK\x00tb"
+pixels = bytes(i % 251 for i in range(3072))
+shape = b"(K\x01M\x00\x0ct"
+arr4 = (sg("numpy._core.multiarray", "_reconstruct") + sg("numpy", "ndarray") + b"K\x00\x85C\x01b\x87R(K\x01" + shape
+        + dtype + b"\x89B" + struct.pack("<I", len(pixels)) + pixels + b"tb")
+arr5 = (sg("numpy._core.numeric", "_frombuffer") + b"(\x96" + struct.pack("<Q", len(pixels)) + pixels + dtype + shape
+        + su("C") + b"tR")
+for name, proto, arr in (("batch-p4", 4, arr4), ("batch-p5", 5, arr5)):
+    put("fuzz_cifar_pickle", name, b"\x80" + bytes([proto]) + b"}(" + su("data") + arr + su("labels") + b"](K\x07eu.")
+put("fuzz_cifar_pickle", "meta", b"\x80\x04}" + su("label_names") + b"](" + su("cat") + su("dog") + b"es.")
 # A two-picture photo cache (photo_cache.h's layout: a raw 2x1 RGB picture and 4 bytes of "JPEG"),
 # behind the target's first byte: 1 = the target appends the footer itself, 0 = the whole file.
 import hashlib, json
@@ -68,7 +82,7 @@ done
 
 failed=0
 summary=()
-for t in fuzz_idx fuzz_cifar fuzz_safetensors fuzz_pth fuzz_decode fuzz_photo_cache; do
+for t in fuzz_idx fuzz_cifar fuzz_cifar_pickle fuzz_safetensors fuzz_pth fuzz_decode fuzz_photo_cache; do
   corpus=$build/corpus/$t
   mkdir -p "$corpus" "$build/artifacts/$t"
   echo "== $t: ${secs}s"

@@ -620,3 +620,7 @@ def from_dlpack(x: object) -> Tensor:
 # ember.nn.utils; python/ember/nn/ gives them PyTorch's signatures.
 from typing import Any as _Any
 _nn: _Any
+
+# ember._core._vision_datasets (python/src/vision_datasets.cpp): the C++ readers (IDX, CIFAR binary
+# and pickled batches) and the download behind ember.vision.datasets.
+_vision_datasets: _Any

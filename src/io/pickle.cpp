@@ -33,6 +33,14 @@ constexpr std::array<std::string_view, 27> kAllowedGlobals = {
     "torch.bool",
 };
 
+// What a pickled data file may name under Allow::NumpyArrays (pickle.h): NumPy arrays as numpy 1.x
+// and 2.x pickle them (numpy.core was renamed numpy._core), and protocol 2's bytes.
+constexpr std::array<std::string_view, 7> kNumpyGlobals = {
+    "numpy.core.multiarray._reconstruct", "numpy._core.multiarray._reconstruct", "numpy.ndarray",
+    "numpy.dtype",                        "numpy.core.numeric._frombuffer",      "numpy._core.numeric._frombuffer",
+    "_codecs.encode",
+};
+
 // A state dict of 10,000 tensors is ~100k values; this many means a hostile or runaway pickle
 // (each value costs ~100 bytes, so the cap bounds memory at a few GB whatever the file's size).
 constexpr size_t kMaxValues = size_t{1} << 24;
@@ -61,7 +69,8 @@ Obj seq(Kind kind, std::vector<uint32_t> items) {
 
 class Machine {
  public:
-  Machine(std::span<const uint8_t> b, size_t pos, const std::string& source) : b_(b), p_(pos), src_(source) {}
+  Machine(std::span<const uint8_t> b, size_t pos, const std::string& source, Allow allow)
+      : b_(b), p_(pos), src_(source), allow_(allow) {}
 
   Pickle run(size_t& pos_out);
 
@@ -71,7 +80,10 @@ class Machine {
     throw PthError(PthErrorKind::Pickle,
                    detail::cat(src_, ": its pickle cannot be read: ", args..., " (opcode at byte ", op_at_,
                                " of the pickle)"),
-                   std::string("the file is damaged, or was not written by torch.save; ") + kPthStateDictHint);
+                   allow_ == Allow::NumpyArrays
+                       ? std::string("the file is damaged, or is not a pickle of plain values and NumPy arrays; "
+                                     "download it again")
+                       : std::string("the file is damaged, or was not written by torch.save; ") + kPthStateDictHint);
   }
 
   const uint8_t* take(uint64_t n) {
@@ -137,6 +149,14 @@ class Machine {
     stack_.push_back(it->second);
   }
   void global(std::string name) {
+    if (allow_ == Allow::NumpyArrays) {
+      for (std::string_view allowed : kNumpyGlobals)
+        if (name == allowed) return push(text(Kind::Global, std::move(name)));
+      throw PthForbiddenGlobalError(
+          detail::cat(src_, ": refused: the pickle refers to '", name,
+                      "', which a data file of plain values and NumPy arrays has no use for; nothing was called"),
+          name, "the file is not the dataset ember expects (or was tampered with); download it again from its source");
+    }
     for (std::string_view allowed : kAllowedGlobals)
       if (name == allowed) return push(text(Kind::Global, std::move(name)));
     throw PthForbiddenGlobalError(
@@ -146,6 +166,11 @@ class Machine {
         name, std::string("if the file comes from a source you trust, ") + kPthStateDictHint);
   }
   void reduce();
+  void reduce_numpy(const std::string& name, const std::vector<uint32_t>& a);
+  void build_numpy(uint32_t target, uint32_t state);
+  // Fills array `arr` (an NpArray) from a shape tuple, an NpDType and its raw bytes, checking that
+  // the bytes are exactly what the shape and dtype say (overflow-safe).
+  void fill_array(uint32_t arr, uint32_t shape, uint32_t dtype, uint32_t data, bool fortran);
   void int_bytes(uint64_t n) {  // LONG1/LONG4: little-endian two's complement of n bytes
     if (n > 8) fail("an integer of ", n, " bytes does not fit in 64 bits");
     uint64_t v = take_le(static_cast<int>(n));
@@ -168,6 +193,8 @@ class Machine {
   size_t p_;
   size_t op_at_ = 0;
   const std::string& src_;
+  Allow allow_;
+  uint64_t encoded_bytes_ = 0;  // made by _codecs.encode so far (see reduce)
   Pickle out_;
   std::vector<uint32_t> stack_;
   std::vector<size_t> marks_;
@@ -196,7 +223,9 @@ void Machine::reduce() {
   const uint32_t args = pop(), fn = pop();
   const std::string name = expect(fn, Kind::Global, "REDUCE").s;
   const std::vector<uint32_t> a = expect(args, Kind::Tuple, "REDUCE").items;
-  if (name == "collections.OrderedDict") {
+  if (name.starts_with("numpy.")) {
+    reduce_numpy(name, a);
+  } else if (name == "collections.OrderedDict") {
     if (!a.empty()) fail("OrderedDict(...) with arguments is not supported");
     push(scalar(Kind::OrderedDict));
   } else if (name == "torch._utils._rebuild_tensor_v2") {
@@ -224,6 +253,11 @@ void Machine::reduce() {
     if (a.size() != 2 || obj(a[0]).kind != Kind::Str || obj(a[1]).kind != Kind::Str ||
         (obj(a[1]).s != "latin1" && obj(a[1]).s != "latin-1"))
       fail("_codecs.encode is read only as protocol 2 writes bytes: (text, 'latin1')");
+    // Each call copies its text: a pickle that re-encodes one memoized text many times could make
+    // far more bytes than it holds, so the copies together may not outgrow the pickle itself (a
+    // writer memoizes the bytes, never the text, so a real file encodes each text once).
+    encoded_bytes_ += obj(a[0]).s.size();
+    if (encoded_bytes_ > b_.size()) fail("_codecs.encode made more bytes than the pickle holds");
     bool ok = false;
     std::string b = latin1_bytes(obj(a[0]).s, ok);
     if (!ok) fail("_codecs.encode of text outside latin-1");
@@ -231,6 +265,74 @@ void Machine::reduce() {
   } else {
     fail("calling ", name, " is not allowed");  // a storage type or a dtype: only named, never called
   }
+}
+
+void Machine::reduce_numpy(const std::string& name, const std::vector<uint32_t>& a) {
+  if (name == "numpy.dtype") {  // numpy.dtype("u1", False, True); BUILD then sets the byte order
+    if (a.empty() || obj(a[0]).kind != Kind::Str) fail("numpy.dtype needs a type code");
+    const std::string code = obj(a[0]).s;
+    if (numpy_itemsize(code) == 0) fail("NumPy dtype '", code, "' is not read (numeric dtypes only)");
+    Obj d = text(Kind::NpDType, code);
+    d.i = '|';
+    push(std::move(d));
+  } else if (name.ends_with("._reconstruct")) {  // _reconstruct(numpy.ndarray, (0,), b"b"): BUILD fills it
+    if (a.size() != 3 || obj(a[0]).kind != Kind::Global || obj(a[0]).s != "numpy.ndarray")
+      fail("_reconstruct is read only as numpy pickles an ndarray: (numpy.ndarray, shape, typecode)");
+    push(scalar(Kind::NpArray));
+  } else if (name.ends_with("._frombuffer")) {  // _frombuffer(buffer, dtype, shape, order): protocol 5
+    if (a.size() != 4 || obj(a[3]).kind != Kind::Str) fail("_frombuffer needs (buffer, dtype, shape, order)");
+    const uint32_t arr = make(scalar(Kind::NpArray));
+    fill_array(arr, a[2], a[1], a[0], obj(a[3]).s == "F");
+    stack_.push_back(arr);
+  } else {
+    fail("calling ", name, " is not allowed");  // numpy.ndarray itself: only named, never called
+  }
+}
+
+void Machine::fill_array(uint32_t arr, uint32_t shape, uint32_t dtype, uint32_t data, bool fortran) {
+  if (obj(shape).kind != Kind::Tuple) fail("an array's shape must be a tuple, got a ", kind_name(obj(shape).kind));
+  if (obj(dtype).kind != Kind::NpDType)
+    fail("an array's dtype must be a numpy.dtype, got a ", kind_name(obj(dtype).kind));
+  const Kind dk = obj(data).kind;
+  if (dk != Kind::Bytes && dk != Kind::Str) fail("an array's data must be bytes, got a ", kind_name(dk));
+  // Beyond one dimension, Fortran order is a different layout; ember's readers want C order.
+  if (fortran && obj(shape).items.size() > 1) fail("a Fortran-ordered array is not read (C order only)");
+  const uint64_t size = obj(data).s.size();
+  uint64_t count = uint64_t(numpy_itemsize(obj(dtype).s));
+  bool too_big = false;  // count would pass 2^64: never multiplied further
+  std::string dims;
+  for (uint32_t d : obj(shape).items) {
+    if (obj(d).kind != Kind::Int || obj(d).i < 0) fail("an array's shape must hold non-negative ints");
+    const auto n = static_cast<uint64_t>(obj(d).i);
+    dims += (dims.empty() ? "" : ", ") + std::to_string(n);
+    if (n != 0 && count > UINT64_MAX / n) too_big = true;
+    if (!too_big) count *= n;
+  }
+  if (too_big)
+    fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs more bytes than its data's ", size);
+  if (count != size)
+    fail("an array of dtype ", obj(dtype).s, " and shape (", dims, ") needs ", count, " bytes, its data has ", size);
+  // The array refers to its bytes (never copies them: one buffer may back many arrays).
+  Obj& a = obj(arr);
+  a.items = {shape, dtype, data};
+  a.i = fortran;
+}
+
+void Machine::build_numpy(uint32_t target, uint32_t state) {
+  const std::vector<uint32_t> st = expect(state, Kind::Tuple, "BUILD").items;
+  if (obj(target).kind == Kind::NpDType) {  // (3, '|', None, None, None, -1, -1, 0): a plain dtype
+    if (st.size() < 4 || obj(st[1]).kind != Kind::Str || obj(st[1]).s.size() != 1 || obj(st[3]).kind != Kind::None)
+      fail("a numpy.dtype's state must be (version, byte order, None, None, ...): structured dtypes are not read");
+    obj(target).i = obj(st[1]).s[0];
+    return;
+  }
+  // ndarray.__setstate__((version,) shape, dtype, is_fortran, data)
+  if (!obj(target).items.empty()) fail("BUILD on an array that already has its data");
+  const size_t o = st.size() == 5 ? 1 : 0;
+  if (st.size() != 4 + o) fail("an array's state must be (version, shape, dtype, is_fortran, data)");
+  const Kind fk = obj(st[o + 2]).kind;
+  if (fk != Kind::Bool && fk != Kind::Int) fail("an array's is_fortran must be a bool");
+  fill_array(target, st[o], st[o + 1], st[o + 3], obj(st[o + 2]).i != 0);
 }
 
 Pickle Machine::run(size_t& pos_out) {
@@ -307,6 +409,7 @@ Pickle Machine::run(size_t& pos_out) {
       case 'C': string(Kind::Bytes, take_le(1)); break;   // SHORT_BINBYTES
       case 'B': string(Kind::Bytes, take_le(4)); break;   // BINBYTES
       case 0x8e: string(Kind::Bytes, take_le(8)); break;  // BINBYTES8
+      case 0x96: string(Kind::Bytes, take_le(8)); break;  // BYTEARRAY8 (protocol 5's in-band buffers)
       case ')': tuple({}); break;                         // EMPTY_TUPLE
       case 0x85: tuple({pop()}); break;                   // TUPLE1
       case 0x86: {                                        // TUPLE2
@@ -362,13 +465,21 @@ Pickle Machine::run(size_t& pos_out) {
       }
       case 'R': reduce(); break;  // REDUCE
       case 'b': {                 // BUILD: torch sets _metadata on state dicts; ignored
-        pop();
+        const uint32_t state = pop();
         const Kind k = obj(top()).kind;
+        if (k == Kind::NpDType || k == Kind::NpArray) {
+          build_numpy(top(), state);
+          break;
+        }
         if (!is_dict(k) && k != Kind::Tensor) fail("BUILD on a ", kind_name(k));
         break;
       }
-      case 'Q': push(seq(Kind::PersId, {pop()})); break;  // BINPERSID
-      case 'P': {                                                       // PERSID (protocol 0)
+      case 'Q':  // BINPERSID
+        if (allow_ == Allow::NumpyArrays) fail("persistent ids are not read in a data file");
+        push(seq(Kind::PersId, {pop()}));
+        break;
+      case 'P': {  // PERSID (protocol 0)
+        if (allow_ == Allow::NumpyArrays) fail("persistent ids are not read in a data file");
         const uint32_t s = make(text(Kind::Str, std::string(take_line())));
         push(seq(Kind::PersId, {s}));
         break;
@@ -413,13 +524,26 @@ const char* kind_name(Kind kind) {
     case Kind::OrderedDict: return "OrderedDict";
     case Kind::Size: return "torch.Size";
     case Kind::Device: return "torch.device";
+    case Kind::NpDType: return "numpy.dtype";
+    case Kind::NpArray: return "numpy.ndarray";
   }
   return "?";
 }
 
-Pickle unpickle(std::span<const uint8_t> bytes, size_t& pos, const std::string& source) {
+int64_t numpy_itemsize(const std::string& code) {
+  // Codes as numpy.dtype.__reduce__ writes them: a kind letter and a size ("u1", "f8"), or "b1"/"?".
+  if (code == "?" || code == "b1") return 1;
+  if (code.size() < 2 || std::string_view("uif").find(code[0]) == std::string_view::npos) return 0;
+  int64_t n = 0;
+  auto [end, ec] = std::from_chars(code.data() + 1, code.data() + code.size(), n);
+  if (ec != std::errc() || end != code.data() + code.size()) return 0;
+  const bool ok = code[0] == 'f' ? (n == 2 || n == 4 || n == 8) : (n == 1 || n == 2 || n == 4 || n == 8);
+  return ok ? n : 0;
+}
+
+Pickle unpickle(std::span<const uint8_t> bytes, size_t& pos, const std::string& source, Allow allow) {
   if (pos > bytes.size()) pos = bytes.size();
-  Machine m(bytes, pos, source);
+  Machine m(bytes, pos, source, allow);
   return m.run(pos);
 }
 

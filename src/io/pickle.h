@@ -5,6 +5,9 @@
 // global (os.system, builtins.eval, ...) is refused by name as soon as it is read. REDUCE of an
 // allowed global becomes a value (an empty OrderedDict, a Size, a Device, Bytes, a Tensor record);
 // persistent ids (torch's storages) are kept as PersId records for the caller (src/io/pth.cpp).
+// A second allow list (Allow::NumpyArrays) reads pickled data files, such as CIFAR's python
+// batches: plain values plus NumPy arrays (numpy's _reconstruct + ndarray.__setstate__ and, for
+// protocol 5, _frombuffer), each rebuilt as a byte record and checked against its shape and dtype.
 #pragma once
 
 #include <cstdint>
@@ -19,6 +22,9 @@ enum class Kind : uint8_t {
   OrderedDict,  // collections.OrderedDict(): a Dict that remembers it was one
   Size,         // torch.Size((...)): items are its ints
   Device,       // torch.device(type[, index]): s = type, i = index (-1: none)
+  NpDType,      // numpy.dtype(code): s = the code ("u1", "f4"), i = the byte order ('|', '<', '>', '=')
+  NpArray,      // a NumPy array: items = {shape tuple, NpDType, its raw bytes (C order; a Bytes or Str)};
+                // an array _reconstruct made that no BUILD has filled yet has no items
 };
 // Dict or OrderedDict: both hold key, value, key, value, ...
 inline bool is_dict(Kind k) { return k == Kind::Dict || k == Kind::OrderedDict; }
@@ -44,8 +50,20 @@ struct Pickle {
 
 // Runs the opcodes of one pickle from `bytes[pos]` to its STOP and returns the object; `pos` is left
 // after the STOP (the legacy format holds several pickles in a row). Protocols 0-5 opcodes that
-// build plain values are read; INST/OBJ/NEWOBJ/EXT* and the out-of-band buffers are refused.
+// build plain values are read (BYTEARRAY8 as bytes); INST/OBJ/NEWOBJ/EXT* and the out-of-band
+// buffers are refused.
 // Throws PthError(Pickle) or PthForbiddenGlobalError naming `source`.
-Pickle unpickle(std::span<const uint8_t> bytes, size_t& pos, const std::string& source);
+// Which globals a pickle may name. TorchWeights: torch.load(weights_only=True)'s (above).
+// NumpyArrays: plain values and NumPy arrays of numeric dtypes (numpy.dtype, numpy.ndarray,
+// numpy[._]core.multiarray._reconstruct, numpy[._]core.numeric._frombuffer, _codecs.encode); errors
+// then speak of a data file rather than a weights file.
+enum class Allow : uint8_t { TorchWeights, NumpyArrays };
+
+// The size in bytes of one element of a NumPy dtype code ("u1" -> 1, "f8" -> 8, "?" / "b1" -> 1);
+// 0 for a code ember does not read (objects, strings, structured dtypes).
+int64_t numpy_itemsize(const std::string& code);
+
+Pickle unpickle(std::span<const uint8_t> bytes, size_t& pos, const std::string& source,
+                Allow allow = Allow::TorchWeights);
 
 }  // namespace ember::io::pickle

@@ -435,6 +435,9 @@ PthTree build_tree(const Decoded& d, const std::string& source) {
         fail(PthErrorKind::Pickle, source, path_of(at.v), ": ", o.s, " is named as a value, not called");
       case Kind::PersId:
         fail(PthErrorKind::Tensor, source, path_of(at.v), ": a storage outside a tensor, which ember does not read");
+      case Kind::NpDType:
+      case Kind::NpArray:  // only Allow::NumpyArrays makes these, and the weights reader never asks for it
+        fail(PthErrorKind::Pickle, source, path_of(at.v), ": a NumPy value, which a weights file does not hold");
       case Kind::Tensor: {
         const std::string path = path_of(at.v);
         PthTensor t;

@@ -51,7 +51,8 @@ struct FetchReport {
   std::vector<FetchFileReport> files;
 };
 
-// The files and canonical address of a known dataset (see known_dataset_names()).
+// The files and canonical address of a known dataset (see known_dataset_names()), or of "kmnist"
+// (fetched only for ember.vision.datasets.KMNIST; not a dataset `ember train` knows by name).
 std::string canonical_base_url(const std::string& dataset);
 std::vector<RemoteFile> dataset_files(const std::string& dataset);
 

@@ -69,6 +69,26 @@ LabeledImages load_cifar10(const std::filesystem::path& dir, bool train);
 // labels.
 LabeledImages load_cifar100(const std::filesystem::path& dir, bool train, bool fine_labels = true);
 
+// CIFAR's Python version (the pickled batches torchvision downloads), read by the restricted
+// unpickler: NumPy arrays are rebuilt from their bytes and any global outside numpy's array
+// machinery (os.system, builtins.eval, ...) is refused by name before anything is called. Keys may be
+// str or bytes. A malformed pickle is io::PthError (kind Pickle), a forbidden global
+// io::PthForbiddenGlobalError, content of the wrong shape DataError.
+// One batch: 'data' a uint8 array (N, 3072) of R, G, B planes, labels_key ("labels", "fine_labels",
+// "coarse_labels") a list of N ints in [0, num_classes).
+LabeledImages parse_cifar_pickle(std::span<const uint8_t> bytes, const std::string& source,
+                                 const std::string& labels_key, int64_t num_classes);
+// The list of names under key ("label_names", "fine_label_names") of a meta file.
+std::vector<std::string> parse_cifar_pickle_names(std::span<const uint8_t> bytes, const std::string& source,
+                                                  const std::string& key);
+// cifar-10-batches-py/ (data_batch_1..5 when train, else test_batch; "labels") or cifar-100-python/
+// (train or test; "fine_labels", as torchvision's CIFAR100 reads). Missing files are IOError.
+LabeledImages load_cifar_python(const std::filesystem::path& dir, bool cifar100, bool train);
+// The class names of a CIFAR folder of either version: the pickled meta file (batches.meta /
+// meta: label_names / fine_label_names) when present, else the binary version's text list
+// (batches.meta.txt / fine_label_names.txt), which must hold 10 / 100 names.
+std::vector<std::string> load_cifar_classes(const std::filesystem::path& dir, bool cifar100);
+
 // SHA-256 of bytes as 64 lowercase hex digits: lives in the io layer (ember/io/sha256.h).
 using io::sha256_hex;
 
