@@ -1,0 +1,403 @@
+"""torchvision.transforms' classes on ember: each keeps torchvision's constructor and attributes and
+calls the deterministic op in functional.py; random ones draw their parameters from ember's global
+generator (ember.manual_seed makes them reproducible) through get_params, as torchvision's do."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any, Callable, List, Optional, Sequence, Tuple
+
+import numpy as np
+
+import ember
+
+from . import functional as F
+from .functional import InterpolationMode
+
+__all__ = [
+    "Compose", "ToTensor", "PILToTensor", "ToImage", "ToDtype", "ConvertImageDtype", "ToPILImage", "Normalize",
+    "Lambda", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
+    "RandomVerticalFlip", "Grayscale", "RandomErasing",
+]
+
+
+# ---- draws from ember's global generator ------------------------------------------------------------
+
+def _rand() -> float:
+    return float(ember.rand(1).item())
+
+
+def _uniform(lo: float, hi: float) -> float:
+    return lo + _rand() * (hi - lo)
+
+
+def _randint(lo: int, hi: int) -> int:
+    """An int in [lo, hi)."""
+    return int(ember.randint(lo, hi, (1,)).item())
+
+
+def _setup_size(size, error_msg: str) -> Tuple[int, int]:
+    if isinstance(size, numbers.Integral) and not isinstance(size, bool):
+        size = (int(size), int(size))
+    elif isinstance(size, Sequence) and len(size) == 1:
+        size = (int(size[0]), int(size[0]))
+    elif isinstance(size, Sequence) and len(size) == 2:
+        size = (int(size[0]), int(size[1]))
+    else:
+        raise ValueError(error_msg)
+    if size[0] <= 0 or size[1] <= 0:
+        raise ValueError(f"the size must be positive, got {size}")
+    return size
+
+
+def _check_p(p) -> float:
+    if not isinstance(p, numbers.Real) or not 0.0 <= float(p) <= 1.0:
+        raise ValueError(f"probability p should be a number in [0, 1], got {p!r}")
+    return float(p)
+
+
+class _Transform:
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}()"
+
+    # torchvision's transforms are nn.Modules; a Compose or a user's code calls forward too
+    def forward(self, img):
+        return self(img)
+
+
+class Compose(_Transform):
+    """The transforms applied in turn."""
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        if not isinstance(transforms, (list, tuple)):
+            raise TypeError(f"Argument transforms should be a sequence of callables, got {type(transforms).__name__}")
+        for t in transforms:
+            if not callable(t):
+                raise TypeError(f"Compose: {t!r} is not callable")
+        self.transforms = list(transforms)
+
+    def __call__(self, img):
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+    def __repr__(self) -> str:
+        body = "".join(f"\n    {t}" for t in self.transforms)
+        return f"{type(self).__name__}({body}\n)"
+
+
+class ToTensor(_Transform):
+    """A PIL image or NumPy (H, W[, C]) uint8 array to a float32 (C, H, W) tensor in [0, 1]."""
+
+    def __call__(self, pic):
+        return F.to_tensor(pic)
+
+
+class PILToTensor(_Transform):
+    """A PIL image to a (C, H, W) tensor of its own dtype (uint8), values unchanged."""
+
+    def __call__(self, pic):
+        return F.pil_to_tensor(pic)
+
+
+class ToImage(_Transform):
+    """v2.ToImage: a PIL image or NumPy array to a (C, H, W) tensor of the same dtype."""
+
+    def __call__(self, inpt):
+        return F.to_image(inpt)
+
+
+class ToDtype(_Transform):
+    """v2.ToDtype(dtype, scale): a cast; with scale=True integer images map to [0, 1] floats and
+    back, as ConvertImageDtype."""
+
+    def __init__(self, dtype, scale: bool = False) -> None:
+        if isinstance(dtype, dict):
+            raise TypeError("ToDtype: a dict of dtypes per type is not supported here; give one dtype")
+        F._np_dtype(dtype)  # a clear error now, not at the first image
+        self.dtype = dtype
+        self.scale = bool(scale)
+
+    def __call__(self, inpt):
+        if not isinstance(inpt, ember.Tensor):
+            return inpt  # v2 passes PIL images and other types through
+        return F.to_dtype(inpt, self.dtype, self.scale)
+
+    def __repr__(self) -> str:
+        return f"ToDtype(dtype={self.dtype}, scale={self.scale})"
+
+
+class ConvertImageDtype(_Transform):
+    def __init__(self, dtype) -> None:
+        F._np_dtype(dtype)
+        self.dtype = dtype
+
+    def __call__(self, image):
+        return F.convert_image_dtype(image, self.dtype)
+
+
+class ToPILImage(_Transform):
+    def __init__(self, mode: Optional[str] = None) -> None:
+        self.mode = mode
+
+    def __call__(self, pic):
+        return F.to_pil_image(pic, self.mode)
+
+
+class Normalize(_Transform):
+    """(x - mean[c]) / std[c] per channel of a float tensor."""
+
+    def __init__(self, mean: Sequence[float], std: Sequence[float], inplace: bool = False) -> None:
+        self.mean = list(mean) if isinstance(mean, (list, tuple)) else [float(mean)]
+        self.std = list(std) if isinstance(std, (list, tuple)) else [float(std)]
+        if any(float(s) == 0 for s in self.std):
+            raise ValueError(f"Normalize: std must not be zero, got {self.std}")
+        self.inplace = inplace
+
+    def __call__(self, tensor):
+        return F.normalize(tensor, self.mean, self.std, self.inplace)
+
+    def __repr__(self) -> str:
+        return f"Normalize(mean={self.mean}, std={self.std})"
+
+
+class Lambda(_Transform):
+    """A user's function as a transform (runs in Python)."""
+
+    def __init__(self, lambd: Callable) -> None:
+        if not callable(lambd):
+            raise TypeError(f"Argument lambd should be callable, got {repr(type(lambd).__name__)}")
+        self.lambd = lambd
+
+    def __call__(self, img):
+        return self.lambd(img)
+
+
+class Resize(_Transform):
+    def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size: Optional[int] = None,
+                 antialias: Optional[bool] = True) -> None:
+        self.size = F._check_size(size)
+        if isinstance(size, numbers.Integral):
+            self.size = size
+        self.max_size = max_size
+        self.interpolation = F._interpolation(interpolation)
+        self.antialias = antialias
+
+    def __call__(self, img):
+        return F.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+
+    def __repr__(self) -> str:
+        return (f"Resize(size={self.size}, interpolation={self.interpolation.value}, max_size={self.max_size}, "
+                f"antialias={self.antialias})")
+
+
+class CenterCrop(_Transform):
+    def __init__(self, size) -> None:
+        self.size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
+
+    def __call__(self, img):
+        return F.center_crop(img, self.size)
+
+    def __repr__(self) -> str:
+        return f"CenterCrop(size={self.size})"
+
+
+class Pad(_Transform):
+    def __init__(self, padding, fill=0, padding_mode: str = "constant") -> None:
+        F._parse_padding(padding)
+        if not isinstance(fill, (numbers.Number, tuple, list)):
+            raise TypeError("Got inappropriate fill arg")
+        if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
+
+    def __call__(self, img):
+        return F.pad(img, self.padding, self.fill, self.padding_mode)
+
+    def __repr__(self) -> str:
+        return f"Pad(padding={self.padding}, fill={self.fill}, padding_mode={self.padding_mode})"
+
+
+class RandomCrop(_Transform):
+    """A random (h, w) window, of the image padded by `padding` (and by what it lacks when
+    pad_if_needed)."""
+
+    @staticmethod
+    def get_params(img, output_size: Tuple[int, int]) -> Tuple[int, int, int, int]:
+        _, h, w = F.get_dimensions(img)
+        th, tw = output_size
+        if h < th or w < tw:
+            raise ValueError(f"Required crop size {(th, tw)} is larger than input image size {(h, w)}")
+        if w == tw and h == th:
+            return 0, 0, h, w
+        i = _randint(0, h - th + 1)
+        j = _randint(0, w - tw + 1)
+        return i, j, th, tw
+
+    def __init__(self, size, padding=None, pad_if_needed: bool = False, fill=0, padding_mode: str = "constant"):
+        self.size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
+        if padding is not None:
+            F._parse_padding(padding)
+        if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+            raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+        self.padding, self.pad_if_needed, self.fill, self.padding_mode = padding, pad_if_needed, fill, padding_mode
+
+    def __call__(self, img):
+        if self.padding is not None:
+            img = F.pad(img, self.padding, self.fill, self.padding_mode)
+        _, height, width = F.get_dimensions(img)
+        if self.pad_if_needed and width < self.size[1]:
+            img = F.pad(img, [self.size[1] - width, 0], self.fill, self.padding_mode)
+        _, height, width = F.get_dimensions(img)
+        if self.pad_if_needed and height < self.size[0]:
+            img = F.pad(img, [0, self.size[0] - height], self.fill, self.padding_mode)
+        i, j, h, w = self.get_params(img, self.size)
+        return F.crop(img, i, j, h, w)
+
+    def __repr__(self) -> str:
+        return f"RandomCrop(size={self.size}, padding={self.padding})"
+
+
+class RandomResizedCrop(_Transform):
+    """A box of a random area fraction (scale) and aspect ratio (ratio) resized to size."""
+
+    def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
+                 interpolation=InterpolationMode.BILINEAR, antialias: Optional[bool] = True) -> None:
+        self.size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
+        if not isinstance(scale, Sequence) or not isinstance(ratio, Sequence):
+            raise TypeError("Scale and ratio should be sequences")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            raise ValueError(f"Scale and ratio should be of kind (min, max), got scale={scale}, ratio={ratio}")
+        self.scale, self.ratio = tuple(scale), tuple(ratio)
+        self.interpolation = F._interpolation(interpolation)
+        self.antialias = antialias
+
+    @staticmethod
+    def get_params(img, scale: Sequence[float], ratio: Sequence[float]) -> Tuple[int, int, int, int]:
+        _, height, width = F.get_dimensions(img)
+        area = height * width
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            target_area = area * _uniform(scale[0], scale[1])
+            aspect_ratio = math.exp(_uniform(log_ratio[0], log_ratio[1]))
+            w = int(round(math.sqrt(target_area * aspect_ratio)))
+            h = int(round(math.sqrt(target_area / aspect_ratio)))
+            if 0 < w <= width and 0 < h <= height:
+                i = _randint(0, height - h + 1)
+                j = _randint(0, width - w + 1)
+                return i, j, h, w
+        in_ratio = float(width) / float(height)
+        if in_ratio < min(ratio):
+            w = width
+            h = int(round(w / min(ratio)))
+        elif in_ratio > max(ratio):
+            h = height
+            w = int(round(h * max(ratio)))
+        else:
+            w, h = width, height
+        i = (height - h) // 2
+        j = (width - w) // 2
+        return i, j, h, w
+
+    def __call__(self, img):
+        i, j, h, w = self.get_params(img, self.scale, self.ratio)
+        return F.resized_crop(img, i, j, h, w, list(self.size), self.interpolation, antialias=self.antialias)
+
+    def __repr__(self) -> str:
+        return f"RandomResizedCrop(size={self.size}, scale={self.scale}, ratio={self.ratio})"
+
+
+class RandomHorizontalFlip(_Transform):
+    def __init__(self, p: float = 0.5) -> None:
+        self.p = _check_p(p)
+
+    def __call__(self, img):
+        return F.hflip(img) if _rand() < self.p else img
+
+    def __repr__(self) -> str:
+        return f"RandomHorizontalFlip(p={self.p})"
+
+
+class RandomVerticalFlip(_Transform):
+    def __init__(self, p: float = 0.5) -> None:
+        self.p = _check_p(p)
+
+    def __call__(self, img):
+        return F.vflip(img) if _rand() < self.p else img
+
+    def __repr__(self) -> str:
+        return f"RandomVerticalFlip(p={self.p})"
+
+
+class Grayscale(_Transform):
+    def __init__(self, num_output_channels: int = 1) -> None:
+        if num_output_channels not in (1, 3):
+            raise ValueError("num_output_channels should be either 1 or 3")
+        self.num_output_channels = num_output_channels
+
+    def __call__(self, img):
+        return F.rgb_to_grayscale(img, self.num_output_channels)
+
+    def __repr__(self) -> str:
+        return f"Grayscale(num_output_channels={self.num_output_channels})"
+
+
+class RandomErasing(_Transform):
+    """With probability p, a random rectangle of a (..., C, H, W) tensor set to value (a number, one
+    per channel, or "random": standard normal noise)."""
+
+    def __init__(self, p: float = 0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace: bool = False):
+        if not isinstance(value, (numbers.Number, str, tuple, list)):
+            raise TypeError("Argument value should be either a number or str or a sequence")
+        if isinstance(value, str) and value != "random":
+            raise ValueError("If value is str, it should be 'random'")
+        if not isinstance(scale, Sequence) or not isinstance(ratio, Sequence):
+            raise TypeError("Scale and ratio should be sequences")
+        if scale[0] > scale[1] or ratio[0] > ratio[1]:
+            raise ValueError("Scale and ratio should be of kind (min, max)")
+        if scale[0] < 0 or scale[1] > 1:
+            raise ValueError("Scale should be between 0 and 1")
+        self.p = _check_p(p)
+        self.scale, self.ratio, self.value, self.inplace = tuple(scale), tuple(ratio), value, inplace
+
+    @staticmethod
+    def get_params(img, scale, ratio, value: Optional[List[float]] = None):
+        img_c, img_h, img_w = img.shape[-3], img.shape[-2], img.shape[-1]
+        area = img_h * img_w
+        log_ratio = (math.log(ratio[0]), math.log(ratio[1]))
+        for _ in range(10):
+            erase_area = area * _uniform(scale[0], scale[1])
+            aspect_ratio = math.exp(_uniform(log_ratio[0], log_ratio[1]))
+            h = int(round(math.sqrt(erase_area * aspect_ratio)))
+            w = int(round(math.sqrt(erase_area / aspect_ratio)))
+            if not (h < img_h and w < img_w):
+                continue
+            if value is None:
+                v = ember.randn(img_c, h, w, dtype=img.dtype)
+            else:
+                v = ember.tensor(value, dtype=img.dtype).reshape(-1, 1, 1)
+            i = _randint(0, img_h - h + 1)
+            j = _randint(0, img_w - w + 1)
+            return i, j, h, w, v
+        return 0, 0, img_h, img_w, img
+
+    def __call__(self, img):
+        if not isinstance(img, ember.Tensor):
+            raise TypeError(f"RandomErasing: img should be a tensor (..., C, H, W), got {type(img).__name__}")
+        if _rand() < self.p:
+            if isinstance(self.value, numbers.Number):
+                value = [float(self.value)]
+            elif isinstance(self.value, str):
+                value = None
+            else:
+                value = [float(v) for v in self.value]
+            if value is not None and len(value) not in (1, img.shape[-3]):
+                raise ValueError("If value is a sequence, it should have either a single value or "
+                                 f"{img.shape[-3]} (number of input channels)")
+            x, y, h, w, v = self.get_params(img, self.scale, self.ratio, value)
+            return F.erase(img, x, y, h, w, v, self.inplace)
+        return img
+
+    def __repr__(self) -> str:
+        return f"RandomErasing(p={self.p}, scale={self.scale}, ratio={self.ratio}, value={self.value})"

@@ -1,0 +1,403 @@
+"""ember.vision.transforms against torchvision's: the deterministic functional ops on PIL images,
+NumPy arrays and ember tensors (uint8, float, batched), bit-equal where torchvision's are integer
+arithmetic and within 1/255 where it interpolates; the random classes by replaying their drawn
+parameters and by statistics; the fused batch plan against the same transforms in Python. Without
+torch, PyTorch's values come from tests/python/golden/vision_transforms.json (torch_golden.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from PIL import Image
+
+import ember
+from ember.vision import transforms as T
+from ember.vision.transforms import functional as F
+from ember.vision.transforms import v2
+from torch_golden import Golden, torch
+
+try:
+    import torchvision.transforms as TT
+    import torchvision.transforms.functional as TF
+    import torchvision.transforms.v2.functional as TF2
+except ImportError:  # CI: the golden file answers
+    TT = TF = TF2 = None
+
+golden = Golden("vision_transforms.json")
+
+
+@pytest.fixture(autouse=True)
+def _golden_id(request):
+    golden.start(request.node.nodeid)
+
+
+def rgb_array(h=13, w=17, c=3, seed=0) -> np.ndarray:
+    """A small image from a formula (no stored pixels): edges, gradients and a checker."""
+    y, x, ch = np.meshgrid(np.arange(h), np.arange(w), np.arange(c), indexing="ij")
+    return ((y * 31 + x * 17 + ch * 71 + ((x * y + seed) % 13) * 5 + seed * 11) % 256).astype(np.uint8)
+
+
+def pil_rgb():
+    return Image.fromarray(rgb_array())
+
+
+def pil_gray():
+    return Image.fromarray(rgb_array(c=1)[:, :, 0])
+
+
+def chw_uint8(batch=None):
+    a = rgb_array().transpose(2, 0, 1)
+    if batch:
+        a = np.stack([rgb_array(seed=s).transpose(2, 0, 1) for s in range(batch)])
+    return np.ascontiguousarray(a)
+
+
+def as_ember(x):
+    """An op's result as an ember tensor: PIL images and arrays by their pixels."""
+    if isinstance(x, ember.Tensor):
+        return x
+    return ember.from_numpy(np.ascontiguousarray(np.asarray(x)).copy())
+
+
+def as_torch(x):
+    if isinstance(x, torch.Tensor):
+        return x.contiguous()
+    return torch.from_numpy(np.ascontiguousarray(np.asarray(x)).copy())
+
+
+def same(ours, theirs_thunk, atol=0.0):
+    """ours (PIL, array or tensor) equal to torchvision's result of theirs_thunk()."""
+    golden.same(as_ember(ours), lambda: as_torch(theirs_thunk()), atol=atol, rtol=0)
+
+
+def tt(a):  # a NumPy array as a torch tensor (inside thunks only)
+    return torch.from_numpy(np.ascontiguousarray(a).copy())
+
+
+# ---- conversions ------------------------------------------------------------------------------------
+
+def test_to_tensor_pil_numpy_and_pil_to_tensor():
+    same(F.to_tensor(pil_rgb()), lambda: TF.to_tensor(pil_rgb()))
+    same(F.to_tensor(pil_gray()), lambda: TF.to_tensor(pil_gray()))
+    same(T.ToTensor()(rgb_array()), lambda: TF.to_tensor(rgb_array()))
+    same(T.PILToTensor()(pil_rgb()), lambda: TF.pil_to_tensor(pil_rgb()))
+    same(v2.ToImage()(rgb_array()), lambda: TF2.to_image(rgb_array()))
+    same(v2.ToImage()(pil_gray()), lambda: TF2.to_image(pil_gray()))
+
+
+def test_to_dtype_and_convert_image_dtype():
+    u = chw_uint8()
+    same(v2.ToDtype(ember.float32, scale=True)(ember.from_numpy(u)),
+         lambda: TF2.to_dtype(tt(u), torch.float32, scale=True))
+    same(v2.ToDtype(ember.float32)(ember.from_numpy(u)), lambda: TF2.to_dtype(tt(u), torch.float32))
+    f = (u.astype(np.float32) / 255) ** 1.5
+    same(T.ConvertImageDtype(ember.uint8)(ember.from_numpy(f)),
+         lambda: TF.convert_image_dtype(tt(f), torch.uint8))
+    same(F.convert_image_dtype(ember.from_numpy(u), ember.float64),
+         lambda: TF.convert_image_dtype(tt(u), torch.float64))
+    same(F.convert_image_dtype(ember.from_numpy(u), ember.int32), lambda: TF.convert_image_dtype(tt(u), torch.int32))
+
+
+def test_normalize_bit_equal_plain_and_batched():
+    x = chw_uint8(batch=2).astype(np.float32) / 255
+    mean, std = [0.485, 0.456, 0.406], [0.229, 0.224, 0.225]
+    same(T.Normalize(mean, std)(ember.from_numpy(x)), lambda: TF.normalize(tt(x), mean, std))
+    same(F.normalize(ember.from_numpy(x[0]), [0.5], [0.25]), lambda: TF.normalize(tt(x[0]), [0.5], [0.25]))
+    e = ember.from_numpy(x[0].copy())
+    assert T.Normalize(mean, std, inplace=True)(e) is e
+
+
+# ---- resize -------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [(7, 9), (20, 30), 8, [10], (13, 5)])
+def test_resize_pil_and_numpy_bilinear_equal_pillow(size):
+    same(F.resize(pil_rgb(), size), lambda: TF.resize(pil_rgb(), size))
+    same(T.Resize(size)(rgb_array()), lambda: TF.resize(pil_rgb(), size))
+    same(F.resize(pil_gray(), size, T.InterpolationMode.NEAREST),
+         lambda: TF.resize(pil_gray(), size, TT.InterpolationMode.NEAREST))
+
+
+def test_resize_max_size_and_bicubic_pil():
+    same(T.Resize(8, max_size=10)(pil_rgb()), lambda: TT.Resize(8, max_size=10)(pil_rgb()))
+    same(T.Resize((9, 11), T.InterpolationMode.BICUBIC)(pil_rgb()),
+         lambda: TT.Resize((9, 11), TT.InterpolationMode.BICUBIC)(pil_rgb()))
+
+
+@pytest.mark.parametrize("size", [(7, 9), (20, 30), 8, (13, 40)])
+@pytest.mark.parametrize("antialias", [True, False])
+def test_resize_tensor_bilinear_within_one_level(size, antialias):
+    u = chw_uint8(batch=2)
+    same(F.resize(ember.from_numpy(u), size, antialias=antialias),
+         lambda: TF.resize(tt(u), size, antialias=antialias), atol=1)
+    f = u[0].astype(np.float32) / 255
+    same(F.resize(ember.from_numpy(f), size, antialias=antialias),
+         lambda: TF.resize(tt(f), size, antialias=antialias), atol=2e-6)
+
+
+@pytest.mark.parametrize("size", [(7, 9), (20, 30), 5])
+def test_resize_tensor_nearest_exact(size):
+    u = chw_uint8()
+    same(F.resize(ember.from_numpy(u), size, T.InterpolationMode.NEAREST),
+         lambda: TF.resize(tt(u), size, TT.InterpolationMode.NEAREST))
+    same(F.resize(ember.from_numpy(u), size, T.InterpolationMode.NEAREST_EXACT),
+         lambda: TF.resize(tt(u), size, TT.InterpolationMode.NEAREST_EXACT))
+
+
+# ---- crops, flips, pad, grayscale, erase -------------------------------------------------------------
+
+@pytest.mark.parametrize("size", [(5, 7), 6, (13, 17), (16, 20), (4, 22)])
+def test_center_crop_all_kinds(size):
+    same(T.CenterCrop(size)(pil_rgb()), lambda: TF.center_crop(pil_rgb(), size))
+    same(T.CenterCrop(size)(rgb_array()), lambda: TF.center_crop(pil_rgb(), size))
+    u = chw_uint8(batch=2)
+    same(T.CenterCrop(size)(ember.from_numpy(u)), lambda: TF.center_crop(tt(u), size))
+
+
+def test_crop_and_flips_all_kinds():
+    for box in [(2, 3, 5, 6), (-2, 10, 6, 9)]:
+        same(F.crop(pil_rgb(), *box), lambda: TF.crop(pil_rgb(), *box))
+        same(F.crop(rgb_array(), *box), lambda: TF.crop(pil_rgb(), *box))
+        same(F.crop(ember.from_numpy(chw_uint8()), *box), lambda: TF.crop(tt(chw_uint8()), *box))
+    for ours, theirs in ((F.hflip, TF.hflip), (F.vflip, TF.vflip)):
+        same(ours(pil_rgb()), lambda: theirs(pil_rgb()))
+        same(ours(rgb_array()), lambda: theirs(pil_rgb()))
+        f = chw_uint8(batch=2).astype(np.float32) / 255
+        same(ours(ember.from_numpy(f)), lambda: theirs(tt(f)))
+
+
+@pytest.mark.parametrize("padding,fill,mode", [
+    (2, 0, "constant"), ([1, 3], 7, "constant"), ([1, 2, 3, 4], (10, 20, 30), "constant"),
+    (3, 0, "edge"), ([2, 1, 3, 4], 0, "reflect"), (4, 0, "symmetric"), ([-2, 1, 3, -1], 5, "constant")])
+def test_pad_all_kinds(padding, fill, mode):
+    same(T.Pad(padding, fill, mode)(pil_rgb()), lambda: TF.pad(pil_rgb(), padding, fill, mode))
+    same(T.Pad(padding, fill, mode)(rgb_array()), lambda: TF.pad(pil_rgb(), padding, fill, mode))
+    if not isinstance(fill, tuple):  # torchvision's tensor pad takes one fill value
+        u = chw_uint8(batch=2)
+        same(T.Pad(padding, fill, mode)(ember.from_numpy(u)), lambda: TF.pad(tt(u), padding, fill, mode))
+        f = u[0].astype(np.float32) / 255
+        same(F.pad(ember.from_numpy(f), padding, fill, mode), lambda: TF.pad(tt(f), padding, fill, mode))
+
+
+@pytest.mark.parametrize("n", [1, 3])
+def test_grayscale_all_kinds(n):
+    same(T.Grayscale(n)(pil_rgb()), lambda: TF.rgb_to_grayscale(pil_rgb(), n))
+    same(T.Grayscale(n)(rgb_array()), lambda: TF.rgb_to_grayscale(pil_rgb(), n))
+    u = chw_uint8(batch=2)
+    same(T.Grayscale(n)(ember.from_numpy(u)), lambda: TF.rgb_to_grayscale(tt(u), n))
+    f = u.astype(np.float32) / 255
+    same(T.Grayscale(n)(ember.from_numpy(f)), lambda: TF.rgb_to_grayscale(tt(f), n))
+
+
+def test_erase():
+    f = chw_uint8().astype(np.float32) / 255
+    same(F.erase(ember.from_numpy(f), 2, 3, 4, 5, 0.5), lambda: TF.erase(tt(f), 2, 3, 4, 5, torch.tensor(0.5)))
+
+
+# ---- random classes: their draws replayed, and their statistics ----------------------------------------
+
+def test_random_crop_replays_get_params():
+    img = ember.from_numpy(chw_uint8())
+    t = T.RandomCrop((9, 11), padding=2, padding_mode="reflect")
+    for seed in range(5):
+        ember.manual_seed(seed)
+        out = t(img)
+        ember.manual_seed(seed)
+        i, j, h, w = T.RandomCrop.get_params(F.pad(img, 2, 0, "reflect"), (9, 11))
+        want = F.crop(F.pad(img, 2, 0, "reflect"), i, j, h, w)
+        np.testing.assert_array_equal(out.numpy(), want.numpy())
+    # pad_if_needed grows a small image to the crop size
+    assert T.RandomCrop((20, 30), pad_if_needed=True)(pil_rgb()).size == (30, 20)
+
+
+def test_random_crop_offsets_cover_every_position_and_reproduce():
+    t = T.RandomCrop(13, padding=2)  # 13 x 17 padded to 17 x 21: top in [0, 4], left in [0, 8]
+    seen = set()
+    ember.manual_seed(3)
+    for _ in range(400):
+        seen.add(T.RandomCrop.get_params(np.zeros((17, 21)), (13, 13))[:2])
+    assert seen == {(i, j) for i in range(5) for j in range(9)}
+    ember.manual_seed(9)
+    a = t(pil_rgb())
+    ember.manual_seed(9)
+    assert np.array_equal(np.asarray(a), np.asarray(t(pil_rgb())))
+
+
+def test_random_resized_crop_replays_and_boxes_follow_scale_and_ratio():
+    t = T.RandomResizedCrop((8, 10), scale=(0.2, 0.9), ratio=(0.5, 2.0))
+    ember.manual_seed(1)
+    out = t(pil_rgb())
+    ember.manual_seed(1)
+    i, j, h, w = T.RandomResizedCrop.get_params(pil_rgb(), (0.2, 0.9), (0.5, 2.0))
+    same(out, lambda: TF.resized_crop(pil_rgb(), i, j, h, w, [8, 10]))
+    big = np.zeros((200, 300, 3), np.uint8)
+    for _ in range(200):
+        i, j, h, w = T.RandomResizedCrop.get_params(big, (0.2, 0.9), (0.5, 2.0))
+        assert 0 <= i and i + h <= 200 and 0 <= j and j + w <= 300
+        assert 0.19 <= h * w / 60000 <= 0.91 and 0.45 <= w / h <= 2.2
+    # ten misses fall back to the centre crop of the allowed ratio
+    assert T.RandomResizedCrop.get_params(np.zeros((10, 100)), (1.0, 1.0), (1.0, 1.0)) == (0, 45, 10, 10)
+
+
+def test_flips_follow_p_and_the_seed():
+    img = ember.from_numpy(chw_uint8())
+    flipped = F.hflip(img).numpy()
+    ember.manual_seed(0)
+    n = sum(np.array_equal(T.RandomHorizontalFlip(0.3)(img).numpy(), flipped) for _ in range(1000))
+    assert 240 < n < 360
+    assert np.array_equal(np.asarray(T.RandomVerticalFlip(1.0)(pil_rgb())), np.asarray(pil_rgb())[::-1])
+    assert T.RandomVerticalFlip(0.0)(img) is img
+
+
+def test_random_erasing_replays_get_params_and_rejects_whole_image():
+    x = ember.from_numpy(chw_uint8().astype(np.float32) / 255)
+    t = T.RandomErasing(p=1.0, value=(0.1, 0.2, 0.3))
+    ember.manual_seed(5)
+    out = t(x)
+    ember.manual_seed(5)
+    ember.rand(1)  # the p draw comes first
+    i, j, h, w, v = T.RandomErasing.get_params(x, t.scale, t.ratio, [0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(out.numpy(), F.erase(x, i, j, h, w, v).numpy())
+    assert 0 < h < 13 and 0 < w < 17
+    # a rectangle as tall as the image never counts: scale 1 gives the image's values back
+    np.testing.assert_array_equal(T.RandomErasing(p=1.0, scale=(1.0, 1.0), ratio=(1.0, 1.0))(x).numpy(), x.numpy())
+    noisy = T.RandomErasing(p=1.0, value="random")(x)
+    assert noisy.shape == x.shape and not np.array_equal(noisy.numpy(), x.numpy())
+
+
+def test_compose_lambda_and_v2_names():
+    t = T.Compose([T.CenterCrop(9), T.Lambda(lambda im: F.hflip(im)), T.ToTensor(),
+                   T.Normalize([0.5] * 3, [0.25] * 3)])
+    same(t(pil_rgb()), lambda: TT.Compose([TT.CenterCrop(9), TT.Lambda(TF.hflip), TT.ToTensor(),
+                                           TT.Normalize([0.5] * 3, [0.25] * 3)])(pil_rgb()))
+    assert v2.RandomResizedCrop is T.RandomResizedCrop and v2.functional.resize is F.resize
+    assert "Normalize" in repr(t)
+
+
+# ---- bad input ---------------------------------------------------------------------------------------------
+
+def test_bad_input_is_a_clear_error():
+    with pytest.raises(TypeError, match="float tensor"):
+        F.normalize(ember.from_numpy(chw_uint8()), [0.5], [0.5])
+    with pytest.raises(ValueError, match="3 channels"):
+        T.Normalize([0.5, 0.5], [0.2, 0.2])(ember.from_numpy(chw_uint8().astype(np.float32)))
+    with pytest.raises(ValueError, match="std"):
+        T.Normalize([0.5], [0.0])
+    with pytest.raises(ValueError, match="positive"):
+        T.Resize(-3)
+    with pytest.raises(ValueError, match="positive"):
+        T.CenterCrop((0, 4))
+    with pytest.raises(TypeError, match="PIL Image"):
+        F.hflip("an image")
+    with pytest.raises(TypeError, match="pic should be PIL Image or ndarray"):
+        T.ToTensor()([1, 2, 3])
+    with pytest.raises(ValueError, match="Padding mode"):
+        T.Pad(2, padding_mode="wrap")
+    with pytest.raises(ValueError, match="probability"):
+        T.RandomHorizontalFlip(1.5)
+    with pytest.raises(TypeError, match="tensor"):
+        T.RandomErasing(p=1.0)(pil_rgb())
+    with pytest.raises(TypeError, match="permitted channel values"):
+        F.rgb_to_grayscale(ember.from_numpy(chw_uint8(batch=2)[0][:2]))
+    with pytest.raises(ValueError, match="larger than input image size"):
+        T.RandomCrop(20)(pil_rgb())
+
+
+# ---- the fused batch plan ------------------------------------------------------------------------------------
+
+def _replay(transform, image, p):
+    """The plan's drawn parameters applied with the Python ops, in the Compose's order."""
+    x = image
+    for t in transform.transforms:
+        if isinstance(t, T.RandomCrop):
+            pad = p["padding"]
+            if pad:
+                x = F.pad(x, pad, 0, t.padding_mode)
+            x = F.crop(x, p["crop_top"], p["crop_left"], *t.size)
+        elif isinstance(t, T.RandomHorizontalFlip):
+            x = F.hflip(x) if p["flip"] else x
+        elif isinstance(t, T.RandomErasing):
+            if p["erase"]:
+                x = F.erase(x, p["erase_top"], p["erase_left"], p["erase_height"], p["erase_width"], 0.0)
+        else:
+            x = t(x)
+    return x
+
+
+CIFAR_TRAIN = [T.RandomCrop((13, 17), padding=4), T.RandomHorizontalFlip(), T.ToTensor(),
+               T.Normalize((0.4914, 0.4822, 0.4465), (0.247, 0.243, 0.261)), T.RandomErasing(p=0.5)]
+
+
+@pytest.mark.parametrize("steps,c", [
+    (CIFAR_TRAIN, 3),
+    ([T.RandomCrop((13, 17), padding=3, padding_mode="reflect"), T.RandomHorizontalFlip(0.7), T.PILToTensor(),
+      v2.ToDtype(ember.float32, scale=True), T.Normalize([0.5], [0.3])], 3),
+    ([T.ToTensor(), T.Normalize([0.1307], [0.3081])], 1),
+    ([T.PILToTensor(), T.RandomHorizontalFlip(), T.RandomCrop((13, 17), padding=2)], 1),
+    ([v2.ToImage(), T.RandomCrop((13, 17), padding=[1, 1, 1, 1]), T.RandomHorizontalFlip(),
+      v2.ToDtype(ember.float32, scale=True), T.RandomErasing(p=1.0, scale=(0.05, 0.2))], 3),
+])
+def test_batch_plan_equals_the_python_transforms_with_its_parameters(steps, c):
+    # the flip-before-crop order is not fused (None) — the case that is here runs as crop then flip
+    transform = T.Compose(steps)
+    kinds = [type(s) for s in steps]
+    plan = T.batch_plan(transform, c, 13, 17)
+    if T.RandomHorizontalFlip in kinds and T.RandomCrop in kinds and \
+            kinds.index(T.RandomHorizontalFlip) < kinds.index(T.RandomCrop):
+        assert plan is None
+        return
+    assert plan is not None
+    images = np.stack([rgb_array(c=c, seed=s) for s in range(6)])
+    if c == 1:
+        images = images[:, :, :, 0]
+    indices = [5, 0, 3, 3, 1]
+    out = plan.run(ember.from_numpy(images) if c == 1 else images, indices, seed=1234, epoch=2)
+    assert tuple(out.shape) == (5, c, 13, 17)
+    for b, i in enumerate(indices):
+        pic = Image.fromarray(images[i])
+        want = _replay(transform, pic, plan.params(i, seed=1234, epoch=2))
+        assert out.dtype == want.dtype
+        np.testing.assert_array_equal(out[b].numpy(), want.numpy())
+
+
+def test_batch_plan_draws_are_stateless_and_thread_count_free():
+    plan = T.batch_plan(T.Compose(CIFAR_TRAIN), 3, 13, 17)
+    images = np.stack([rgb_array(seed=s) for s in range(40)])
+    idx = list(range(39, -1, -1))
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        one = plan.run(images, idx, seed=7, epoch=0).numpy()
+        ember.set_num_threads(4)
+        four = plan.run(images, idx, seed=7, epoch=0).numpy()
+    finally:
+        ember.set_num_threads(before)
+    np.testing.assert_array_equal(one, four)
+    again = plan.run(images, idx[:3], seed=7, epoch=0).numpy()
+    np.testing.assert_array_equal(again, one[:3])
+    other_epoch = plan.run(images, idx, seed=7, epoch=1).numpy()
+    assert not np.array_equal(other_epoch, one)
+    flips = sum(plan.params(i, seed=7, epoch=0)["flip"] for i in range(2000))
+    assert 880 < flips < 1120
+
+
+def test_batch_plan_refuses_what_it_cannot_fuse():
+    assert T.batch_plan(T.Compose([T.ToTensor(), T.Lambda(lambda x: x)]), 3, 13, 17) is None
+    assert T.batch_plan(T.Compose([T.RandomCrop(16, padding=4), T.ToTensor()]), 3, 13, 17) is None  # size
+    assert T.batch_plan(T.Compose([T.RandomCrop(17, padding=4, fill=3), T.ToTensor()]), 3, 13, 17) is None
+    assert T.batch_plan(T.Compose([T.RandomCrop(17)]), 3, 13, 17) is None  # still a PIL image
+    assert T.batch_plan(T.Compose([T.ToTensor(), T.RandomErasing(), T.Normalize([0.5], [0.5])]), 3, 13, 17) is None
+    assert T.batch_plan(T.Compose([T.ToTensor(), T.Normalize([0.5] * 2, [0.5] * 2)]), 3, 13, 17) is None
+    assert T.batch_plan(T.ToTensor(), 1, 28, 28) is not None
+    with pytest.raises(ValueError, match="height"):
+        T.batch_plan(T.ToTensor(), 1, -28, 28)
+    plan = T.batch_plan(T.ToTensor(), 3, 13, 17)
+    with pytest.raises(ValueError, match="do not match"):
+        plan.run(np.zeros((4, 13, 17), np.uint8), [0], 0, 0)
+    with pytest.raises(TypeError, match="uint8"):
+        plan.run(np.zeros((4, 13, 17, 3), np.float32), [0], 0, 0)
+    with pytest.raises(ValueError, match="outside the 4 images"):
+        plan.run(np.zeros((4, 13, 17, 3), np.uint8), [4], 0, 0)
+
+
+def test_zz_write_goldens():
+    golden.write()
