@@ -399,5 +399,47 @@ def test_batch_plan_refuses_what_it_cannot_fuse():
         plan.run(np.zeros((4, 13, 17, 3), np.uint8), [4], 0, 0)
 
 
+# ---- blur and the transforms that choose transforms ----------------------------------------------------
+
+@pytest.mark.parametrize("ks,sigma", [(3, 1.0), ((5, 3), (0.8, 1.5)), (5, None)])
+def test_gaussian_blur_all_kinds(ks, sigma):
+    same(F.gaussian_blur(pil_rgb(), ks, sigma), lambda: TF.gaussian_blur(pil_rgb(), ks, sigma), atol=1)
+    same(F.gaussian_blur(rgb_array(), ks, sigma), lambda: TF.gaussian_blur(pil_rgb(), ks, sigma), atol=1)
+    u = chw_uint8(batch=2)
+    same(F.gaussian_blur(ember.from_numpy(u), ks, sigma), lambda: TF.gaussian_blur(tt(u), ks, sigma), atol=1)
+    f = u[1].astype(np.float32) / 255
+    same(F.gaussian_blur(ember.from_numpy(f), ks, sigma), lambda: TF.gaussian_blur(tt(f), ks, sigma), atol=2e-6)
+
+
+def test_gaussian_blur_class_replays_its_sigma():
+    t = T.GaussianBlur(5, sigma=(0.5, 3.0))
+    x = ember.from_numpy(chw_uint8().astype(np.float32) / 255)
+    ember.manual_seed(4)
+    out = t(x)
+    ember.manual_seed(4)
+    s = T.GaussianBlur.get_params(0.5, 3.0)
+    assert 0.5 <= s <= 3.0
+    np.testing.assert_array_equal(out.numpy(), F.gaussian_blur(x, [5, 5], [s, s]).numpy())
+    with pytest.raises(ValueError, match="odd and positive"):
+        T.GaussianBlur(4)
+
+
+def test_random_apply_choice_order():
+    img = ember.from_numpy(chw_uint8())
+    flipped = F.hflip(img).numpy()
+    assert np.array_equal(T.RandomApply([T.RandomHorizontalFlip(1.0)], p=1.0)(img).numpy(), flipped)
+    assert T.RandomApply([T.RandomHorizontalFlip(1.0)], p=0.0)(img) is img
+    ember.manual_seed(2)
+    n = sum(np.array_equal(T.RandomApply([T.RandomHorizontalFlip(1.0)], p=0.25)(img).numpy(), flipped)
+            for _ in range(800))
+    assert 150 < n < 250
+    picks = [T.RandomChoice([lambda x: 0, lambda x: 1, lambda x: 2], p=[1, 0, 3])(img) for _ in range(800)]
+    assert picks.count(1) == 0 and 150 < picks.count(0) < 250
+    orders = {tuple(T.RandomOrder([lambda x: x + [0], lambda x: x + [1], lambda x: x + [2]])([])) for _ in range(200)}
+    assert len(orders) == 6
+    with pytest.raises(ValueError, match="one non-negative weight per transform"):
+        T.RandomChoice([F.hflip, F.vflip], p=[1.0])
+
+
 def test_zz_write_goldens():
     golden.write()

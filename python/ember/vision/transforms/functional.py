@@ -19,7 +19,7 @@ __all__ = [
     "InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
     "pil_to_tensor", "to_image", "to_pil_image", "convert_image_dtype", "to_dtype", "normalize", "resize",
     "crop", "center_crop", "resized_crop", "hflip", "vflip", "horizontal_flip", "vertical_flip", "pad",
-    "rgb_to_grayscale", "to_grayscale", "erase",
+    "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur",
 ]
 
 
@@ -661,3 +661,68 @@ def erase(img, i: int, j: int, h: int, w: int, v, inplace: bool = False):
     vv = np.asarray(v.numpy() if isinstance(v, ember.Tensor) else v)
     out[..., i:i + h, j:j + w] = vv.astype(a.dtype) if vv.dtype != a.dtype else vv
     return img if out is a else _to_tensor_like(out, img)
+
+
+# ---- blur -----------------------------------------------------------------------------------------
+
+def _gaussian_kernel1d(size: int, sigma: float) -> np.ndarray:
+    half = (size - 1) * 0.5
+    x = np.linspace(-half, half, size, dtype=np.float32)
+    pdf = np.exp(np.float32(-0.5) * (x / np.float32(sigma)) ** 2)
+    return (pdf / pdf.sum()).astype(np.float32)
+
+
+def gaussian_blur(img, kernel_size, sigma=None):
+    """torchvision's Gaussian blur: a (ky, kx) kernel of float32 Gaussians (sigma per axis; None:
+    0.3 * ((k - 1) / 2 - 1) + 0.8, i.e. 0.15 k + 0.35), reflect padding, float sums, uint8 rounded.
+    PIL images and arrays go through their uint8 pixels as torchvision's PIL path does."""
+    if isinstance(kernel_size, numbers.Integral) and not isinstance(kernel_size, bool):
+        kernel_size = [int(kernel_size), int(kernel_size)]
+    if not isinstance(kernel_size, (list, tuple)) or len(kernel_size) not in (1, 2):
+        raise TypeError(f"kernel_size should be int or a sequence of integers. Got {kernel_size!r}")
+    if len(kernel_size) == 1:
+        kernel_size = [kernel_size[0], kernel_size[0]]
+    for ks in kernel_size:
+        if not isinstance(ks, numbers.Integral) or ks % 2 == 0 or ks < 0:
+            raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
+    if sigma is None:
+        sigma = [ks * 0.15 + 0.35 for ks in kernel_size]
+    elif isinstance(sigma, numbers.Real):
+        sigma = [float(sigma), float(sigma)]
+    elif isinstance(sigma, (list, tuple)) and len(sigma) == 1:
+        sigma = [float(sigma[0]), float(sigma[0])]
+    elif not (isinstance(sigma, (list, tuple)) and len(sigma) == 2):
+        raise TypeError(f"sigma should be either float or sequence of floats. Got {sigma!r}")
+    if any(s <= 0 for s in sigma):
+        raise ValueError(f"sigma should have positive values. Got {sigma}")
+    k = _kind(img)
+    if k == "tensor":
+        a = _tensor_array(img)
+    elif k == "pil":
+        a = np.asarray(pil_to_tensor(img))
+    else:
+        a = img[None] if img.ndim == 2 else np.moveaxis(img, 2, 0)
+    if a.ndim < 3:
+        raise TypeError(f"gaussian_blur: an image tensor must be (..., C, H, W), got shape {a.shape}")
+    kx, ky = kernel_size
+    ftype = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float32)
+    kernel = (_gaussian_kernel1d(ky, sigma[1])[:, None] * _gaussian_kernel1d(kx, sigma[0])[None, :]).astype(ftype)
+    h, w = a.shape[-2:]
+    py, px = ky // 2, kx // 2
+    if py >= h or px >= w:
+        raise ValueError(f"gaussian_blur: the kernel {kernel_size} needs an image larger than its half-size "
+                         f"on each side (reflect padding), got {h} x {w}")
+    widths = [(0, 0)] * (a.ndim - 2) + [(py, py), (px, px)]
+    padded = np.pad(a.astype(ftype), widths, mode="reflect")
+    out = np.zeros(a.shape, dtype=ftype)
+    for dy in range(ky):
+        for dx in range(kx):
+            out += kernel[dy, dx] * padded[..., dy:dy + h, dx:dx + w]
+    if not np.issubdtype(a.dtype, np.floating):
+        info = np.iinfo(a.dtype)
+        out = np.clip(np.round(out), info.min, info.max).astype(a.dtype)
+    if k == "tensor":
+        return _to_tensor_like(out, img)
+    if k == "pil":
+        return _pil_from(out[0] if out.shape[0] == 1 else np.moveaxis(out, 0, 2), img)
+    return out[0] if img.ndim == 2 else np.ascontiguousarray(np.moveaxis(out, 0, 2))

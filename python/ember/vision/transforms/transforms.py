@@ -18,7 +18,7 @@ from .functional import InterpolationMode
 __all__ = [
     "Compose", "ToTensor", "PILToTensor", "ToImage", "ToDtype", "ConvertImageDtype", "ToPILImage", "Normalize",
     "Lambda", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
-    "RandomVerticalFlip", "Grayscale", "RandomErasing",
+    "RandomVerticalFlip", "Grayscale", "RandomErasing", "RandomApply", "RandomChoice", "RandomOrder", "GaussianBlur",
 ]
 
 
@@ -401,3 +401,92 @@ class RandomErasing(_Transform):
 
     def __repr__(self) -> str:
         return f"RandomErasing(p={self.p}, scale={self.scale}, ratio={self.ratio}, value={self.value})"
+
+
+# ---- choosing among transforms --------------------------------------------------------------------------
+
+class RandomApply(_Transform):
+    """The transforms, in turn, with probability p; else the image unchanged."""
+
+    def __init__(self, transforms: Sequence[Callable], p: float = 0.5) -> None:
+        self.transforms = Compose(transforms).transforms
+        self.p = _check_p(p)
+
+    def __call__(self, img):
+        if self.p < _rand():
+            return img
+        for t in self.transforms:
+            img = t(img)
+        return img
+
+
+class RandomChoice(_Transform):
+    """One of the transforms, picked with weights p (equal when None). ember's generator draws the
+    pick (torchvision's uses Python's random module), so ember.manual_seed makes it reproducible."""
+
+    def __init__(self, transforms: Sequence[Callable], p: Optional[Sequence[float]] = None) -> None:
+        if p is not None and not isinstance(p, Sequence):
+            raise TypeError("Argument p should be a sequence")
+        self.transforms = Compose(transforms).transforms
+        if not self.transforms:
+            raise ValueError("RandomChoice needs at least one transform")
+        if p is not None and (len(p) != len(self.transforms) or any(w < 0 for w in p) or sum(p) <= 0):
+            raise ValueError(f"RandomChoice: p needs one non-negative weight per transform ({len(self.transforms)}), "
+                             f"not all zero; got {list(p)}")
+        self.p = p
+
+    def __call__(self, *args):
+        weights = self.p if self.p is not None else [1.0] * len(self.transforms)
+        u = _rand() * float(sum(weights))
+        pick, acc = len(self.transforms) - 1, 0.0
+        for k, w in enumerate(weights):
+            acc += float(w)
+            if u < acc:
+                pick = k
+                break
+        return self.transforms[pick](*args)
+
+
+class RandomOrder(_Transform):
+    """The transforms in a random order (a permutation from ember's generator)."""
+
+    def __init__(self, transforms: Sequence[Callable]) -> None:
+        self.transforms = Compose(transforms).transforms
+
+    def __call__(self, img):
+        for k in ember.randperm(len(self.transforms)).tolist():
+            img = self.transforms[k](img)
+        return img
+
+
+# ---- blur ---------------------------------------------------------------------------------------------
+
+class GaussianBlur(_Transform):
+    """A Gaussian blur of kernel_size with a sigma drawn uniformly from sigma (a range, or one value)."""
+
+    def __init__(self, kernel_size, sigma=(0.1, 2.0)) -> None:
+        self.kernel_size = _setup_size(kernel_size, "Kernel size should be a tuple/list of two integers")
+        for ks in self.kernel_size:
+            if ks <= 0 or ks % 2 == 0:
+                raise ValueError("Kernel size value should be an odd and positive number.")
+        if isinstance(sigma, numbers.Number):
+            if sigma <= 0:
+                raise ValueError("If sigma is a single number, it must be positive.")
+            sigma = (float(sigma), float(sigma))
+        elif isinstance(sigma, Sequence) and len(sigma) == 2:
+            if not 0.0 < sigma[0] <= sigma[1]:
+                raise ValueError("sigma values should be positive and of the form (min, max).")
+        else:
+            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
+        self.sigma = (float(sigma[0]), float(sigma[1]))
+
+    @staticmethod
+    def get_params(sigma_min: float, sigma_max: float) -> float:
+        return _uniform(float(sigma_min), float(sigma_max))
+
+    def __call__(self, img):
+        sigma = self.get_params(self.sigma[0], self.sigma[1])
+        return F.gaussian_blur(img, list(self.kernel_size), [sigma, sigma])
+
+    def __repr__(self) -> str:
+        return f"GaussianBlur(kernel_size={self.kernel_size}, sigma={self.sigma})"
