@@ -441,5 +441,43 @@ def test_random_apply_choice_order():
         T.RandomChoice([F.hflip, F.vflip], p=[1.0])
 
 
+# ---- colour ---------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,factor", [("adjust_brightness", 1.4), ("adjust_brightness", 0.6),
+                                       ("adjust_contrast", 1.7), ("adjust_contrast", 0.3),
+                                       ("adjust_saturation", 1.8), ("adjust_saturation", 0.2),
+                                       ("adjust_hue", 0.2), ("adjust_hue", -0.37)])
+def test_color_adjustments_all_kinds(op, factor):
+    ours, theirs = getattr(F, op), lambda *a: getattr(TF, op)(*a)
+    same(ours(pil_rgb(), factor), lambda: theirs(pil_rgb(), factor))
+    same(ours(rgb_array(), factor), lambda: theirs(pil_rgb(), factor))
+    u = chw_uint8(batch=2)
+    same(ours(ember.from_numpy(u), factor), lambda: theirs(tt(u), factor), atol=1)
+    f = u[0].astype(np.float32) / 255
+    same(ours(ember.from_numpy(f), factor), lambda: theirs(tt(f), factor), atol=2e-6)
+    if op != "adjust_hue":
+        same(ours(pil_gray(), factor), lambda: theirs(pil_gray(), factor))
+
+
+def test_color_jitter_replays_get_params():
+    t = T.ColorJitter(brightness=0.4, contrast=(0.5, 1.5), saturation=0.3, hue=0.1)
+    for seed in range(4):
+        ember.manual_seed(seed)
+        out = t(pil_rgb())
+        ember.manual_seed(seed)
+        order, b, c, s, h = T.ColorJitter.get_params(t.brightness, t.contrast, t.saturation, t.hue)
+        assert sorted(order) == [0, 1, 2, 3] and 0.6 <= b <= 1.4 and 0.5 <= c <= 1.5 and -0.1 <= h <= 0.1
+        img = pil_rgb()
+        for k in order:
+            img = [lambda x: F.adjust_brightness(x, b), lambda x: F.adjust_contrast(x, c),
+                   lambda x: F.adjust_saturation(x, s), lambda x: F.adjust_hue(x, h)][k](img)
+        assert np.array_equal(np.asarray(out), np.asarray(img))
+    assert T.ColorJitter().brightness is None
+    with pytest.raises(ValueError, match="hue values should be between"):
+        T.ColorJitter(hue=0.7)
+    with pytest.raises(ValueError, match="non negative"):
+        T.ColorJitter(brightness=-1)
+
+
 def test_zz_write_goldens():
     golden.write()

@@ -11,7 +11,7 @@ import numbers
 from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
-from PIL import Image
+from PIL import Image, ImageEnhance
 
 import ember
 
@@ -19,7 +19,8 @@ __all__ = [
     "InterpolationMode", "get_dimensions", "get_image_size", "get_image_num_channels", "to_tensor",
     "pil_to_tensor", "to_image", "to_pil_image", "convert_image_dtype", "to_dtype", "normalize", "resize",
     "crop", "center_crop", "resized_crop", "hflip", "vflip", "horizontal_flip", "vertical_flip", "pad",
-    "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur",
+    "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur", "adjust_brightness", "adjust_contrast",
+    "adjust_saturation", "adjust_hue",
 ]
 
 
@@ -726,3 +727,128 @@ def gaussian_blur(img, kernel_size, sigma=None):
     if k == "pil":
         return _pil_from(out[0] if out.shape[0] == 1 else np.moveaxis(out, 0, 2), img)
     return out[0] if img.ndim == 2 else np.ascontiguousarray(np.moveaxis(out, 0, 2))
+
+
+# ---- colour adjustments (ColorJitter) ------------------------------------------------------------------
+# PIL images: Pillow's ImageEnhance and HSV conversion, as torchvision's PIL path. Tensors:
+# torchvision's float arithmetic (blend = ratio * img1 + (1 - ratio) * img2, clamped, cast back with
+# truncation) in float32 with NumPy. NumPy arrays: as the PIL image they make.
+
+def _pil_op(img, fn):
+    """fn on a PIL image; a NumPy array through the PIL image it makes, returned as an array."""
+    if _kind(img) == "pil":
+        return fn(img)
+    return np.asarray(fn(Image.fromarray(np.ascontiguousarray(img))))
+
+
+def _color_tensor(img) -> np.ndarray:
+    a = _tensor_array(img)
+    if a.ndim < 3:
+        raise TypeError(f"Tensor is not a torch image: it must be (..., C, H, W), got shape {a.shape}")
+    if a.shape[-3] not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {a.shape[-3]}")
+    return a
+
+
+def _bound(dtype: np.dtype) -> float:
+    return 1.0 if np.issubdtype(dtype, np.floating) else float(np.iinfo(dtype).max)
+
+
+def _blend(img1: np.ndarray, img2, ratio: float) -> np.ndarray:
+    f = img1.dtype.type if np.issubdtype(img1.dtype, np.floating) else np.float32
+    ratio = float(ratio)
+    out = f(ratio) * img1.astype(f) + f(1.0 - ratio) * np.asarray(img2).astype(f)
+    return np.clip(out, 0, _bound(img1.dtype)).astype(img1.dtype)
+
+
+def _gray_array(a: np.ndarray) -> np.ndarray:
+    f = a.dtype.type if np.issubdtype(a.dtype, np.floating) else np.float32
+    r, g, b = (a[..., i, :, :] for i in range(3))
+    lum = (f(0.2989) * r.astype(f) + f(0.587) * g.astype(f)) + f(0.114) * b.astype(f)
+    return lum.astype(a.dtype)[..., None, :, :]
+
+
+def adjust_brightness(img, brightness_factor: float):
+    if brightness_factor < 0:
+        raise ValueError(f"brightness_factor ({brightness_factor}) is not non-negative.")
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageEnhance.Brightness(p).enhance(brightness_factor))
+    a = _color_tensor(img)
+    return _to_tensor_like(_blend(a, 0.0, brightness_factor), img)
+
+
+def adjust_contrast(img, contrast_factor: float):
+    if contrast_factor < 0:
+        raise ValueError(f"contrast_factor ({contrast_factor}) is not non-negative.")
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageEnhance.Contrast(p).enhance(contrast_factor))
+    a = _color_tensor(img)
+    f = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float32)
+    gray = _gray_array(a) if a.shape[-3] == 3 else a
+    mean = gray.astype(f).mean(axis=(-3, -2, -1), keepdims=True, dtype=np.float64).astype(f)
+    return _to_tensor_like(_blend(a, mean, contrast_factor), img)
+
+
+def adjust_saturation(img, saturation_factor: float):
+    if saturation_factor < 0:
+        raise ValueError(f"saturation_factor ({saturation_factor}) is not non-negative.")
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageEnhance.Color(p).enhance(saturation_factor))
+    a = _color_tensor(img)
+    if a.shape[-3] == 1:
+        return img
+    return _to_tensor_like(_blend(a, _gray_array(a), saturation_factor), img)
+
+
+def _rgb2hsv(a: np.ndarray) -> np.ndarray:
+    r, g, b = a[..., 0, :, :], a[..., 1, :, :], a[..., 2, :, :]
+    maxc, minc = a.max(axis=-3), a.min(axis=-3)
+    eqc = maxc == minc
+    cr = maxc - minc
+    ones = np.ones_like(maxc)
+    s = cr / np.where(eqc, ones, maxc)
+    cr_divisor = np.where(eqc, ones, cr)
+    rc, gc, bc = (maxc - r) / cr_divisor, (maxc - g) / cr_divisor, (maxc - b) / cr_divisor
+    f = a.dtype.type
+    hr = (maxc == r) * (bc - gc)
+    hg = ((maxc == g) & (maxc != r)) * (f(2.0) + rc - bc)
+    hb = ((maxc != g) & (maxc != r)) * (f(4.0) + gc - rc)
+    h = hr + hg + hb
+    h = np.fmod(h / f(6.0) + f(1.0), f(1.0))
+    return np.stack((h, s, maxc), axis=-3)
+
+
+def _hsv2rgb(a: np.ndarray) -> np.ndarray:
+    f = a.dtype.type
+    h, s, v = a[..., 0, :, :], a[..., 1, :, :], a[..., 2, :, :]
+    i = np.floor(h * f(6.0))
+    frac = h * f(6.0) - i
+    i = i.astype(np.int32) % 6
+    p = np.clip(v * (f(1.0) - s), 0.0, 1.0)
+    q = np.clip(v * (f(1.0) - s * frac), 0.0, 1.0)
+    t = np.clip(v * (f(1.0) - s * (f(1.0) - frac)), 0.0, 1.0)
+    choices = ((v, q, p, p, t, v), (t, v, v, q, p, p), (p, p, t, v, v, q))
+    return np.stack([np.choose(i, c) for c in choices], axis=-3).astype(a.dtype)
+
+
+def adjust_hue(img, hue_factor: float):
+    """Hue rotated by hue_factor turns (in [-0.5, 0.5]): Pillow's HSV with the uint8 hue wrapping on
+    PIL images, torchvision's float HSV round trip on tensors."""
+    if not -0.5 <= hue_factor <= 0.5:
+        raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
+    if _kind(img) != "tensor":
+        def pil_hue(p):
+            if p.mode in {"L", "1", "I", "F"}:
+                return p
+            h, s, v = p.convert("HSV").split()
+            np_h = np.array(h, dtype=np.uint8)
+            np_h += np.int32(hue_factor * 255).astype(np.uint8)
+            return Image.merge("HSV", (Image.fromarray(np_h, "L"), s, v)).convert(p.mode)
+        return _pil_op(img, pil_hue)
+    a = _color_tensor(img)
+    if a.shape[-3] == 1:
+        return img
+    x = _convert_array(a, np.dtype(np.float32))
+    hsv = _rgb2hsv(x)
+    hsv[..., 0, :, :] = np.mod(hsv[..., 0, :, :] + np.float32(hue_factor), np.float32(1.0))
+    return _to_tensor_like(_convert_array(_hsv2rgb(hsv), a.dtype), img)

@@ -19,6 +19,7 @@ __all__ = [
     "Compose", "ToTensor", "PILToTensor", "ToImage", "ToDtype", "ConvertImageDtype", "ToPILImage", "Normalize",
     "Lambda", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
     "RandomVerticalFlip", "Grayscale", "RandomErasing", "RandomApply", "RandomChoice", "RandomOrder", "GaussianBlur",
+    "ColorJitter",
 ]
 
 
@@ -490,3 +491,60 @@ class GaussianBlur(_Transform):
 
     def __repr__(self) -> str:
         return f"GaussianBlur(kernel_size={self.kernel_size}, sigma={self.sigma})"
+
+
+# ---- colour ---------------------------------------------------------------------------------------------
+
+class ColorJitter(_Transform):
+    """Brightness, contrast, saturation and hue factors drawn uniformly from their ranges, applied
+    in a random order (get_params gives the order and the factors)."""
+
+    def __init__(self, brightness=0, contrast=0, saturation=0, hue=0) -> None:
+        self.brightness = self._check_input(brightness, "brightness")
+        self.contrast = self._check_input(contrast, "contrast")
+        self.saturation = self._check_input(saturation, "saturation")
+        self.hue = self._check_input(hue, "hue", center=0, bound=(-0.5, 0.5), clip_first_on_zero=False)
+
+    @staticmethod
+    def _check_input(value, name, center=1.0, bound=(0, float("inf")), clip_first_on_zero=True):
+        if isinstance(value, numbers.Number):
+            if value < 0:
+                raise ValueError(f"If {name} is a single number, it must be non negative.")
+            value = [center - float(value), center + float(value)]
+            if clip_first_on_zero:
+                value[0] = max(value[0], 0.0)
+        elif isinstance(value, (tuple, list)) and len(value) == 2:
+            value = [float(value[0]), float(value[1])]
+        else:
+            raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
+        if not bound[0] <= value[0] <= value[1] <= bound[1]:
+            raise ValueError(f"{name} values should be between {bound}, but got {value}.")
+        if value[0] == value[1] == center:
+            return None
+        return tuple(value)
+
+    @staticmethod
+    def get_params(brightness, contrast, saturation, hue):
+        fn_idx = ember.randperm(4).tolist()
+        b = None if brightness is None else _uniform(brightness[0], brightness[1])
+        c = None if contrast is None else _uniform(contrast[0], contrast[1])
+        s = None if saturation is None else _uniform(saturation[0], saturation[1])
+        h = None if hue is None else _uniform(hue[0], hue[1])
+        return fn_idx, b, c, s, h
+
+    def __call__(self, img):
+        fn_idx, b, c, s, h = self.get_params(self.brightness, self.contrast, self.saturation, self.hue)
+        for fn_id in fn_idx:
+            if fn_id == 0 and b is not None:
+                img = F.adjust_brightness(img, b)
+            elif fn_id == 1 and c is not None:
+                img = F.adjust_contrast(img, c)
+            elif fn_id == 2 and s is not None:
+                img = F.adjust_saturation(img, s)
+            elif fn_id == 3 and h is not None:
+                img = F.adjust_hue(img, h)
+        return img
+
+    def __repr__(self) -> str:
+        return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
+                f"saturation={self.saturation}, hue={self.hue})")
