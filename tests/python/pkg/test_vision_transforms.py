@@ -479,5 +479,62 @@ def test_color_jitter_replays_get_params():
         T.ColorJitter(brightness=-1)
 
 
+# ---- rotation and affine ------------------------------------------------------------------------------------
+
+AFFINES = [(23.0, [2, -1], 1.1, [10.0, 0.0], None), (-47.5, [0, 3], 0.8, [-5.0, 12.0], 7),
+           (90.0, [0, 0], 1.0, [0.0, 0.0], None), (13.0, [1, 1], 1.3, [0.0, 0.0], (3, 200, 40))]
+
+
+@pytest.mark.parametrize("angle,translate,scale,shear,fill", AFFINES)
+@pytest.mark.parametrize("mode", ["nearest", "bilinear"])
+def test_affine_all_kinds(angle, translate, scale, shear, fill, mode):
+    ours_mode, their_mode = T.InterpolationMode(mode), TT.InterpolationMode(mode) if TT else None
+    args = (angle, translate, scale, shear)
+    same(F.affine(pil_rgb(), *args, ours_mode, fill), lambda: TF.affine(pil_rgb(), *args, their_mode, fill))
+    same(F.affine(rgb_array(), *args, ours_mode, fill), lambda: TF.affine(pil_rgb(), *args, their_mode, fill))
+    u = chw_uint8(batch=2)
+    tfill = list(fill) if isinstance(fill, tuple) else fill
+    same(F.affine(ember.from_numpy(u), *args, ours_mode, tfill),
+         lambda: TF.affine(tt(u), *args, their_mode, tfill), atol=1)
+    f = u[0].astype(np.float32) / 255
+    same(F.affine(ember.from_numpy(f), *args, ours_mode, [0.5] * 3 if fill else None),
+         lambda: TF.affine(tt(f), *args, their_mode, [0.5] * 3 if fill else None), atol=1e-5)
+
+
+@pytest.mark.parametrize("angle,expand,center", [(33.0, False, None), (-71.0, True, None), (15.0, False, [3, 4]),
+                                                 (120.0, True, None)])
+def test_rotate_all_kinds(angle, expand, center):
+    same(F.rotate(pil_rgb(), angle, expand=expand, center=center),
+         lambda: TF.rotate(pil_rgb(), angle, expand=expand, center=center))
+    u = chw_uint8()
+    same(F.rotate(ember.from_numpy(u), angle, expand=expand, center=center, fill=[0.0] * 3),
+         lambda: TF.rotate(tt(u), angle, expand=expand, center=center, fill=[0.0] * 3), atol=1)
+    f = u.astype(np.float32) / 255
+    same(F.rotate(ember.from_numpy(f), angle, T.InterpolationMode.BILINEAR, expand=expand, center=center),
+         lambda: TF.rotate(tt(f), angle, TT.InterpolationMode.BILINEAR, expand=expand, center=center), atol=1e-5)
+
+
+def test_random_rotation_and_affine_replay_get_params():
+    x = ember.from_numpy(chw_uint8())
+    t = T.RandomRotation(30, fill=5)
+    ember.manual_seed(8)
+    out = t(x)
+    ember.manual_seed(8)
+    angle = T.RandomRotation.get_params(t.degrees)
+    assert -30 <= angle <= 30
+    np.testing.assert_array_equal(out.numpy(), F.rotate(x, angle, fill=[5.0] * 3).numpy())
+    a = T.RandomAffine(20, translate=(0.2, 0.1), scale=(0.8, 1.2), shear=(-5, 5, -3, 3))
+    ember.manual_seed(9)
+    out = a(pil_rgb())
+    ember.manual_seed(9)
+    angle, tr, sc, sh = T.RandomAffine.get_params(a.degrees, a.translate, a.scale, a.shear, [17, 13])
+    assert abs(tr[0]) <= 3.4 and abs(tr[1]) <= 1.3 and 0.8 <= sc <= 1.2 and -3 <= sh[1] <= 3
+    assert np.array_equal(np.asarray(out), np.asarray(F.affine(pil_rgb(), angle, list(tr), sc, list(sh))))
+    with pytest.raises(ValueError, match="translation values should be between 0 and 1"):
+        T.RandomAffine(0, translate=(1.5, 0))
+    with pytest.raises(ValueError, match="must be positive"):
+        T.RandomRotation(-3)
+
+
 def test_zz_write_goldens():
     golden.write()

@@ -19,7 +19,7 @@ __all__ = [
     "Compose", "ToTensor", "PILToTensor", "ToImage", "ToDtype", "ConvertImageDtype", "ToPILImage", "Normalize",
     "Lambda", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
     "RandomVerticalFlip", "Grayscale", "RandomErasing", "RandomApply", "RandomChoice", "RandomOrder", "GaussianBlur",
-    "ColorJitter",
+    "ColorJitter", "RandomRotation", "RandomAffine",
 ]
 
 
@@ -548,3 +548,106 @@ class ColorJitter(_Transform):
     def __repr__(self) -> str:
         return (f"ColorJitter(brightness={self.brightness}, contrast={self.contrast}, "
                 f"saturation={self.saturation}, hue={self.hue})")
+
+
+# ---- geometry: rotation and affine -------------------------------------------------------------------------
+
+def _setup_angle(x, name: str, req_sizes=(2,)):
+    if isinstance(x, numbers.Number):
+        if x < 0:
+            raise ValueError(f"If {name} is a single number, it must be positive.")
+        return [-float(x), float(x)]
+    if not isinstance(x, Sequence) or len(x) not in req_sizes:
+        raise ValueError(f"{name} should be a sequence of length {' or '.join(str(r) for r in req_sizes)}.")
+    return [float(d) for d in x]
+
+
+def _tensor_fill(img, fill):
+    """torchvision's fill for tensors: one float per channel (so the mask blend always runs)."""
+    if not isinstance(img, ember.Tensor):
+        return fill
+    channels = F.get_dimensions(img)[0]
+    if fill is None:
+        return None
+    if isinstance(fill, (int, float)):
+        return [float(fill)] * channels
+    return [float(f) for f in fill]
+
+
+class RandomRotation(_Transform):
+    """Rotated by an angle drawn uniformly from degrees ((-d, d) for a number)."""
+
+    def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand: bool = False, center=None, fill=0):
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        if center is not None and (not isinstance(center, Sequence) or len(center) != 2):
+            raise ValueError("center should be a sequence of length 2.")
+        if fill is None or not isinstance(fill, (numbers.Number, tuple, list)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.interpolation = F._interpolation(interpolation)
+        self.expand, self.center, self.fill = expand, center, fill
+
+    @staticmethod
+    def get_params(degrees: List[float]) -> float:
+        return _uniform(float(degrees[0]), float(degrees[1]))
+
+    def __call__(self, img):
+        angle = self.get_params(self.degrees)
+        return F.rotate(img, angle, self.interpolation, self.expand, self.center, _tensor_fill(img, self.fill))
+
+    def __repr__(self) -> str:
+        return f"RandomRotation(degrees={self.degrees}, interpolation={self.interpolation.value}, expand={self.expand})"
+
+
+class RandomAffine(_Transform):
+    """A random rotation (degrees), translation (fractions of the size), scale and shear."""
+
+    def __init__(self, degrees, translate=None, scale=None, shear=None, interpolation=InterpolationMode.NEAREST,
+                 fill=0, center=None) -> None:
+        self.degrees = _setup_angle(degrees, "degrees", (2,))
+        if translate is not None:
+            if not isinstance(translate, Sequence) or len(translate) != 2:
+                raise ValueError("translate should be a sequence of length 2.")
+            for t in translate:
+                if not 0.0 <= t <= 1.0:
+                    raise ValueError("translation values should be between 0 and 1")
+        if scale is not None:
+            if not isinstance(scale, Sequence) or len(scale) != 2:
+                raise ValueError("scale should be a sequence of length 2.")
+            for v in scale:
+                if v <= 0:
+                    raise ValueError("scale values should be positive")
+        self.shear = _setup_angle(shear, "shear", (2, 4)) if shear is not None else None
+        if fill is None or not isinstance(fill, (numbers.Number, tuple, list)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        if center is not None and (not isinstance(center, Sequence) or len(center) != 2):
+            raise ValueError("center should be a sequence of length 2.")
+        self.translate, self.scale, self.fill, self.center = translate, scale, fill, center
+        self.interpolation = F._interpolation(interpolation)
+
+    @staticmethod
+    def get_params(degrees, translate, scale_ranges, shears, img_size):
+        angle = _uniform(float(degrees[0]), float(degrees[1]))
+        if translate is not None:
+            max_dx = float(translate[0] * img_size[0])
+            max_dy = float(translate[1] * img_size[1])
+            translations = (int(round(_uniform(-max_dx, max_dx))), int(round(_uniform(-max_dy, max_dy))))
+        else:
+            translations = (0, 0)
+        scale = _uniform(scale_ranges[0], scale_ranges[1]) if scale_ranges is not None else 1.0
+        shear_x = shear_y = 0.0
+        if shears is not None:
+            shear_x = _uniform(shears[0], shears[1])
+            if len(shears) == 4:
+                shear_y = _uniform(shears[2], shears[3])
+        return angle, translations, scale, (shear_x, shear_y)
+
+    def __call__(self, img):
+        _, height, width = F.get_dimensions(img)
+        angle, translations, scale, shear = self.get_params(self.degrees, self.translate, self.scale, self.shear,
+                                                            [width, height])
+        return F.affine(img, angle, list(translations), scale, list(shear), interpolation=self.interpolation,
+                        fill=_tensor_fill(img, self.fill), center=self.center)
+
+    def __repr__(self) -> str:
+        return (f"RandomAffine(degrees={self.degrees}, translate={self.translate}, scale={self.scale}, "
+                f"shear={self.shear})")
