@@ -66,8 +66,18 @@ def as_torch(x):
 
 
 def same(ours, theirs_thunk, atol=0.0):
-    """ours (PIL, array or tensor) equal to torchvision's result of theirs_thunk()."""
-    golden.same(as_ember(ours), lambda: as_torch(theirs_thunk()), atol=atol, rtol=0)
+    """ours (PIL, array or tensor) equal to torchvision's result of theirs_thunk(): shape, dtype and
+    values, within atol (for uint8 results too: atol=1 is one level, 1/255, where torchvision
+    interpolates in float and rounds)."""
+    e = as_ember(ours)
+    if atol == 0 or e.is_floating_point():
+        golden.same(e, lambda: as_torch(theirs_thunk()), atol=atol, rtol=0)
+        return
+    ref = golden.reference(lambda: as_torch(theirs_thunk()))
+    a = e.numpy()
+    assert list(a.shape) == ref["shape"] and str(e.dtype).split(".")[-1] == ref["dtype"], (a.shape, e.dtype, ref["shape"])
+    np.testing.assert_allclose(a.astype(np.float64), np.asarray(ref["values"], np.float64).reshape(a.shape), atol=atol,
+                               rtol=0)
 
 
 def tt(a):  # a NumPy array as a torch tensor (inside thunks only)
@@ -534,6 +544,80 @@ def test_random_rotation_and_affine_replay_get_params():
         T.RandomAffine(0, translate=(1.5, 0))
     with pytest.raises(ValueError, match="must be positive"):
         T.RandomRotation(-3)
+
+
+# ---- augmentation policies ----------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("op,args", [("invert", ()), ("posterize", (3,)), ("solarize", (100,)),
+                                     ("adjust_sharpness", (1.8,)), ("adjust_sharpness", (0.3,)),
+                                     ("autocontrast", ()), ("equalize", ())])
+def test_policy_ops_all_kinds(op, args):
+    ours, theirs = getattr(F, op), lambda *a: getattr(TF, op)(*a)
+    same(ours(pil_rgb(), *args), lambda: theirs(pil_rgb(), *args))
+    same(ours(rgb_array(), *args), lambda: theirs(pil_rgb(), *args))
+    low = (rgb_array() // 3 + 40).astype(np.uint8)  # a narrow range: autocontrast and equalize have work
+    same(ours(low, *args), lambda: theirs(Image.fromarray(low), *args))
+    u = chw_uint8(batch=2)
+    u[1] = u[1] // 4 + 10
+    same(ours(ember.from_numpy(u), *args), lambda: theirs(tt(u), *args), atol=1)
+    if op not in ("posterize", "equalize"):
+        f = u[0].astype(np.float32) / 255
+        a2 = (0.4,) if op == "solarize" else args
+        same(ours(ember.from_numpy(f), *a2), lambda: theirs(tt(f), *a2), atol=2e-6)
+
+
+OPS = [("Identity", 0.0), ("ShearX", 0.3), ("ShearY", -0.5), ("TranslateX", 5.0), ("TranslateY", -3.0),
+       ("Rotate", 40.0), ("Brightness", 0.5), ("Color", -0.6), ("Contrast", 0.7), ("Sharpness", 0.9),
+       ("Posterize", 4.0), ("Solarize", 128.0), ("AutoContrast", 0.0), ("Equalize", 0.0)]
+
+
+@pytest.mark.parametrize("op_name,magnitude", OPS)
+def test_augmentation_ops_equal_torchvisions(op_name, magnitude):
+    from ember.vision.transforms.transforms import _apply_op
+
+    def theirs(img, fill):
+        from torchvision.transforms.autoaugment import _apply_op as tv_apply_op
+        return tv_apply_op(img, op_name, magnitude, TT.InterpolationMode.NEAREST, fill)
+
+    same(_apply_op(pil_rgb(), op_name, magnitude, T.InterpolationMode.NEAREST, None),
+         lambda: theirs(pil_rgb(), None))
+    u = chw_uint8()
+    same(_apply_op(ember.from_numpy(u), op_name, magnitude, T.InterpolationMode.NEAREST, [7.0] * 3),
+         lambda: theirs(tt(u), [7.0] * 3), atol=1)
+
+
+def test_trivial_augment_and_rand_augment_replay_and_spaces():
+    t = T.TrivialAugmentWide()
+    names = set()
+    for seed in range(40):
+        ember.manual_seed(seed)
+        out = t(pil_rgb())
+        ember.manual_seed(seed)
+        op_name, magnitude = t.get_params()
+        names.add(op_name)
+        from ember.vision.transforms.transforms import _apply_op
+        want = _apply_op(pil_rgb(), op_name, magnitude, T.InterpolationMode.NEAREST, None)
+        assert np.array_equal(np.asarray(out), np.asarray(want)), (op_name, magnitude)
+    assert len(names) >= 10
+    r = T.RandAugment(num_ops=3, magnitude=12)
+    x = ember.from_numpy(chw_uint8())
+    ember.manual_seed(3)
+    out = r(x)
+    ember.manual_seed(3)
+    want = x
+    for op_name, magnitude in r.get_params((13, 17)):
+        want = _apply_op(want, op_name, magnitude, T.InterpolationMode.NEAREST, None)
+    np.testing.assert_array_equal(out.numpy(), want.numpy())
+    # the magnitude bins are torchvision's
+    space = t._augmentation_space(31)
+    for name, (mags, signed) in space.items():
+        ref = golden.reference(lambda: torch.tensor([0.0]) if name in ("Identity", "AutoContrast", "Equalize") else
+                               TT.TrivialAugmentWide()._augmentation_space(31)[name][0].float())
+        np.testing.assert_allclose(mags if mags is not None else [0.0], ref["values"], rtol=1e-6)
+    ref = golden.reference(lambda: TT.RandAugment()._augmentation_space(31, (13, 17))["TranslateX"][0].float())
+    np.testing.assert_allclose(r._augmentation_space(31, (13, 17))["TranslateX"][0], ref["values"], rtol=1e-6)
+    with pytest.raises(TypeError, match="uint8"):
+        T.RandomEqualize(1.0)(ember.from_numpy(chw_uint8().astype(np.float32)))
 
 
 def test_zz_write_goldens():

@@ -11,7 +11,7 @@ import numbers
 from typing import Any, List, Optional, Sequence, Union
 
 import numpy as np
-from PIL import Image, ImageEnhance
+from PIL import Image, ImageEnhance, ImageOps
 
 import ember
 
@@ -20,7 +20,8 @@ __all__ = [
     "pil_to_tensor", "to_image", "to_pil_image", "convert_image_dtype", "to_dtype", "normalize", "resize",
     "crop", "center_crop", "resized_crop", "hflip", "vflip", "horizontal_flip", "vertical_flip", "pad",
     "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur", "adjust_brightness", "adjust_contrast",
-    "adjust_saturation", "adjust_hue", "affine", "rotate",
+    "adjust_saturation", "adjust_hue", "affine", "rotate", "invert", "posterize", "solarize", "adjust_sharpness",
+    "autocontrast", "equalize",
 ]
 
 
@@ -1035,3 +1036,105 @@ def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: b
     matrix = _inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
     ow, oh = _affine_output_size(matrix, width, height) if expand else (width, height)
     return _tensor_affine(img, matrix, ow, oh, mode, fill)
+
+
+# ---- the ops of the augmentation policies (invert, posterize, solarize, sharpness, autocontrast,
+# equalize): Pillow's ImageOps/ImageEnhance on PIL images, torchvision's tensor arithmetic on tensors.
+
+def _policy_tensor(img, uint8_only: str = "") -> np.ndarray:
+    a = _tensor_array(img)
+    if a.ndim < 3:
+        raise TypeError(f"Tensor is not a torch image: it must be (..., C, H, W), got shape {a.shape}")
+    if a.shape[-3] not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {a.shape[-3]}")
+    if uint8_only and a.dtype != np.uint8:
+        raise TypeError(f"Only torch.uint8 image tensors are supported by {uint8_only}, but found {a.dtype}")
+    return a
+
+
+def invert(img):
+    if _kind(img) != "tensor":
+        return _pil_op(img, ImageOps.invert)
+    a = _policy_tensor(img)
+    return _to_tensor_like((a.dtype.type(_bound(a.dtype)) - a).astype(a.dtype), img)
+
+
+def posterize(img, bits: int):
+    if not 0 <= bits <= 8:
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageOps.posterize(p, bits))
+    a = _policy_tensor(img, "posterize")
+    return _to_tensor_like(a & np.uint8((-(2 ** (8 - bits))) & 0xFF), img)
+
+
+def solarize(img, threshold: float):
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageOps.solarize(p, threshold))
+    a = _policy_tensor(img)
+    if threshold > _bound(a.dtype):
+        raise TypeError("Threshold should be less than bound of img.")
+    inverted = (a.dtype.type(_bound(a.dtype)) - a).astype(a.dtype)
+    return _to_tensor_like(np.where(a >= threshold, inverted, a), img)
+
+
+def adjust_sharpness(img, sharpness_factor: float):
+    if sharpness_factor < 0:
+        raise ValueError(f"sharpness_factor ({sharpness_factor}) is not non-negative.")
+    if _kind(img) != "tensor":
+        return _pil_op(img, lambda p: ImageEnhance.Sharpness(p).enhance(sharpness_factor))
+    a = _policy_tensor(img)
+    h, w = a.shape[-2:]
+    if h <= 2 or w <= 2:
+        return img
+    ft = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float32)
+    kernel = np.ones((3, 3), dtype=ft)
+    kernel[1, 1] = 5.0
+    kernel /= kernel.sum()
+    x = a.astype(ft)
+    blurred = np.zeros(a.shape[:-2] + (h - 2, w - 2), dtype=ft)
+    for dy in range(3):
+        for dx in range(3):
+            blurred += kernel[dy, dx] * x[..., dy:dy + h - 2, dx:dx + w - 2]
+    if not np.issubdtype(a.dtype, np.floating):
+        blurred = np.clip(np.round(blurred), 0, _bound(a.dtype))
+    degenerate = a.copy()
+    degenerate[..., 1:-1, 1:-1] = blurred.astype(a.dtype)
+    return _to_tensor_like(_blend(a, degenerate, sharpness_factor), img)
+
+
+def autocontrast(img):
+    if _kind(img) != "tensor":
+        return _pil_op(img, ImageOps.autocontrast)
+    a = _policy_tensor(img)
+    bound = _bound(a.dtype)
+    ft = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float32)
+    mn = a.min(axis=(-2, -1), keepdims=True).astype(ft)
+    mx = a.max(axis=(-2, -1), keepdims=True).astype(ft)
+    with np.errstate(divide="ignore", invalid="ignore"):  # torch's bound / t is t.reciprocal() * bound
+        scale = (ft.type(1) / (mx - mn)) * ft.type(bound)
+    bad = ~np.isfinite(scale)
+    mn[bad] = 0
+    scale[bad] = 1
+    out = np.clip((a.astype(ft) - mn) * scale, 0, bound)
+    return _to_tensor_like(out.astype(a.dtype), img)
+
+
+def _equalize_channel(ch: np.ndarray) -> np.ndarray:
+    hist = np.bincount(ch.reshape(-1), minlength=256).astype(np.int64)
+    nonzero = hist[hist != 0]
+    step = int(nonzero[:-1].sum()) // 255
+    if step == 0:
+        return ch
+    lut = (np.cumsum(hist) + step // 2) // step
+    lut = np.clip(np.concatenate([[0], lut[:-1]]), 0, 255)
+    return lut[ch.astype(np.int64)].astype(np.uint8)
+
+
+def equalize(img):
+    if _kind(img) != "tensor":
+        return _pil_op(img, ImageOps.equalize)
+    a = _policy_tensor(img, "equalize")
+    flat = a.reshape((-1,) + a.shape[-2:])
+    out = np.stack([_equalize_channel(c) for c in flat]).reshape(a.shape)
+    return _to_tensor_like(out, img)

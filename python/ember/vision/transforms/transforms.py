@@ -19,7 +19,8 @@ __all__ = [
     "Compose", "ToTensor", "PILToTensor", "ToImage", "ToDtype", "ConvertImageDtype", "ToPILImage", "Normalize",
     "Lambda", "Resize", "CenterCrop", "Pad", "RandomCrop", "RandomResizedCrop", "RandomHorizontalFlip",
     "RandomVerticalFlip", "Grayscale", "RandomErasing", "RandomApply", "RandomChoice", "RandomOrder", "GaussianBlur",
-    "ColorJitter", "RandomRotation", "RandomAffine",
+    "ColorJitter", "RandomRotation", "RandomAffine", "RandomInvert", "RandomPosterize", "RandomSolarize",
+    "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "TrivialAugmentWide", "RandAugment",
 ]
 
 
@@ -651,3 +652,212 @@ class RandomAffine(_Transform):
     def __repr__(self) -> str:
         return (f"RandomAffine(degrees={self.degrees}, translate={self.translate}, scale={self.scale}, "
                 f"shear={self.shear})")
+
+
+# ---- the augmentation policies and their one-op random transforms ------------------------------------------
+
+class _RandomOp(_Transform):
+    def __init__(self, p: float = 0.5) -> None:
+        self.p = _check_p(p)
+
+    def _op(self, img):
+        raise NotImplementedError
+
+    def __call__(self, img):
+        return self._op(img) if _rand() < self.p else img
+
+
+class RandomInvert(_RandomOp):
+    def _op(self, img):
+        return F.invert(img)
+
+
+class RandomAutocontrast(_RandomOp):
+    def _op(self, img):
+        return F.autocontrast(img)
+
+
+class RandomEqualize(_RandomOp):
+    def _op(self, img):
+        return F.equalize(img)
+
+
+class RandomPosterize(_RandomOp):
+    def __init__(self, bits: int, p: float = 0.5) -> None:
+        super().__init__(p)
+        self.bits = bits
+
+    def _op(self, img):
+        return F.posterize(img, self.bits)
+
+
+class RandomSolarize(_RandomOp):
+    def __init__(self, threshold: float, p: float = 0.5) -> None:
+        super().__init__(p)
+        self.threshold = threshold
+
+    def _op(self, img):
+        return F.solarize(img, self.threshold)
+
+
+class RandomAdjustSharpness(_RandomOp):
+    def __init__(self, sharpness_factor: float, p: float = 0.5) -> None:
+        super().__init__(p)
+        self.sharpness_factor = sharpness_factor
+
+    def _op(self, img):
+        return F.adjust_sharpness(img, self.sharpness_factor)
+
+
+def _apply_op(img, op_name: str, magnitude: float, interpolation, fill):
+    """One augmentation op of torchvision's autoaugment._apply_op."""
+    if op_name == "ShearX":
+        return F.affine(img, 0.0, [0, 0], 1.0, [math.degrees(math.atan(magnitude)), 0.0], interpolation, fill, [0, 0])
+    if op_name == "ShearY":
+        return F.affine(img, 0.0, [0, 0], 1.0, [0.0, math.degrees(math.atan(magnitude))], interpolation, fill, [0, 0])
+    if op_name == "TranslateX":
+        return F.affine(img, 0.0, [int(magnitude), 0], 1.0, [0.0, 0.0], interpolation, fill)
+    if op_name == "TranslateY":
+        return F.affine(img, 0.0, [0, int(magnitude)], 1.0, [0.0, 0.0], interpolation, fill)
+    if op_name == "Rotate":
+        return F.rotate(img, magnitude, interpolation, fill=fill)
+    if op_name == "Brightness":
+        return F.adjust_brightness(img, 1.0 + magnitude)
+    if op_name == "Color":
+        return F.adjust_saturation(img, 1.0 + magnitude)
+    if op_name == "Contrast":
+        return F.adjust_contrast(img, 1.0 + magnitude)
+    if op_name == "Sharpness":
+        return F.adjust_sharpness(img, 1.0 + magnitude)
+    if op_name == "Posterize":
+        return F.posterize(img, int(magnitude))
+    if op_name == "Solarize":
+        return F.solarize(img, magnitude)
+    if op_name == "AutoContrast":
+        return F.autocontrast(img)
+    if op_name == "Equalize":
+        return F.equalize(img)
+    if op_name == "Invert":
+        return F.invert(img)
+    if op_name == "Identity":
+        return img
+    raise ValueError(f"The provided operator {op_name} is not recognized.")
+
+
+def _linspace(a: float, b: float, n: int) -> List[float]:
+    return [float(v) for v in np.linspace(a, b, n, dtype=np.float32)]
+
+
+def _posterize_bits(num_bins: int, spread: int) -> List[float]:
+    return [float(8 - int(np.round(np.float32(i) / np.float32((num_bins - 1) / spread)))) for i in range(num_bins)]
+
+
+def _policy_fill(img, fill):
+    if not isinstance(img, ember.Tensor):
+        return fill
+    channels = F.get_dimensions(img)[0]
+    if isinstance(fill, (int, float)):
+        return [float(fill)] * channels
+    return None if fill is None else [float(f) for f in fill]
+
+
+class TrivialAugmentWide(_Transform):
+    """One op of the wide augmentation space at a uniformly drawn magnitude (TrivialAugment)."""
+
+    def __init__(self, num_magnitude_bins: int = 31, interpolation=InterpolationMode.NEAREST, fill=None) -> None:
+        if num_magnitude_bins < 2:
+            raise ValueError(f"num_magnitude_bins must be at least 2, got {num_magnitude_bins}")
+        self.num_magnitude_bins = num_magnitude_bins
+        self.interpolation = F._interpolation(interpolation)
+        self.fill = fill
+
+    def _augmentation_space(self, num_bins: int):
+        return {
+            "Identity": (None, False),
+            "ShearX": (_linspace(0.0, 0.99, num_bins), True),
+            "ShearY": (_linspace(0.0, 0.99, num_bins), True),
+            "TranslateX": (_linspace(0.0, 32.0, num_bins), True),
+            "TranslateY": (_linspace(0.0, 32.0, num_bins), True),
+            "Rotate": (_linspace(0.0, 135.0, num_bins), True),
+            "Brightness": (_linspace(0.0, 0.99, num_bins), True),
+            "Color": (_linspace(0.0, 0.99, num_bins), True),
+            "Contrast": (_linspace(0.0, 0.99, num_bins), True),
+            "Sharpness": (_linspace(0.0, 0.99, num_bins), True),
+            "Posterize": (_posterize_bits(num_bins, 6), False),
+            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
+            "AutoContrast": (None, False),
+            "Equalize": (None, False),
+        }
+
+    def get_params(self):
+        """(op name, magnitude) as forward draws them."""
+        op_meta = self._augmentation_space(self.num_magnitude_bins)
+        op_name = list(op_meta.keys())[_randint(0, len(op_meta))]
+        magnitudes, signed = op_meta[op_name]
+        magnitude = magnitudes[_randint(0, len(magnitudes))] if magnitudes is not None else 0.0
+        if signed and _randint(0, 2):
+            magnitude *= -1.0
+        return op_name, magnitude
+
+    def __call__(self, img):
+        fill = _policy_fill(img, self.fill)
+        op_name, magnitude = self.get_params()
+        return _apply_op(img, op_name, magnitude, self.interpolation, fill)
+
+    def __repr__(self) -> str:
+        return (f"TrivialAugmentWide(num_magnitude_bins={self.num_magnitude_bins}, "
+                f"interpolation={self.interpolation}, fill={self.fill})")
+
+
+class RandAugment(_Transform):
+    """num_ops ops drawn uniformly from RandAugment's space, each at the fixed magnitude bin."""
+
+    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
+                 interpolation=InterpolationMode.NEAREST, fill=None) -> None:
+        if not 0 <= magnitude < num_magnitude_bins:
+            raise ValueError(f"magnitude must be in [0, num_magnitude_bins = {num_magnitude_bins}), got {magnitude}")
+        self.num_ops, self.magnitude, self.num_magnitude_bins = num_ops, magnitude, num_magnitude_bins
+        self.interpolation = F._interpolation(interpolation)
+        self.fill = fill
+
+    def _augmentation_space(self, num_bins: int, image_size):
+        return {
+            "Identity": (None, False),
+            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
+            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
+            "TranslateX": (_linspace(0.0, 150.0 / 331.0 * image_size[1], num_bins), True),
+            "TranslateY": (_linspace(0.0, 150.0 / 331.0 * image_size[0], num_bins), True),
+            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
+            "Brightness": (_linspace(0.0, 0.9, num_bins), True),
+            "Color": (_linspace(0.0, 0.9, num_bins), True),
+            "Contrast": (_linspace(0.0, 0.9, num_bins), True),
+            "Sharpness": (_linspace(0.0, 0.9, num_bins), True),
+            "Posterize": (_posterize_bits(num_bins, 4), False),
+            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
+            "AutoContrast": (None, False),
+            "Equalize": (None, False),
+        }
+
+    def get_params(self, image_size):
+        """[(op name, magnitude)] * num_ops as forward draws them; image_size (height, width)."""
+        op_meta = self._augmentation_space(self.num_magnitude_bins, image_size)
+        ops = []
+        for _ in range(self.num_ops):
+            op_name = list(op_meta.keys())[_randint(0, len(op_meta))]
+            magnitudes, signed = op_meta[op_name]
+            magnitude = magnitudes[self.magnitude] if magnitudes is not None else 0.0
+            if signed and _randint(0, 2):
+                magnitude *= -1.0
+            ops.append((op_name, magnitude))
+        return ops
+
+    def __call__(self, img):
+        fill = _policy_fill(img, self.fill)
+        _, height, width = F.get_dimensions(img)
+        for op_name, magnitude in self.get_params((height, width)):
+            img = _apply_op(img, op_name, magnitude, self.interpolation, fill)
+        return img
+
+    def __repr__(self) -> str:
+        return (f"RandAugment(num_ops={self.num_ops}, magnitude={self.magnitude}, "
+                f"num_magnitude_bins={self.num_magnitude_bins}, interpolation={self.interpolation}, fill={self.fill})")
