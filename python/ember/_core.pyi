@@ -620,3 +620,7 @@ def from_dlpack(x: object) -> Tensor:
 # ember.nn.utils; python/ember/nn/ gives them PyTorch's signatures.
 from typing import Any as _Any
 _nn: _Any
+
+# ember._core._vision (python/src/vision_transforms.cpp): SamplePlan, the fused per-sample pass behind
+# ember.vision.transforms.batch_plan.
+_vision: _Any
