@@ -5,7 +5,10 @@
 #include <nanobind/stl/array.h>
 #include <nanobind/stl/vector.h>
 
+#include <nanobind/stl/optional.h>
+
 #include <array>
+#include <optional>
 #include <cstring>
 #include <vector>
 
@@ -21,8 +24,10 @@ namespace {
 using namespace nb::literals;
 
 struct SamplePlan {
-  data::SampleTransform transform;
+  data::SampleTransform transform;  // for the output geometry
   bool uint8_out;
+  std::optional<data::PhotoSteps> photo;  // resize / centre crop / random resized crop first
+  int64_t in_height, in_width;            // the rows' geometry
 };
 
 }  // namespace
@@ -35,7 +40,10 @@ void register_vision_transforms(nb::module_& m) {
            [](SamplePlan* self, int64_t channels, int64_t height, int64_t width, bool scale, bool normalize,
               std::vector<float> mean, std::vector<float> std, int64_t crop_padding, bool reflect, double hflip_p,
               double erase_p, std::array<double, 2> erase_scale, std::array<double, 2> erase_ratio, bool uint8_out,
-              bool scale_by_reciprocal) {
+              bool scale_by_reciprocal, std::optional<std::array<int64_t, 2>> resize,
+              std::optional<std::array<int64_t, 2>> center_crop,
+              std::optional<std::array<int64_t, 2>> random_resized_crop, std::array<double, 2> rrc_scale,
+              std::array<double, 2> rrc_ratio) {
              data::TransformOptions o;
              o.scale = scale;
              o.scale_by_reciprocal = scale_by_reciprocal;
@@ -50,11 +58,41 @@ void register_vision_transforms(nb::module_& m) {
              o.erase_ratio = erase_ratio;
              EMBER_CHECK(!uint8_out || (!scale && !normalize), ValueError,
                          "SamplePlan: a uint8 output cannot be scaled or normalised");
-             new (self) SamplePlan{data::SampleTransform(o, channels, height, width, mean, std), uint8_out};
+             // height, width: the rows'; the pass runs on what the photo steps leave.
+             std::optional<data::PhotoSteps> photo;
+             int64_t out_h = height, out_w = width;
+             if (random_resized_crop) {
+               data::PhotoSteps s;
+               s.random_resized_crop = true;
+               s.out_height = out_h = (*random_resized_crop)[0];
+               s.out_width = out_w = (*random_resized_crop)[1];
+               s.scale = rrc_scale;
+               s.ratio = rrc_ratio;
+               photo = s;
+             } else if (resize || center_crop) {
+               data::PhotoSteps s;
+               if (resize) {
+                 s.resize_height = out_h = (*resize)[0];
+                 s.resize_width = out_w = (*resize)[1];
+               }
+               if (center_crop) {
+                 s.crop_height = out_h = (*center_crop)[0];
+                 s.crop_width = out_w = (*center_crop)[1];
+               }
+               s.out_height = out_h;
+               s.out_width = out_w;
+               photo = s;
+             }
+             EMBER_CHECK(out_h >= 1 && out_w >= 1, ValueError, "SamplePlan: the output size must be positive, got ",
+                         out_h, " x ", out_w);
+             new (self) SamplePlan{data::SampleTransform(o, channels, out_h, out_w, mean, std), uint8_out, photo,
+                                   height, width};
            },
            "channels"_a, "height"_a, "width"_a, "scale"_a, "normalize"_a, "mean"_a, "std"_a, "crop_padding"_a,
            "reflect"_a, "hflip_p"_a, "erase_p"_a, "erase_scale"_a, "erase_ratio"_a, "uint8_out"_a,
-           "scale_by_reciprocal"_a = false)
+           "scale_by_reciprocal"_a = false, "resize"_a = nb::none(), "center_crop"_a = nb::none(),
+           "random_resized_crop"_a = nb::none(), "rrc_scale"_a = std::array<double, 2>{0.08, 1.0},
+           "rrc_ratio"_a = std::array<double, 2>{3.0 / 4.0, 4.0 / 3.0})
       .def("params",
            [](const SamplePlan& p, uint64_t seed, int64_t epoch, int64_t index) {
              const auto& t = p.transform;
@@ -69,6 +107,11 @@ void register_vision_transforms(nb::module_& m) {
              d["erase_left"] = s.erase_left;
              d["erase_height"] = s.erase_h;
              d["erase_width"] = s.erase_w;
+             if (p.photo && p.photo->random_resized_crop) {
+               const data::Box b = data::random_resized_crop_box(p.in_height, p.in_width, seed, epoch, index,
+                                                                 p.photo->scale, p.photo->ratio);
+               d["box"] = nb::make_tuple(b.top, b.left, b.height, b.width);
+             }
              return d;
            },
            "seed"_a, "epoch"_a, "index"_a,
@@ -82,7 +125,7 @@ void register_vision_transforms(nb::module_& m) {
              const uintptr_t address = nb::cast<uintptr_t>(nb::cast<nb::tuple>(ai["data"])[0]);
              const auto& t = p.transform;
              data::ImageBatch batch{reinterpret_cast<const uint8_t*>(address), nb::cast<int64_t>(shape[0]),
-                                    t.channels(), t.height(), t.width(), channels_last};
+                                    t.channels(), p.in_height, p.in_width, channels_last};
              const int64_t count = int64_t(indices.size());
              Tensor out = empty({count, t.channels(), t.height(), t.width()},
                                 TensorOptions{p.uint8_out ? DType::UInt8 : DType::Float32});
@@ -90,7 +133,7 @@ void register_vision_transforms(nb::module_& m) {
                nb::gil_scoped_release unlocked;
                data::transform_rows(t, batch, indices.data(), count, seed, epoch, get_num_threads(),
                                     p.uint8_out ? nullptr : out.data_ptr<float>(),
-                                    p.uint8_out ? out.data_ptr<uint8_t>() : nullptr);
+                                    p.uint8_out ? out.data_ptr<uint8_t>() : nullptr, p.photo ? &*p.photo : nullptr);
              }
              return out;
            },

@@ -14,10 +14,26 @@
 
 namespace ember::data {
 
+Image apply_photo_steps(const PhotoSteps& steps, const Image& src, uint64_t seed, int64_t epoch, int64_t index,
+                        Box* box) {
+  if (steps.random_resized_crop) {
+    const Box b = random_resized_crop_box(src.height, src.width, seed, epoch, index, steps.scale, steps.ratio);
+    if (box != nullptr) *box = b;
+    return resize(src, steps.out_height, steps.out_width, b);
+  }
+  if (box != nullptr) *box = Box{0, 0, src.height, src.width};
+  Image img = steps.resize_height > 0 ? resize(src, steps.resize_height, steps.resize_width) : src;
+  if (steps.crop_height > 0) img = center_crop(img, steps.crop_height, steps.crop_width);
+  return img;
+}
+
 void transform_rows(const SampleTransform& transform, const ImageBatch& images, const int64_t* indices,
                     int64_t count, uint64_t seed, int64_t epoch, int threads, float* out_float,
-                    uint8_t* out_uint8) {
-  const int64_t c = images.channels, h = images.height, w = images.width;
+                    uint8_t* out_uint8, const PhotoSteps* photo) {
+  const int64_t c = images.channels;
+  const int64_t h = photo ? photo->out_height : images.height, w = photo ? photo->out_width : images.width;
+  EMBER_CHECK(photo == nullptr || images.channels_last, ValueError,
+              "transform_rows: photo steps read channels-last (N, H, W, C) rows");
   EMBER_CHECK(transform.channels() == c && transform.height() == h && transform.width() == w, ValueError,
               "transform_rows: the transform is for (C, H, W) = (", transform.channels(), ", ",
               transform.height(), ", ", transform.width(), ") but the images are (", c, ", ", h, ", ", w, ")");
@@ -30,13 +46,20 @@ void transform_rows(const SampleTransform& transform, const ImageBatch& images, 
   if (count == 0) return;
   EMBER_CHECK(images.pixels != nullptr, ValueError, "transform_rows: no pixels");
   const int64_t sample = c * h * w;
+  const int64_t in_sample = c * images.height * images.width;
 
   // Samples b = t, t + T, ... go to thread t: a fixed split, though any split gives the same bytes.
   auto work = [&](int64_t first, int64_t step) {
     std::vector<uint8_t> planes(images.channels_last && c > 1 ? size_t(sample) : 0);
     std::vector<float> staging(out_uint8 != nullptr ? size_t(sample) : 0);
+    Image photo_in(images.width, images.height, c), photo_out;
     for (int64_t b = first; b < count; b += step) {
-      const uint8_t* src = images.pixels + indices[b] * sample;
+      const uint8_t* src = images.pixels + indices[b] * in_sample;
+      if (photo != nullptr) {
+        std::copy(src, src + in_sample, photo_in.pixels.begin());
+        photo_out = apply_photo_steps(*photo, photo_in, seed, epoch, indices[b]);
+        src = photo_out.pixels.data();
+      }
       if (!planes.empty()) {  // (H, W, C) -> (C, H, W)
         for (int64_t p = 0; p < h * w; ++p)
           for (int64_t ch = 0; ch < c; ++ch) planes[size_t(ch * h * w + p)] = src[p * c + ch];

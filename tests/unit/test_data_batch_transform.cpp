@@ -123,3 +123,49 @@ TEST(DataBatchTransform, ScaleByReciprocalIsV2sToDtype) {
   }
   EXPECT_GT(differ, 0);  // 51 is one: 0.2 against 0.20000002
 }
+
+TEST(DataBatchTransform, PhotoStepsRunBeforeThePassOnEachRow) {
+  // RandomResizedCrop's box (from (seed, epoch, index)) resized, then the per-sample pass on the
+  // result; and Resize + CenterCrop. Each row equals the steps run on that row alone.
+  const int64_t n = 5, h = 13, w = 17, c = 3;
+  const auto images = batch_hwc(n, h, w, c);
+  PhotoSteps rrc;
+  rrc.random_resized_crop = true;
+  rrc.out_height = 9;
+  rrc.out_width = 11;
+  rrc.scale = {0.3, 1.0};
+  PhotoSteps eval;
+  eval.resize_height = 10;
+  eval.resize_width = 13;
+  eval.crop_height = eval.out_height = 8;
+  eval.crop_width = eval.out_width = 8;
+  for (const PhotoSteps& steps : {rrc, eval}) {
+    TransformOptions o;
+    o.hflip_p = 0.5;
+    o.erase_p = 0.5;
+    const SampleTransform t(o, c, steps.out_height, steps.out_width, {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f});
+    const std::vector<int64_t> idx = {4, 1, 1, 0};
+    const int64_t out_sample = c * steps.out_height * steps.out_width;
+    std::vector<float> expected(idx.size() * size_t(out_sample));
+    for (size_t b = 0; b < idx.size(); ++b) {
+      Image row(w, h, c);
+      std::copy(images.begin() + idx[b] * h * w * c, images.begin() + (idx[b] + 1) * h * w * c, row.pixels.begin());
+      Box box;
+      const Image img = apply_photo_steps(steps, row, 3, 1, idx[b], &box);
+      if (steps.random_resized_crop) {
+        EXPECT_EQ(box, random_resized_crop_box(h, w, 3, 1, idx[b], steps.scale, steps.ratio));
+        EXPECT_EQ(img.pixels, resize(row, 9, 11, box).pixels);
+      } else {
+        EXPECT_EQ(img.pixels, center_crop(resize(row, 10, 13), 8, 8).pixels);
+      }
+      const auto planes = to_planes_of(img.pixels.data(), steps.out_height, steps.out_width, c);
+      t.apply(planes.data(), 3, 1, idx[b], expected.data() + b * size_t(out_sample));
+    }
+    for (int threads : {1, 3}) {
+      std::vector<float> out(expected.size(), 99.0f);
+      transform_rows(t, ImageBatch{images.data(), n, c, h, w, true}, idx.data(), int64_t(idx.size()), 3, 1, threads,
+                     out.data(), nullptr, &steps);
+      EXPECT_EQ(out, expected) << threads << " threads";
+    }
+  }
+}

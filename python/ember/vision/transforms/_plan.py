@@ -14,8 +14,9 @@ import ember
 from ember import _core
 
 from . import functional as F
-from .transforms import (Compose, ConvertImageDtype, Normalize, PILToTensor, RandomCrop, RandomErasing,
-                         RandomHorizontalFlip, ToDtype, ToImage, ToTensor)
+from .functional import InterpolationMode
+from .transforms import (CenterCrop, Compose, ConvertImageDtype, Normalize, PILToTensor, RandomCrop, RandomErasing,
+                         RandomHorizontalFlip, RandomResizedCrop, Resize, ToDtype, ToImage, ToTensor)
 
 
 def _zero_fill(fill) -> bool:
@@ -55,12 +56,16 @@ class BatchPlan:
         self.options = dict(options)
         self.steps = steps
         self._plan = _core._vision.SamplePlan(channels, height, width, **options)
+        self.out_size = (options["random_resized_crop"] or options["center_crop"] or options["resize"]
+                         or [height, width])
 
     @property
     def dtype(self):
         return ember.uint8 if self.options["uint8_out"] else ember.float32
 
     def params(self, index: int, seed: int, epoch: int = 0) -> dict:
+        """crop_top/crop_left (into the image padded by `padding`), flip, erase and its box, and for
+        RandomResizedCrop its box (top, left, height, width)."""
         p = dict(self._plan.params(int(seed), int(epoch), int(index)))
         p["padding"] = self.options["crop_padding"]
         return p
@@ -93,7 +98,9 @@ class BatchPlan:
 def batch_plan(transform, channels: int, height: int, width: int) -> Optional[BatchPlan]:
     """The fused plan of `transform` for uint8 images of channels x height x width, or None when a
     step is not built-in or not one the fused pass does (then the DataLoader calls the transform in
-    Python). Recognised, in this order: RandomCrop(size=(height, width), padding (equal sides),
+    Python). Recognised, in this order: Resize (bilinear) then CenterCrop, or RandomResizedCrop
+    (bilinear), on the uint8 image as Pillow does them (the C++ photo transforms are Pillow's
+    arithmetic bit for bit); RandomCrop(size=(height, width), padding (equal sides),
     fill=0, padding_mode "constant" or "reflect"), RandomHorizontalFlip (after the crop), one of
     ToTensor / PILToTensor / ToImage (+ ToDtype(float32, scale) or ConvertImageDtype(float32)), a
     Normalize, RandomErasing(value=0) after it. The flip and crop may come before or after the
@@ -104,13 +111,40 @@ def batch_plan(transform, channels: int, height: int, width: int) -> Optional[Ba
     steps = list(transform.transforms) if type(transform) is Compose else [transform]
     opts = dict(scale=False, normalize=False, mean=[], std=[], crop_padding=0, reflect=False, hflip_p=0.0,
                 erase_p=0.0, erase_scale=[0.02, 0.33], erase_ratio=[0.3, 3.3], uint8_out=True,
-                scale_by_reciprocal=False)
+                scale_by_reciprocal=False, resize=None, center_crop=None, random_resized_crop=None,
+                rrc_scale=[0.08, 1.0], rrc_ratio=[3.0 / 4.0, 4.0 / 3.0])
     tensor = False      # converted to a tensor yet
     floating = False    # float32 values yet
     seen = set()
+    cur_h, cur_w = height, width  # the image's size after the steps so far
     for t in steps:
         kind = type(t)
-        if kind is ToTensor:
+        # The photo steps (Pillow's bilinear resize, as torchvision on a PIL image) come first, on the
+        # uint8 image: after a conversion torchvision resizes with torch's arithmetic instead.
+        if kind in (Resize, CenterCrop, RandomResizedCrop) and (tensor or seen - {"resize"}):
+            return None
+        if kind is Resize:
+            if "resize" in seen or t.interpolation is not InterpolationMode.BILINEAR:
+                return None
+            size = [t.size] if isinstance(t.size, int) else t.size
+            oh, ow = F._output_size(cur_h, cur_w, size, t.max_size)
+            if (oh, ow) != (cur_h, cur_w):  # torchvision hands an image of that size back untouched
+                opts["resize"] = [oh, ow]
+            cur_h, cur_w = oh, ow
+            seen.add("resize")
+        elif kind is CenterCrop:
+            opts["center_crop"] = list(t.size)
+            cur_h, cur_w = t.size
+            seen.add("center_crop")
+        elif kind is RandomResizedCrop:
+            if seen or t.interpolation is not InterpolationMode.BILINEAR or not 0 < t.scale[0] <= t.scale[1] \
+                    or not 0 < t.ratio[0] <= t.ratio[1]:
+                return None
+            opts.update(random_resized_crop=list(t.size), rrc_scale=[float(v) for v in t.scale],
+                        rrc_ratio=[float(v) for v in t.ratio])
+            cur_h, cur_w = t.size
+            seen.add("random_resized_crop")
+        elif kind is ToTensor:
             if tensor:
                 return None
             tensor = floating = True
@@ -126,12 +160,12 @@ def batch_plan(transform, channels: int, height: int, width: int) -> Optional[Ba
             opts["scale"] = True if kind is ConvertImageDtype else t.scale
             opts["scale_by_reciprocal"] = kind is ToDtype  # v2 multiplies by 1/255, v1 divides
         elif kind is RandomCrop:
-            if seen & {"crop", "flip", "normalize", "erase"} or tuple(t.size) != (height, width):
+            if seen & {"crop", "flip", "normalize", "erase"} or tuple(t.size) != (cur_h, cur_w):
                 return None
             pad = _uniform_padding(t.padding)
             if pad is None or not _zero_fill(t.fill) or t.padding_mode not in ("constant", "reflect"):
                 return None
-            if t.padding_mode == "reflect" and pad > 0 and not (pad < height and pad < width):
+            if t.padding_mode == "reflect" and pad > 0 and not (pad < cur_h and pad < cur_w):
                 return None
             opts["crop_padding"], opts["reflect"] = pad, t.padding_mode == "reflect"
             seen.add("crop")
