@@ -1,6 +1,7 @@
 """ember.vision.transforms.batch_plan against torchvision's per-sample Compose on the same uint8
 images: the CIFAR-10 training recipe (RandomCrop(32, padding=4), flip, ToTensor, Normalize) on
-(N, 32, 32, 3) rows, and MNIST's (ToTensor, Normalize) on (N, 28, 28). torchvision's side is what
+(N, 32, 32, 3) rows, MNIST's (ToTensor, Normalize) on (N, 28, 28), and ImageNet's training recipe
+(RandomResizedCrop(224), flip, ToTensor, Normalize) on 64 random 320 x 256 photos. torchvision's side is what
 a Dataset's __getitem__ does per sample (Image.fromarray, the Compose) plus default_collate's stack.
 Needs ember and torch/torchvision importable in one Python.
   usage: python bench/vision_transform_plan.py [--batch 256] [--repeats 20]"""
@@ -41,12 +42,16 @@ def main():
         "mnist totensor+normalise": (
             rng.integers(0, 256, (5000, 28, 28), dtype=np.uint8),
             lambda M: M.Compose([M.ToTensor(), M.Normalize((0.1307,), (0.3081,))]), 1, 28, 28),
+        "photos RandomResizedCrop(224)+flip+normalise": (
+            rng.integers(0, 256, (64, 256, 320, 3), dtype=np.uint8),
+            lambda M: M.Compose([M.RandomResizedCrop(224), M.RandomHorizontalFlip(), M.ToTensor(),
+                                 M.Normalize((0.485, 0.456, 0.406), (0.229, 0.224, 0.225))]), 3, 256, 320),
     }
     cpu = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     print(f"CPU: {cpu}; batch {args.batch}; best of {args.repeats}")
     torch.set_num_threads(1)
     for name, (images, make, c, h, w) in cases.items():
-        idx = rng.permutation(len(images))[: args.batch]
+        idx = rng.permutation(len(images))[: min(args.batch, len(images))]
         tv = make(TT)
 
         def torchvision_batch():
@@ -54,11 +59,12 @@ def main():
 
         plan = T.batch_plan(make(T), c, h, w)
         t_tv = best_of(torchvision_batch, args.repeats)
-        line = f"{name}: torchvision per-sample {args.batch / t_tv:,.0f} img/s"
+        n = len(idx)
+        line = f"{name}: torchvision per-sample {n / t_tv:,.0f} img/s"
         for threads in (1, 2):
             ember.set_num_threads(threads)
             t_plan = best_of(lambda: plan.run(images, idx, seed=1, epoch=0), args.repeats)
-            line += f"; plan {threads} thread(s) {args.batch / t_plan:,.0f} img/s ({t_tv / t_plan:.0f}x)"
+            line += f"; plan {threads} thread(s) {n / t_plan:,.0f} img/s ({t_tv / t_plan:.1f}x)"
         print(line)
 
 
