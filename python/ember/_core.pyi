@@ -624,3 +624,6 @@ _nn: _Any
 # ember._core._vision_datasets (python/src/vision_datasets.cpp): the C++ readers (IDX, CIFAR binary
 # and pickled batches) and the download behind ember.vision.datasets.
 _vision_datasets: _Any
+# ember._core._vision (python/src/vision_transforms.cpp): SamplePlan, the fused per-sample pass behind
+# ember.vision.transforms.batch_plan.
+_vision: _Any

@@ -44,6 +44,8 @@ void register_serialization(nb::module_& m);  // serialization.cpp: ember.save /
 void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudnn.version(), ember.autocast
 // vision_datasets.cpp: ember._core._vision_datasets, the readers behind ember.vision.datasets
 void register_vision_datasets(nb::module_& m);
+// vision_transforms.cpp: ember._core._vision, the fused per-sample pass of ember.vision.transforms.batch_plan
+void register_vision_transforms(nb::module_& m);
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's

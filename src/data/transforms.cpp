@@ -60,7 +60,8 @@ SampleParams draw_sample_params(const TransformOptions& opt, uint64_t seed, int6
       const double ratio = std::exp(log_lo + unit(e[1]) * (log_hi - log_lo));
       const int64_t h = std::llround(std::sqrt(target * ratio));
       const int64_t wd = std::llround(std::sqrt(target / ratio));
-      if (h < 1 || wd < 1 || h > height || wd > width) continue;
+      // torchvision's RandomErasing.get_params takes a rectangle only when h < H and w < W.
+      if (h < 1 || wd < 1 || h >= height || wd >= width) continue;
       p.erase = true;
       p.erase_h = h;
       p.erase_w = wd;
@@ -107,7 +108,7 @@ SampleTransform::SampleTransform(TransformOptions opt, int64_t channels, int64_t
   for (int64_t c = 0; c < c_; ++c) {
     for (int v = 0; v < 256; ++v) {
       // Computed in float the same way a plain (v / 255 - mean) / std would be.
-      float x = opt_.scale ? float(v) / 255.0f : float(v);
+      float x = !opt_.scale ? float(v) : opt_.scale_by_reciprocal ? float(v) * float(1.0 / 255.0) : float(v) / 255.0f;
       if (opt_.normalize) x = (x - mean[c]) / sd[c];
       lut_[size_t(c) * 256 + size_t(v)] = x;
     }

@@ -14,7 +14,8 @@
 //            w3 < p_erase*2^32 -> erase
 //   block 1..10 (random-erasing attempts, as torchvision: the first rectangle that fits wins):
 //            u(w0) -> area fraction in [scale_lo, scale_hi], u(w1) -> log aspect ratio in
-//            [log r_lo, log r_hi], w2 % (H - h + 1) -> top, w3 % (W - w + 1) -> left
+//            [log r_lo, log r_hi], w2 % (H - h + 1) -> top, w3 % (W - w + 1) -> left; a
+//            rectangle counts when 1 <= h < H and 1 <= w < W (torchvision's h < H, w < W)
 // with u(w) = (w >> 8) * 2^-24. So the same (seed, epoch, index) always gives the same sample,
 // whatever the worker count or the order of work, and a resumed run sees identical augmentations.
 #pragma once
@@ -29,6 +30,8 @@ enum class PadMode { Zero, Reflect };
 
 struct TransformOptions {
   bool scale = true;             // pixel / 255 (false: raw 0..255 values as float)
+  bool scale_by_reciprocal = false;  // scale as pixel * float(1 / 255), transforms.v2's ToDtype (one ulp
+                                     // from ToTensor's division for some values)
   bool normalize = true;         // (x - mean) / std per channel, after scaling
   std::vector<float> mean, std;  // empty: the dataset's known mean/std
   int64_t crop_padding = 0;      // random crop of the input size from the image padded by this; 0 = off

@@ -1,0 +1,200 @@
+"""torchvision's affine and rotate on ember (part of ember.vision.transforms.functional): Pillow's
+transform/rotate with torchvision's inverse matrix on PIL images, torchvision's affine grid and
+grid_sample on tensors (in NumPy)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import List, Optional, Sequence
+
+import numpy as np
+from PIL import Image
+
+from .functional import (InterpolationMode, _PIL_MODES, _interpolation, _kind, _tensor_array, _to_tensor_like,
+                         get_dimensions)
+from ._functional_color import _pil_op
+
+__all__ = ["affine", "rotate"]
+
+# ---- affine and rotate -----------------------------------------------------------------------------------
+# PIL images: Pillow's transform/rotate with torchvision's inverse matrix. Tensors: torchvision's
+# affine grid (float32, pixel centres at +-0.5) and grid_sample (align_corners=False, zeros outside)
+# in NumPy; a fill is blended through a sampled mask channel as torchvision does.
+
+def _inverse_affine_matrix(center, angle, translate, scale, shear, inverted=True) -> List[float]:
+    rot = math.radians(angle)
+    sx, sy = math.radians(shear[0]), math.radians(shear[1])
+    cx, cy = center
+    tx, ty = translate
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    if inverted:
+        m = [x / scale for x in [d, -b, 0.0, -c, a, 0.0]]
+        m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
+        m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
+        m[2] += cx
+        m[5] += cy
+        return m
+    m = [x * scale for x in [a, b, 0.0, c, d, 0.0]]
+    m[2] += m[0] * (-cx) + m[1] * (-cy)
+    m[5] += m[3] * (-cx) + m[4] * (-cy)
+    m[2] += cx + tx
+    m[5] += cy + ty
+    return m
+
+
+def _pil_fill(fill, img: Image.Image):
+    bands = len(img.getbands())
+    if fill is None:
+        fill = 0
+    if isinstance(fill, (int, float)) and bands > 1:
+        fill = tuple([fill] * bands)
+    if isinstance(fill, (list, tuple)):
+        if len(fill) == 1:
+            fill = tuple(fill) * bands
+        elif len(fill) != bands:
+            raise ValueError("The number of elements in 'fill' does not match the number of channels of the image "
+                             f"({len(fill)} != {bands})")
+        fill = tuple(fill)
+    if img.mode != "F":
+        fill = tuple(int(x) for x in fill) if isinstance(fill, tuple) else int(fill)
+    return fill
+
+
+def _grid_sample(a: np.ndarray, gx: np.ndarray, gy: np.ndarray, mode: str) -> np.ndarray:
+    """grid_sample(align_corners=False, padding_mode="zeros") of a (..., C, H, W) at (oh, ow) grids."""
+    h, w = a.shape[-2:]
+    f = a.dtype.type
+    ix = ((gx + f(1)) * f(w) - f(1)) / f(2)
+    iy = ((gy + f(1)) * f(h) - f(1)) / f(2)
+    if mode == "nearest":
+        xi, yi = np.rint(ix).astype(np.int64), np.rint(iy).astype(np.int64)
+        inside = (xi >= 0) & (xi < w) & (yi >= 0) & (yi < h)
+        out = a[..., np.clip(yi, 0, h - 1), np.clip(xi, 0, w - 1)]
+        return np.where(inside, out, f(0))
+    x0, y0 = np.floor(ix), np.floor(iy)
+    out = np.zeros(a.shape[:-2] + gx.shape, dtype=a.dtype)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            xs, ys = (x0 + dx).astype(np.int64), (y0 + dy).astype(np.int64)
+            wx = (ix - x0) if dx else (x0 + f(1) - ix)
+            wy = (iy - y0) if dy else (y0 + f(1) - iy)
+            inside = (xs >= 0) & (xs < w) & (ys >= 0) & (ys < h)
+            v = a[..., np.clip(ys, 0, h - 1), np.clip(xs, 0, w - 1)]
+            out += np.where(inside, v * (wx * wy).astype(a.dtype), f(0))
+    return out
+
+
+def _tensor_affine(img, matrix: List[float], ow: int, oh: int, mode: InterpolationMode, fill):
+    if mode not in (InterpolationMode.NEAREST, InterpolationMode.BILINEAR):
+        raise ValueError(f"Interpolation mode '{mode.value}' is unsupported with Tensor input")
+    a = _tensor_array(img)
+    if a.ndim < 3:
+        raise TypeError(f"Tensor is not a torch image: it must be (..., C, H, W), got shape {a.shape}")
+    c, h, w = a.shape[-3:]
+    if fill is not None and isinstance(fill, (tuple, list)) and len(fill) > 1 and len(fill) != c:
+        raise ValueError("The number of elements in 'fill' cannot broadcast to match the number of channels of the "
+                         f"image ({len(fill)} != {c})")
+    ft = a.dtype if np.issubdtype(a.dtype, np.floating) else np.dtype(np.float32)
+    f = ft.type
+    theta = np.asarray(matrix, dtype=ft).reshape(2, 3)
+    xs = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 + 0.5 - 1, ow, dtype=ft)
+    ys = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 + 0.5 - 1, oh, dtype=ft)
+    rescaled = theta.T / np.asarray([0.5 * w, 0.5 * h], dtype=ft)  # (3, 2)
+    gx = xs[None, :] * rescaled[0, 0] + ys[:, None] * rescaled[1, 0] + rescaled[2, 0]
+    gy = xs[None, :] * rescaled[0, 1] + ys[:, None] * rescaled[1, 1] + rescaled[2, 1]
+    x = a.astype(ft)
+    if fill is not None:
+        x = np.concatenate([x, np.ones(x.shape[:-3] + (1, h, w), dtype=ft)], axis=-3)
+    out = _grid_sample(x, gx.astype(ft), gy.astype(ft), mode.value)
+    if fill is not None:
+        mask = np.broadcast_to(out[..., -1:, :, :], out[..., :-1, :, :].shape)
+        out = out[..., :-1, :, :]
+        fills = np.asarray(fill if isinstance(fill, (list, tuple)) else [float(fill)], dtype=ft).reshape(-1, 1, 1)
+        fills = np.broadcast_to(fills, out.shape)
+        if mode is InterpolationMode.NEAREST:
+            out = np.where(mask < f(0.5), fills, out)
+        else:
+            out = out * mask + (f(1.0) - mask) * fills
+    if not np.issubdtype(a.dtype, np.floating):
+        info = np.iinfo(a.dtype)
+        out = np.clip(np.round(out), info.min, info.max)
+    return _to_tensor_like(out.astype(a.dtype), img)
+
+
+def _check_affine_fill(fill):
+    if fill is not None and not isinstance(fill, (numbers.Number, list, tuple)):
+        raise TypeError(f"Argument fill should be either int, float, tuple or list, got {type(fill).__name__}")
+
+
+def affine(img, angle: float, translate: Sequence[int], scale: float, shear, interpolation=InterpolationMode.NEAREST,
+           fill=None, center: Optional[Sequence[int]] = None):
+    """Rotation by angle degrees (counter-clockwise), translation, scale and shear (degrees) about
+    the centre, keeping the image size."""
+    mode = _interpolation(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if not isinstance(translate, (list, tuple)):
+        raise TypeError("Argument translate should be a sequence")
+    if len(translate) != 2:
+        raise ValueError("Argument translate should be a sequence of length 2")
+    if scale <= 0.0:
+        raise ValueError("Argument scale should be positive")
+    if not isinstance(shear, (numbers.Number, list, tuple)):
+        raise TypeError("Shear should be either a single value or a sequence of two values")
+    _check_affine_fill(fill)
+    angle = float(angle)
+    shear = [shear, 0.0] if isinstance(shear, numbers.Number) else list(shear)
+    if len(shear) == 1:
+        shear = [shear[0], shear[0]]
+    if len(shear) != 2:
+        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    _, height, width = get_dimensions(img)
+    k = _kind(img)
+    if k != "tensor":
+        c = [width * 0.5, height * 0.5] if center is None else center
+        matrix = _inverse_affine_matrix(c, angle, list(translate), scale, shear)
+        return _pil_op(img, lambda p: p.transform(p.size, Image.AFFINE, matrix, _PIL_MODES[mode],
+                                                  fillcolor=_pil_fill(fill, p)))
+    center_f = [0.0, 0.0] if center is None else [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _inverse_affine_matrix(center_f, angle, [1.0 * t for t in translate], scale, shear)
+    return _tensor_affine(img, matrix, width, height, mode, fill)
+
+
+def _affine_output_size(matrix: List[float], w: int, h: int):
+    pts = np.asarray([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0], [0.5 * w, 0.5 * h, 1.0],
+                      [0.5 * w, -0.5 * h, 1.0]], dtype=np.float32)
+    theta = np.asarray(matrix, dtype=np.float32).reshape(2, 3)
+    new = pts @ theta.T
+    half = np.asarray([w * 0.5, h * 0.5], dtype=np.float32)
+    mn, mx = new.min(axis=0) + half, new.max(axis=0) + half
+    tol = np.float32(1e-4)
+    cmax = np.ceil(np.trunc(mx / tol) * tol)
+    cmin = np.floor(np.trunc(mn / tol) * tol)
+    size = cmax - cmin
+    return int(size[0]), int(size[1])
+
+
+def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: bool = False,
+           center: Optional[Sequence[int]] = None, fill=None):
+    """Rotated by angle degrees counter-clockwise about the centre; expand grows the canvas to hold
+    the whole rotated image."""
+    mode = _interpolation(interpolation)
+    if not isinstance(angle, (int, float)):
+        raise TypeError("Argument angle should be int or float")
+    if center is not None and not isinstance(center, (list, tuple)):
+        raise TypeError("Argument center should be a sequence")
+    _check_affine_fill(fill)
+    k = _kind(img)
+    if k != "tensor":
+        return _pil_op(img, lambda p: p.rotate(angle, _PIL_MODES[mode], expand, center, fillcolor=_pil_fill(fill, p)))
+    _, height, width = get_dimensions(img)
+    center_f = [0.0, 0.0] if center is None else [1.0 * (c - s * 0.5) for c, s in zip(center, [width, height])]
+    matrix = _inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
+    ow, oh = _affine_output_size(matrix, width, height) if expand else (width, height)
+    return _tensor_affine(img, matrix, ow, oh, mode, fill)

@@ -1,0 +1,94 @@
+// transform_rows: a SampleTransform over the rows of a uint8 batch, on std::threads, each sample
+// independent (stateless draws), so the thread count never changes the result.
+#include "ember/data/batch_transform.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+#include "ember/core/error.h"
+#include "ember/core/threads.h"
+
+namespace ember::data {
+
+Image apply_photo_steps(const PhotoSteps& steps, const Image& src, uint64_t seed, int64_t epoch, int64_t index,
+                        Box* box) {
+  if (steps.random_resized_crop) {
+    const Box b = random_resized_crop_box(src.height, src.width, seed, epoch, index, steps.scale, steps.ratio);
+    if (box != nullptr) *box = b;
+    return resize(src, steps.out_height, steps.out_width, b);
+  }
+  if (box != nullptr) *box = Box{0, 0, src.height, src.width};
+  Image img = steps.resize_height > 0 ? resize(src, steps.resize_height, steps.resize_width) : src;
+  if (steps.crop_height > 0) img = center_crop(img, steps.crop_height, steps.crop_width);
+  return img;
+}
+
+void transform_rows(const SampleTransform& transform, const ImageBatch& images, const int64_t* indices,
+                    int64_t count, uint64_t seed, int64_t epoch, int threads, float* out_float,
+                    uint8_t* out_uint8, const PhotoSteps* photo) {
+  const int64_t c = images.channels;
+  const int64_t h = photo ? photo->out_height : images.height, w = photo ? photo->out_width : images.width;
+  EMBER_CHECK(photo == nullptr || images.channels_last, ValueError,
+              "transform_rows: photo steps read channels-last (N, H, W, C) rows");
+  EMBER_CHECK(transform.channels() == c && transform.height() == h && transform.width() == w, ValueError,
+              "transform_rows: the transform is for (C, H, W) = (", transform.channels(), ", ",
+              transform.height(), ", ", transform.width(), ") but the images are (", c, ", ", h, ", ", w, ")");
+  EMBER_CHECK((out_float == nullptr) != (out_uint8 == nullptr), ValueError,
+              "transform_rows: give exactly one output (float32 or uint8)");
+  EMBER_CHECK(count >= 0, ValueError, "transform_rows: count must be >= 0, got ", count);
+  for (int64_t b = 0; b < count; ++b)
+    EMBER_CHECK(indices[b] >= 0 && indices[b] < images.n, ValueError, "transform_rows: index ", indices[b],
+                " (position ", b, ") is outside the ", images.n, " images");
+  if (count == 0) return;
+  EMBER_CHECK(images.pixels != nullptr, ValueError, "transform_rows: no pixels");
+  const int64_t sample = c * h * w;
+  const int64_t in_sample = c * images.height * images.width;
+
+  // Samples b = t, t + T, ... go to thread t: a fixed split, though any split gives the same bytes.
+  auto work = [&](int64_t first, int64_t step) {
+    std::vector<uint8_t> planes(images.channels_last && c > 1 ? size_t(sample) : 0);
+    std::vector<float> staging(out_uint8 != nullptr ? size_t(sample) : 0);
+    Image photo_in(images.width, images.height, c), photo_out;
+    for (int64_t b = first; b < count; b += step) {
+      const uint8_t* src = images.pixels + indices[b] * in_sample;
+      if (photo != nullptr) {
+        std::copy(src, src + in_sample, photo_in.pixels.begin());
+        photo_out = apply_photo_steps(*photo, photo_in, seed, epoch, indices[b]);
+        src = photo_out.pixels.data();
+      }
+      if (!planes.empty()) {  // (H, W, C) -> (C, H, W)
+        for (int64_t p = 0; p < h * w; ++p)
+          for (int64_t ch = 0; ch < c; ++ch) planes[size_t(ch * h * w + p)] = src[p * c + ch];
+        src = planes.data();
+      }
+      float* dst = out_uint8 != nullptr ? staging.data() : out_float + b * sample;
+      transform.apply(src, seed, epoch, indices[b], dst);
+      if (out_uint8 != nullptr) {
+        uint8_t* o = out_uint8 + b * sample;
+        for (int64_t k = 0; k < sample; ++k) o[k] = uint8_t(std::clamp(staging[size_t(k)], 0.0f, 255.0f));
+      }
+    }
+  };
+  const int64_t n_threads = std::clamp<int64_t>(threads, 1, count);
+  if (n_threads == 1) {
+    work(0, 1);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(size_t(n_threads - 1));
+  try {
+    for (int64_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t, n_threads);
+  } catch (const std::system_error& e) {
+    for (auto& th : pool) th.join();
+    throw_thread_start_error(e, "image-transform thread " + std::to_string(pool.size() + 1) + " of " +
+                                    std::to_string(n_threads), "ember.set_num_threads() with a smaller count");
+  }
+  work(0, n_threads);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace ember::data
