@@ -620,3 +620,6 @@ def from_dlpack(x: object) -> Tensor:
 # ember.nn.utils; python/ember/nn/ gives them PyTorch's signatures.
 from typing import Any as _Any
 _nn: _Any
+
+# ember._core._image (python/src/image_io.cpp): encode_png, the PNG writer behind ember.vision.utils.save_image.
+_image: _Any

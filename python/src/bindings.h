@@ -42,6 +42,7 @@ void register_functional(nb::module_& m);
 void register_optim(nb::module_& m);   // optim.cpp: ember._core.optim, the updates and schedules of ember.optim
 void register_serialization(nb::module_& m);  // serialization.cpp: ember.save / ember.load (torch.save files)
 void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudnn.version(), ember.autocast
+void register_image_io(nb::module_& m);  // image_io.cpp: ember._core._image, PNG encoding for vision.utils
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's
