@@ -5,6 +5,7 @@
 // decoder drops alpha as convert("RGB") does.)
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <vector>
 
 #include "support/errors.h"
@@ -70,4 +71,35 @@ TEST(DataEncode, BadShapesAreValueErrors) {
   test::expect_error<ValueError>([&] { encode_png(px, 0, 3, 3); }, "0x3");
   test::expect_error<ValueError>([&] { encode_png(px, 2, 2, 3); }, "18 bytes of pixels");
   test::expect_error<ValueError>([&] { encode_png(px, 2, 3, 3, 10); }, "compression level 10");
+}
+
+TEST(DataEncode, JpegRoundTripIsCloseAndKeepsTheShape) {
+  for (int64_t c : {1, 3}) {
+    const int64_t h = 37, w = 50;
+    std::vector<uint8_t> px(size_t(h * w * c));
+    for (int64_t y = 0; y < h; ++y)  // a smooth picture: JPEG's error on it is a few levels
+      for (int64_t x = 0; x < w; ++x)
+        for (int64_t k = 0; k < c; ++k) px[size_t((y * w + x) * c + k)] = uint8_t(40 + 3 * x + 2 * y + 20 * k);
+    const auto jpeg = encode_jpeg(px, h, w, c, 95);
+    const ImageInfo info = probe_image(jpeg, "round-trip.jpg");
+    EXPECT_EQ(info.format, "JPEG");
+    EXPECT_EQ(info.width, w);
+    EXPECT_EQ(info.height, h);
+    EXPECT_EQ(info.channels_in_file, c);
+    DecodeOptions opt;
+    opt.channels = int(c);
+    const Image back = decode_image(jpeg, opt, "round-trip.jpg");
+    ASSERT_EQ(back.pixels.size(), px.size());
+    double err = 0;
+    for (size_t i = 0; i < px.size(); ++i) err += std::abs(int(back.pixels[i]) - int(px[i]));
+    EXPECT_LT(err / double(px.size()), 4.0) << c << " channels";  // 4:2:0 chroma costs most of it
+    EXPECT_LT(encode_jpeg(px, h, w, c, 10).size(), jpeg.size());  // quality reaches the quantiser
+  }
+}
+
+TEST(DataEncode, JpegRefusesAlphaAndBadQuality) {
+  const auto px = pattern(2, 3, 4);
+  test::expect_error<ValueError>([&] { encode_jpeg(px, 2, 3, 4); }, "4 channels");
+  test::expect_error<ValueError>([&] { encode_jpeg(pattern(2, 3, 3), 2, 3, 3, 0); }, "quality 0");
+  test::expect_error<ValueError>([&] { encode_jpeg(pattern(2, 3, 3), 70000, 1, 3); }, "70000x1");
 }

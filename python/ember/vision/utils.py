@@ -1,7 +1,7 @@
 """ember.vision.utils, as torchvision.utils: ``make_grid`` (a batch of images tiled into one image,
 torchvision's layout, padding and normalisation) and ``save_image`` (that grid written as a PNG by
-ember's libspng encoder in C++, with the pixels torchvision's Pillow path writes). JPEG and other
-formats are not written: a clear ValueError says so."""
+ember's libspng encoder, or a JPEG by TurboJPEG with Pillow's defaults, in C++, with the pixels
+torchvision's Pillow path writes). Other formats are not written: a clear ValueError says so."""
 
 from __future__ import annotations
 
@@ -77,7 +77,7 @@ def make_grid(tensor: Union[Tensor, List[Tensor]], nrow: int = 8, padding: int =
 _EXTENSION_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG", ".jpe": "JPEG", ".jfif": "JPEG",
                       ".bmp": "BMP", ".gif": "GIF", ".tif": "TIFF", ".tiff": "TIFF", ".webp": "WEBP", ".ppm": "PPM",
                       ".pgm": "PPM", ".tga": "TGA"}
-_WRITTEN_FORMATS = ("PNG",)
+_WRITTEN_FORMATS = ("PNG", "JPEG")
 
 
 def _format_for(fp, format: Optional[str]) -> str:
@@ -89,10 +89,11 @@ def _format_for(fp, format: Optional[str]) -> str:
         name = fp if isinstance(fp, (str, os.PathLike)) else getattr(fp, "name", "")
         ext = os.path.splitext(os.fspath(name))[1].lower() if isinstance(name, (str, os.PathLike)) else ""
         if ext not in _EXTENSION_FORMATS:
-            raise ValueError(f"unknown file extension: {ext!r}; name the file *.png or pass format='PNG'")
+            raise ValueError(f"unknown file extension: {ext!r}; name the file *.png (or *.jpg) or pass format='PNG'")
         fmt = _EXTENSION_FORMATS[ext]
     if fmt not in _WRITTEN_FORMATS:
-        raise ValueError(f"save_image: ember writes PNG files only, not {fmt}; save as .png (or format='PNG'), or "
+        raise ValueError(f"save_image: ember writes PNG and JPEG files only, not {fmt}; save as .png (or "
+                         "format='PNG'), or "
                          "write the grid with Pillow: Image.fromarray(grid.mul(255).add(0.5).clamp(0, 255)"
                          ".permute(1, 2, 0).to(ember.uint8).numpy()).save(fp)")
     return fmt
@@ -102,7 +103,8 @@ def save_image(tensor: Union[Tensor, List[Tensor]], fp: Union[str, os.PathLike, 
                format: Optional[str] = None, **kwargs) -> None:
     """Writes make_grid(tensor, **kwargs) as an image file, as torchvision.utils.save_image: values in
     [0, 1] scaled to 0..255 (x * 255 + 0.5, clamped, truncated); 3 channels an RGB PNG, 4 RGBA, 2
-    grey+alpha. fp is a path or a binary file object; format ('PNG') overrides the extension."""
+    grey+alpha; a JPEG (quality 75, Pillow's default) takes 3 channels. fp is a path or a binary file
+    object; format ('PNG', 'JPEG') overrides the extension."""
     fmt = _format_for(fp, format)
     with no_grad():
         grid = make_grid(tensor, **kwargs)
@@ -111,8 +113,13 @@ def save_image(tensor: Union[Tensor, List[Tensor]], fp: Union[str, os.PathLike, 
                             f"channels (grid of shape {list(grid.shape)}); PNG takes 2 (grey+alpha), 3 (RGB) or "
                             "4 (RGBA) channels here")
         pixels = grid.mul(255).add_(0.5).clamp_(0, 255).permute(1, 2, 0).to("cpu", uint8)
-    assert fmt == "PNG"
-    data = _core._image.encode_png(pixels)
+    if fmt == "JPEG":
+        if pixels.size(2) != 3:
+            mode = {2: "LA", 4: "RGBA"}[pixels.size(2)]
+            raise OSError(f"cannot write mode {mode} as JPEG (Pillow's words): JPEG has no alpha; save as PNG")
+        data = _core._image.encode_jpeg(pixels)
+    else:
+        data = _core._image.encode_png(pixels)
     if isinstance(fp, (str, os.PathLike)):
         with open(fp, "wb") as f:
             f.write(data)

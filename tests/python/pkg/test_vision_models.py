@@ -279,7 +279,7 @@ def test_weights_transforms_is_torchvisions_preset():
     assert list(out.shape) == [3, 224, 224] and out.dtype == ember.float32
     if torchvision is not None:
         ref = torchvision.models.ResNet18_Weights.DEFAULT.transforms()(img).numpy()
-        np.testing.assert_allclose(out.numpy(), ref, atol=4.5 / 255 / 0.224)
+        np.testing.assert_allclose(out.numpy(), ref, atol=1e-5)  # a PIL image: Pillow resizes both
 
 
 def test_zz_write_goldens():
