@@ -240,7 +240,8 @@ def test_weights_path_with_num_classes_and_the_wrong_architecture(tmp_path):
 
 
 def test_legacy_format_weights_file(tmp_path):
-    """torch's legacy (non-zip) pickle stream, the format of torchvision's older weight files, loads too."""
+    """torch's legacy (non-zip) pickle stream, the format of torchvision's older weight files, loads too,
+    with torch >= 0.4's tensor records and torch 0.3's."""
     if torch is None:
         pytest.skip("torch writes the legacy format file")
     ember.manual_seed(5)
@@ -251,6 +252,22 @@ def test_legacy_format_weights_file(tmp_path):
     assert path.read_bytes()[:2] != b"PK"  # not a zip archive
     model = models.mobilenet_v2(weights=path, num_classes=3)
     assert ember.equal(model.features[0][0].weight, src.features[0][0].weight)
+
+    # torch 0.3's tensor record, _rebuild_tensor(storage, offset, size, stride), as the oldest files hold it
+    class Torch03Tensor:
+        def __init__(self, t):
+            self.t = t
+
+        def __reduce__(self):
+            t = self.t
+            return torch._utils._rebuild_tensor, (t.storage(), t.storage_offset(), tuple(t.size()), t.stride())
+
+    old = tmp_path / "torch03.pth"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # TypedStorage's deprecation
+        torch.save({k: Torch03Tensor(v) for k, v in state.items()}, old, _use_new_zipfile_serialization=False)
+    model = models.mobilenet_v2(weights=old, num_classes=3)
+    assert ember.equal(model.classifier[1].weight, src.classifier[1].weight)
 
 
 def test_torchvision_names_ember_lacks_raise_not_in_ember():
