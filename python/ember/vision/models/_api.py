@@ -134,12 +134,15 @@ def resolve_weights(enum_cls: type, weights: Any, kwargs: Optional[dict] = None)
             warnings.warn(f"The parameter 'pretrained' is deprecated, please use 'weights' instead; "
                           f"pretrained=True means weights={enum_cls.__name__}.DEFAULT", UserWarning, stacklevel=4)
             weights = enum_cls.DEFAULT
-    if weights is None or isinstance(weights, enum_cls):
+    if weights is None:
+        return weights
+    if isinstance(weights, enum_cls):
+        find_weights_file(weights)  # a missing file is said before the model is built
         return weights
     if isinstance(weights, (str, os.PathLike)):
         name = os.fspath(weights)
         if isinstance(weights, str) and name.replace(enum_cls.__name__ + ".", "") in enum_cls.__members__:
-            return enum_cls.verify(name)
+            return resolve_weights(enum_cls, enum_cls.verify(name))
         path = Path(name)
         if path.is_file():
             return path
