@@ -627,3 +627,5 @@ _vision_datasets: _Any
 # ember._core._vision (python/src/vision_transforms.cpp): SamplePlan, the fused per-sample pass behind
 # ember.vision.transforms.batch_plan.
 _vision: _Any
+# ember._core._image (python/src/image_io.cpp): encode_png, the PNG writer behind ember.vision.utils.save_image.
+_image: _Any

@@ -46,6 +46,7 @@ void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudn
 void register_vision_datasets(nb::module_& m);
 // vision_transforms.cpp: ember._core._vision, the fused per-sample pass of ember.vision.transforms.batch_plan
 void register_vision_transforms(nb::module_& m);
+void register_image_io(nb::module_& m);  // image_io.cpp: ember._core._image, PNG encoding for vision.utils
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's

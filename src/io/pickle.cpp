@@ -17,11 +17,13 @@ namespace ember::io::pickle {
 namespace {
 
 // What torch.load(weights_only=True) lets a file use (torch/_weights_only_unpickler.py's
-// _get_allowed_globals) that ember reads: containers, tensors and their storages, torch.Size,
+// _get_allowed_globals) that ember reads: containers, tensors and their storages (_rebuild_tensor:
+// torch 0.3's record, as old legacy-format files hold it), torch.Size,
 // torch.device, the dtypes (as values), _codecs.encode (protocol 2's bytes). The sparse, quantized
 // and subclass rebuilders, Counter, set, bytearray and complex are left out (refused by name).
-constexpr std::array<std::string_view, 27> kAllowedGlobals = {
+constexpr std::array<std::string_view, 28> kAllowedGlobals = {
     "collections.OrderedDict",   "torch._utils._rebuild_tensor_v2", "torch._utils._rebuild_parameter",
+    "torch._utils._rebuild_tensor",
     "torch.FloatStorage",        "torch.DoubleStorage",             "torch.HalfStorage",
     "torch.BFloat16Storage",     "torch.LongStorage",               "torch.IntStorage",
     "torch.ShortStorage",        "torch.CharStorage",               "torch.ByteStorage",
@@ -228,8 +230,10 @@ void Machine::reduce() {
   } else if (name == "collections.OrderedDict") {
     if (!a.empty()) fail("OrderedDict(...) with arguments is not supported");
     push(scalar(Kind::OrderedDict));
-  } else if (name == "torch._utils._rebuild_tensor_v2") {
-    push(seq(Kind::Tensor, {args}));  // checked by the caller, which knows the storages
+  } else if (name == "torch._utils._rebuild_tensor_v2" || name == "torch._utils._rebuild_tensor") {
+    // (storage, offset, size, stride[, requires_grad, hooks]): torch 0.3's _rebuild_tensor has the
+    // first four only. Checked by the caller, which knows the storages.
+    push(seq(Kind::Tensor, {args}));
   } else if (name.starts_with("torch._utils._rebuild_parameter")) {
     // _rebuild_parameter(data, requires_grad, backward_hooks[, state]): the data, with the
     // parameter's requires_grad.

@@ -257,6 +257,20 @@ TEST(PthMalformed, TensorRecordsThatDoNotFitTheirStorage) {
   expect_kind(one_tensor(r, six), PthErrorKind::ForbiddenGlobal, "torch.ComplexFloatStorage");
 }
 
+TEST(PthFixtures, Torch03RebuildTensorRecordsRead) {
+  // torch 0.3 pickled a tensor as _rebuild_tensor(storage, offset, size, stride), without v2's
+  // requires_grad and hooks (old torchvision weight files in the legacy format hold these).
+  PthTensorRecord r;
+  std::string v2 = state_dict_pickle({r});
+  const std::string tail = std::string("\x89") + "ccollections\nOrderedDict\n)R";
+  v2.replace(v2.find(tail), tail.size(), "");
+  v2.replace(v2.find("_rebuild_tensor_v2"), 18, "_rebuild_tensor");
+  const PthFile f = pth_parse(torch_zip(v2, {{"0", float_bytes(6)}}), "torch03.pth");
+  ASSERT_EQ(f.tensors.size(), 1u);
+  EXPECT_EQ(f.tensors[0].shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(values<float>(f.tensors[0]), (std::vector<float>{0, 1, 2, 3, 4, 5}));
+}
+
 TEST(PthNested, ThePreferredKeyWinsAndSeveralUnnamedDictsAreRefused) {
   const PthTensorRecord r;
   const std::vector<std::pair<std::string, std::string>> storage{{"0", float_bytes(6)}};
