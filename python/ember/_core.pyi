@@ -620,3 +620,7 @@ def from_dlpack(x: object) -> Tensor:
 # ember.nn.utils; python/ember/nn/ gives them PyTorch's signatures.
 from typing import Any as _Any
 _nn: _Any
+
+# ember._core._dist (python/src/distributed.cpp): the process group and DistributedDataParallel's
+# reducer behind ember.distributed and ember.nn.parallel.
+_dist: _Any

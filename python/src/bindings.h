@@ -4,6 +4,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -42,6 +43,11 @@ void register_functional(nb::module_& m);
 void register_optim(nb::module_& m);   // optim.cpp: ember._core.optim, the updates and schedules of ember.optim
 void register_serialization(nb::module_& m);  // serialization.cpp: ember.save / ember.load (torch.save files)
 void register_runtime(nb::module_& m);  // runtime.cpp: ember.version.cuda, cudnn.version(), ember.autocast
+// distributed.cpp: ember._core._dist, ember.distributed's process group and DistributedDataParallel's reducer
+void register_distributed(nb::module_& m);
+// Runs a backward (autograd.cpp) feeding the DistributedDataParallel reducers a forward armed: each
+// leaf's gradient goes to its bucket as it is ready; after backward they average (GIL released).
+void run_backward_with_reducers(const std::function<void()>& backward);
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's
