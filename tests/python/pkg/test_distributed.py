@@ -270,7 +270,9 @@ def test_run_launcher_starts_ranks(tmp_path):
         dist.init_process_group("gloo")
         t = ember.ones(2) * (dist.get_rank() + 1)
         dist.all_reduce(t)
-        print("RESULT", dist.get_rank(), t.tolist(), flush=True)
+        import sys
+        sys.stdout.write(f"RESULT {dist.get_rank()} {t.tolist()}\\n")  # one write: the ranks share stdout
+        sys.stdout.flush()
         dist.destroy_process_group()
     """))
     p = subprocess.run([sys.executable, "-m", "ember.distributed.run", "--nproc-per-node", "2", str(script)],
@@ -288,7 +290,8 @@ def test_under_torchrun(tmp_path):
         pytest.skip("torchrun is not installed in this environment")
     script = tmp_path / "job.py"
     script.write_text("import ember, ember.distributed as dist\ndist.init_process_group()\n"
-                      "t = ember.ones(1) * dist.get_rank()\ndist.all_reduce(t)\nprint('RESULT', t.tolist())\n")
+                      "t = ember.ones(1) * dist.get_rank()\ndist.all_reduce(t)\n"
+                      "import sys; sys.stdout.write(f'RESULT {t.tolist()}\\n'); sys.stdout.flush()\n")
     # --no-python: the ranks run this Python (which has ember), whatever Python torchrun's own is.
     p = subprocess.run([torchrun, "--nproc-per-node", "2", f"--master-port={free_port()}", "--no-python",
                         sys.executable, str(script)],
