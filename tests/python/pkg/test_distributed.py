@@ -147,8 +147,11 @@ def test_ddp_training_matches_single_process(tmp_path):
         with ddp.no_sync():
             ember.nn.functional.mse_loss(ddp(xs), ys).backward()
         local = ddp.module[0].bias.grad.tolist()
-        report({"state": {k: v.tolist() for k, v in ddp.state_dict().items()}, "local_grad": local,
-                "buckets": len(ddp.reducer.buckets)})
+        state = {k: v.tolist() for k, v in ddp.state_dict().items()}
+        # ... and the next synchronised backward averages the accumulated sums
+        ember.nn.functional.mse_loss(ddp(xs), ys).backward()
+        report({"state": state, "local_grad": local, "buckets": len(ddp.reducer.buckets),
+                "accumulated": ddp.module[0].bias.grad.tolist()})
         dist.destroy_process_group()
     """))
     got = results(runs)
@@ -168,6 +171,11 @@ def test_ddp_training_matches_single_process(tmp_path):
         opt.zero_grad()
         ember.nn.functional.mse_loss(model(x), y).backward()
         opt.step()
+    opt.zero_grad()
+    for _ in range(2):
+        ember.nn.functional.mse_loss(model(x), y).backward()
+    assert got[0]["accumulated"] == got[1]["accumulated"]
+    assert ember.allclose(ember.tensor(got[0]["accumulated"]), model[0].bias.grad, atol=1e-5)
     for k, v in model.state_dict().items():
         want = ember.tensor(v.tolist())
         have = ember.tensor(got[0]["state"]["module." + k])
@@ -217,6 +225,26 @@ def test_ddp_backward_fails_naming_dead_rank(tmp_path):
     """))
     r = results([runs[0]])[0]
     assert r["rank"] == 1 and "rank 1" in r["error"]
+
+
+def test_stopped_rank_times_out_instead_of_hanging(tmp_path):
+    start = time.monotonic()
+    runs = spawn(tmp_path, """
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=2))
+        t = ember.ones(4)
+        dist.all_reduce(t)
+        if RANK == 1:
+            time.sleep(5)   # alive but stuck: no collective for longer than the timeout
+            os._exit(0)
+        try:
+            dist.all_reduce(t)
+            report({"error": None})
+        except dist.DistTimeoutError as e:
+            report({"error": str(e), "timeout": isinstance(e, TimeoutError) and isinstance(e, RuntimeError)})
+    """)
+    r = results([runs[0]])[0]
+    assert r["error"] and r["timeout"], r
+    assert time.monotonic() - start < 14
 
 
 @pytest.mark.parametrize("env, variable", [
