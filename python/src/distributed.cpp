@@ -71,12 +71,24 @@ class Reducer {
     bucketer_->finish();
   }
   const std::vector<std::vector<size_t>>& buckets() const { return bucketer_->buckets(); }
+  // A backward that failed half-way has launched some buckets' all-reduces and not others, so this
+  // rank is out of step with its peers: refuse further steps rather than mismatch collectives.
+  void set_broken() { broken_ = true; }
+  void check_usable() const {
+    if (broken_) {
+      throw dist::DistError(
+          "DistributedDataParallel: an earlier backward through this module failed part-way, so this rank's "
+          "gradient all-reduces are out of step with the other ranks'",
+          "restart the job (every rank) after fixing the error the failed backward raised");
+    }
+  }
 
  private:
   std::shared_ptr<dist::ProcessGroup> pg_;
   std::vector<Tensor> params_;
   std::unique_ptr<dist::GradBucketer> bucketer_;
   std::unordered_map<const void*, size_t> index_;
+  bool broken_ = false;
 };
 
 std::mutex g_armed_mu;
@@ -95,10 +107,22 @@ void run_backward_with_reducers(const std::function<void()>& backward) {
     autograd::GradAccumulatedHook hook([&](const Tensor& leaf) {
       for (auto& r : armed) r->on_grad(leaf);
     });
-    backward();
+    try {
+      backward();
+    } catch (...) {
+      for (auto& r : armed) r->set_broken();
+      throw;
+    }
   }
   autograd::NoGradGuard no_grad;
-  for (auto& r : armed) r->finish();
+  for (auto& r : armed) {
+    try {
+      r->finish();
+    } catch (...) {
+      r->set_broken();
+      throw;
+    }
+  }
 }
 
 void register_distributed(nb::module_& m) {
@@ -185,6 +209,7 @@ void register_distributed(nb::module_& m) {
       .def_prop_ro("buckets", &Reducer::buckets);
   // The next backward feeds this reducer and then averages (called by DDP's forward).
   d.def("arm", [](std::shared_ptr<Reducer> r) {
+        r->check_usable();
         std::lock_guard<std::mutex> lock(g_armed_mu);
         if (std::find(g_armed.begin(), g_armed.end(), r) == g_armed.end()) g_armed.push_back(std::move(r));
       }, "reducer"_a);

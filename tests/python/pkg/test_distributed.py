@@ -326,3 +326,33 @@ def test_under_torchrun(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert p.stdout.count("RESULT [1.0]") == 2
+
+
+def test_reachable_as_in_pytorch():
+    # torch.distributed and torch.nn.parallel come with `import torch`
+    code = ("import ember; assert ember.distributed.is_available() in (True, False); "
+            "assert ember.nn.parallel.DistributedDataParallel.__name__ == 'DistributedDataParallel'; "
+            "assert 'distributed' in ember.__all__")
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=14)
+
+
+def test_failed_backward_stops_the_module_instead_of_mismatching_collectives():
+    class Boom(ember.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            raise ArithmeticError("boom in backward")
+
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+    try:
+        ddp = DistributedDataParallel(ember.nn.Linear(3, 1))
+        x = ember.ones(2, 3, requires_grad=True)
+        with pytest.raises(ArithmeticError, match="boom"):
+            (Boom.apply(ddp(x)) + ddp.module.weight.sum()).sum().backward()
+        with pytest.raises(dist.DistError, match="out of step"):
+            ddp(x)
+    finally:
+        dist.destroy_process_group()
