@@ -356,3 +356,30 @@ def test_failed_backward_stops_the_module_instead_of_mismatching_collectives():
             ddp(x)
     finally:
         dist.destroy_process_group()
+
+
+def test_ddp_broadcasts_buffers_at_construction_and_each_forward(tmp_path):
+    runs = spawn(tmp_path, """
+        from ember.nn.parallel import DistributedDataParallel as DDP
+        dist.init_process_group("gloo", timeout=datetime.timedelta(seconds=10))
+        def net():
+            bn = ember.nn.BatchNorm1d(3)
+            with ember.no_grad():
+                bn.running_mean.fill_(float(RANK + 1))
+            return ember.nn.Sequential(ember.nn.Linear(3, 3), bn).eval()
+        synced, unsynced = DDP(net()), DDP(net(), broadcast_buffers=False)
+        out = {"at_start": synced.module[1].running_mean.tolist()}
+        with ember.no_grad():
+            for m in (synced, unsynced):
+                m.module[1].running_mean.fill_(10.0 * (RANK + 1))   # the ranks' buffers drift apart
+                m(ember.ones(2, 3))
+        out["synced"] = synced.module[1].running_mean.tolist()
+        out["unsynced"] = unsynced.module[1].running_mean.tolist()
+        report(out)
+        dist.destroy_process_group()
+    """)
+    got = results(runs)
+    for rank, r in enumerate(got):
+        assert r["at_start"] == [1.0, 1.0, 1.0]
+        assert r["synced"] == [10.0, 10.0, 10.0]
+        assert r["unsynced"] == [10.0 * (rank + 1)] * 3
