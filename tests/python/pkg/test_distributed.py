@@ -234,7 +234,7 @@ def test_stopped_rank_times_out_instead_of_hanging(tmp_path):
         t = ember.ones(4)
         dist.all_reduce(t)
         if RANK == 1:
-            time.sleep(5)   # alive but stuck: no collective for longer than the timeout
+            time.sleep(6)   # alive but stuck past the timeout and the ~2 s the survivor asks the store who died
             os._exit(0)
         try:
             dist.all_reduce(t)
@@ -311,7 +311,8 @@ def test_run_launcher_starts_ranks(tmp_path):
 
 
 def test_under_torchrun(tmp_path):
-    # torchrun beside this Python (torch in the test venv), else on PATH, else EMBER_TORCHRUN.
+    # torchrun beside this Python (torch in the test venv), else on PATH, else EMBER_TORCHRUN (e.g.
+    # /work/wt/torchvenv/bin/torchrun: its ranks run this Python through --no-python).
     beside = os.path.join(os.path.dirname(sys.executable), "torchrun")
     torchrun = beside if os.access(beside, os.X_OK) else shutil.which("torchrun") or os.environ.get("EMBER_TORCHRUN")
     if not torchrun:
