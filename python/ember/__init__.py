@@ -36,6 +36,7 @@ from ._torch_names import __all__ as _torch_all
 from . import nn
 from . import utils  # ember.utils.data: torch.utils.data's datasets, samplers and DataLoader
 from . import optim  # ember.optim, ember.optim.lr_scheduler: torch.optim's API on the library's updates
+from . import distributed  # ember.distributed: torch.distributed's process group (Gloo/NCCL) and collectives
 
 __version__ = _core.__version__
 
@@ -50,6 +51,7 @@ __all__ = [
     "load_run", "save",
     "accelerator", "backends", "version", "autocast", "get_autocast_dtype", "is_autocast_enabled",
 ] + ["nn", "optim", "utils"] + [_n for _n in errors.__all__ if not hasattr(_builtins, _n)] + [_n for _n in _torch_all if not hasattr(_builtins, _n)]
+__all__ += ["distributed"]  # ember.distributed (issue 47)
 
 
 def doctor(audit_python: bool = True, pythons: Optional[List[str]] = None, python_timeout: int = 60) -> Dict[str, Any]:

@@ -629,3 +629,6 @@ _vision_datasets: _Any
 _vision: _Any
 # ember._core._image (python/src/image_io.cpp): encode_png, the PNG writer behind ember.vision.utils.save_image.
 _image: _Any
+# ember._core._dist (python/src/distributed.cpp): the process group and DistributedDataParallel's
+# reducer behind ember.distributed and ember.nn.parallel.
+_dist: _Any

@@ -15,7 +15,8 @@ import pickle as _pickle
 __all__ = [
     "Error", "ShapeError", "DTypeError", "DeviceError", "ValueError", "IndexError", "AutogradError", "DataError",
     "IOError", "FormatError", "CudaError", "OutOfMemoryError", "NotImplementedError", "NotInEmberError", "InternalError",
-    "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError", "UnpicklingError",
+    "SettingError", "SpecError", "ResourceError", "RunDirInUse", "DistError", "PeerFailureError",
+    "DistTimeoutError", "UnpicklingError",
     "ForbiddenGlobalError",
 ]
 
@@ -108,6 +109,23 @@ class RunDirInUse(Error):
 
 class DistError(Error):
     """A data-parallel job's failure (a rank that differs, a timeout, a peer that died)."""
+
+
+class PeerFailureError(DistError):
+    """A peer process died or closed its connections during a collective. ``rank`` and ``host`` name
+    the peer when the message does (None otherwise)."""
+
+    def __init__(self, message: str = "", hint: str = "") -> None:
+        super().__init__(message, hint)
+        import re
+        # "...failed: rank 1 (host h, pid 12) has died..." or "rank 0 (the rendezvous store's host h)"
+        found = re.search(r"failed: rank (\d+) \((?:host |the rendezvous store's host )([^,)\s]+)", message)
+        self.rank = int(found.group(1)) if found else None
+        self.host = found.group(2) if found else None
+
+
+class DistTimeoutError(DistError, _builtins.TimeoutError):
+    """A collective or the rendezvous did not finish within the group's timeout."""
 
 
 class UnpicklingError(FormatError, _pickle.UnpicklingError):

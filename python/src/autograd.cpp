@@ -92,7 +92,7 @@ void register_autograd(nb::module_& m) {
   a.def("is_grad_enabled", &autograd::grad_mode_enabled, "Whether ops record a graph on this thread.");
   a.def("set_grad_enabled", &autograd::set_grad_mode, "mode"_a);
   a.def("backward", [](const Tensor& t, std::optional<Tensor> gradient, bool retain_graph) {
-        t.backward(gradient.value_or(Tensor()), retain_graph);
+        run_backward_with_reducers([&] { t.backward(gradient.value_or(Tensor()), retain_graph); });
       }, "tensor"_a, "gradient"_a = nb::none(), "retain_graph"_a = false, nb::call_guard<nb::gil_scoped_release>());
   a.def("backward_many", [](const std::vector<Tensor>& roots, const std::vector<std::optional<Tensor>>& grads,
                             bool retain_graph) {
@@ -105,7 +105,7 @@ void register_autograd(nb::module_& m) {
             seeds[i] = ones_like(roots[i]);
           }
         }
-        autograd::backward(roots, seeds, retain_graph);
+        run_backward_with_reducers([&] { autograd::backward(roots, seeds, retain_graph); });
       }, "tensors"_a, "grad_tensors"_a, "retain_graph"_a, nb::call_guard<nb::gil_scoped_release>());
   // An input no gradient reached comes back as None (the Python side decides allow_unused's error).
   a.def("grad", [](const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,

@@ -4,6 +4,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <functional>
 #include <optional>
 #include <string>
 
@@ -47,6 +48,11 @@ void register_vision_datasets(nb::module_& m);
 // vision_transforms.cpp: ember._core._vision, the fused per-sample pass of ember.vision.transforms.batch_plan
 void register_vision_transforms(nb::module_& m);
 void register_image_io(nb::module_& m);  // image_io.cpp: ember._core._image, PNG encoding for vision.utils
+// distributed.cpp: ember._core._dist, ember.distributed's process group and DistributedDataParallel's reducer
+void register_distributed(nb::module_& m);
+// Runs a backward (autograd.cpp) feeding the DistributedDataParallel reducers a forward armed: each
+// leaf's gradient goes to its bucket as it is ready; after backward they average (GIL released).
+void run_backward_with_reducers(const std::function<void()>& backward);
 
 // The library's warnings (train::warn: a setting ignored, a device fallen back to the CPU) as
 // Python's warnings.warn(UserWarning) while it lives: ember.fit and ember.load both, so a user's

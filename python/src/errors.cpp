@@ -38,6 +38,10 @@ void translate(const std::exception_ptr& p, void*) {
     raise("RunDirInUse", e.what(), e.hint());
   } catch (const ResourceError& e) {
     raise("ResourceError", e.what(), e.hint());
+  } catch (const dist::PeerFailureError& e) {
+    raise("PeerFailureError", e.what(), e.hint());
+  } catch (const dist::DistTimeoutError& e) {
+    raise("DistTimeoutError", e.what(), e.hint());
   } catch (const dist::DistError& e) {
     raise("DistError", e.what(), e.hint());
   } catch (const io::PthForbiddenGlobalError& e) {

@@ -48,6 +48,7 @@ NB_MODULE(_core, m) {
   register_vision_datasets(m);
   register_vision_transforms(m);
   register_image_io(m);
+  register_distributed(m);
   m.def("_doctor_json", &doctor_json, nb::arg("audit_python") = true, nb::arg("pythons") = std::vector<std::string>{},
         nb::arg("python_timeout") = 60, "`ember doctor --json`'s report (ember.doctor() parses it).");
 

@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "ember/dist/error.h"
 
@@ -40,10 +41,15 @@ WorldInfo world_from_env(const EnvGetter& get_in) {
   const auto world = read_int(get, "WORLD_SIZE", 1);
   const auto local_rank = read_int(get, "LOCAL_RANK", 0);
   const auto local_world = read_int(get, "LOCAL_WORLD_SIZE", 1);
-  const auto mpi_rank = read_int(get, "OMPI_COMM_WORLD_RANK", 0);
-  const auto mpi_world = read_int(get, "OMPI_COMM_WORLD_SIZE", 1);
-  const auto mpi_local_rank = read_int(get, "OMPI_COMM_WORLD_LOCAL_RANK", 0);
-  const auto mpi_local_world = read_int(get, "OMPI_COMM_WORLD_LOCAL_SIZE", 1);
+  // Open MPI's names, else MPICH's and Intel MPI's (PMI_RANK/PMI_SIZE, MPI_LOCALRANKID/MPI_LOCALNRANKS).
+  const bool pmi = get("OMPI_COMM_WORLD_RANK") == nullptr && get("OMPI_COMM_WORLD_SIZE") == nullptr &&
+                   (get("PMI_RANK") != nullptr || get("PMI_SIZE") != nullptr);
+  const char* mpi_rank_name = pmi ? "PMI_RANK" : "OMPI_COMM_WORLD_RANK";
+  const char* mpi_world_name = pmi ? "PMI_SIZE" : "OMPI_COMM_WORLD_SIZE";
+  const auto mpi_rank = read_int(get, mpi_rank_name, 0);
+  const auto mpi_world = read_int(get, mpi_world_name, 1);
+  const auto mpi_local_rank = read_int(get, pmi ? "MPI_LOCALRANKID" : "OMPI_COMM_WORLD_LOCAL_RANK", 0);
+  const auto mpi_local_world = read_int(get, pmi ? "MPI_LOCALNRANKS" : "OMPI_COMM_WORLD_LOCAL_SIZE", 1);
   const auto port = read_int(get, "MASTER_PORT", 1);
 
   WorldInfo w;
@@ -53,8 +59,8 @@ WorldInfo world_from_env(const EnvGetter& get_in) {
                                   rank ? "WORLD_SIZE" : "RANK", " is not"),
                       "set both RANK and WORLD_SIZE (and MASTER_ADDR/MASTER_PORT), or neither");
     }
-    check_agree("RANK", rank, "OMPI_COMM_WORLD_RANK", mpi_rank);
-    check_agree("WORLD_SIZE", world, "OMPI_COMM_WORLD_SIZE", mpi_world);
+    check_agree("RANK", rank, mpi_rank_name, mpi_rank);
+    check_agree("WORLD_SIZE", world, mpi_world_name, mpi_world);
     check_agree("LOCAL_RANK", local_rank, "OMPI_COMM_WORLD_LOCAL_RANK", mpi_local_rank);
     check_agree("LOCAL_WORLD_SIZE", local_world, "OMPI_COMM_WORLD_LOCAL_SIZE", mpi_local_world);
     w.rank = *rank;
@@ -71,7 +77,8 @@ WorldInfo world_from_env(const EnvGetter& get_in) {
     w.source = "torchrun";
   } else if (mpi_rank || mpi_world) {
     if (!mpi_rank || !mpi_world) {
-      throw DistError("incomplete Open MPI environment: only one of OMPI_COMM_WORLD_RANK and OMPI_COMM_WORLD_SIZE is set",
+      throw DistError(detail::cat("incomplete MPI environment: only one of ", mpi_rank_name, " and ", mpi_world_name,
+                                  " is set"),
                       "start the ranks with mpirun, or set RANK and WORLD_SIZE yourself");
     }
     w.rank = *mpi_rank;
@@ -111,6 +118,10 @@ WorldInfo world_from_env(const EnvGetter& get_in) {
                     "export MASTER_ADDR=<host of rank 0> (and MASTER_PORT) on every rank, e.g. mpirun -x MASTER_ADDR");
   }
   w.master_port = port.value_or(kDefaultMasterPort);
+  // torchrun's agent serves its own store (PyTorch's protocol) at MASTER_PORT and tells its workers
+  // so (TORCHELASTIC_USE_AGENT_STORE=True); ember's rank 0 then serves on the next port.
+  const char* agent_store = get("TORCHELASTIC_USE_AGENT_STORE");
+  if (agent_store != nullptr && std::string(agent_store) == "True") ++w.master_port;
   if (w.master_port > 65535) {
     throw DistError(detail::cat("MASTER_PORT=", w.master_port, " is not a TCP port"), "use a port in 1..65535");
   }

@@ -53,6 +53,25 @@ TEST(DistEnv, MpirunOnOneMachineDefaultsToLoopback) {
   EXPECT_EQ(w.master_port, dist::kDefaultMasterPort);
 }
 
+TEST(DistEnv, MpichAndIntelMpiPmiVariables) {
+  const auto w = world({{"PMI_RANK", "2"}, {"PMI_SIZE", "4"}, {"MPI_LOCALRANKID", "0"}, {"MPI_LOCALNRANKS", "4"}});
+  EXPECT_EQ(w.rank, 2);
+  EXPECT_EQ(w.world_size, 4);
+  EXPECT_EQ(w.local_rank, 0);
+  EXPECT_EQ(w.source, "mpirun");
+  expect_error<dist::DistError>([] { world({{"PMI_RANK", "1"}}); }, "PMI_SIZE");
+  expect_error<dist::DistError>([] { world({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"PMI_RANK", "1"}, {"PMI_SIZE", "2"}}); },
+                                "PMI_RANK=1");
+}
+
+TEST(DistEnv, TorchrunAgentStoreTakesMasterPortSoEmberUsesTheNext) {
+  const auto w = world({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"},
+                        {"TORCHELASTIC_USE_AGENT_STORE", "True"}});
+  EXPECT_EQ(w.master_port, 29501);
+  EXPECT_EQ(world({{"RANK", "0"}, {"WORLD_SIZE", "2"}, {"MASTER_PORT", "29500"},
+                   {"TORCHELASTIC_USE_AGENT_STORE", "False"}}).master_port, 29500);
+}
+
 TEST(DistEnv, InconsistentValuesAreRefused) {
   expect_error<dist::DistError>([] { world({{"RANK", "2"}, {"WORLD_SIZE", "2"}}); }, "rank 2 is out of range");
   expect_error<dist::DistError>([] { world({{"RANK", "0"}}); }, "WORLD_SIZE");

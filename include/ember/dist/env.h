@@ -1,6 +1,7 @@
 // Where this process sits in a data-parallel job, read from the launcher's environment: torchrun's variables
 // (RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; not Slurm's SLURM_PROCID, ...)
-// or Open MPI's (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, as set by `mpirun`).
+// or Open MPI's (OMPI_COMM_WORLD_RANK/SIZE/LOCAL_RANK/LOCAL_SIZE, as set by `mpirun`), else MPICH's and
+// Intel MPI's (PMI_RANK, PMI_SIZE, MPI_LOCALRANKID, MPI_LOCALNRANKS).
 #pragma once
 
 #include <functional>
@@ -26,7 +27,8 @@ inline constexpr int kDefaultMasterPort = 29500;
 // Reads the world from `get` (getenv by default). torchrun's variables win when both sets are
 // present and must agree with Open MPI's. Without LOCAL_RANK/LOCAL_WORLD_SIZE (nor MPI's) every
 // rank is taken to be on this machine (local rank = rank). MASTER_ADDR defaults to 127.0.0.1 only
-// when every rank is on this machine (LOCAL_WORLD_SIZE == WORLD_SIZE), MASTER_PORT to 29500. Throws DistError
+// when every rank is on this machine (LOCAL_WORLD_SIZE == WORLD_SIZE), MASTER_PORT to 29500. Under
+// torchrun's agent store (TORCHELASTIC_USE_AGENT_STORE=True, which holds MASTER_PORT) the port is MASTER_PORT+1. Throws DistError
 // naming the variable, its value and the fix for a non-integer, negative or inconsistent value
 // (RANK >= WORLD_SIZE, LOCAL_RANK >= LOCAL_WORLD_SIZE, torchrun and MPI disagreeing, a multi-node
 // job without MASTER_ADDR).

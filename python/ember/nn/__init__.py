@@ -7,9 +7,10 @@ from .modules import *  # noqa: F401,F403
 from . import modules as _modules
 from .modules.module import Module
 from .parameter import Buffer, Parameter
+from . import parallel  # DistributedDataParallel
 from ..errors import NotInEmberError as _NotInEmber
 
-__all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils"] + sorted(
+__all__ = ["Parameter", "Buffer", "Module", "functional", "init", "utils", "parallel"] + sorted(
     n for n, v in vars(_modules).items() if isinstance(v, type) and not n.startswith("_") and n != "Module")
 
 # torch.nn's public names in PyTorch 2.15 that ember lacks: each raises NotImplementedError naming it.
@@ -30,7 +31,7 @@ _TORCH_ONLY = frozenset([
     "ReplicationPad2d", "ReplicationPad3d", "Softmax2d", "Softshrink", "SoftMarginLoss", "SyncBatchNorm", "Tanhshrink",
     "Threshold", "Transformer", "TransformerDecoder", "TransformerDecoderLayer", "TransformerEncoder",
     "TransformerEncoderLayer", "TripletMarginLoss", "TripletMarginWithDistanceLoss", "Unfold", "UninitializedBuffer",
-    "UninitializedParameter", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "parallel", "attention", "quantized", "qat",
+    "UninitializedParameter", "ZeroPad1d", "ZeroPad2d", "ZeroPad3d", "attention", "quantized", "qat",
     "quantizable", "intrinsic",
 ])
 

@@ -1,0 +1,5 @@
+"""``ember.nn.parallel``: DistributedDataParallel (torch.nn.parallel's data-parallel wrapper)."""
+
+from .distributed import DistributedDataParallel
+
+__all__ = ["DistributedDataParallel"]
