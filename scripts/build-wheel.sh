@@ -8,7 +8,7 @@
 # libcurl (src/data/curl_lazy.cpp); their sonames are excluded anyway, so a future link of one fails
 # here instead of shipping a private CUDA.
 #   usage: scripts/build-wheel.sh OUTDIR     leaves exactly one wheel, ember-*-manylinux_*.whl, in OUTDIR
-# EMBER_PYTHON_VENV names the build venv (default <repo>/.cache/venvs/wheel-build; PyPI needed once).
+# EMBER_PYTHON_VENV names the build venv (default scripts/test-python.sh's; PyPI needed once).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 [[ $# -eq 1 ]] || { echo "usage: $0 OUTDIR" >&2; exit 2; }
@@ -20,7 +20,7 @@ export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-1}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
 export CMAKE_BUILD_PARALLEL_LEVEL=${CMAKE_BUILD_PARALLEL_LEVEL:-${EMBER_JOBS:-$(nproc)}}
-venv=${EMBER_PYTHON_VENV:-$root/.cache/venvs/wheel-build}
+venv=${EMBER_PYTHON_VENV:-$root/.cache/venvs/python-package}  # test-python.sh's: build-python/ is configured for its interpreter
 py=/usr/bin/python3
 [[ -x $py ]] || py=$(command -v python3)
 die() { echo "build-wheel: $*" >&2; exit 1; }
@@ -60,6 +60,12 @@ grep -q "consistent with the following platform tag: \"$plat\"" <(tr '\n' ' ' <"
 if unzip -l "${repaired[0]}" | grep -Eo 'lib(cuda|cudart|cublas|cudnn|nccl|nvrtc|curl)[^ ]*\.so[^ ]*'; then
   die "a CUDA library or libcurl was bundled (listed above): they must stay loaded lazily"
 fi
+
+# The metadata pip resolves against: the name, requires-python and the two dependencies (pyproject.toml).
+meta=$(unzip -p "${repaired[0]}" '*.dist-info/METADATA')
+for line in "Name: ember" "Requires-Python: >=3.9" "Requires-Dist: numpy>=1.22" "Requires-Dist: pillow>=9"; do
+  grep -qxF "$line" <<<"$meta" || die "the wheel's METADATA lacks \"$line\""
+done
 
 rm -f "$out"/ember-*.whl
 cp "${repaired[0]}" "$out/"
