@@ -57,12 +57,15 @@ repaired=("$raw"/repaired/ember-*.whl)
 "$venv/bin/auditwheel" show "${repaired[0]}" >"$raw/show.txt"
 grep -q "consistent with the following platform tag: \"$plat\"" <(tr '\n' ' ' <"$raw/show.txt" | tr -s ' ') ||
   die "the repaired wheel is not $plat: $(cat "$raw/show.txt")"
-if unzip -l "${repaired[0]}" | grep -Eo 'lib(cuda|cudart|cublas|cudnn|nccl|nvrtc|curl)[^ ]*\.so[^ ]*'; then
+# The wheel's contents through Python's zipfile (unzip is not among scripts/setup.sh's packages).
+names() { "$venv/bin/python" -c 'import sys, zipfile; print("\n".join(zipfile.ZipFile(sys.argv[1]).namelist()))' "$1"; }
+if names "${repaired[0]}" | grep -Eo 'lib(cuda|cudart|cublas|cudnn|nccl|nvrtc|curl)[^ ]*\.so[^ ]*'; then
   die "a CUDA library or libcurl was bundled (listed above): they must stay loaded lazily"
 fi
 
 # The metadata pip resolves against: the name, requires-python and the two dependencies (pyproject.toml).
-meta=$(unzip -p "${repaired[0]}" '*.dist-info/METADATA')
+meta=$("$venv/bin/python" -c 'import sys, zipfile; z = zipfile.ZipFile(sys.argv[1])
+print(z.read(next(n for n in z.namelist() if n.endswith(".dist-info/METADATA"))).decode())' "${repaired[0]}")
 for line in "Name: ember" "Requires-Python: >=3.9" "Requires-Dist: numpy>=1.22" "Requires-Dist: pillow>=9"; do
   grep -qxF "$line" <<<"$meta" || die "the wheel's METADATA lacks \"$line\""
 done
@@ -71,4 +74,4 @@ rm -f "$out"/ember-*.whl
 cp "${repaired[0]}" "$out/"
 wheel=$(ls "$out"/ember-*.whl)
 echo "build-wheel: $wheel ($(( $(stat -c %s "$wheel") / 1024 / 1024 )) MiB)"
-grep -Eo 'lib[A-Za-z0-9_+.-]+\.so[.0-9]*' <(unzip -Z1 "$wheel" | grep '^ember\.libs/') | sed 's/^/  bundled: /' || true
+grep -Eo 'lib[A-Za-z0-9_+.-]+\.so[.0-9]*' <(names "$wheel" | grep '^ember\.libs/') | sed 's/^/  bundled: /' || true
