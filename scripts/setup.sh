@@ -19,4 +19,5 @@ $SUDO apt-get install -y -qq --no-install-recommends \
   libgloo-dev openmpi-bin \
   python3-venv  `# tests/export: a cached venv with onnx + onnxruntime from PyPI` \
   python3-dev  `# pip install .: the Python package's extension module (docs/python.md)` \
+  debootstrap  `# scripts/test-wheel-bare-root.sh: the wheel in a minimal Debian root (issue 47)` \
   patchelf xz-utils  # scripts/gpu-bundle.sh
