@@ -19,6 +19,7 @@ import numpy as _np
 from ... import _core
 from ..._core import Tensor
 from . import _worker
+from ._fused import fused_batches
 from .dataset import IterableDataset
 from .sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler, _seed_from_ember
 
@@ -179,12 +180,16 @@ class DataLoader:
         return self._batch_iterator()
 
     # ---- THE PLACE WHERE A LOADER'S BATCH ITERATOR IS CHOSEN ----
-    # (the lead's C++ fast path for built-in datasets with built-in transforms goes here, before the
-    # generic choices: recognise the dataset, return an iterator over its batches)
     def _batch_iterator(self):
-        """The iterator giving this loader's batches for one epoch: in this process (num_workers=0),
-        or by worker processes (reused across epochs when persistent_workers=True)."""
+        """The iterator giving this loader's batches for one epoch: in C++ for a built-in dataset of
+        ember.vision with a transform batch_plan fuses (_fused.py says when; worker processes are not
+        started then, whatever num_workers says: the C++ pass runs on ember's threads), else in this
+        process (num_workers=0) or by worker processes (reused across epochs when
+        persistent_workers=True)."""
         base_seed = self._next_base_seed()
+        fused = fused_batches(self, base_seed, self._epochs)
+        if fused is not None:
+            return fused
         if self.num_workers == 0:
             return _InProcessIterator(self)
         if self.persistent_workers:

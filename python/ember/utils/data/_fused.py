@@ -1,0 +1,74 @@
+"""The DataLoader's C++ path for torchvision's built-in datasets: MNIST/FashionMNIST/KMNIST and
+CIFAR10/100 of ember.vision.datasets whose transform is a Compose of built-in steps that
+ember.vision.transforms.batch_plan fuses (ToTensor, Normalize, RandomCrop with padding,
+RandomHorizontalFlip, RandomErasing, ...). Each batch is one C++ call over the dataset's uint8 array:
+the GIL released, the samples spread over ember's threads, no PIL image made, no worker process,
+no pickling. The batches equal what the Python path gives for deterministic transforms; random
+steps draw from (the epoch's base seed, the epoch, the sample's index) through Philox instead of
+ember's global generator, so they are reproducible under ember.manual_seed but not the same draws
+the Python path would make.
+
+Taken only when nothing a user wrote would be skipped: the default collate_fn, auto-batching, no
+target_transform, no worker_init_fn, and the dataset's own __getitem__ (a subclass overriding it
+gets the Python path)."""
+
+from __future__ import annotations
+
+import sys
+
+import numpy as _np
+
+from ... import _core
+
+
+def fused_batches(loader, base_seed: int, epoch: int):
+    """An iterator over this epoch's batches computed in C++, or None when the loader does not
+    qualify (then the caller takes the Python path)."""
+    from .dataloader import default_collate  # noqa: PLC0415 (the module imports this one)
+    vd = sys.modules.get("ember.vision.datasets")  # only a dataset of ember.vision's can qualify
+    if vd is None or loader._iterable or not loader._auto_collation or loader.collate_fn is not default_collate:
+        return None
+    if loader.worker_init_fn is not None:
+        return None
+    ds = loader.dataset
+    getitem = getattr(type(ds), "__getitem__", None)
+    if getitem is not vd.MNIST.__getitem__ and getitem is not vd.CIFAR10.__getitem__:
+        return None
+    if getattr(ds, "transform", None) is None or getattr(ds, "target_transform", None) is not None:
+        return None
+    images = _np.asarray(ds.data)
+    if images.dtype != _np.uint8 or images.ndim not in (3, 4) or not images.flags.c_contiguous:
+        return None
+    n, h, w = images.shape[:3]
+    c = 1 if images.ndim == 3 else images.shape[3]
+    from ember.vision.transforms import batch_plan  # noqa: PLC0415 (ember.vision loads on first use)
+    plan = batch_plan(ds.transform, c, h, w)
+    if plan is None:
+        return None
+    targets = _np.asarray(ds.targets, dtype=_np.int64)
+    if targets.shape != (n,):
+        return None
+    return _FusedIterator(loader, plan, images, targets, base_seed, epoch)
+
+
+class _FusedIterator:
+    """One epoch of batches: the batch sampler's index lists, each turned into [images, targets] by
+    one C++ call (a batch of 64 Fashion-MNIST images costs tens of microseconds, so no prefetching
+    thread is needed to keep a training step fed)."""
+
+    def __init__(self, loader, plan, images, targets, seed: int, epoch: int) -> None:
+        self._length = len(loader)
+        self._sampler_iter = iter(loader._index_sampler)
+        self._plan, self._images, self._targets = plan, images, targets
+        self._seed, self._epoch = int(seed) & ((1 << 64) - 1), int(epoch)
+
+    def __iter__(self):
+        return self
+
+    def __len__(self):
+        return self._length
+
+    def __next__(self):
+        index = _np.asarray(next(self._sampler_iter), dtype=_np.int64)
+        batch = self._plan._plan.run(self._images, index.tolist(), self._seed, self._epoch, True)
+        return [batch, _core.from_numpy(_np.ascontiguousarray(self._targets[index]))]
