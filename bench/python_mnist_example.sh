@@ -9,6 +9,8 @@
 set -euo pipefail
 if [ $# -lt 2 ]; then sed -n 2,9p "$0"; exit 2; fi
 EMBER_PY=$1 TORCH_PY=$2 ROUNDS=${3:-3} SRC=${4:-/usr/share/datasets/fashion-mnist}
+abs() { echo "$(cd "$(dirname "$1")" && pwd)/$(basename "$1")"; }  # not realpath: a venv's python is a symlink
+EMBER_PY=$(abs "$EMBER_PY") TORCH_PY=$(abs "$TORCH_PY")
 here=$(cd "$(dirname "$0")" && pwd)
 progs=$here/../tests/python/pkg/programs
 export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS=${THREADS:-2}
@@ -33,6 +35,7 @@ for r in $(seq "$ROUNDS"); do
   order="torch ember"; (( r % 2 )) || order="ember torch"
   for side in $order; do
     if [ "$side" = torch ]; then v=$(run "$TORCH_PY" "$work/torch_prog.py"); else v=$(run "$EMBER_PY" "$work/ember_prog.py"); fi
+    [ -n "$v" ] || exit 1
     printf "round %d %s %.1f s  (%s)\n" "$r" "$side" "$v" "$(grep -m1 'Accuracy' "$work/out.log" | sed 's/^ *//')"
   done
 done | tee /dev/stderr | awk '
