@@ -21,7 +21,8 @@ int64_t dim_stride(const Tensor& t, int64_t dim) { return t.dim() == 0 ? 0 : t.s
 void gather(const Tensor& self, int64_t dim, const Tensor& index, const Tensor& out) {
   const int64_t n = dim_size(out, dim);
   const int64_t ss = dim_stride(self, dim), is = dim_stride(index, dim), os = dim_stride(out, dim);
-  dispatch_numeric(self.dtype(), "gather", [&]<class T>() {
+  // A gather only copies elements, so the half types take it too (a bfloat16 TensorDataset's batch).
+  dispatch_all(self.dtype(), "gather", [&]<class T>() {
     const T* src = self.data_ptr<T>();
     const int64_t* idx = index.data_ptr<int64_t>();
     T* dst = out.data_ptr<T>();

@@ -202,6 +202,19 @@ TEST(TensorOpsBadInput, ShapeOps) {
   expect_error<IndexError>([] { squeeze(ones({2}), {3}); }, "out of range");
 }
 
+// A gather only copies, so the half types (storage types for arithmetic) take it: a bfloat16
+// dataset's rows through index_select, as PyTorch's.
+TEST(TensorOpsSemantics, IndexSelectCopiesHalfTypes) {
+  for (DType dt : {DType::BFloat16, DType::Float16}) {
+    const Tensor x = arange(6.0).reshape({3, 2}).to(dt);
+    const Tensor rows = index_select(x, 0, i64({2, 0}));
+    ASSERT_EQ(rows.dtype(), dt);
+    const Tensor back = rows.to(DType::Float32).contiguous();
+    const float* p = back.data_ptr<float>();
+    EXPECT_EQ(std::vector<float>(p, p + 4), (std::vector<float>{4, 5, 0, 1}));
+  }
+}
+
 TEST(TensorOpsBadInput, Indexing) {
   const Tensor x = zeros({2, 3});
   expect_error<DTypeError>([&] { gather(x, 1, ones({2, 3})); }, "expected index to be an int64 (or int32) tensor, got float32");

@@ -276,6 +276,9 @@ def test_workers_give_the_in_process_batches(context):
                              multiprocessing_context=context))
     assert halves[0][0].dtype == ember.bfloat16  # a dtype NumPy lacks crosses as float32 and comes back
     assert [h[0].float().tolist() for h in halves] == [[0.0, 1.0], [2.0]]
+    in_process = list(DataLoader(TensorDataset(ember.arange(3.0).to(ember.bfloat16)), batch_size=2))
+    assert in_process[0][0].dtype == ember.bfloat16  # one gather per tensor, half types included
+    assert [h[0].float().tolist() for h in in_process] == [[0.0, 1.0], [2.0]]
     ember.manual_seed(7)
     unordered = _summary(DataLoader(Numbered(), batch_size=3, shuffle=True, num_workers=2, in_order=False,
                                     prefetch_factor=4))
