@@ -3,6 +3,7 @@
 // of a uint8 batch with the GIL released, and the per-sample parameters it draws, for replaying.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/array.h>
+#include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include <nanobind/stl/optional.h>
@@ -10,6 +11,7 @@
 #include <array>
 #include <optional>
 #include <cstring>
+#include <string>
 #include <vector>
 
 #include "bindings.h"
@@ -27,7 +29,7 @@ struct SamplePlan {
   data::SampleTransform transform;  // for the output geometry
   bool uint8_out;
   std::optional<data::PhotoSteps> photo;  // resize / centre crop / random resized crop first
-  int64_t in_height, in_width;            // the rows' geometry
+  int64_t in_height, in_width;            // the rows' geometry (0 x 0: files of any size)
 };
 
 }  // namespace
@@ -43,7 +45,7 @@ void register_vision_transforms(nb::module_& m) {
               bool scale_by_reciprocal, std::optional<std::array<int64_t, 2>> resize,
               std::optional<std::array<int64_t, 2>> center_crop,
               std::optional<std::array<int64_t, 2>> random_resized_crop, std::array<double, 2> rrc_scale,
-              std::array<double, 2> rrc_ratio) {
+              std::array<double, 2> rrc_ratio, std::optional<std::array<int64_t, 2>> resize_shorter) {
              data::TransformOptions o;
              o.scale = scale;
              o.scale_by_reciprocal = scale_by_reciprocal;
@@ -69,9 +71,13 @@ void register_vision_transforms(nb::module_& m) {
                s.scale = rrc_scale;
                s.ratio = rrc_ratio;
                photo = s;
-             } else if (resize || center_crop) {
+             } else if (resize || center_crop || resize_shorter) {
                data::PhotoSteps s;
-               if (resize) {
+               if (resize_shorter) {  // (size, max_size): Resize(int) on files of any size
+                 s.resize_shorter = (*resize_shorter)[0];
+                 s.resize_max_size = (*resize_shorter)[1];
+                 out_h = out_w = 0;  // depends on the picture: only a centre crop makes it fixed
+               } else if (resize) {
                  s.resize_height = out_h = (*resize)[0];
                  s.resize_width = out_w = (*resize)[1];
                }
@@ -92,9 +98,10 @@ void register_vision_transforms(nb::module_& m) {
            "reflect"_a, "hflip_p"_a, "erase_p"_a, "erase_scale"_a, "erase_ratio"_a, "uint8_out"_a,
            "scale_by_reciprocal"_a = false, "resize"_a = nb::none(), "center_crop"_a = nb::none(),
            "random_resized_crop"_a = nb::none(), "rrc_scale"_a = std::array<double, 2>{0.08, 1.0},
-           "rrc_ratio"_a = std::array<double, 2>{3.0 / 4.0, 4.0 / 3.0})
+           "rrc_ratio"_a = std::array<double, 2>{3.0 / 4.0, 4.0 / 3.0}, "resize_shorter"_a = nb::none())
       .def("params",
-           [](const SamplePlan& p, uint64_t seed, int64_t epoch, int64_t index) {
+           [](const SamplePlan& p, uint64_t seed, int64_t epoch, int64_t index,
+              std::optional<std::array<int64_t, 2>> image_size) {
              const auto& t = p.transform;
              const data::SampleParams s =
                  data::draw_sample_params(t.options(), seed, epoch, index, t.height(), t.width());
@@ -107,15 +114,38 @@ void register_vision_transforms(nb::module_& m) {
              d["erase_left"] = s.erase_left;
              d["erase_height"] = s.erase_h;
              d["erase_width"] = s.erase_w;
-             if (p.photo && p.photo->random_resized_crop) {
-               const data::Box b = data::random_resized_crop_box(p.in_height, p.in_width, seed, epoch, index,
-                                                                 p.photo->scale, p.photo->ratio);
+             const int64_t ih = image_size ? (*image_size)[0] : p.in_height;
+             const int64_t iw = image_size ? (*image_size)[1] : p.in_width;
+             if (p.photo && p.photo->random_resized_crop && ih > 0 && iw > 0) {
+               const data::Box b =
+                   data::random_resized_crop_box(ih, iw, seed, epoch, index, p.photo->scale, p.photo->ratio);
                d["box"] = nb::make_tuple(b.top, b.left, b.height, b.width);
              }
              return d;
            },
-           "seed"_a, "epoch"_a, "index"_a,
-           "The parameters sample `index` gets: crop offsets into the padded image, flip, the erased box.")
+           "seed"_a, "epoch"_a, "index"_a, "image_size"_a = nb::none(),
+           "The parameters sample `index` gets: crop offsets into the padded image, flip, the erased box, and\n"
+           "RandomResizedCrop's box on an image of image_size (height, width) (default: the rows').")
+      .def("run_files",
+           [](const SamplePlan& p, const std::vector<std::string>& paths, const std::vector<int64_t>& indices,
+              uint64_t seed, int64_t epoch) {
+             EMBER_CHECK(p.photo.has_value(), ValueError,
+                         "SamplePlan.run_files: the plan has no photo step to bring pictures to one size");
+             EMBER_CHECK(paths.size() == indices.size(), ValueError, "SamplePlan.run_files: ", paths.size(),
+                         " paths but ", indices.size(), " indices");
+             const auto& t = p.transform;
+             EMBER_CHECK(!p.uint8_out, ValueError, "SamplePlan.run_files: the output must be float32");
+             const int64_t count = int64_t(indices.size());
+             Tensor out = empty({count, t.channels(), t.height(), t.width()}, TensorOptions{DType::Float32});
+             {
+               nb::gil_scoped_release unlocked;
+               data::transform_files(t, *p.photo, paths.data(), indices.data(), count, seed, epoch,
+                                     get_num_threads(), out.data_ptr<float>());
+             }
+             return out;
+           },
+           "paths"_a, "indices"_a, "seed"_a, "epoch"_a,
+           "The pictures `paths` (sample indices `indices`) decoded and transformed, as a (B, 3, H, W) tensor.")
       .def("run",
            [](const SamplePlan& p, nb::handle images, const std::vector<int64_t>& indices, uint64_t seed,
               int64_t epoch, bool channels_last) {

@@ -1,9 +1,12 @@
-// transform_rows: a SampleTransform over the rows of a uint8 batch, on std::threads, each sample
-// independent (stateless draws), so the thread count never changes the result.
+// transform_rows / transform_files: a SampleTransform over the rows of a uint8 batch or over picture
+// files decoded here, on std::threads, each sample independent (stateless draws), so the thread
+// count never changes the result.
 #include "ember/data/batch_transform.h"
 
 #include <algorithm>
 #include <cmath>
+#include <exception>
+#include <tuple>
 #include <string>
 #include <system_error>
 #include <thread>
@@ -11,8 +14,36 @@
 
 #include "ember/core/error.h"
 #include "ember/core/threads.h"
+#include "ember/data/decode.h"
+#include "ember/io/user_file.h"
 
 namespace ember::data {
+
+namespace {
+
+// Runs work(first, step) on `threads` std::threads (this one included), samples b = t, t + T, ...
+// on thread t.
+template <typename Work>
+void spread(int64_t count, int threads, const Work& work, const char* what) {
+  const int64_t n_threads = std::clamp<int64_t>(threads, 1, count);
+  if (n_threads == 1) {
+    work(0, 1);
+    return;
+  }
+  std::vector<std::thread> pool;
+  pool.reserve(size_t(n_threads - 1));
+  try {
+    for (int64_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t, n_threads);
+  } catch (const std::system_error& e) {
+    for (auto& th : pool) th.join();
+    throw_thread_start_error(e, std::string(what) + " thread " + std::to_string(pool.size() + 1) + " of " +
+                                    std::to_string(n_threads), "ember.set_num_threads() with a smaller count");
+  }
+  work(0, n_threads);
+  for (auto& th : pool) th.join();
+}
+
+}  // namespace
 
 Image apply_photo_steps(const PhotoSteps& steps, const Image& src, uint64_t seed, int64_t epoch, int64_t index,
                         Box* box) {
@@ -22,7 +53,11 @@ Image apply_photo_steps(const PhotoSteps& steps, const Image& src, uint64_t seed
     return resize(src, steps.out_height, steps.out_width, b);
   }
   if (box != nullptr) *box = Box{0, 0, src.height, src.width};
-  Image img = steps.resize_height > 0 ? resize(src, steps.resize_height, steps.resize_width) : src;
+  int64_t rh = steps.resize_height, rw = steps.resize_width;
+  if (steps.resize_shorter > 0)
+    std::tie(rh, rw) = shorter_side_size(src.height, src.width, steps.resize_shorter, steps.resize_max_size);
+  // torchvision hands an image already of the asked size back untouched (Pillow's resize copies it).
+  Image img = rh > 0 && (rh != src.height || rw != src.width) ? resize(src, rh, rw) : src;
   if (steps.crop_height > 0) img = center_crop(img, steps.crop_height, steps.crop_width);
   return img;
 }
@@ -73,22 +108,51 @@ void transform_rows(const SampleTransform& transform, const ImageBatch& images, 
       }
     }
   };
-  const int64_t n_threads = std::clamp<int64_t>(threads, 1, count);
-  if (n_threads == 1) {
-    work(0, 1);
-    return;
-  }
-  std::vector<std::thread> pool;
-  pool.reserve(size_t(n_threads - 1));
-  try {
-    for (int64_t t = 1; t < n_threads; ++t) pool.emplace_back(work, t, n_threads);
-  } catch (const std::system_error& e) {
-    for (auto& th : pool) th.join();
-    throw_thread_start_error(e, "image-transform thread " + std::to_string(pool.size() + 1) + " of " +
-                                    std::to_string(n_threads), "ember.set_num_threads() with a smaller count");
-  }
-  work(0, n_threads);
-  for (auto& th : pool) th.join();
+  spread(count, threads, work, "image-transform");
+}
+
+void transform_files(const SampleTransform& transform, const PhotoSteps& photo, const std::string* paths,
+                     const int64_t* indices, int64_t count, uint64_t seed, int64_t epoch, int threads,
+                     float* out_float) {
+  const int64_t c = transform.channels(), h = transform.height(), w = transform.width();
+  EMBER_CHECK(c == 3, ValueError, "transform_files: pictures are decoded to RGB, so the transform needs 3 channels, got ",
+              c);
+  // Only a last step of a fixed size makes every sample (h, w) whatever the picture's size.
+  const bool fixed = photo.random_resized_crop || photo.crop_height > 0 ||
+                     (photo.resize_shorter == 0 && photo.resize_height > 0);
+  EMBER_CHECK(fixed && photo.out_height == h && photo.out_width == w, ValueError,
+              "transform_files: the photo steps must end in the transform's fixed size ", h, " x ", w,
+              " (RandomResizedCrop(size), Resize((h, w)) or Resize + CenterCrop); pictures differ in size");
+  EMBER_CHECK(out_float != nullptr, ValueError, "transform_files: no output");
+  EMBER_CHECK(count >= 0, ValueError, "transform_files: count must be >= 0, got ", count);
+  if (count == 0) return;
+  const int64_t sample = c * h * w;
+  std::vector<std::exception_ptr> errors(static_cast<size_t>(count));  // each sample's failure, rethrown in order
+  auto work = [&](int64_t first, int64_t step) {
+    std::vector<uint8_t> planes(static_cast<size_t>(sample));
+    DecodeOptions opt;
+    opt.channels = 3;
+    opt.max_pixels = kMaxImagePixels;  // Pillow's DecompressionBombError limit
+    opt.apply_exif = false;            // torchvision's pil_loader does not rotate
+    for (int64_t b = first; b < count; b += step) {
+      try {
+        const std::vector<uint8_t> bytes = io::read_user_file(paths[b], io::kImageFile);
+        const Image picture = decode_image(bytes, opt, paths[b]);
+        const Image img = apply_photo_steps(photo, picture, seed, epoch, indices[b]);
+        EMBER_CHECK(img.height == h && img.width == w && img.channels == c, InternalError,
+                    "transform_files: the photo steps gave ", img.height, " x ", img.width, " for ", paths[b]);
+        const uint8_t* src = img.pixels.data();
+        for (int64_t p = 0; p < h * w; ++p)  // (H, W, C) -> (C, H, W)
+          for (int64_t ch = 0; ch < c; ++ch) planes[size_t(ch * h * w + p)] = src[p * c + ch];
+        transform.apply(planes.data(), seed, epoch, indices[b], out_float + b * sample);
+      } catch (...) {  // an exception must not leave a std::thread: kept and rethrown below
+        errors[size_t(b)] = std::current_exception();
+      }
+    }
+  };
+  spread(count, threads, work, "picture-decoding");
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
 }
 
 }  // namespace ember::data

@@ -1,13 +1,22 @@
 // transform_rows (data/batch_transform.h): each row equals SampleTransform::apply on that row
 // alone (channels-last rows transposed first), for any thread count; uint8 output; bad indices;
 // and random erasing's torchvision rule (a rectangle as tall or wide as the image never counts).
+// transform_files: each picture file equals decode (no EXIF) + photo steps + apply, for any thread
+// count; a file that cannot be decoded or opened is the typed error naming it; a plan whose size
+// depends on the picture is refused.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <string>
+#include <unistd.h>
 #include <vector>
 
 #include "ember/core/error.h"
 #include "ember/data/batch_transform.h"
+#include "ember/data/decode.h"
+#include "ember/data/encode.h"
 #include "ember/data/transforms.h"
+#include "support/files.h"
 
 using namespace ember::data;
 
@@ -168,4 +177,112 @@ TEST(DataBatchTransform, PhotoStepsRunBeforeThePassOnEachRow) {
       EXPECT_EQ(out, expected) << threads << " threads";
     }
   }
+}
+
+namespace {
+
+namespace fs = std::filesystem;
+
+// Pictures of different sizes (PNG and JPEG) in a fresh folder; their paths.
+std::vector<std::string> write_pictures(const fs::path& dir) {
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::vector<std::array<int64_t, 2>> sizes = {{30, 40}, {50, 33}, {41, 41}, {64, 48}, {27, 90}};
+  std::vector<std::string> paths;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    const auto [h, w] = sizes[i];
+    std::vector<uint8_t> px(size_t(h * w * 3));
+    for (int64_t k = 0; k < h * w * 3; ++k) px[size_t(k)] = uint8_t((k * 13 + (k / (w * 3)) * 7 + int64_t(i) * 50) % 256);
+    const bool jpeg = i % 2 == 1;
+    const fs::path p = dir / ("p" + std::to_string(i) + (jpeg ? ".jpg" : ".png"));
+    ember::test::write_bytes(p, jpeg ? encode_jpeg(px, h, w, 3, 90) : encode_png(px, h, w, 3));
+    paths.push_back(p.string());
+  }
+  return paths;
+}
+
+// What transform_files must give for one file: decode, photo steps, (H, W, C) -> planes, apply.
+std::vector<float> one_file(const SampleTransform& t, const PhotoSteps& photo, const std::string& path, uint64_t seed,
+                            int64_t epoch, int64_t index) {
+  DecodeOptions opt;
+  opt.apply_exif = false;
+  const Image img = apply_photo_steps(photo, decode_image(ember::test::read_bytes(path), opt, path), seed, epoch, index);
+  const auto planes = to_planes_of(img.pixels.data(), img.height, img.width, 3);
+  std::vector<float> out(planes.size());
+  t.apply(planes.data(), seed, epoch, index, out.data());
+  return out;
+}
+
+}  // namespace
+
+TEST(DataBatchTransform, FilesEqualDecodePhotoStepsAndApplyForAnyThreadCount) {
+  const fs::path dir = fs::temp_directory_path() / ("ember_transform_files_" + std::to_string(::getpid()));
+  const auto paths = write_pictures(dir);
+  TransformOptions o;
+  o.scale = o.normalize = true;
+  o.hflip_p = 0.5;
+  PhotoSteps resize_crop;  // Resize(36) + CenterCrop(32): the resize's size depends on each picture
+  resize_crop.resize_shorter = 36;
+  resize_crop.crop_height = resize_crop.crop_width = resize_crop.out_height = resize_crop.out_width = 32;
+  PhotoSteps rrc;  // RandomResizedCrop(32)
+  rrc.random_resized_crop = true;
+  rrc.out_height = rrc.out_width = 32;
+  const SampleTransform t(o, 3, 32, 32, {0.5f, 0.4f, 0.3f}, {0.2f, 0.25f, 0.3f});
+  const std::vector<int64_t> idx = {4, 0, 2, 9, 1};  // dataset indices: the draws' keys
+  for (const PhotoSteps* photo : {&resize_crop, &rrc}) {
+    std::vector<float> expected;
+    for (size_t b = 0; b < paths.size(); ++b) {
+      const auto one = one_file(t, *photo, paths[b], 7, 1, idx[b]);
+      expected.insert(expected.end(), one.begin(), one.end());
+    }
+    for (int threads : {1, 2, 5}) {
+      std::vector<float> out(expected.size(), 99.0f);
+      transform_files(t, *photo, paths.data(), idx.data(), int64_t(paths.size()), 7, 1, threads, out.data());
+      EXPECT_EQ(out, expected) << threads << " threads, random_resized_crop " << photo->random_resized_crop;
+    }
+  }
+  fs::remove_all(dir);
+}
+
+TEST(DataBatchTransform, AFileThatCannotBeDecodedOrOpenedIsTheTypedErrorNamingIt) {
+  const fs::path dir = fs::temp_directory_path() / ("ember_transform_files_bad_" + std::to_string(::getpid()));
+  auto paths = write_pictures(dir);
+  const std::string broken = (dir / "broken.jpg").string();
+  ember::test::write_text(broken, "not a picture at all");
+  PhotoSteps rrc;
+  rrc.random_resized_crop = true;
+  rrc.out_height = rrc.out_width = 16;
+  const SampleTransform t(TransformOptions{}, 3, 16, 16, {0.5f, 0.5f, 0.5f}, {0.2f, 0.2f, 0.2f});
+  paths[3] = broken;
+  const std::vector<int64_t> idx = {0, 1, 2, 3, 4};
+  std::vector<float> out(5 * 3 * 16 * 16);
+  for (int threads : {1, 3}) {
+    try {
+      transform_files(t, rrc, paths.data(), idx.data(), 5, 0, 0, threads, out.data());
+      ADD_FAILURE() << "no DataError for " << broken;
+    } catch (const ember::DataError& e) {
+      EXPECT_NE(std::string(e.what()).find("broken.jpg"), std::string::npos) << e.what();
+    }
+  }
+  paths[3] = (dir / "missing.png").string();
+  try {
+    transform_files(t, rrc, paths.data(), idx.data(), 5, 0, 0, 2, out.data());
+    ADD_FAILURE() << "no IOError for a missing file";
+  } catch (const ember::IOError& e) {
+    EXPECT_NE(std::string(e.what()).find("missing.png"), std::string::npos) << e.what();
+  }
+  fs::remove_all(dir);
+}
+
+TEST(DataBatchTransform, FilesNeedPhotoStepsEndingInTheTransformsSize) {
+  const std::string path = "unused.png";
+  const int64_t index = 0;
+  std::vector<float> out(3 * 8 * 8);
+  const SampleTransform t(TransformOptions{}, 3, 8, 8, {0.5f, 0.5f, 0.5f}, {0.2f, 0.2f, 0.2f});
+  PhotoSteps shorter;  // Resize(8) alone: 8 x something, not 8 x 8
+  shorter.resize_shorter = 8;
+  shorter.out_height = shorter.out_width = 8;
+  EXPECT_THROW(transform_files(t, shorter, &path, &index, 1, 0, 0, 1, out.data()), ember::ValueError);
+  PhotoSteps none;
+  EXPECT_THROW(transform_files(t, none, &path, &index, 1, 0, 0, 1, out.data()), ember::ValueError);
 }

@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string>
 
 #include "ember/data/photo_transforms.h"
 #include "ember/data/transforms.h"
@@ -20,6 +21,11 @@ namespace ember::data {
 // out_width). The SampleTransform then runs on the result, whose size it must have.
 struct PhotoSteps {
   int64_t resize_height = 0, resize_width = 0;
+  // Resize(int) on images of any size (transform_files): the shorter side to resize_shorter, the
+  // longer int(resize_shorter * long / short), capped by resize_max_size when > 0
+  // (shorter_side_size); an image already that size is left untouched, as torchvision does.
+  // Used instead of resize_height/resize_width when > 0.
+  int64_t resize_shorter = 0, resize_max_size = 0;
   int64_t crop_height = 0, crop_width = 0;
   bool random_resized_crop = false;
   int64_t out_height = 0, out_width = 0;
@@ -49,5 +55,20 @@ struct ImageBatch {
 void transform_rows(const SampleTransform& transform, const ImageBatch& images, const int64_t* indices,
                     int64_t count, uint64_t seed, int64_t epoch, int threads, float* out_float,
                     uint8_t* out_uint8 = nullptr, const PhotoSteps* photo = nullptr);
+
+// transform_rows over picture files (what the DataLoader does for ImageFolder): out[b] =
+// transform(photo(decode(paths[b]))) for b in [0, count), float32 (count, C, H, W) into out_float,
+// where indices[b] is the sample's index in its dataset (the random draws come from (seed, epoch,
+// indices[b])). Each file is decoded by decode_image (decode.h) to RGB as Pillow's
+// Image.open(f).convert("RGB") gives it, without EXIF rotation (torchvision's ImageFolder applies
+// none), under Pillow's pixel budget (kMaxImagePixels), at full size (no DCT scaling: the Python
+// path's PIL decodes whole); then `photo`, which must end in the transform's fixed size
+// (RandomResizedCrop, Resize((h, w)), or a Resize followed by CenterCrop). The transform must have 3
+// channels. Throws ValueError for a plan that does not end in its size; IOError (unreadable file) or
+// DataError (not a picture, truncated, over the budget) naming the file — of the lowest position b
+// that failed, whatever the thread count — after every thread has stopped.
+void transform_files(const SampleTransform& transform, const PhotoSteps& photo, const std::string* paths,
+                     const int64_t* indices, int64_t count, uint64_t seed, int64_t epoch, int threads,
+                     float* out_float);
 
 }  // namespace ember::data
