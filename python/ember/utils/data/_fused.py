@@ -1,9 +1,11 @@
-"""The DataLoader's C++ path for torchvision's built-in datasets: MNIST/FashionMNIST/KMNIST and
-CIFAR10/100 of ember.vision.datasets whose transform is a Compose of built-in steps that
+"""The DataLoader's C++ path for torchvision's built-in datasets: MNIST/FashionMNIST/KMNIST,
+CIFAR10/100 and ImageFolder/DatasetFolder (with the default PIL loader) of ember.vision.datasets whose transform is a Compose of built-in steps that
 ember.vision.transforms.batch_plan fuses (ToTensor, Normalize, RandomCrop with padding,
 RandomHorizontalFlip, RandomErasing, ...). Each batch is one C++ call over the dataset's uint8 array:
 the GIL released, the samples spread over ember's threads, no PIL image made, no worker process,
-no pickling. The batches equal what the Python path gives for deterministic transforms; random
+no pickling. An ImageFolder's files are decoded in that call too, by ember's decoders (Pillow's
+pixels; its transform must end in a fixed size: RandomResizedCrop, or Resize + CenterCrop). The
+batches equal what the Python path gives for deterministic transforms; random
 steps draw from (the epoch's base seed, the epoch, the sample's index) through Philox instead of
 ember's global generator, so they are reproducible under ember.manual_seed but not the same draws
 the Python path would make.
@@ -19,6 +21,7 @@ import sys
 import numpy as _np
 
 from ... import _core
+from ... import errors as _errors
 
 
 def fused_batches(loader, base_seed: int, epoch: int):
@@ -32,6 +35,8 @@ def fused_batches(loader, base_seed: int, epoch: int):
         return None
     ds = loader.dataset
     getitem = getattr(type(ds), "__getitem__", None)
+    if getitem is vd.DatasetFolder.__getitem__:
+        return _folder_batches(loader, ds, vd, base_seed, epoch)
     if getitem is not vd.MNIST.__getitem__ and getitem is not vd.CIFAR10.__getitem__:
         return None
     if getattr(ds, "transform", None) is None or getattr(ds, "target_transform", None) is not None:
@@ -51,15 +56,41 @@ def fused_batches(loader, base_seed: int, epoch: int):
     return _FusedIterator(loader, plan, images, targets, base_seed, epoch)
 
 
+def _folder_batches(loader, ds, vd, base_seed: int, epoch: int):
+    """The C++ path for an ImageFolder/DatasetFolder whose loader is the module's PIL loader (a
+    user's loader may read anything, so it keeps the Python path)."""
+    if getattr(ds, "loader", None) not in (vd.default_loader, vd.pil_loader):
+        return None
+    if getattr(ds, "transform", None) is None or getattr(ds, "target_transform", None) is not None:
+        return None
+    from ember.vision.transforms import batch_plan  # noqa: PLC0415 (ember.vision loads on first use)
+    plan = batch_plan(ds.transform)  # for pictures of any size: None unless it ends in a fixed size
+    if plan is None:
+        return None
+    paths = [s[0] for s in ds.samples]
+    targets = _np.asarray(ds.targets, dtype=_np.int64)
+    if targets.shape != (len(paths),):
+        return None
+    return _FusedIterator(loader, plan, None, targets, base_seed, epoch, paths=paths)
+
+
+def _unreadable(error):
+    """A picture the C++ decoders refuse, raised as PIL's loader would: an OSError subclass
+    (PIL.UnidentifiedImageError, what Image.open raises for bytes it cannot read) whose message
+    names the file. ember.IOError (a file that cannot be opened) is an OSError already."""
+    from PIL import UnidentifiedImageError  # noqa: PLC0415 (Pillow is a dependency of ember.vision)
+    return UnidentifiedImageError(str(error))
+
+
 class _FusedIterator:
     """One epoch of batches: the batch sampler's index lists, each turned into [images, targets] by
     one C++ call (a batch of 64 Fashion-MNIST images costs tens of microseconds, so no prefetching
     thread is needed to keep a training step fed)."""
 
-    def __init__(self, loader, plan, images, targets, seed: int, epoch: int) -> None:
+    def __init__(self, loader, plan, images, targets, seed: int, epoch: int, paths=None) -> None:
         self._length = len(loader)
         self._sampler_iter = iter(loader._index_sampler)
-        self._plan, self._images, self._targets = plan, images, targets
+        self._plan, self._images, self._targets, self._paths = plan, images, targets, paths
         self._seed, self._epoch = int(seed) & ((1 << 64) - 1), int(epoch)
 
     def __iter__(self):
@@ -70,5 +101,12 @@ class _FusedIterator:
 
     def __next__(self):
         index = _np.asarray(next(self._sampler_iter), dtype=_np.int64)
-        batch = self._plan._plan.run(self._images, index.tolist(), self._seed, self._epoch, True)
+        rows = index.tolist()
+        if self._paths is not None:
+            try:
+                batch = self._plan._plan.run_files([self._paths[i] for i in rows], rows, self._seed, self._epoch)
+            except _errors.DataError as e:
+                raise _unreadable(e) from e
+        else:
+            batch = self._plan._plan.run(self._images, rows, self._seed, self._epoch, True)
         return [batch, _core.from_numpy(_np.ascontiguousarray(self._targets[index]))]
