@@ -4,6 +4,7 @@
 #include "ember/data/batch_transform.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <exception>
 #include <tuple>
@@ -21,8 +22,8 @@ namespace ember::data {
 
 namespace {
 
-// Runs work(first, step) on `threads` std::threads (this one included), samples b = t, t + T, ...
-// on thread t.
+// Runs work(first, step) on min(threads, count) std::threads (this one included): thread t gets
+// (t, T), for the fixed split b = t, t + T, ... (a work may ignore them and take samples as it goes).
 template <typename Work>
 void spread(int64_t count, int threads, const Work& work, const char* what) {
   const int64_t n_threads = std::clamp<int64_t>(threads, 1, count);
@@ -128,13 +129,17 @@ void transform_files(const SampleTransform& transform, const PhotoSteps& photo, 
   if (count == 0) return;
   const int64_t sample = c * h * w;
   std::vector<std::exception_ptr> errors(static_cast<size_t>(count));  // each sample's failure, rethrown in order
-  auto work = [&](int64_t first, int64_t step) {
+  // Pictures differ in size and crop, so threads take the next sample as they finish (a fixed split
+  // leaves one thread a few pictures behind at each batch's end); each sample's result depends only
+  // on its own draws, so the bytes are the same.
+  std::atomic<int64_t> next{0};
+  auto work = [&](int64_t, int64_t) {
     std::vector<uint8_t> planes(static_cast<size_t>(sample));
     DecodeOptions opt;
     opt.channels = 3;
     opt.max_pixels = kMaxImagePixels;  // Pillow's DecompressionBombError limit
     opt.apply_exif = false;            // torchvision's pil_loader does not rotate
-    for (int64_t b = first; b < count; b += step) {
+    for (int64_t b = next.fetch_add(1); b < count; b = next.fetch_add(1)) {
       try {
         const std::vector<uint8_t> bytes = io::read_user_file(paths[b], io::kImageFile);
         const Image picture = decode_image(bytes, opt, paths[b]);
