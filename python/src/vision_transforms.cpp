@@ -17,6 +17,7 @@
 #include "bindings.h"
 #include "ember/core/error.h"
 #include "ember/data/batch_transform.h"
+#include "ember/data/decode.h"
 #include "ember/data/transforms.h"
 #include "ember/ops.h"
 
@@ -36,6 +37,14 @@ struct SamplePlan {
 
 void register_vision_transforms(nb::module_& m) {
   nb::module_ v = m.def_submodule("_vision", "C++ kernels of ember.vision.transforms.");
+  v.def(
+      "picture_extensions",
+      [] {
+        std::vector<std::string> out;
+        for (const char* e : data::image_extensions()) out.emplace_back(e);
+        return out;
+      },
+      "The file extensions ember's decoders read (lower case, with the dot): SamplePlan.run_files's.");
   nb::class_<SamplePlan>(v, "SamplePlan",
                          "One fused per-sample pass (data::SampleTransform) bound to an image geometry.")
       .def("__init__",

@@ -192,7 +192,7 @@ def test_a_corrupt_file_is_an_oserror_naming_it(photo_folder):
         ds.loader(ds.samples[[p for p, _ in ds.samples].index(str(photo_folder / "class0" / "broken.jpg"))][0])
 
 
-@pytest.mark.parametrize("case", ["custom_loader", "resize_only", "target_transform"])
+@pytest.mark.parametrize("case", ["custom_loader", "resize_only", "target_transform", "tiff"])
 def test_image_folder_with_what_a_user_wrote_or_a_variable_size_takes_the_python_path(photo_folder, case):
     from PIL import Image
     tf = T.Compose([T.Resize(40), T.CenterCrop(32), T.ToTensor()])
@@ -201,6 +201,8 @@ def test_image_folder_with_what_a_user_wrote_or_a_variable_size_takes_the_python
         kwargs["loader"] = lambda path: Image.open(path).convert("RGB").rotate(90)
     elif case == "target_transform":
         kwargs["target_transform"] = lambda t: t + 10
+    elif case == "tiff":  # PIL reads TIFF, ember's decoders do not
+        Image.new("RGB", (50, 40), (10, 200, 30)).save(photo_folder / "class1" / "t.tiff")
     else:
         tf = T.Compose([T.Resize((32, 32)), T.Resize(30), T.ToTensor()])  # 30 x 30 only after the fixed step
     ds = datasets.ImageFolder(photo_folder, transform=tf, **kwargs)
@@ -211,6 +213,8 @@ def test_image_folder_with_what_a_user_wrote_or_a_variable_size_takes_the_python
         np.testing.assert_array_equal(x.numpy()[0], ds[0][0].numpy())
     if case == "target_transform":
         assert y.numpy().tolist() == [ds.targets[0] + 10, ds.targets[1] + 10]
+    if case == "tiff":
+        assert sum(int(b[0].shape[0]) for b in DataLoader(ds, batch_size=4)) == len(ds) == 8
 
 
 def test_batch_plan_for_files_needs_a_fixed_size():

@@ -68,6 +68,10 @@ def _folder_batches(loader, ds, vd, base_seed: int, epoch: int):
     if plan is None:
         return None
     paths = [s[0] for s in ds.samples]
+    # PIL reads formats ember's decoders do not (TIFF, ...): such a folder keeps the Python path.
+    readable = tuple(_core._vision.picture_extensions())
+    if not all(str(p).lower().endswith(readable) for p in paths):
+        return None
     targets = _np.asarray(ds.targets, dtype=_np.int64)
     if targets.shape != (len(paths),):
         return None
