@@ -137,7 +137,7 @@ void register_vision_transforms(nb::module_& m) {
            "RandomResizedCrop's box on an image of image_size (height, width) (default: the rows').")
       .def("run_files",
            [](const SamplePlan& p, const std::vector<std::string>& paths, const std::vector<int64_t>& indices,
-              uint64_t seed, int64_t epoch) {
+              uint64_t seed, int64_t epoch, int threads) {
              EMBER_CHECK(p.photo.has_value(), ValueError,
                          "SamplePlan.run_files: the plan has no photo step to bring pictures to one size");
              EMBER_CHECK(paths.size() == indices.size(), ValueError, "SamplePlan.run_files: ", paths.size(),
@@ -149,12 +149,14 @@ void register_vision_transforms(nb::module_& m) {
              {
                nb::gil_scoped_release unlocked;
                data::transform_files(t, *p.photo, paths.data(), indices.data(), count, seed, epoch,
-                                     get_num_threads(), out.data_ptr<float>());
+                                     threads > 0 ? threads : get_num_threads(), out.data_ptr<float>());
              }
              return out;
            },
-           "paths"_a, "indices"_a, "seed"_a, "epoch"_a,
-           "The pictures `paths` (sample indices `indices`) decoded and transformed, as a (B, 3, H, W) tensor.")
+           "paths"_a, "indices"_a, "seed"_a, "epoch"_a, "threads"_a = 0,
+           "The pictures `paths` (sample indices `indices`) decoded and transformed, as a (B, 3, H, W) tensor,\n"
+           "on `threads` threads (0: ember.get_num_threads() of the calling thread; OpenMP's count is per\n"
+           "thread, so a call from another Python thread passes the main thread's).")
       .def("run",
            [](const SamplePlan& p, nb::handle images, const std::vector<int64_t>& indices, uint64_t seed,
               int64_t epoch, bool channels_last) {

@@ -16,6 +16,7 @@ gets the Python path)."""
 
 from __future__ import annotations
 
+import concurrent.futures as _futures
 import sys
 
 import numpy as _np
@@ -89,13 +90,22 @@ def _unreadable(error):
 class _FusedIterator:
     """One epoch of batches: the batch sampler's index lists, each turned into [images, targets] by
     one C++ call (a batch of 64 Fashion-MNIST images costs tens of microseconds, so no prefetching
-    thread is needed to keep a training step fed)."""
+    thread is needed to keep a training step fed; an ImageFolder's batch, files to decode, is
+    prefetched one batch ahead on a thread)."""
 
     def __init__(self, loader, plan, images, targets, seed: int, epoch: int, paths=None) -> None:
         self._length = len(loader)
         self._sampler_iter = iter(loader._index_sampler)
         self._plan, self._images, self._targets, self._paths = plan, images, targets, paths
         self._seed, self._epoch = int(seed) & ((1 << 64) - 1), int(epoch)
+        # Picture files take ~100 ms a batch to decode: the next batch is decoded on a thread (the
+        # C++ call releases the GIL) while the caller trains on this one, as PyTorch's workers
+        # prefetch. The thread count is read here: OpenMP's is per thread.
+        self._pool = self._pending = None
+        if paths is not None:
+            self._pool = _futures.ThreadPoolExecutor(1, thread_name_prefix="ember-folder-loader")
+            self._threads = _core.get_num_threads()
+            self._pending = self._submit()
 
     def __iter__(self):
         return self
@@ -104,13 +114,39 @@ class _FusedIterator:
         return self._length
 
     def __next__(self):
+        if self._paths is not None:
+            return self._next_files()
         index = _np.asarray(next(self._sampler_iter), dtype=_np.int64)
         rows = index.tolist()
-        if self._paths is not None:
-            try:
-                batch = self._plan._plan.run_files([self._paths[i] for i in rows], rows, self._seed, self._epoch)
-            except _errors.DataError as e:
-                raise _unreadable(e) from e
-        else:
-            batch = self._plan._plan.run(self._images, rows, self._seed, self._epoch, True)
+        batch = self._plan._plan.run(self._images, rows, self._seed, self._epoch, True)
+        return [batch, _core.from_numpy(_np.ascontiguousarray(self._targets[index]))]
+
+    def _submit(self):
+        """The next batch's indices and the future of its tensor, or None at the epoch's end."""
+        try:
+            index = _np.asarray(next(self._sampler_iter), dtype=_np.int64)
+        except StopIteration:
+            return None
+        rows = index.tolist()
+        paths = [self._paths[i] for i in rows]
+        future = self._pool.submit(self._plan._plan.run_files, paths, rows, self._seed, self._epoch, self._threads)
+        return index, future
+
+    def _next_files(self):
+        current = self._pending
+        if current is None:
+            self._pool.shutdown(wait=False)
+            raise StopIteration
+        index, future = current
+        try:
+            batch = future.result()
+        except _errors.DataError as e:
+            self._pending = None
+            self._pool.shutdown(wait=False)
+            raise _unreadable(e) from e
+        except BaseException:
+            self._pending = None
+            self._pool.shutdown(wait=False)
+            raise
+        self._pending = self._submit()
         return [batch, _core.from_numpy(_np.ascontiguousarray(self._targets[index]))]
