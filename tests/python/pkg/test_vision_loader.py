@@ -226,3 +226,21 @@ def test_batch_plan_for_files_needs_a_fixed_size():
     assert T.batch_plan(T.Compose([T.ToTensor()])) is None
     with pytest.raises(ValueError, match="channels must be 3"):
         T.batch_plan(T.Compose([T.RandomResizedCrop(16), T.ToTensor()]), channels=1)
+
+
+def test_image_folder_epochs_abandoned_midway_and_one_thread(photo_folder):
+    """The next batch is decoded ahead on a thread: leaving an epoch after one batch, or running
+    with one ember thread, gives the same batches as a full pass."""
+    tf = T.Compose([T.RandomResizedCrop(16), T.ToTensor()])
+    ds = datasets.ImageFolder(photo_folder, transform=tf)
+    ember.manual_seed(2)
+    full = [x.numpy() for x, _ in DataLoader(ds, batch_size=3, shuffle=False)]
+    before = ember.get_num_threads()
+    try:
+        ember.set_num_threads(1)
+        ember.manual_seed(2)
+        it = iter(DataLoader(ds, batch_size=3, shuffle=False))
+        np.testing.assert_array_equal(next(it)[0].numpy(), full[0])
+        del it  # abandoned with a batch in flight
+    finally:
+        ember.set_num_threads(before)
