@@ -1,5 +1,6 @@
 """The DataLoader's C++ path for torchvision's built-in datasets: MNIST/FashionMNIST/KMNIST,
-CIFAR10/100 and ImageFolder/DatasetFolder (with the default PIL loader) of ember.vision.datasets whose transform is a Compose of built-in steps that
+CIFAR10/100 and ImageFolder/DatasetFolder (with the default PIL loader) of ember.vision.datasets
+whose transform is a Compose of built-in steps that
 ember.vision.transforms.batch_plan fuses (ToTensor, Normalize, RandomCrop with padding,
 RandomHorizontalFlip, RandomErasing, ...). Each batch is one C++ call over the dataset's uint8 array:
 the GIL released, the samples spread over ember's threads, no PIL image made, no worker process,
@@ -17,6 +18,7 @@ gets the Python path)."""
 from __future__ import annotations
 
 import concurrent.futures as _futures
+import os as _os
 import sys
 
 import numpy as _np
@@ -68,7 +70,7 @@ def _folder_batches(loader, ds, vd, base_seed: int, epoch: int):
     plan = batch_plan(ds.transform)  # for pictures of any size: None unless it ends in a fixed size
     if plan is None:
         return None
-    paths = [s[0] for s in ds.samples]
+    paths = [_os.fspath(s[0]) for s in ds.samples]
     # PIL reads formats ember's decoders do not (TIFF, ...): such a folder keeps the Python path.
     readable = tuple(_core._vision.picture_extensions())
     if not all(str(p).lower().endswith(readable) for p in paths):

@@ -127,8 +127,8 @@ def batch_plan(transform, channels: int = 3, height: Optional[int] = None,
     Python). With height and width None, the plan is for RGB picture files of any size
     (BatchPlan.run_files, what the DataLoader uses for ImageFolder): it qualifies only when its
     photo steps end in a fixed size — RandomResizedCrop(size), Resize((h, w)), or Resize(int) (no
-    max_size) then CenterCrop — and its result is float32. Recognised, in this order: Resize (bilinear) then CenterCrop, or RandomResizedCrop
-    (bilinear), on the uint8 image as Pillow does them (the C++ photo transforms are Pillow's
+    max_size) then CenterCrop — and its result is float32. Recognised, in this order: Resize
+    (bilinear) then CenterCrop, or RandomResizedCrop (bilinear), on the uint8 image as Pillow does them (the C++ photo transforms are Pillow's
     arithmetic bit for bit); RandomCrop(size=(height, width), padding (equal sides),
     fill=0, padding_mode "constant" or "reflect"), RandomHorizontalFlip (after the crop), one of
     ToTensor / PILToTensor / ToImage (+ ToDtype(float32, scale) or ConvertImageDtype(float32)), a
