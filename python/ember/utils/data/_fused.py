@@ -75,8 +75,10 @@ def _folder_batches(loader, ds, vd, base_seed: int, epoch: int):
     readable = tuple(_core._vision.picture_extensions())
     if not all(str(p).lower().endswith(readable) for p in paths):
         return None
-    targets = _np.asarray(ds.targets, dtype=_np.int64)
-    if targets.shape != (len(paths),):
+    # The targets __getitem__ returns: samples' (ds.targets is a copy a user may not keep in step).
+    try:
+        targets = _np.asarray([s[1] for s in ds.samples], dtype=_np.int64)
+    except (TypeError, ValueError, OverflowError):
         return None
     return _FusedIterator(loader, plan, None, targets, base_seed, epoch, paths=paths)
 
