@@ -7,6 +7,9 @@
 // widened by the scale factor when shrinking, each output's weights normalised to sum 1 in double,
 // rounded to integers of 22 fraction bits, accumulated from a half in int32 and clipped to 8 bits
 // after each of the two passes (horizontal first, over only the rows the vertical pass reads).
+// The passes have AVX2 forms (8 outputs at a time, the same int32 products and sums: every weight
+// is >= 0 and a sum never exceeds 255 * 2^22 + 2^21, so the order of the additions cannot change a
+// bit), chosen at run time; the plain loops are the reference they are tested against.
 #include "ember/data/photo_transforms.h"
 
 #include <algorithm>
@@ -14,6 +17,9 @@
 #include <cmath>
 #include <cstring>
 
+#include <immintrin.h>
+
+#include "cpu/isa.h"
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
 #include "ember/data/decode.h"
@@ -116,6 +122,98 @@ void vertical(const uint8_t* in, int64_t row_len, const Coeffs& k, int64_t out_h
   }
 }
 
+// The horizontal pass's table for the AVX2 form: outputs in blocks of 8; for block b and tap x,
+// the byte offset of the input pixel (first + x, clamped to the box: its weight is 0 past count)
+// and its weight, at [(b * taps + x) * 8 + lane].
+struct Gathers {
+  int64_t taps = 0, blocks = 0;
+  std::vector<int32_t> offset, weight;
+};
+
+Gathers gathers(const Coeffs& k, int64_t in_w, int64_t out_w, int64_t ch) {
+  Gathers g;
+  g.taps = k.taps;
+  g.blocks = (out_w + 7) / 8;
+  g.offset.assign(size_t(g.blocks * g.taps * 8), 0);
+  g.weight.assign(size_t(g.blocks * g.taps * 8), 0);
+  for (int64_t o = 0; o < out_w; ++o)
+    for (int64_t x = 0; x < k.taps; ++x) {
+      const size_t at = size_t(((o / 8) * k.taps + x) * 8 + o % 8);
+      g.offset[at] = int32_t(std::min(k.first[size_t(o)] + x, in_w - 1) * ch);
+      g.weight[at] = x < k.count[size_t(o)] ? k.w[size_t(o * k.taps + x)] : 0;
+    }
+  return g;
+}
+
+// clip8 on 8 lanes.
+__attribute__((target("avx2"))) inline __m256i clip8_avx2(__m256i acc) {
+  return _mm256_min_epi32(_mm256_max_epi32(_mm256_srai_epi32(acc, kPrecisionBits), _mm256_setzero_si256()),
+                          _mm256_set1_epi32(255));
+}
+
+// One RGB row of the horizontal pass, 8 outputs per step: a 32-bit gather per tap fetches R, G, B
+// (and one byte past, which must be readable: the caller keeps the image's last byte out of reach).
+__attribute__((target("avx2"))) void horizontal_rgb_avx2(const uint8_t* in, const Gathers& g, int64_t out_w,
+                                                        uint8_t* out) {
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  const __m256i byte = _mm256_set1_epi32(0xff);
+  const __m128i pack3 = _mm_setr_epi8(0, 1, 2, 4, 5, 6, 8, 9, 10, 12, 13, 14, -1, -1, -1, -1);
+  const int* base = reinterpret_cast<const int*>(in);
+  for (int64_t b = 0; b < g.blocks; ++b) {
+    __m256i r = half, gr = half, bl = half;
+    const int32_t* off = g.offset.data() + b * g.taps * 8;
+    const int32_t* wt = g.weight.data() + b * g.taps * 8;
+    for (int64_t x = 0; x < g.taps; ++x) {
+      const __m256i v =
+          _mm256_i32gather_epi32(base, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(off + x * 8)), 1);
+      const __m256i w = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(wt + x * 8));
+      r = _mm256_add_epi32(r, _mm256_mullo_epi32(_mm256_and_si256(v, byte), w));
+      gr = _mm256_add_epi32(gr, _mm256_mullo_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 8), byte), w));
+      bl = _mm256_add_epi32(bl, _mm256_mullo_epi32(_mm256_and_si256(_mm256_srli_epi32(v, 16), byte), w));
+    }
+    const __m256i px =
+        _mm256_or_si256(clip8_avx2(r), _mm256_or_si256(_mm256_slli_epi32(clip8_avx2(gr), 8),
+                                                    _mm256_slli_epi32(clip8_avx2(bl), 16)));
+    alignas(32) uint8_t packed[32];
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(packed), _mm_shuffle_epi8(_mm256_castsi256_si128(px), pack3));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(packed + 12),
+                     _mm_shuffle_epi8(_mm256_extracti128_si256(px, 1), pack3));
+    const int64_t n = std::min<int64_t>(8, out_w - b * 8);
+    std::memcpy(out + b * 24, packed, size_t(n * 3));
+  }
+}
+
+// vertical() 16 bytes at a time.
+__attribute__((target("avx2"))) void vertical_avx2(const uint8_t* in, int64_t row_len, const Coeffs& k,
+                                                  int64_t out_h, uint8_t* out) {
+  const __m256i half = _mm256_set1_epi32(1 << (kPrecisionBits - 1));
+  for (int64_t o = 0; o < out_h; ++o) {
+    const int32_t* w = k.w.data() + o * k.taps;
+    const int64_t first = k.first[size_t(o)], n = k.count[size_t(o)];
+    uint8_t* dst = out + o * row_len;
+    int64_t i = 0;
+    for (; i + 16 <= row_len; i += 16) {
+      __m256i lo = half, hi = half;
+      for (int64_t y = 0; y < n; ++y) {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + (first + y) * row_len + i));
+        const __m256i wy = _mm256_set1_epi32(w[y]);
+        lo = _mm256_add_epi32(lo, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(v), wy));
+        hi = _mm256_add_epi32(hi, _mm256_mullo_epi32(_mm256_cvtepu8_epi32(_mm_srli_si128(v, 8)), wy));
+      }
+      // int32 -> uint16 (negatives to 0) -> uint8 (above 255 to 255), lanes put back in order.
+      const __m256i words = _mm256_permute4x64_epi64(
+          _mm256_packus_epi32(_mm256_srai_epi32(lo, kPrecisionBits), _mm256_srai_epi32(hi, kPrecisionBits)), 0xD8);
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + i),
+                       _mm_packus_epi16(_mm256_castsi256_si128(words), _mm256_extracti128_si256(words, 1)));
+    }
+    for (; i < row_len; ++i) {
+      int32_t acc = 1 << (kPrecisionBits - 1);
+      for (int64_t y = 0; y < n; ++y) acc += int32_t(in[(first + y) * row_len + i]) * w[y];
+      dst[i] = clip8(acc);
+    }
+  }
+}
+
 void check_image(const Image& src, const char* what) {
   EMBER_CHECK(src.width >= 1 && src.height >= 1 && (src.channels == 1 || src.channels == 3) &&
                   int64_t(src.pixels.size()) == src.width * src.height * src.channels,
@@ -160,6 +258,7 @@ Image resize(const Image& src, int64_t out_height, int64_t out_width, Box box) {
   EMBER_CHECK(out_height >= 1 && out_width >= 1, ValueError, "resize: the output size must be positive, got ",
               out_width, "x", out_height);
   const int64_t ch = src.channels;
+  const bool vector = cpu::have_avx2();
   Image out(out_width, out_height, ch);
   const bool need_h = out_width != box.width, need_v = out_height != box.height;
   const Coeffs kv = coefficients(box.height, out_height);
@@ -175,10 +274,20 @@ Image resize(const Image& src, int64_t out_height, int64_t out_width, Box box) {
     const int64_t n = need_v ? y_last - y_first : box.height;
     const int64_t y0 = box.top + (need_v ? y_first : 0);
     tmp.resize(size_t(n * row_len));
-    if (ch == 3)
+    if (ch == 3 && vector) {
+      const Gathers g = gathers(kh, box.width, out_width, ch);
+      // A gather reads one byte past its pixel: past the image's end only on the last row, when the
+      // box reaches the right edge; that row takes the plain loop.
+      const bool last_row_plain = y0 + n == src.height && box.left + box.width == src.width;
+      const int64_t simd_rows = last_row_plain ? n - 1 : n;
+      for (int64_t y = 0; y < simd_rows; ++y)
+        horizontal_rgb_avx2(src.row(y0 + y) + box.left * ch, g, out_width, tmp.data() + y * row_len);
+      if (simd_rows < n) horizontal<3>(src, y0 + simd_rows, 1, box.left, kh, out_width, ch, tmp.data() + simd_rows * row_len);
+    } else if (ch == 3) {
       horizontal<3>(src, y0, n, box.left, kh, out_width, ch, tmp.data());
-    else
+    } else {
       horizontal<0>(src, y0, n, box.left, kh, out_width, ch, tmp.data());
+    }
     rows = tmp.data();
   } else {
     // Same width: copy the box's rows (contiguous per row) so the vertical pass reads one layout.
@@ -195,7 +304,10 @@ Image resize(const Image& src, int64_t out_height, int64_t out_width, Box box) {
   }
   Coeffs shifted = kv;
   for (auto& f : shifted.first) f -= y_first;
-  vertical(rows, row_len, shifted, out_height, out.pixels.data());
+  if (vector)
+    vertical_avx2(rows, row_len, shifted, out_height, out.pixels.data());
+  else
+    vertical(rows, row_len, shifted, out_height, out.pixels.data());
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <sstream>
 
+#include "cpu/isa.h"
 #include "ember/data/photo_transforms.h"
 #include "golden/golden_file.h"
 #include "golden/golden_picture.h"
@@ -138,6 +139,44 @@ TEST(PhotoTransforms, SameDrawForTheSameSeedEpochAndIndex) {
   for (int i = 0; i < 100; ++i)
     same += ember::data::random_resized_crop_box(375, 500, 7, 1, i) == ember::data::random_resized_crop_box(375, 500, 7, 2, i);
   EXPECT_LT(same, 5) << "another epoch draws other boxes";
+}
+
+// The AVX2 passes against the plain loops (cpu::allow_avx2(false)), byte for byte, on sizes and
+// boxes that reach every edge: the last row and column of the image, widths not a multiple of 8,
+// 1-pixel boxes, strong shrinking (many taps) and enlarging, grey and RGB. On a CPU without AVX2
+// both sides are the plain loops.
+TEST(PhotoTransforms, VectorResizeEqualsThePlainLoops) {
+  struct Plain {
+    Plain() { ember::cpu::allow_avx2(false); }
+    ~Plain() { ember::cpu::allow_avx2(true); }
+  };
+  uint64_t state = 12345;
+  const auto next = [&](int64_t n) {  // in [0, n)
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return int64_t((state >> 33) % uint64_t(n));
+  };
+  for (int t = 0; t < 300; ++t) {
+    const int64_t ch = t % 5 == 0 ? 1 : 3;
+    const int64_t h = 1 + next(t < 100 ? 40 : 400), w = 1 + next(t < 100 ? 40 : 500);
+    Image src(w, h, ch);
+    for (auto& p : src.pixels) p = uint8_t(next(256));
+    for (int64_t i = 0; i < 8 && t % 7 == 0; ++i) src.pixels[size_t(next(int64_t(src.pixels.size())))] = 255;
+    Box box{next(h), next(w), 0, 0};
+    box.height = 1 + next(h - box.top), box.width = 1 + next(w - box.left);
+    if (t % 3 == 0) box = {h - box.height, w - box.width, box.height, box.width};  // at the bottom-right corner
+    const int64_t oh = 1 + next(t % 4 == 0 ? 8 : 300), ow = 1 + next(t % 4 == 1 ? 8 : 300);
+    const Image vec = ember::data::resize(src, oh, ow, box);
+    Image plain;
+    {
+      Plain off;
+      plain = ember::data::resize(src, oh, ow, box);
+    }
+    std::ostringstream what;
+    what << w << "x" << h << "x" << ch << " box " << box.top << "," << box.left << " " << box.width << "x" << box.height
+         << " -> " << ow << "x" << oh;
+    expect_same(plain, vec, what.str());
+    if (::testing::Test::HasFailure()) break;
+  }
 }
 
 TEST(PhotoTransforms, BadArgumentsAreNamed) {
