@@ -1,5 +1,5 @@
 // transform_rows / transform_files: a SampleTransform over the rows of a uint8 batch or over picture
-// files decoded here, on std::threads, each sample independent (stateless draws), so the thread
+// files decoded here (channels-last rows read in place by SampleTransform::apply), on std::threads, each sample independent (stateless draws), so the thread
 // count never changes the result.
 #include "ember/data/batch_transform.h"
 
@@ -86,7 +86,6 @@ void transform_rows(const SampleTransform& transform, const ImageBatch& images, 
 
   // Samples b = t, t + T, ... go to thread t: a fixed split, though any split gives the same bytes.
   auto work = [&](int64_t first, int64_t step) {
-    std::vector<uint8_t> planes(images.channels_last && c > 1 ? size_t(sample) : 0);
     std::vector<float> staging(out_uint8 != nullptr ? size_t(sample) : 0);
     Image photo_in(images.width, images.height, c), photo_out;
     for (int64_t b = first; b < count; b += step) {
@@ -96,13 +95,8 @@ void transform_rows(const SampleTransform& transform, const ImageBatch& images, 
         photo_out = apply_photo_steps(*photo, photo_in, seed, epoch, indices[b]);
         src = photo_out.pixels.data();
       }
-      if (!planes.empty()) {  // (H, W, C) -> (C, H, W)
-        for (int64_t p = 0; p < h * w; ++p)
-          for (int64_t ch = 0; ch < c; ++ch) planes[size_t(ch * h * w + p)] = src[p * c + ch];
-        src = planes.data();
-      }
       float* dst = out_uint8 != nullptr ? staging.data() : out_float + b * sample;
-      transform.apply(src, seed, epoch, indices[b], dst);
+      transform.apply(src, seed, epoch, indices[b], dst, images.channels_last && c > 1);
       if (out_uint8 != nullptr) {
         uint8_t* o = out_uint8 + b * sample;
         for (int64_t k = 0; k < sample; ++k) o[k] = uint8_t(std::clamp(staging[size_t(k)], 0.0f, 255.0f));
@@ -134,7 +128,6 @@ void transform_files(const SampleTransform& transform, const PhotoSteps& photo, 
   // on its own draws, so the bytes are the same.
   std::atomic<int64_t> next{0};
   auto work = [&](int64_t, int64_t) {
-    std::vector<uint8_t> planes(static_cast<size_t>(sample));
     DecodeOptions opt;
     opt.channels = 3;
     opt.max_pixels = kMaxImagePixels;  // Pillow's DecompressionBombError limit
@@ -146,10 +139,7 @@ void transform_files(const SampleTransform& transform, const PhotoSteps& photo, 
         const Image img = apply_photo_steps(photo, picture, seed, epoch, indices[b]);
         EMBER_CHECK(img.height == h && img.width == w && img.channels == c, InternalError,
                     "transform_files: the photo steps gave ", img.height, " x ", img.width, " for ", paths[b]);
-        const uint8_t* src = img.pixels.data();
-        for (int64_t p = 0; p < h * w; ++p)  // (H, W, C) -> (C, H, W)
-          for (int64_t ch = 0; ch < c; ++ch) planes[size_t(ch * h * w + p)] = src[p * c + ch];
-        transform.apply(planes.data(), seed, epoch, indices[b], out_float + b * sample);
+        transform.apply(img.pixels.data(), seed, epoch, indices[b], out_float + b * sample, /*channels_last=*/true);
       } catch (...) {  // an exception must not leave a std::thread: kept and rethrown below
         errors[size_t(b)] = std::current_exception();
       }

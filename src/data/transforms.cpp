@@ -119,13 +119,15 @@ bool SampleTransform::deterministic() const {
   return opt_.crop_padding == 0 && opt_.hflip_p <= 0 && opt_.erase_p <= 0;
 }
 
-void SampleTransform::apply(const uint8_t* src, const SampleParams& p, float* dst) const {
+void SampleTransform::apply(const uint8_t* src, const SampleParams& p, float* dst, bool channels_last) const {
   const int64_t pad = opt_.crop_padding;
   const int64_t oy = p.crop_dy - pad, ox = p.crop_dx - pad;  // source = output + offset
   const bool reflect_mode = opt_.pad_mode == PadMode::Reflect;
+  // Where channel c's pixel (y, x) is: plane c + y * row_step + x * step.
+  const int64_t step = channels_last ? c_ : 1, row_step = w_ * step, plane_step = channels_last ? 1 : h_ * w_;
   for (int64_t c = 0; c < c_; ++c) {
     const float* lut = lut_.data() + c * 256;
-    const uint8_t* plane = src + c * h_ * w_;
+    const uint8_t* plane = src + c * plane_step;
     float* out = dst + c * h_ * w_;
     for (int64_t y = 0; y < h_; ++y) {
       int64_t sy = y + oy;
@@ -137,21 +139,26 @@ void SampleTransform::apply(const uint8_t* src, const SampleParams& p, float* ds
         }
         sy = reflect(sy, h_);
       }
-      const uint8_t* row = plane + sy * w_;
+      const uint8_t* row = plane + sy * row_step;
+      const auto at = [&](int64_t sx) { return lut[row[sx * step]]; };
       // Output column x reads crop column (flip ? W-1-x : x), i.e. source column that + ox.
       // Columns whose source lies inside the image form one contiguous run; the rest is padding.
       if (!p.flip) {
         const int64_t x0 = std::clamp<int64_t>(-ox, 0, w_), x1 = std::clamp<int64_t>(w_ - ox, 0, w_);
-        for (int64_t x = 0; x < x0; ++x) orow[x] = reflect_mode ? lut[row[reflect(x + ox, w_)]] : lut[0];
-        for (int64_t x = x0; x < x1; ++x) orow[x] = lut[row[x + ox]];
-        for (int64_t x = x1; x < w_; ++x) orow[x] = reflect_mode ? lut[row[reflect(x + ox, w_)]] : lut[0];
+        for (int64_t x = 0; x < x0; ++x) orow[x] = reflect_mode ? at(reflect(x + ox, w_)) : lut[0];
+        if (step == 1) {
+          for (int64_t x = x0; x < x1; ++x) orow[x] = lut[row[x + ox]];
+        } else {
+          for (int64_t x = x0; x < x1; ++x) orow[x] = at(x + ox);
+        }
+        for (int64_t x = x1; x < w_; ++x) orow[x] = reflect_mode ? at(reflect(x + ox, w_)) : lut[0];
       } else {
         for (int64_t x = 0; x < w_; ++x) {
           int64_t sx = (w_ - 1 - x) + ox;
           if (sx < 0 || sx >= w_) {
-            orow[x] = reflect_mode ? lut[row[reflect(sx, w_)]] : lut[0];
+            orow[x] = reflect_mode ? at(reflect(sx, w_)) : lut[0];
           } else {
-            orow[x] = lut[row[sx]];
+            orow[x] = at(sx);
           }
         }
       }
@@ -167,8 +174,9 @@ void SampleTransform::apply(const uint8_t* src, const SampleParams& p, float* ds
   }
 }
 
-void SampleTransform::apply(const uint8_t* src, uint64_t seed, int64_t epoch, int64_t index, float* dst) const {
-  apply(src, draw_sample_params(opt_, seed, epoch, index, h_, w_), dst);
+void SampleTransform::apply(const uint8_t* src, uint64_t seed, int64_t epoch, int64_t index, float* dst,
+                            bool channels_last) const {
+  apply(src, draw_sample_params(opt_, seed, epoch, index, h_, w_), dst, channels_last);
 }
 
 }  // namespace ember::data

@@ -65,6 +65,20 @@ std::vector<float> run(const Bytes& src, int64_t c, int64_t h, int64_t w, const 
   return out;
 }
 
+// run() on the same image stored (H, W, C): apply(..., channels_last = true) must give the same
+// floats as on the (C, H, W) planes.
+std::vector<float> run_channels_last(const Bytes& src, int64_t c, int64_t h, int64_t w, const TransformOptions& o,
+                                     const SampleParams& p, const std::vector<float>& mean,
+                                     const std::vector<float>& sd) {
+  Bytes hwc(src.size());
+  for (int64_t ch = 0; ch < c; ++ch)
+    for (int64_t i = 0; i < h * w; ++i) hwc[size_t(i * c + ch)] = src[size_t(ch * h * w + i)];
+  SampleTransform t(o, c, h, w, mean, sd);
+  std::vector<float> out(size_t(c * h * w), -999.0f);
+  t.apply(hwc.data(), p, out.data(), /*channels_last=*/true);
+  return out;
+}
+
 }  // namespace
 
 TEST(DataTransforms, ScaleAndNormaliseExact) {
@@ -142,8 +156,11 @@ TEST(DataTransforms, CropReflectFlipAndEraseMatchReference) {
           p.erase_left = 2;
           p.erase_h = 3;
           p.erase_w = 2;
-          ASSERT_EQ(run(img, 3, 5, 6, o, p, mean, sd), reference(img, 3, 5, 6, o, p, mean, sd))
+          const std::vector<float> want = reference(img, 3, 5, 6, o, p, mean, sd);
+          ASSERT_EQ(run(img, 3, 5, 6, o, p, mean, sd), want)
               << "mode " << int(mode) << " dy " << dy << " dx " << dx << " flip " << flip;
+          ASSERT_EQ(run_channels_last(img, 3, 5, 6, o, p, mean, sd), want)
+              << "channels last, mode " << int(mode) << " dy " << dy << " dx " << dx << " flip " << flip;
         }
       }
     }

@@ -1,6 +1,6 @@
 // A SampleTransform (transforms.h) run over selected rows of a uint8 image batch in one call: what
 // ember.vision.transforms.batch_plan's run() does for the DataLoader. Each sample is one fused pass
-// (channels-last rows transposed to planes first), its random choices drawn statelessly from
+// (channels-last rows read in place), its random choices drawn statelessly from
 // (seed, epoch, index), so the output is the same whatever the thread count.
 #pragma once
 

@@ -62,10 +62,13 @@ class SampleTransform {
   SampleTransform(TransformOptions opt, int64_t channels, int64_t height, int64_t width,
                   const std::vector<float>& dataset_mean, const std::vector<float>& dataset_std);
 
-  // src: uint8 (C, H, W) contiguous; dst: float32 (C, H, W) contiguous, fully overwritten.
-  void apply(const uint8_t* src, const SampleParams& p, float* dst) const;
+  // src: uint8 (C, H, W) contiguous, or (H, W, C) when channels_last (a decoded picture's layout,
+  // read in place rather than transposed first); dst: float32 (C, H, W) contiguous, fully
+  // overwritten.
+  void apply(const uint8_t* src, const SampleParams& p, float* dst, bool channels_last = false) const;
   // draw_sample_params + apply.
-  void apply(const uint8_t* src, uint64_t seed, int64_t epoch, int64_t index, float* dst) const;
+  void apply(const uint8_t* src, uint64_t seed, int64_t epoch, int64_t index, float* dst,
+             bool channels_last = false) const;
 
   const TransformOptions& options() const { return opt_; }
   int64_t channels() const { return c_; }
