@@ -144,13 +144,28 @@ Image decode_jpeg(std::span<const uint8_t> bytes, const ImageInfo& info, const D
     dst = scratch.data();
   }
   if (tjDecompress2(h, bytes.data(), static_cast<unsigned long>(bytes.size()), dst, w, 0, ht, pf, 0) != 0) {
-    const std::string why = tjGetErrorStr2(h);
+    std::string why = tjGetErrorStr2(h);
     const int code = tjGetErrorCode(h);
     discard_thread_handle();
     // libjpeg warns and goes on for damage it can step over (extraneous bytes before a marker, a
     // bad restart marker), as Pillow does; a file that ends early is refused, as Pillow refuses it
-    // ("image file is truncated") instead of handing out grey rows.
-    const bool fatal = code == TJERR_FATAL || why.find("Premature end") != std::string::npos;
+    // ("image file is truncated") instead of handing out grey rows. The text TurboJPEG 2.1 keeps is
+    // libjpeg's first warning, unless an error came after it; and once a warning is seen it reports
+    // TJERR_WARNING even for that error (a progressive file cut in a later scan: "Premature end of
+    // JPEG file", then "Bogus Huffman table definition"). So after a warning the file is decoded
+    // again, stopping at the first warning: a different text means an error followed it.
+    bool fatal = code == TJERR_FATAL || why.find("Premature end") != std::string::npos;
+    if (!fatal) {
+      tjhandle again = thread_handle(name);
+      std::vector<uint8_t> discard(size_t(w) * size_t(ht) * size_t(px));
+      if (tjDecompress2(again, bytes.data(), static_cast<unsigned long>(bytes.size()), discard.data(), w, 0, ht, pf,
+                        TJFLAG_STOPONWARNING) != 0) {
+        const std::string first = tjGetErrorStr2(again);
+        discard_thread_handle();
+        if (first.find("Premature end") != std::string::npos) why = first, fatal = true;
+        else if (first != why) fatal = true;
+      }
+    }
     if (fatal)
       throw_decode_error(name, "JPEG",
                          detail::cat(why.find("Premature end") != std::string::npos ? "truncated, the file ends early "

@@ -250,6 +250,31 @@ TEST(DataDecode, TruncatedFilesAreAClearErrorNeverACrash) {
   }
 }
 
+// A progressive JPEG cut anywhere in its scans is refused as truncated, at full size and scaled:
+// libjpeg warns "Premature end of JPEG file" and may then fail on a later scan's half-read tables,
+// which TurboJPEG 2.1 reports as a mere warning (cut at 4,862 of 6,832 bytes it did, and the
+// half-refined picture was handed out; Pillow refuses every such cut).
+TEST(DataDecode, AProgressiveFileCutInALaterScanIsTruncated) {
+  const std::vector<uint8_t> whole = fixture("photo_progressive.jpg");
+  std::vector<size_t> cuts = {4862};
+  for (size_t n = whole.size() / 8; n + 2 < whole.size(); n += whole.size() / 61) cuts.push_back(n);
+  for (size_t n : cuts)
+    for (int64_t min_side : {0, 8}) {
+      const std::vector<uint8_t> cut(whole.begin(), whole.begin() + std::ptrdiff_t(n));
+      DecodeOptions o;
+      o.min_width = o.min_height = min_side;
+      try {
+        decode_image(cut, o, "photo_progressive.jpg");
+        ADD_FAILURE() << "cut at " << n << " of " << whole.size() << " bytes (min side " << min_side << ") decoded";
+      } catch (const DataError& e) {
+        EXPECT_TRUE(ember::test::contains(e.what(), "photo_progressive.jpg")) << e.what();
+      }
+    }
+  // The same cut of a baseline file: refused as before, and the whole files still decode.
+  EXPECT_NO_THROW(decode_image(whole, {}, "photo_progressive.jpg"));
+  EXPECT_NO_THROW(decode_image(fixture("photo.jpg"), {}, "photo.jpg"));
+}
+
 TEST(DataDecode, NotAnImageNamesWhatItFound) {
   const std::string text = "this is not an image";
   const std::vector<uint8_t> bytes(text.begin(), text.end());
