@@ -285,6 +285,75 @@ def test_workers_give_the_in_process_batches(context):
     assert sorted(map(str, unordered)) == sorted(map(str, expected))
 
 
+def _shared_files():
+    from ember.utils.data import _worker
+    return sorted(f for f in os.listdir(_worker.SHM_DIR) if f.startswith("ember-dataloader-"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+@pytest.mark.parametrize("context", ["fork", "spawn"])
+def test_large_batches_cross_in_shared_memory_and_leave_nothing_behind(context, monkeypatch):
+    from utils_data_helpers import Large
+    from ember.utils.data import _worker
+    expected = [(x.tolist(), h.float().tolist(), i.tolist()) for x, h, i in DataLoader(Large(), batch_size=4)]
+    before = _shared_files()
+    shared, take = [], _worker.take_shared
+
+    def spy(data):
+        if isinstance(data, _worker._Payload):  # called again for each element of a batch
+            shared.append(data.shm_name is not None)
+        return take(data)
+    monkeypatch.setattr(_worker, "take_shared", spy)
+    got = [(x.tolist(), h.float().tolist(), i.tolist())
+           for x, h, i in DataLoader(Large(), batch_size=4, num_workers=2, multiprocessing_context=context)]
+    assert got == expected
+    assert shared == [True, True, False] * 3  # the two images by /dev/shm, the small labels pickled
+    assert _shared_files() == before  # each file unlinked as its batch arrived
+    # A batch the program keeps is the mapped memory itself: writable, and still valid after the epoch.
+    x, h, _ = next(iter(DataLoader(Large(), batch_size=4, num_workers=1, multiprocessing_context=context)))
+    assert h.dtype == ember.bfloat16
+    x.add_(1.0)
+    assert x[0, 0, 0, 1].item() == pytest.approx(1.0001)
+    # An epoch left after one batch, with the others written and in flight: gone with the iterator.
+    it = iter(DataLoader(Large(40), batch_size=4, num_workers=2, prefetch_factor=4, multiprocessing_context=context))
+    next(it)
+    time.sleep(0.5)
+    del it
+    gc.collect()
+    assert _shared_files() == before
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_a_full_dev_shm_falls_back_to_the_pipe_with_a_warning():
+    from utils_data_helpers import Large, no_shared_memory
+    expected = [x.tolist() for x, _, _ in DataLoader(Large(), batch_size=4)]
+    with pytest.warns(RuntimeWarning, match=r"writing a batch to shared memory \(/dev/shm\) failed .*No space left"
+                                            r".*--shm-size") as caught:
+        got = [x.tolist() for x, _, _ in DataLoader(Large(), batch_size=4, num_workers=2,
+                                                    worker_init_fn=no_shared_memory)]
+    assert got == expected
+    assert len([w for w in caught if "shared memory" in str(w.message)]) == 2  # once per worker
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_shared_batches_of_a_dead_program_are_removed():
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    pid = int(dead.stdout)
+    stale = f"/dev/shm/ember-dataloader-{pid}-0-{pid + 1}-3"
+    mine = f"/dev/shm/ember-dataloader-{os.getpid()}-999-1-1"
+    for path in (stale, mine):
+        with open(path, "wb") as f:
+            f.write(b"x")
+    try:
+        list(DataLoader(Numbered(4), batch_size=2, num_workers=1))
+        assert not os.path.exists(stale)
+        assert os.path.exists(mine)  # this program's own, alive: left alone
+    finally:
+        for path in (stale, mine):
+            if os.path.exists(path):
+                os.unlink(path)
+
+
 def test_worker_seeds_as_pytorchs():
     loader = DataLoader(Draws(4), batch_size=None, num_workers=2, generator=123)
     first = list(loader)

@@ -114,3 +114,30 @@ def failing_init(worker_id):
 class Tagged(Numbered):
     def __getitem__(self, i):
         return i, TAG
+
+
+class Large(Dataset):
+    """Item i: a (3, 64, 64) float32 image of i + its pixel numbers / 1e4 (48 KiB: a batch of 2 or
+    more goes through shared memory), a bfloat16 copy of it and i."""
+
+    def __init__(self, n=12):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        x = ember.from_numpy(np.arange(3 * 64 * 64, dtype=np.float32).reshape(3, 64, 64) / 1e4 + i)
+        return x, x.to(ember.bfloat16), i
+
+
+def no_shared_memory(worker_id):
+    """A worker_init_fn: this worker's writes to /dev/shm fail as on a full tmpfs (ENOSPC)."""
+    import errno
+    import types
+    from ember.utils.data import _worker
+
+    def write(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+    _worker.os = types.SimpleNamespace(**{k: getattr(os, k) for k in dir(os) if not k.startswith("__")})
+    _worker.os.write = write

@@ -1,10 +1,14 @@
 """The DataLoader's worker processes (num_workers > 0): the loop each worker runs (take a batch's
 indices from its index queue, load and collate the samples, send the batch back), its seeding, the
 wrapper that carries a worker's exception to the main process, and how batches cross the process
-boundary (ember tensors as NumPy arrays pickled through the result queue's pipe)."""
+boundary: a tensor of 64 KiB or more as a file in /dev/shm that the main process maps and unlinks
+(only its name goes through the result queue's pipe), smaller ones and everything else pickled."""
 
 from __future__ import annotations
 
+import glob
+import itertools
+import mmap
 import os
 import queue
 import random
@@ -73,33 +77,128 @@ class _IterableDatasetStopIteration:
 
 
 class _Payload:
-    """An ember tensor on its way between processes: its values as a NumPy array (dtypes NumPy lacks,
-    bfloat16, travel as float32 and are converted back)."""
+    """An ember tensor on its way between processes: its values as a NumPy array, or, in shared
+    memory, the name of the /dev/shm file holding them (``array`` None until the main process maps
+    it); dtypes NumPy lacks (bfloat16) travel as float32 and are converted back."""
 
-    __slots__ = ("array", "dtype")
+    __slots__ = ("array", "dtype", "shm_name", "shape", "np_dtype")
 
-    def __init__(self, array, dtype) -> None:
+    def __init__(self, array, dtype, shm_name=None, shape=None, np_dtype=None) -> None:
         self.array, self.dtype = array, dtype
+        self.shm_name, self.shape, self.np_dtype = shm_name, shape, np_dtype
 
 
-def to_transport(data):
+# Shared memory for batches: PyTorch's workers hand tensors over in shared memory too; a pickle of a
+# 38 MB batch through the pipe costs the main process ~40 ms (unpickling, reading the pipe), a
+# mapped file well under one.
+SHM_DIR = "/dev/shm"
+SHM_MIN_BYTES = 1 << 16
+_SHM_PREFIX = "ember-dataloader-"
+_shm_counter = itertools.count()
+_shm_failed = False  # this worker's /dev/shm refused a write (full or absent): the pipe from then on
+_shm_note = None  # the warning about it, sent with the next batch and warned in the main process
+
+
+class Noted:
+    """A worker's answer with a warning for the main process to issue (where the program's warning
+    filters, and pytest.warns, see it; a worker's own warnings.warn would go to its stderr, or
+    nowhere under an inherited catch_warnings)."""
+
+    __slots__ = ("data", "message")
+
+    def __init__(self, data, message) -> None:
+        self.data, self.message = data, message
+
+
+def shm_prefix(iterator_id: int) -> str | None:
+    """The file-name prefix of one DataLoader iterator's shared batches (its process id and a number
+    of its own), or None when /dev/shm is not a writable directory (batches then go by the pipe)."""
+    if not (os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK)):
+        return None
+    return f"{_SHM_PREFIX}{os.getpid()}-{iterator_id}-"
+
+
+def remove_shared_files(prefix: str) -> None:
+    """Unlinks what one iterator's workers wrote and the main process never took (the batches in
+    flight when it stopped)."""
+    for path in glob.glob(os.path.join(SHM_DIR, glob.escape(prefix) + "*")):
+        try:
+            os.unlink(path)
+        except OSError:
+            pass
+
+
+def remove_stale_shared_files() -> None:
+    """Unlinks the shared batches of DataLoaders whose process is gone (killed before it could clean up)."""
+    for path in glob.glob(os.path.join(SHM_DIR, _SHM_PREFIX + "*")):
+        try:
+            pid = int(os.path.basename(path)[len(_SHM_PREFIX):].split("-", 1)[0])
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+        except (ValueError, OSError):
+            pass
+
+
+def _write_shared(array, prefix):
+    """The name of a new /dev/shm file holding ``array``'s bytes, or None (the caller pickles it) when
+    the write fails: a full /dev/shm (a container's 64 MB default) is an error from write(), never
+    the SIGBUS a mapped page would give, and a warning says once where batches go instead."""
+    global _shm_failed, _shm_note
+    name = f"{prefix}{os.getpid()}-{next(_shm_counter)}"
+    path = os.path.join(SHM_DIR, name)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except OSError:
+        _shm_failed = True
+        return None
+    try:
+        view = memoryview(array).cast("B")
+        written = 0
+        while written < len(view):
+            written += os.write(fd, view[written:])
+    except OSError as e:
+        os.close(fd)
+        os.unlink(path)
+        _shm_failed = True
+        _shm_note = (f"DataLoader worker: writing a batch to shared memory ({SHM_DIR}) failed ({e}); this worker's "
+                     f"batches go through a pipe from now on, which is slower. A container's {SHM_DIR} is often "
+                     f"64 MB: docker run --shm-size=2g (or --ipc=host) gives it more.")
+        return None
+    os.close(fd)
+    return name
+
+
+def to_transport(data, prefix=None):
+    """``data`` with each ember tensor as a _Payload: in a /dev/shm file when ``prefix`` is given and
+    it is SHM_MIN_BYTES or more, else as a NumPy array for the pickle."""
     from ..._core import Tensor
     if isinstance(data, Tensor):
         t = data.detach()
         try:
-            return _Payload(_np.ascontiguousarray(t.cpu().numpy()), None)
+            array, dtype = _np.ascontiguousarray(t.cpu().numpy()), None
         except Exception:
-            return _Payload(_np.ascontiguousarray(t.cpu().float().numpy()), str(t.dtype).split(".")[-1])
+            array, dtype = _np.ascontiguousarray(t.cpu().float().numpy()), str(t.dtype).split(".")[-1]
+        if prefix is not None and not _shm_failed and array.nbytes >= SHM_MIN_BYTES:
+            name = _write_shared(array, prefix)
+            if name is not None:
+                return _Payload(None, dtype, name, array.shape, array.dtype.str)
+        return _Payload(array, dtype)
     if isinstance(data, dict):
-        return {k: to_transport(v) for k, v in data.items()}
+        return {k: to_transport(v, prefix) for k, v in data.items()}
     if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return type(data)(*(to_transport(v) for v in data))
+        return type(data)(*(to_transport(v, prefix) for v in data))
     if isinstance(data, (list, tuple)):
-        return type(data)(to_transport(v) for v in data)
+        return type(data)(to_transport(v, prefix) for v in data)
     return data
 
 
 def from_transport(data):
+    """``data`` with each _Payload (shared ones taken by take_shared first) as an ember tensor: the
+    NumPy array's memory, mapped or unpickled, without a copy."""
     if isinstance(data, _Payload):
         from ... import _core
         t = _core.from_numpy(data.array)
@@ -110,6 +209,31 @@ def from_transport(data):
         return type(data)(*(from_transport(v) for v in data))
     if isinstance(data, (list, tuple)):
         return type(data)(from_transport(v) for v in data)
+    return data
+
+
+def take_shared(data):
+    """In the main process, as a batch arrives: each shared payload's file mapped and unlinked at once,
+    so nothing is left in /dev/shm whatever becomes of the batch (kept for later, dropped as a
+    stale epoch's); the mapping lives as long as the tensor made from it."""
+    if isinstance(data, _Payload):
+        if data.shm_name is not None and data.array is None:
+            path = os.path.join(SHM_DIR, data.shm_name)
+            fd = os.open(path, os.O_RDWR)
+            try:
+                os.unlink(path)
+                nbytes = os.fstat(fd).st_size
+                mapped = mmap.mmap(fd, nbytes, flags=mmap.MAP_SHARED | getattr(mmap, "MAP_POPULATE", 0))
+            finally:
+                os.close(fd)
+            data.array = _np.frombuffer(mapped, dtype=_np.dtype(data.np_dtype)).reshape(data.shape)
+        return data
+    if isinstance(data, dict):
+        for v in data.values():
+            take_shared(v)
+    elif isinstance(data, (list, tuple)):
+        for v in data:
+            take_shared(v)
     return data
 
 
@@ -205,11 +329,11 @@ class _Fetcher:
 
 
 def worker_loop(dataset, index_queue, result_queue, done_event, auto_collation, collate_fn, drop_last, base_seed,
-                init_fn, worker_id, num_workers):
+                init_fn, worker_id, num_workers, shm_prefix=None):
     """One worker process: seed, run worker_init_fn, then answer (epoch, task, index) messages with
     (epoch, task, batch) until it reads None, done_event is set (the None may never arrive when the
     main process's iterator is collected with its queues) or its parent is gone."""
-    global _worker_info
+    global _worker_info, _shm_note
     from ... import _core
     try:
         _core.set_num_threads(1)  # as PyTorch's workers: num_workers processes, one thread each
@@ -247,7 +371,9 @@ def worker_loop(dataset, index_queue, result_queue, done_event, auto_collation, 
             data = fetcher.fetch(index)
             if not isinstance(data, (ExceptionWrapper, _IterableDatasetStopIteration)):
                 try:
-                    data = to_transport(data)
+                    data = to_transport(data, shm_prefix)
+                    if _shm_note is not None:
+                        data, _shm_note = Noted(data, _shm_note), None
                 except Exception:
                     data = ExceptionWrapper(sys.exc_info(), f"in DataLoader worker process {worker_id}")
             result_queue.put((epoch, task_idx, data))

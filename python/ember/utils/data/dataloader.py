@@ -12,6 +12,7 @@ import multiprocessing as _mp
 import numbers
 import queue
 import signal
+import warnings
 import weakref
 
 import numpy as _np
@@ -262,6 +263,9 @@ class _InProcessIterator:
         return loader.collate_fn([loader.dataset[i] for i in index])
 
 
+_iterator_ids = itertools.count()  # names each worker iterator's shared-memory files apart
+
+
 class _WorkerIterator:
     """num_workers > 0: worker processes load batches; this process hands out indices (prefetch_factor
     batches per worker in flight), puts the answers back in the sampler's order, and turns a worker's
@@ -280,6 +284,8 @@ class _WorkerIterator:
         self._persistent = loader.persistent_workers
         self._shutdown = False
         ctx = loader.multiprocessing_context
+        _worker.remove_stale_shared_files()
+        self._shm_prefix = _worker.shm_prefix(next(_iterator_ids))
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
         self._index_queues, self._workers = [], []
@@ -290,7 +296,7 @@ class _WorkerIterator:
                             args=(loader.dataset, index_queue, self._result_queue, self._done_event,
                                   loader._auto_collation,
                                   loader.collate_fn, loader.drop_last, base_seed, loader.worker_init_fn, worker_id,
-                                  self._num_workers))
+                                  self._num_workers, self._shm_prefix))
             w.start()
             self._index_queues.append(index_queue)
             self._workers.append(w)
@@ -339,7 +345,11 @@ class _WorkerIterator:
         waited = 0.0
         while True:
             try:
-                return self._result_queue.get(timeout=_worker.STATUS_CHECK_INTERVAL)
+                epoch, idx, data = self._result_queue.get(timeout=_worker.STATUS_CHECK_INTERVAL)
+                if isinstance(data, _worker.Noted):
+                    warnings.warn(data.message, RuntimeWarning, stacklevel=4)
+                    data = data.data
+                return epoch, idx, _worker.take_shared(data)
             except queue.Empty:
                 waited += _worker.STATUS_CHECK_INTERVAL
                 self._check_workers()
@@ -425,6 +435,8 @@ class _WorkerIterator:
         for q in self._index_queues + [self._result_queue]:
             q.cancel_join_thread()
             q.close()
+        if getattr(self, "_shm_prefix", None) is not None:  # batches written but never taken
+            _worker.remove_shared_files(self._shm_prefix)
 
     def __del__(self):
         try:
