@@ -96,5 +96,64 @@ def test_resize_tensor_modes_torchvision_refuses():
     assert F.resize(pil_rgb(), [5, 7], T.InterpolationMode.LANCZOS).size == (7, 5)
 
 
+# ---- perspective ----------------------------------------------------------------------------------------
+
+START = [[0, 0], [16, 0], [16, 12], [0, 12]]  # the corners of a 13 x 17 image
+PERSPECTIVES = [
+    ([[2, 1], [15, 0], [13, 11], [1, 12]], None),
+    ([[0, 3], [14, 2], [16, 9], [3, 12]], 7),
+    ([[4, 2], [12, 3], [16, 12], [0, 10]], (3, 200, 40)),
+    ([[-2, -1], [18, 1], [17, 14], [1, 11]], 0),
+]
+
+
+def test_perspective_coefficients_equal_torchvisions():
+    from ember.vision.transforms._functional_affine import _get_perspective_coeffs
+    for end, _ in PERSPECTIVES:
+        ref = golden.reference(lambda: torch.tensor(TF._get_perspective_coeffs(START, end), dtype=torch.float64))
+        np.testing.assert_allclose(_get_perspective_coeffs(START, end), ref["values"], rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="exactly four corners, got 3 startpoints and 4 endpoints"):
+        F.perspective(pil_rgb(), START[:3], START)
+
+
+@pytest.mark.parametrize("end,fill", PERSPECTIVES)
+@pytest.mark.parametrize("name", ["nearest", "bilinear", "bicubic"])
+def test_perspective_pil_and_numpy_equal_pillows(end, fill, name):
+    ours, theirs = mode(name)
+    same(F.perspective(pil_rgb(), START, end, ours, fill), lambda: TF.perspective(pil_rgb(), START, end, theirs, fill))
+    like_pil(F.perspective(rgb_array(), START, end, ours, fill), F.perspective(pil_rgb(), START, end, ours, fill))
+    g = 9 if fill is not None else None
+    same(F.perspective(pil_gray(), START, end, ours, g), lambda: TF.perspective(pil_gray(), START, end, theirs, g))
+
+
+@pytest.mark.parametrize("end,fill", PERSPECTIVES)
+@pytest.mark.parametrize("name", ["nearest", "bilinear"])
+def test_perspective_tensor(end, fill, name):
+    ours, theirs = mode(name)
+    u = chw_uint8(batch=2)
+    tfill = list(fill) if isinstance(fill, tuple) else fill
+    same(F.perspective(ember.from_numpy(u), START, end, ours, tfill),
+         lambda: TF.perspective(tt(u), START, end, theirs, tfill), atol=1)
+    f = small_float()
+    small_end = [[min(x, 10), min(y, 8)] for x, y in end]
+    small_start = [[0, 0], [10, 0], [10, 8], [0, 8]]
+    ffill = [0.5] * 3 if fill is not None else None
+    same(F.perspective(ember.from_numpy(f), small_start, small_end, ours, ffill),
+         lambda: TF.perspective(tt(f), small_start, small_end, theirs, ffill), atol=1e-5)
+
+
+def test_perspective_argument_errors():
+    x = ember.from_numpy(chw_uint8())
+    end = PERSPECTIVES[0][0]
+    with pytest.raises(ValueError, match="Interpolation mode 'bicubic' is unsupported with Tensor input"):
+        F.perspective(x, START, end, T.InterpolationMode.BICUBIC)
+    with pytest.raises(ValueError, match=r"cannot broadcast to match the number of channels of the image \(2 != 3\)"):
+        F.perspective(x, START, end, fill=[1.0, 2.0])
+    with pytest.raises(ValueError, match=r"does not match the number of channels of the image \(2 != 3\)"):
+        F.perspective(pil_rgb(), START, end, fill=[1, 2])
+    with pytest.raises(TypeError, match="Argument interpolation should be a InterpolationMode"):
+        F.perspective(x, START, end, interpolation="cubic-ish")
+
+
 def test_zz_write_goldens():
     golden.write()
