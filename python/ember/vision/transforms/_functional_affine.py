@@ -17,7 +17,7 @@ from .functional import (InterpolationMode, _PIL_MODES, _interpolation, _kind, _
                          _to_tensor_like, get_dimensions)
 from ._functional_color import _pil_op
 
-__all__ = ["affine", "rotate", "perspective", "elastic_transform"]
+__all__ = ["affine", "rotate", "perspective", "elastic_transform", "elastic"]
 
 # ---- affine and rotate -----------------------------------------------------------------------------------
 # PIL images: Pillow's transform/rotate with torchvision's inverse matrix. Tensors: torchvision's
@@ -223,7 +223,8 @@ def rotate(img, angle: float, interpolation=InterpolationMode.NEAREST, expand: b
 def _get_perspective_coeffs(startpoints, endpoints) -> List[float]:
     """(a, b, c, d, e, f, g, h) with each output pixel (x, y) read at ((ax + by + c) / (gx + hy + 1),
     (dx + ey + f) / (gx + hy + 1)): the 8 x 8 system of the four corners solved in float64, rounded
-    to float32 (torchvision's least squares of a square system)."""
+    to float32, as torchvision's. Bit-equal to torchvision's but where a coefficient is 0 exactly
+    (no distortion): there both are rounding noise (~1e-16; torch solves by QR, NumPy by SVD)."""
     if len(startpoints) != 4 or len(endpoints) != 4:
         raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints and "
                          f"{len(endpoints)} endpoints.")
@@ -250,11 +251,21 @@ def _perspective_grid(coeffs: List[float], ow: int, oh: int, ft: np.dtype):
     return gx1 / den - f(1.0), gy1 / den - f(1.0)
 
 
-def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None,
+                coefficients: Optional[Sequence[float]] = None):
     """The image seen in perspective: the four corners startpoints ([top-left, top-right,
     bottom-right, bottom-left], each [x, y]) moved to endpoints, the size kept; fill where nothing
-    maps (a number, or one per channel)."""
-    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    maps (a number, or one per channel). v2's coefficients gives the 8 coefficients instead."""
+    if coefficients is not None:
+        if startpoints is not None and endpoints is not None:
+            raise ValueError("The startpoints/endpoints and the coefficients shouldn't be defined concurrently.")
+        if len(coefficients) != 8:
+            raise ValueError("Argument coefficients should have 8 float values")
+        coeffs = [float(c) for c in coefficients]
+    elif startpoints is not None and endpoints is not None:
+        coeffs = _get_perspective_coeffs(startpoints, endpoints)
+    else:
+        raise ValueError("Either the startpoints/endpoints or the coefficients must have non `None` values.")
     mode = _interpolation(interpolation)
     _check_affine_fill(fill)
     if _kind(img) != "tensor":
@@ -304,3 +315,6 @@ def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEA
     if k == "pil":
         return _pil_from(arr[0] if arr.shape[0] == 1 else np.moveaxis(arr, 0, 2), img)
     return arr[0] if img.ndim == 2 else np.ascontiguousarray(np.moveaxis(arr, 0, 2))
+
+
+elastic = elastic_transform  # transforms.v2.functional's name

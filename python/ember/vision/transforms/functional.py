@@ -21,7 +21,7 @@ __all__ = [
     "crop", "center_crop", "resized_crop", "hflip", "vflip", "horizontal_flip", "vertical_flip", "pad",
     "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur", "adjust_brightness", "adjust_contrast",
     "adjust_saturation", "adjust_hue", "affine", "rotate", "invert", "posterize", "solarize", "adjust_sharpness",
-    "autocontrast", "equalize", "perspective", "elastic_transform",
+    "autocontrast", "equalize", "perspective", "elastic_transform", "elastic",
 ]
 
 
