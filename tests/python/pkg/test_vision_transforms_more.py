@@ -205,7 +205,7 @@ def test_random_perspective_arguments_and_repr():
         T.RandomPerspective(fill={"r": 255})
     with pytest.raises(ValueError, match=r"probability p should be a number in \[0, 1\]"):
         T.RandomPerspective(p=1.5)
-    with pytest.raises(ValueError, match=r"distortion_scale should be a number in \[0, 1\]"):
+    with pytest.raises(ValueError, match="Argument distortion_scale value should be between 0 and 1"):
         T.RandomPerspective(distortion_scale=-0.1)
     assert T.RandomPerspective(fill=None).fill == 0
     assert T.RandomPerspective(interpolation=0).interpolation is T.InterpolationMode.NEAREST

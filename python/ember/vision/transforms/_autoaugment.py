@@ -399,14 +399,14 @@ class AugMix(_Transform):
         b = batch.shape[0]
         m, combined, chains = self._draw(b, (height, width))
         bshape = (b,) + (1,) * (batch.ndim - 1)
-        x = batch.numpy()
+        x = F._tensor_array(batch)
         ft = np.result_type(np.float32, x.dtype)
         mix = m[:, 0].reshape(bshape).astype(ft) * x
         for i, ops in enumerate(chains):
             aug = batch
             for op_name, magnitude in ops:
                 aug = _apply_op(aug, op_name, magnitude, self.interpolation, fill)
-            mix += combined[:, i].reshape(bshape).astype(ft) * aug.numpy()
+            mix += combined[:, i].reshape(bshape).astype(ft) * F._tensor_array(aug)
         out = mix.reshape(dims).astype(x.dtype)  # torch's .to(dtype): float to integer truncates
         if kind == "tensor":
             return F._to_tensor_like(out, orig_img)

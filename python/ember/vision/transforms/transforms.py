@@ -661,7 +661,8 @@ class RandomPerspective(_Transform):
                  fill=0) -> None:
         self.p = _check_p(p)
         if not isinstance(distortion_scale, numbers.Real) or not 0.0 <= float(distortion_scale) <= 1.0:
-            raise ValueError(f"distortion_scale should be a number in [0, 1], got {distortion_scale!r}")
+            raise ValueError(f"Argument distortion_scale value should be between 0 and 1 (v2's check), got "
+                             f"{distortion_scale!r}")
         self.interpolation = F._interpolation(interpolation)
         self.distortion_scale = distortion_scale
         if fill is None:
