@@ -21,7 +21,7 @@ __all__ = [
     "crop", "center_crop", "resized_crop", "hflip", "vflip", "horizontal_flip", "vertical_flip", "pad",
     "rgb_to_grayscale", "to_grayscale", "erase", "gaussian_blur", "adjust_brightness", "adjust_contrast",
     "adjust_saturation", "adjust_hue", "affine", "rotate", "invert", "posterize", "solarize", "adjust_sharpness",
-    "autocontrast", "equalize",
+    "autocontrast", "equalize", "perspective", "elastic_transform", "elastic",
 ]
 
 
@@ -377,6 +377,41 @@ def _aa_weights(n_in: int, n_out: int, antialias: bool) -> np.ndarray:
     return w
 
 
+def _cubic(x: np.ndarray, a: float) -> np.ndarray:
+    """The cubic convolution kernel (Keys) with parameter a, at distances x."""
+    x = np.abs(x)
+    near = ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0
+    far = (((x - 5.0) * x + 8.0) * x - 4.0) * a
+    return np.where(x < 1.0, near, np.where(x < 2.0, far, 0.0))
+
+
+def _bicubic_weights(n_in: int, n_out: int, antialias: bool) -> np.ndarray:
+    """(n_out, n_in) weights of torch's bicubic interpolation (align_corners=False). Without
+    antialias: torch's upsample_bicubic2d, a = -0.75, the 4 taps at floor(src) - 1 .. + 2 clamped
+    to the image. With antialias (shrinking or not): torch's _upsample_bicubic2d_aa, Pillow's
+    a = -0.5 filter widened by the scale when shrinking, taps inside the image, normalised."""
+    scale = n_in / n_out
+    w = np.zeros((n_out, n_in), dtype=np.float64)
+    if antialias:
+        support = 2.0 * max(scale, 1.0)
+        invscale = 1.0 / scale if scale >= 1.0 else 1.0
+        for i in range(n_out):
+            center = scale * (i + 0.5)
+            xmin = max(int(center - support + 0.5), 0)
+            xmax = min(int(center + support + 0.5), n_in)
+            ws = _cubic((np.arange(xmin, xmax) - center + 0.5) * invscale, -0.5)
+            total = ws.sum()
+            w[i, xmin:xmax] = ws / total if total != 0 else ws
+        return w
+    for i in range(n_out):
+        src = scale * (i + 0.5) - 0.5  # not clamped at 0, unlike bilinear
+        i0 = math.floor(src)
+        taps = _cubic(src - i0 - np.arange(-1, 3), -0.75)
+        for k, tap in zip(range(-1, 3), taps):
+            w[i, min(max(i0 + k, 0), n_in - 1)] += tap
+    return w
+
+
 def _nearest_index(n_in: int, n_out: int, exact: bool) -> np.ndarray:
     scale = np.float32(n_in / n_out)
     o = np.arange(n_out, dtype=np.float32)
@@ -389,17 +424,26 @@ def _resize_tensor_array(a: np.ndarray, oh: int, ow: int, mode: InterpolationMod
     if mode in (InterpolationMode.NEAREST, InterpolationMode.NEAREST_EXACT):
         exact = mode is InterpolationMode.NEAREST_EXACT
         return np.ascontiguousarray(a[..., _nearest_index(ih, oh, exact)[:, None], _nearest_index(iw, ow, exact)])
-    if mode is not InterpolationMode.BILINEAR:
-        raise ValueError(f"resize: interpolation {mode.name} is not implemented for tensors here "
-                         "(NEAREST, NEAREST_EXACT and BILINEAR are; PIL images take every Pillow filter)")
-    wy = _aa_weights(ih, oh, antialias)
-    wx = _aa_weights(iw, ow, antialias)
-    x = a.astype(np.float32)
-    out = np.einsum("...hw,vw->...hv", x, wx.astype(np.float32), optimize=True)  # width first, as torch does
-    out = np.einsum("...hv,oh->...ov", out, wy.astype(np.float32), optimize=True)
+    if mode is InterpolationMode.LANCZOS:
+        # torchvision passes antialias=False for every mode but bilinear and bicubic, so torch's
+        # interpolate refuses lanczos whatever antialias says: its error, with the way out
+        raise ValueError("Lanczos mode requires antialias=True (torchvision's resize turns antialias off for "
+                         "LANCZOS on tensors, so a tensor cannot be resized with LANCZOS): resize the PIL image, "
+                         "or use BICUBIC")
+    if mode not in (InterpolationMode.BILINEAR, InterpolationMode.BICUBIC):
+        raise NotImplementedError(f"resize: interpolation {mode.name} works on PIL images only (torch's interpolate "
+                                  "has no such mode); tensors take NEAREST, NEAREST_EXACT, BILINEAR and BICUBIC")
+    weights = _aa_weights if mode is InterpolationMode.BILINEAR else _bicubic_weights
+    wy = weights(ih, oh, antialias)
+    wx = weights(iw, ow, antialias)
+    ft = a.dtype if a.dtype == np.float64 else np.dtype(np.float32)
+    x = a.astype(ft)
+    out = np.einsum("...hw,vw->...hv", x, wx.astype(ft), optimize=True)  # width first, as torch does
+    out = np.einsum("...hv,oh->...ov", out, wy.astype(ft), optimize=True)
     if np.issubdtype(a.dtype, np.floating):
         return out.astype(a.dtype)
     info = np.iinfo(a.dtype)
+    # torchvision: bicubic uint8 clamped to [0, 255], then every integer dtype rounded and cast
     return np.clip(np.round(out), info.min, info.max).astype(a.dtype)
 
 
@@ -426,8 +470,8 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size: Option
            antialias: Optional[bool] = True):
     """Resize to size (h, w), or the shorter side to size (an int or [int]) keeping the aspect
     ratio, the longer side capped by max_size. PIL images go through Pillow (antialiased always),
-    tensors through torch's arithmetic (antialiased bilinear by default; uint8 computed in float and
-    rounded)."""
+    tensors through torch's arithmetic (NEAREST, NEAREST_EXACT, BILINEAR and BICUBIC, antialiased by
+    default; uint8 computed in float and rounded; LANCZOS, BOX and HAMMING are PIL-only)."""
     mode = _interpolation(interpolation)
     size = _check_size(size)
     if max_size is not None and size is not None and len(size) != 1:

@@ -8,8 +8,6 @@ import math
 import numbers
 from typing import Callable, List, Optional, Sequence, Tuple
 
-import numpy as np
-
 import ember
 
 from . import functional as F
@@ -21,6 +19,7 @@ __all__ = [
     "RandomVerticalFlip", "Grayscale", "RandomErasing", "RandomApply", "RandomChoice", "RandomOrder", "GaussianBlur",
     "ColorJitter", "RandomRotation", "RandomAffine", "RandomInvert", "RandomPosterize", "RandomSolarize",
     "RandomAdjustSharpness", "RandomAutocontrast", "RandomEqualize", "TrivialAugmentWide", "RandAugment",
+    "RandomPerspective", "ElasticTransform", "AutoAugmentPolicy", "AutoAugment", "AugMix",
 ]
 
 
@@ -654,6 +653,103 @@ class RandomAffine(_Transform):
                 f"shear={self.shear})")
 
 
+class RandomPerspective(_Transform):
+    """With probability p, a perspective transform whose four corners move inwards by up to
+    distortion_scale * half the width and height (get_params draws the corners)."""
+
+    def __init__(self, distortion_scale: float = 0.5, p: float = 0.5, interpolation=InterpolationMode.BILINEAR,
+                 fill=0) -> None:
+        self.p = _check_p(p)
+        if not isinstance(distortion_scale, numbers.Real) or not 0.0 <= float(distortion_scale) <= 1.0:
+            raise ValueError(f"Argument distortion_scale value should be between 0 and 1 (v2's check), got "
+                             f"{distortion_scale!r}")
+        self.interpolation = F._interpolation(interpolation)
+        self.distortion_scale = distortion_scale
+        if fill is None:
+            fill = 0
+        elif not isinstance(fill, (Sequence, numbers.Number)):
+            raise TypeError("Fill should be either a sequence or a number.")
+        self.fill = fill
+
+    @staticmethod
+    def get_params(width: int, height: int, distortion_scale: float):
+        """([top-left, top-right, bottom-right, bottom-left] of the image, the same corners moved),
+        drawn in torchvision's order: x then y of each corner."""
+        half_height, half_width = height // 2, width // 2
+        dw, dh = int(distortion_scale * half_width), int(distortion_scale * half_height)
+        topleft = [_randint(0, dw + 1), _randint(0, dh + 1)]
+        topright = [_randint(width - dw - 1, width), _randint(0, dh + 1)]
+        botright = [_randint(width - dw - 1, width), _randint(height - dh - 1, height)]
+        botleft = [_randint(0, dw + 1), _randint(height - dh - 1, height)]
+        startpoints = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
+        return startpoints, [topleft, topright, botright, botleft]
+
+    def __call__(self, img):
+        fill = _tensor_fill(img, self.fill)
+        _, height, width = F.get_dimensions(img)
+        if _rand() < self.p:
+            startpoints, endpoints = self.get_params(width, height, self.distortion_scale)
+            return F.perspective(img, startpoints, endpoints, self.interpolation, fill)
+        return img
+
+    def __repr__(self) -> str:
+        return f"RandomPerspective(p={self.p})"
+
+
+def _elastic_pair(value, name: str) -> List[float]:
+    """alpha or sigma as torchvision takes them: a float, or a sequence of 2 floats."""
+    if not isinstance(value, (float, Sequence)):
+        raise TypeError(f"{name} should be float or a sequence of floats. Got {type(value)}")
+    if isinstance(value, Sequence) and len(value) != 2:
+        raise ValueError(f"If {name} is a sequence its length should be 2. Got {len(value)}")
+    if isinstance(value, Sequence):
+        for element in value:
+            if not isinstance(element, float):
+                raise TypeError(f"{name} should be a sequence of floats. Got {type(element)}")
+        return value
+    return [float(value), float(value)]
+
+
+class ElasticTransform(_Transform):
+    """Pixels moved by a random displacement field: uniform noise in [-1, 1] per pixel, blurred by a
+    Gaussian of sigma, scaled by alpha (in pixels, over the image's size), one field per axis."""
+
+    def __init__(self, alpha=50.0, sigma=5.0, interpolation=InterpolationMode.BILINEAR, fill=0) -> None:
+        self.alpha = _elastic_pair(alpha, "alpha")
+        self.sigma = _elastic_pair(sigma, "sigma")
+        self.interpolation = F._interpolation(interpolation)
+        if isinstance(fill, (int, float)):
+            fill = [float(fill)]
+        elif isinstance(fill, (list, tuple)):
+            fill = [float(f) for f in fill]
+        else:
+            raise TypeError(f"fill should be int or float or a list or tuple of them. Got {type(fill)}")
+        self.fill = fill
+
+    @staticmethod
+    def get_params(alpha: List[float], sigma: List[float], size: List[int]):
+        """The (1, H, W, 2) displacement for an image of size [H, W]. As torchvision's: each axis
+        blurred with kernel 8 sigma + 1 (made odd) of its own sigma and sigma = both sigmas (x, y)."""
+        fields = []
+        for axis in range(2):
+            d = ember.rand(1, 1, *size) * 2 - 1
+            if sigma[axis] > 0.0:
+                k = int(8 * sigma[axis] + 1)
+                k += 1 - k % 2
+                d = F.gaussian_blur(d, [k, k], list(sigma))
+            fields.append(d * alpha[axis] / size[1 - axis])
+        return ember.cat(fields, 1).permute(0, 2, 3, 1)
+
+    def __call__(self, img):
+        _, height, width = F.get_dimensions(img)
+        displacement = self.get_params(self.alpha, self.sigma, [height, width])
+        return F.elastic_transform(img, displacement, self.interpolation, self.fill)
+
+    def __repr__(self) -> str:
+        return (f"ElasticTransform(alpha={self.alpha}, sigma={self.sigma}, interpolation={self.interpolation}, "
+                f"fill={self.fill})")
+
+
 # ---- the augmentation policies and their one-op random transforms ------------------------------------------
 
 class _RandomOp(_Transform):
@@ -709,155 +805,7 @@ class RandomAdjustSharpness(_RandomOp):
         return F.adjust_sharpness(img, self.sharpness_factor)
 
 
-def _apply_op(img, op_name: str, magnitude: float, interpolation, fill):
-    """One augmentation op of torchvision's autoaugment._apply_op."""
-    if op_name == "ShearX":
-        return F.affine(img, 0.0, [0, 0], 1.0, [math.degrees(math.atan(magnitude)), 0.0], interpolation, fill, [0, 0])
-    if op_name == "ShearY":
-        return F.affine(img, 0.0, [0, 0], 1.0, [0.0, math.degrees(math.atan(magnitude))], interpolation, fill, [0, 0])
-    if op_name == "TranslateX":
-        return F.affine(img, 0.0, [int(magnitude), 0], 1.0, [0.0, 0.0], interpolation, fill)
-    if op_name == "TranslateY":
-        return F.affine(img, 0.0, [0, int(magnitude)], 1.0, [0.0, 0.0], interpolation, fill)
-    if op_name == "Rotate":
-        return F.rotate(img, magnitude, interpolation, fill=fill)
-    if op_name == "Brightness":
-        return F.adjust_brightness(img, 1.0 + magnitude)
-    if op_name == "Color":
-        return F.adjust_saturation(img, 1.0 + magnitude)
-    if op_name == "Contrast":
-        return F.adjust_contrast(img, 1.0 + magnitude)
-    if op_name == "Sharpness":
-        return F.adjust_sharpness(img, 1.0 + magnitude)
-    if op_name == "Posterize":
-        return F.posterize(img, int(magnitude))
-    if op_name == "Solarize":
-        return F.solarize(img, magnitude)
-    if op_name == "AutoContrast":
-        return F.autocontrast(img)
-    if op_name == "Equalize":
-        return F.equalize(img)
-    if op_name == "Invert":
-        return F.invert(img)
-    if op_name == "Identity":
-        return img
-    raise ValueError(f"The provided operator {op_name} is not recognized.")
-
-
-def _linspace(a: float, b: float, n: int) -> List[float]:
-    return [float(v) for v in np.linspace(a, b, n, dtype=np.float32)]
-
-
-def _posterize_bits(num_bins: int, spread: int) -> List[float]:
-    return [float(8 - int(np.round(np.float32(i) / np.float32((num_bins - 1) / spread)))) for i in range(num_bins)]
-
-
-def _policy_fill(img, fill):
-    if not isinstance(img, ember.Tensor):
-        return fill
-    channels = F.get_dimensions(img)[0]
-    if isinstance(fill, (int, float)):
-        return [float(fill)] * channels
-    return None if fill is None else [float(f) for f in fill]
-
-
-class TrivialAugmentWide(_Transform):
-    """One op of the wide augmentation space at a uniformly drawn magnitude (TrivialAugment)."""
-
-    def __init__(self, num_magnitude_bins: int = 31, interpolation=InterpolationMode.NEAREST, fill=None) -> None:
-        if num_magnitude_bins < 2:
-            raise ValueError(f"num_magnitude_bins must be at least 2, got {num_magnitude_bins}")
-        self.num_magnitude_bins = num_magnitude_bins
-        self.interpolation = F._interpolation(interpolation)
-        self.fill = fill
-
-    def _augmentation_space(self, num_bins: int):
-        return {
-            "Identity": (None, False),
-            "ShearX": (_linspace(0.0, 0.99, num_bins), True),
-            "ShearY": (_linspace(0.0, 0.99, num_bins), True),
-            "TranslateX": (_linspace(0.0, 32.0, num_bins), True),
-            "TranslateY": (_linspace(0.0, 32.0, num_bins), True),
-            "Rotate": (_linspace(0.0, 135.0, num_bins), True),
-            "Brightness": (_linspace(0.0, 0.99, num_bins), True),
-            "Color": (_linspace(0.0, 0.99, num_bins), True),
-            "Contrast": (_linspace(0.0, 0.99, num_bins), True),
-            "Sharpness": (_linspace(0.0, 0.99, num_bins), True),
-            "Posterize": (_posterize_bits(num_bins, 6), False),
-            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
-            "AutoContrast": (None, False),
-            "Equalize": (None, False),
-        }
-
-    def get_params(self):
-        """(op name, magnitude) as forward draws them."""
-        op_meta = self._augmentation_space(self.num_magnitude_bins)
-        op_name = list(op_meta.keys())[_randint(0, len(op_meta))]
-        magnitudes, signed = op_meta[op_name]
-        magnitude = magnitudes[_randint(0, len(magnitudes))] if magnitudes is not None else 0.0
-        if signed and _randint(0, 2):
-            magnitude *= -1.0
-        return op_name, magnitude
-
-    def __call__(self, img):
-        fill = _policy_fill(img, self.fill)
-        op_name, magnitude = self.get_params()
-        return _apply_op(img, op_name, magnitude, self.interpolation, fill)
-
-    def __repr__(self) -> str:
-        return (f"TrivialAugmentWide(num_magnitude_bins={self.num_magnitude_bins}, "
-                f"interpolation={self.interpolation}, fill={self.fill})")
-
-
-class RandAugment(_Transform):
-    """num_ops ops drawn uniformly from RandAugment's space, each at the fixed magnitude bin."""
-
-    def __init__(self, num_ops: int = 2, magnitude: int = 9, num_magnitude_bins: int = 31,
-                 interpolation=InterpolationMode.NEAREST, fill=None) -> None:
-        if not 0 <= magnitude < num_magnitude_bins:
-            raise ValueError(f"magnitude must be in [0, num_magnitude_bins = {num_magnitude_bins}), got {magnitude}")
-        self.num_ops, self.magnitude, self.num_magnitude_bins = num_ops, magnitude, num_magnitude_bins
-        self.interpolation = F._interpolation(interpolation)
-        self.fill = fill
-
-    def _augmentation_space(self, num_bins: int, image_size):
-        return {
-            "Identity": (None, False),
-            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
-            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
-            "TranslateX": (_linspace(0.0, 150.0 / 331.0 * image_size[1], num_bins), True),
-            "TranslateY": (_linspace(0.0, 150.0 / 331.0 * image_size[0], num_bins), True),
-            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
-            "Brightness": (_linspace(0.0, 0.9, num_bins), True),
-            "Color": (_linspace(0.0, 0.9, num_bins), True),
-            "Contrast": (_linspace(0.0, 0.9, num_bins), True),
-            "Sharpness": (_linspace(0.0, 0.9, num_bins), True),
-            "Posterize": (_posterize_bits(num_bins, 4), False),
-            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
-            "AutoContrast": (None, False),
-            "Equalize": (None, False),
-        }
-
-    def get_params(self, image_size):
-        """[(op name, magnitude)] * num_ops as forward draws them; image_size (height, width)."""
-        op_meta = self._augmentation_space(self.num_magnitude_bins, image_size)
-        ops = []
-        for _ in range(self.num_ops):
-            op_name = list(op_meta.keys())[_randint(0, len(op_meta))]
-            magnitudes, signed = op_meta[op_name]
-            magnitude = magnitudes[self.magnitude] if magnitudes is not None else 0.0
-            if signed and _randint(0, 2):
-                magnitude *= -1.0
-            ops.append((op_name, magnitude))
-        return ops
-
-    def __call__(self, img):
-        fill = _policy_fill(img, self.fill)
-        _, height, width = F.get_dimensions(img)
-        for op_name, magnitude in self.get_params((height, width)):
-            img = _apply_op(img, op_name, magnitude, self.interpolation, fill)
-        return img
-
-    def __repr__(self) -> str:
-        return (f"RandAugment(num_ops={self.num_ops}, magnitude={self.magnitude}, "
-                f"num_magnitude_bins={self.num_magnitude_bins}, interpolation={self.interpolation}, fill={self.fill})")
+# The augmentation policies (AutoAugment, RandAugment, TrivialAugmentWide, AugMix) share one op table:
+# they live in _autoaugment.py, as torchvision's autoaugment.py.
+from ._autoaugment import (_apply_op, AugMix, AutoAugment, AutoAugmentPolicy, RandAugment,  # noqa: E402,F401
+                           TrivialAugmentWide)
