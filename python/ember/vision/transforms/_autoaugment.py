@@ -58,6 +58,26 @@ def _linspace(a: float, b: float, n: int) -> List[float]:
     return [float(v) for v in np.linspace(a, b, n, dtype=np.float32)]
 
 
+def _policy_space(num_bins: int, image_size):
+    """The ops RandAugment and AutoAugment share, in torchvision's order (RandAugment draws an op by
+    its position): name -> (magnitudes over num_bins, signed); image_size (height, width)."""
+    return {
+            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
+            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
+            "TranslateX": (_linspace(0.0, 150.0 / 331.0 * image_size[1], num_bins), True),
+            "TranslateY": (_linspace(0.0, 150.0 / 331.0 * image_size[0], num_bins), True),
+            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
+            "Brightness": (_linspace(0.0, 0.9, num_bins), True),
+            "Color": (_linspace(0.0, 0.9, num_bins), True),
+            "Contrast": (_linspace(0.0, 0.9, num_bins), True),
+            "Sharpness": (_linspace(0.0, 0.9, num_bins), True),
+            "Posterize": (_posterize_bits(num_bins, 4), False),
+            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
+            "AutoContrast": (None, False),
+            "Equalize": (None, False),
+    }
+
+
 def _posterize_bits(num_bins: int, spread: int, top: int = 8) -> List[float]:
     """top - round(i / ((num_bins - 1) / spread)) for each bin i, in float32 as torch divides."""
     return [float(top - int(np.round(np.float32(i) / np.float32((num_bins - 1) / spread)))) for i in range(num_bins)]
@@ -132,22 +152,7 @@ class RandAugment(_Transform):
         self.fill = fill
 
     def _augmentation_space(self, num_bins: int, image_size):
-        return {
-            "Identity": (None, False),
-            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
-            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
-            "TranslateX": (_linspace(0.0, 150.0 / 331.0 * image_size[1], num_bins), True),
-            "TranslateY": (_linspace(0.0, 150.0 / 331.0 * image_size[0], num_bins), True),
-            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
-            "Brightness": (_linspace(0.0, 0.9, num_bins), True),
-            "Color": (_linspace(0.0, 0.9, num_bins), True),
-            "Contrast": (_linspace(0.0, 0.9, num_bins), True),
-            "Sharpness": (_linspace(0.0, 0.9, num_bins), True),
-            "Posterize": (_posterize_bits(num_bins, 4), False),
-            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
-            "AutoContrast": (None, False),
-            "Equalize": (None, False),
-        }
+        return {"Identity": (None, False), **_policy_space(num_bins, image_size)}
 
     def get_params(self, image_size):
         """[(op name, magnitude)] * num_ops as forward draws them; image_size (height, width)."""
@@ -249,22 +254,7 @@ class AutoAugment(_Transform):
         return list(_POLICIES[policy])
 
     def _augmentation_space(self, num_bins: int, image_size):
-        return {
-            "ShearX": (_linspace(0.0, 0.3, num_bins), True),
-            "ShearY": (_linspace(0.0, 0.3, num_bins), True),
-            "TranslateX": (_linspace(0.0, 150.0 / 331.0 * image_size[1], num_bins), True),
-            "TranslateY": (_linspace(0.0, 150.0 / 331.0 * image_size[0], num_bins), True),
-            "Rotate": (_linspace(0.0, 30.0, num_bins), True),
-            "Brightness": (_linspace(0.0, 0.9, num_bins), True),
-            "Color": (_linspace(0.0, 0.9, num_bins), True),
-            "Contrast": (_linspace(0.0, 0.9, num_bins), True),
-            "Sharpness": (_linspace(0.0, 0.9, num_bins), True),
-            "Posterize": (_posterize_bits(num_bins, 4), False),
-            "Solarize": (_linspace(255.0, 0.0, num_bins), False),
-            "AutoContrast": (None, False),
-            "Equalize": (None, False),
-            "Invert": (None, False),
-        }
+        return {**_policy_space(num_bins, image_size), "Invert": (None, False)}
 
     @staticmethod
     def get_params(transform_num: int):
