@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "ember/data/photo_transforms.h"
 
 namespace {

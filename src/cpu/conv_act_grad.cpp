@@ -28,7 +28,7 @@
 #include "cpu/avx512_transpose.h"
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/nn_conv.h"
 #include "cpu/pool_grad.h"
 #include "ember/core/dtype.h"

@@ -11,7 +11,7 @@
 #include <algorithm>
 
 #include "cpu/bf16_avx512.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {

@@ -12,7 +12,7 @@
 #include "core/tensor_raw.h"
 #include "cpu/convert_bf16.h"
 #include "cpu/dnnl_form.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/loops.h"
 #include "cpu/pool_grad.h"
 #include "cpu/rows_f32.h"

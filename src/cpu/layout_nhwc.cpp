@@ -9,7 +9,7 @@
 
 #include "cpu/avx512_transpose.h"
 #include "cpu/bf16_avx512.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "ember/core/dtype.h"
 
 namespace ember::cpu {

@@ -33,7 +33,7 @@
 
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/loops.h"
 #include "cpu/nn_norm.h"
 #include "kernels/activation_math.h"

@@ -14,7 +14,7 @@
 #include "cpu/avx512_transpose.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/max_pool_rule.h"
 #include "cpu/pool_grad.h"
 #include "cpu/reference/nn.h"

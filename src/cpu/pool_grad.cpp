@@ -15,7 +15,7 @@
 #include "cpu/bf16_avx512.h"
 #include "cpu/dnnl_form.h"
 #include "cpu/dnnl_util.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/max_pool_rule.h"
 #include "ember/core/dtype.h"
 

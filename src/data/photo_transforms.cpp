@@ -19,7 +19,7 @@
 
 #include <immintrin.h>
 
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "ember/core/error.h"
 #include "ember/core/generator.h"
 #include "ember/data/decode.h"

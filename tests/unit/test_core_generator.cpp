@@ -9,7 +9,7 @@
 
 #include <ember/ember.h>
 
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "kernels/kernels.h"
 
 using namespace ember;

@@ -10,7 +10,7 @@
 #include <cstring>
 #include <sstream>
 
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "ember/data/photo_transforms.h"
 #include "golden/golden_file.h"
 #include "golden/golden_picture.h"

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cpu/dnnl_form.h"
-#include "cpu/isa.h"
+#include "core/isa.h"
 #include "cpu/pool_grad.h"
 #include "kernels/kernels.h"
 #include "kernels/nn_kernels.h"

@@ -1,5 +1,6 @@
 // The CPU's instruction sets, asked once: which of the hand-vectorised kernels may run (the library
-// is built without -march; each AVX-512 kernel has a plain fallback).
+// is built without -march; each AVX-512 or AVX2 kernel has a plain fallback). In core: the CPU kernels
+// (src/cpu) and the photo resize (src/data) both ask it.
 #pragma once
 
 namespace ember::cpu {
