@@ -150,19 +150,17 @@ def _write_shared(array, prefix):
     global _shm_failed, _shm_note
     name = f"{prefix}{os.getpid()}-{next(_shm_counter)}"
     path = os.path.join(SHM_DIR, name)
+    fd = None
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except OSError:
-        _shm_failed = True
-        return None
-    try:
         view = memoryview(array).cast("B")
         written = 0
         while written < len(view):
             written += os.write(fd, view[written:])
     except OSError as e:
-        os.close(fd)
-        os.unlink(path)
+        if fd is not None:
+            os.close(fd)
+            os.unlink(path)
         _shm_failed = True
         _shm_note = (f"DataLoader worker: writing a batch to shared memory ({SHM_DIR}) failed ({e}); this worker's "
                      f"batches go through a pipe from now on, which is slower. A container's {SHM_DIR} is often "
